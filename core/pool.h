@@ -1,0 +1,78 @@
+#ifndef PLACEMENT_CORE_POOL_H_
+#define PLACEMENT_CORE_POOL_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/field_violation.h"
+#include "core/sku.h"
+
+namespace placement::core {
+
+// How the GPUs inside one node of a pool talk to each other.
+enum class Fabric {
+  kUnspecified = 0,
+  kNvlink = 1,  // NVLink bridges or NVSwitch: collectives are cheap
+  kPcie = 2,    // PCIe only: collectives cross the host bridge
+};
+
+// What a pool is reserved for. Fine-tunes never go to serving pools.
+enum class PoolPurpose {
+  kUnspecified = 0,
+  kTraining = 1,
+  kServing = 2,
+};
+
+// A named, separately budgeted group of identical nodes with exactly one SKU.
+struct Pool {
+  std::string name;
+  std::string sku_id;
+  int node_count = 0;
+  int gpus_per_node = 0;
+  Fabric fabric = Fabric::kUnspecified;
+  PoolPurpose purpose = PoolPurpose::kUnspecified;
+  bool exclusive = false;  // cards not time-sliced with other tenants
+  int gpu_quota = 0;       // most GPUs a plan may take from this pool
+  // Money is kept in integer micro-units (1e-6 of the currency) so that sums
+  // never drift.
+  int64_t internal_rate_micros_per_gpu_hour = 0;
+  std::optional<int64_t> list_price_micros_per_gpu_hour;
+  std::map<std::string, std::string> labels;  // e.g. team, region
+
+  int total_gpus() const { return node_count * gpus_per_node; }
+
+  friend bool operator==(const Pool&, const Pool&) = default;
+};
+
+// Bounds on pool fields, shared by validation and the API documentation.
+inline constexpr int kMaxPoolNameLength = 63;
+inline constexpr int kMaxNodesPerPool = 10000;
+inline constexpr int kMaxGpusPerNode = 16;
+inline constexpr int kMaxPoolLabels = 16;
+inline constexpr int kMaxLabelLength = 63;
+// $100,000 per GPU-hour: anything above is a unit mistake, not a price.
+inline constexpr int64_t kMaxRateMicrosPerGpuHour = 100'000'000'000;
+
+// Checks every field of `pool` against the rules of the catalog, `sku` being
+// the pool's resolved SKU. Returns one violation per broken rule (empty when
+// the pool is valid); field paths are prefixed with `field_prefix`
+// (e.g. "pool.").
+//
+// Fabric rules: an SXM card is always joined by NVLink/NVSwitch, so it cannot
+// be PCIe-only; a card without NVLink (L40S, L4, A10) cannot have an NVLink
+// fabric.
+FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
+                             const std::string& field_prefix);
+
+// Whether `name` is a valid pool name: lower-case letters, digits and '-',
+// starting with a letter, at most kMaxPoolNameLength characters.
+bool IsValidPoolName(const std::string& name);
+
+const char* FabricName(Fabric fabric);
+const char* PoolPurposeName(PoolPurpose purpose);
+
+}  // namespace placement::core
+
+#endif  // PLACEMENT_CORE_POOL_H_
