@@ -1,0 +1,442 @@
+#include "core/recipe.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace placement::core {
+namespace {
+
+// Maps "q_proj", "Q", "gate_proj" ... to canonical names; "" if unknown.
+std::string CanonicalModule(absl::string_view name) {
+  std::string lower = absl::AsciiStrToLower(name);
+  if (absl::EndsWith(lower, "_proj")) lower.resize(lower.size() - 5);
+  static const char* const kAliases[][2] = {
+      {"q", "q"},      {"query", "q"},   {"k", "k"},       {"key", "k"},
+      {"v", "v"},      {"value", "v"},   {"o", "o"},       {"out", "o"},
+      {"dense", "o"},  {"gate", "gate"}, {"w1", "gate"},   {"up", "up"},
+      {"w3", "up"},    {"fc1", "up"},    {"down", "down"}, {"w2", "down"},
+      {"fc2", "down"},
+  };
+  for (const auto& alias : kAliases) {
+    if (lower == alias[0]) return alias[1];
+  }
+  return "";
+}
+
+bool IsAllLinear(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  return lower == "all-linear" || lower == "all_linear" || lower == "all";
+}
+
+bool IsAdapter(FineTuneMethod method) {
+  return method == FineTuneMethod::kLora || method == FineTuneMethod::kQlora;
+}
+
+int DivideOr(int total, int divisor, int fallback) {
+  if (divisor <= 0 || total % divisor != 0) return fallback;
+  return total / divisor;
+}
+
+}  // namespace
+
+const std::vector<std::string>& CanonicalTargetModules() {
+  static const auto* const kModules =
+      new std::vector<std::string>{"q", "k", "v", "o", "gate", "up", "down"};
+  return *kModules;
+}
+
+Recipe NormalizeRecipe(Recipe r) {
+  if (absl::EqualsIgnoreCase(r.model, kCustomModel)) {
+    r.model = kCustomModel;
+  } else {
+    if (auto arch = FindModel(r.model); arch.ok()) r.model = arch->name;
+    r.custom_architecture = ModelArchitecture{};
+  }
+  if (r.micro_batch_size == 0) r.micro_batch_size = 1;
+  if (r.gradient_accumulation_steps == 0) r.gradient_accumulation_steps = 1;
+  if (r.gpu_count == 0) r.gpu_count = 1;
+  if (r.optimizer == Optimizer::kUnspecified) r.optimizer = Optimizer::kAdamW;
+  if (r.precision == Precision::kUnspecified) {
+    r.precision =
+        r.method == FineTuneMethod::kQlora ? Precision::kNf4 : Precision::kBf16;
+  }
+  if (r.precision != Precision::kNf4) r.double_quantization = false;
+  if (r.precision == Precision::kFp32) r.fp32_master_weights = false;
+
+  if (IsAdapter(r.method)) {
+    std::vector<std::string> modules;
+    for (const std::string& name : r.target_modules) {
+      if (IsAllLinear(name)) {
+        for (const auto& m : CanonicalTargetModules()) modules.push_back(m);
+      } else if (std::string c = CanonicalModule(name); !c.empty()) {
+        modules.push_back(c);
+      } else {
+        modules.push_back(name);  // kept so that validation can name it
+      }
+    }
+    if (modules.empty()) modules = {"q", "v"};  // PEFT's Llama default
+    const auto& order = CanonicalTargetModules();
+    auto rank_of = [&](const std::string& m) {
+      auto it = std::find(order.begin(), order.end(), m);
+      return it == order.end() ? order.size() : it - order.begin();
+    };
+    std::stable_sort(modules.begin(), modules.end(),
+                     [&](const std::string& a, const std::string& b) {
+                       const auto ra = rank_of(a), rb = rank_of(b);
+                       return ra != rb ? ra < rb : a < b;
+                     });
+    modules.erase(std::unique(modules.begin(), modules.end()), modules.end());
+    r.target_modules = std::move(modules);
+  } else {
+    r.lora_rank = 0;
+    r.target_modules.clear();
+  }
+
+  if (r.parallelism == Parallelism::kUnspecified) {
+    r.parallelism = r.gpu_count == 1 ? Parallelism::kSingle : Parallelism::kDdp;
+  }
+  int tp = r.tensor_parallel_degree, pp = r.pipeline_parallel_degree,
+      dp = r.data_parallel_degree;
+  switch (r.parallelism) {
+    case Parallelism::kSingle:
+      tp = tp == 0 ? 1 : tp;
+      pp = pp == 0 ? 1 : pp;
+      dp = dp == 0 ? 1 : dp;
+      break;
+    case Parallelism::kTensor:
+      if (pp == 0) pp = 1;
+      if (dp == 0) dp = 1;
+      if (tp == 0) tp = DivideOr(r.gpu_count, pp * dp, 0);
+      break;
+    case Parallelism::kPipeline:
+      if (tp == 0) tp = 1;
+      if (dp == 0) dp = 1;
+      if (pp == 0) pp = DivideOr(r.gpu_count, tp * dp, 0);
+      break;
+    default:  // data-parallel flavours
+      if (tp == 0) tp = 1;
+      if (pp == 0) pp = 1;
+      if (dp == 0) dp = DivideOr(r.gpu_count, tp * pp, 0);
+      break;
+  }
+  r.tensor_parallel_degree = tp;
+  r.pipeline_parallel_degree = pp;
+  r.data_parallel_degree = dp;
+  return r;
+}
+
+absl::StatusOr<ModelArchitecture> ResolveArchitecture(const Recipe& recipe) {
+  if (absl::EqualsIgnoreCase(recipe.model, kCustomModel)) {
+    ModelArchitecture arch = recipe.custom_architecture;
+    if (arch.name.empty()) arch.name = kCustomModel;
+    return arch;
+  }
+  return FindModel(recipe.model);
+}
+
+FieldViolations ValidateRecipe(const Recipe& r,
+                               const std::string& field_prefix) {
+  FieldViolations violations;
+  auto violate = [&](absl::string_view field, std::string description) {
+    violations.push_back(
+        {absl::StrCat(field_prefix, field), std::move(description)});
+  };
+
+  if (r.model.empty()) {
+    violate("model", "must name a catalog model or \"custom\"");
+  } else if (absl::EqualsIgnoreCase(r.model, kCustomModel)) {
+    for (const auto& [field, description] :
+         ArchitectureViolations(r.custom_architecture)) {
+      violate(absl::StrCat("custom_architecture.", field), description);
+    }
+  } else if (!FindModel(r.model).ok()) {
+    violate("model", absl::StrCat("'", r.model,
+                                  "' is not in the model catalog; use "
+                                  "\"custom\" with explicit dimensions"));
+  }
+
+  if (r.method == FineTuneMethod::kUnspecified) {
+    violate("method", "must be FULL, LORA, QLORA or HEAD_ONLY");
+  }
+  if (IsAdapter(r.method)) {
+    if (r.lora_rank < 1 || r.lora_rank > kMaxLoraRank) {
+      violate("lora_rank", absl::StrCat("must be between 1 and ", kMaxLoraRank,
+                                        " for LoRA and QLoRA"));
+    }
+    for (const std::string& module : r.target_modules) {
+      if (!IsAllLinear(module) && CanonicalModule(module).empty()) {
+        violate("target_modules", absl::StrCat("unknown module '", module,
+                                               "'; use q, k, v, o, "
+                                               "gate, up, down or all-linear"));
+      }
+    }
+  } else {
+    if (r.lora_rank != 0) {
+      violate("lora_rank", "must be unset unless the method is LoRA or QLoRA");
+    }
+    if (!r.target_modules.empty()) {
+      violate("target_modules",
+              "must be empty unless the method is LoRA or QLoRA");
+    }
+  }
+
+  if (r.sequence_length < 1 || r.sequence_length > kMaxSequenceLength) {
+    violate("sequence_length",
+            absl::StrCat("must be between 1 and ", kMaxSequenceLength));
+  }
+  if (r.micro_batch_size < 1 || r.micro_batch_size > kMaxMicroBatchSize) {
+    violate("micro_batch_size",
+            absl::StrCat("must be between 1 and ", kMaxMicroBatchSize));
+  }
+  if (r.gradient_accumulation_steps < 1 ||
+      r.gradient_accumulation_steps > kMaxGradientAccumulation) {
+    violate("gradient_accumulation_steps",
+            absl::StrCat("must be between 1 and ", kMaxGradientAccumulation));
+  }
+
+  if (r.precision == Precision::kUnspecified) {
+    violate("precision", "must be set");
+  } else if (r.method == FineTuneMethod::kQlora &&
+             r.precision != Precision::kNf4) {
+    violate("precision", "QLoRA means an NF4 base: precision must be NF4");
+  } else if (r.precision == Precision::kNf4 &&
+             r.method != FineTuneMethod::kQlora) {
+    violate("precision", "an NF4 base is only trained as QLoRA");
+  } else if (r.method == FineTuneMethod::kFull &&
+             r.precision == Precision::kInt8) {
+    violate("precision", "full fine-tuning needs float weights, not INT8");
+  }
+  if (r.double_quantization && r.precision != Precision::kNf4) {
+    violate("double_quantization", "only applies to an NF4 base");
+  }
+  if (r.optimizer == Optimizer::kUnspecified) {
+    violate("optimizer", "must be set");
+  }
+
+  if (r.gpu_count < 1 || r.gpu_count > kMaxGpuCount) {
+    violate("gpu_count", absl::StrCat("must be between 1 and ", kMaxGpuCount));
+    return violations;
+  }
+  const int tp = r.tensor_parallel_degree, pp = r.pipeline_parallel_degree,
+            dp = r.data_parallel_degree;
+  if (tp < 1 || pp < 1 || dp < 1 ||
+      int64_t{tp} * pp * dp != int64_t{r.gpu_count}) {
+    violate("data_parallel_degree",
+            absl::StrCat("tensor (", tp, ") x pipeline (", pp, ") x data (", dp,
+                         ") parallel degrees must multiply to gpu_count (",
+                         r.gpu_count, ")"));
+  }
+  switch (r.parallelism) {
+    case Parallelism::kUnspecified:
+      violate("parallelism", "must be set");
+      break;
+    case Parallelism::kSingle:
+      if (r.gpu_count != 1) {
+        violate("parallelism", "SINGLE means exactly one GPU");
+      }
+      break;
+    case Parallelism::kTensor:
+      if (tp < 2) violate("tensor_parallel_degree", "TENSOR needs degree >= 2");
+      break;
+    case Parallelism::kPipeline:
+      if (pp < 2) {
+        violate("pipeline_parallel_degree", "PIPELINE needs degree >= 2");
+      }
+      break;
+    default:
+      if (r.gpu_count < 2) {
+        violate("parallelism",
+                absl::StrCat(ParallelismName(r.parallelism),
+                             " needs at least 2 GPUs; use SINGLE"));
+      }
+      break;
+  }
+  if (r.pipeline_parallel_degree > 1 && ResolveArchitecture(r).ok() &&
+      ResolveArchitecture(r)->num_layers < r.pipeline_parallel_degree) {
+    violate("pipeline_parallel_degree", "must not exceed the layer count");
+  }
+  return violations;
+}
+
+std::string RecipeKeyText(const Recipe& input) {
+  const Recipe r = NormalizeRecipe(input);
+  std::string text = absl::StrCat("v1;model=", r.model);
+  if (r.model == kCustomModel) {
+    const ModelArchitecture& a = r.custom_architecture;
+    absl::StrAppend(&text, ";arch=", a.hidden_size, "/", a.num_layers, "/",
+                    a.num_attention_heads, "/", a.num_kv_heads, "/", a.head_dim,
+                    "/", a.intermediate_size, "/", a.vocab_size, "/",
+                    a.tied_embeddings, a.gated_mlp, a.qkv_bias, "/",
+                    a.Params());
+  }
+  absl::StrAppend(&text, ";method=", FineTuneMethodName(r.method));
+  if (IsAdapter(r.method)) {
+    absl::StrAppend(&text, ";rank=", r.lora_rank,
+                    ";targets=", absl::StrJoin(r.target_modules, ","));
+  }
+  absl::StrAppend(&text, ";seq=", r.sequence_length, ";mb=", r.micro_batch_size,
+                  ";ga=", r.gradient_accumulation_steps,
+                  ";precision=", PrecisionName(r.precision),
+                  ";master32=", r.fp32_master_weights ? 1 : 0,
+                  ";dq=", r.double_quantization ? 1 : 0,
+                  ";opt=", OptimizerName(r.optimizer),
+                  ";ckpt=", r.activation_checkpointing ? 1 : 0,
+                  ";flash=", r.flash_attention ? 1 : 0,
+                  ";par=", ParallelismName(r.parallelism),
+                  ";gpus=", r.gpu_count, ";tp=", r.tensor_parallel_degree,
+                  ";pp=", r.pipeline_parallel_degree,
+                  ";dp=", r.data_parallel_degree);
+  return text;
+}
+
+std::string RecipeKey(const Recipe& recipe) {
+  // FNV-1a 64-bit: offset basis and prime from the FNV reference.
+  uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char c : RecipeKeyText(recipe)) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(hash));
+  return absl::StrCat("rk1-", hex);
+}
+
+int64_t TrainableParams(const Recipe& recipe, const ModelArchitecture& a) {
+  switch (recipe.method) {
+    case FineTuneMethod::kFull:
+      return a.Params();
+    case FineTuneMethod::kHeadOnly:
+      return int64_t{a.vocab_size} * a.hidden_size;
+    case FineTuneMethod::kLora:
+    case FineTuneMethod::kQlora: {
+      const int64_t h = a.hidden_size, f = a.intermediate_size;
+      int64_t per_layer = 0;
+      for (const std::string& m : recipe.target_modules) {
+        const std::string c = CanonicalModule(m);
+        if (c == "q") per_layer += h + a.QueryDim();
+        if (c == "k" || c == "v") per_layer += h + a.KvDim();
+        if (c == "o") per_layer += a.QueryDim() + h;
+        if (c == "gate" && a.gated_mlp) per_layer += h + f;
+        if (c == "up" || c == "down") per_layer += h + f;
+      }
+      return per_layer * recipe.lora_rank * a.num_layers;
+    }
+    case FineTuneMethod::kUnspecified:
+      break;
+  }
+  return 0;
+}
+
+std::string DescribeSettings(const Recipe& input) {
+  const Recipe r = NormalizeRecipe(input);
+  std::string text =
+      absl::StrCat("model=", r.model, " method=", FineTuneMethodName(r.method));
+  if (IsAdapter(r.method)) {
+    absl::StrAppend(&text, " lora_rank=", r.lora_rank,
+                    " target_modules=", absl::StrJoin(r.target_modules, ","));
+  }
+  absl::StrAppend(
+      &text, " sequence_length=", r.sequence_length,
+      " micro_batch_size=", r.micro_batch_size,
+      " gradient_accumulation_steps=", r.gradient_accumulation_steps,
+      " precision=", PrecisionName(r.precision),
+      r.fp32_master_weights ? "+fp32_master" : "",
+      r.double_quantization ? "+double_quant" : "",
+      " optimizer=", OptimizerName(r.optimizer),
+      " activation_checkpointing=", r.activation_checkpointing ? "on" : "off",
+      " flash_attention=", r.flash_attention ? "on" : "off",
+      " parallelism=", ParallelismName(r.parallelism),
+      " gpu_count=", r.gpu_count, " (tp=", r.tensor_parallel_degree,
+      " pp=", r.pipeline_parallel_degree, " dp=", r.data_parallel_degree, ")");
+  return text;
+}
+
+bool ShardsModel(const Recipe& r) {
+  return r.tensor_parallel_degree > 1 || r.pipeline_parallel_degree > 1 ||
+         ((r.parallelism == Parallelism::kZero3 ||
+           r.parallelism == Parallelism::kFsdp) &&
+          r.gpu_count > 1);
+}
+
+const char* FineTuneMethodName(FineTuneMethod method) {
+  switch (method) {
+    case FineTuneMethod::kFull:
+      return "FULL";
+    case FineTuneMethod::kLora:
+      return "LORA";
+    case FineTuneMethod::kQlora:
+      return "QLORA";
+    case FineTuneMethod::kHeadOnly:
+      return "HEAD_ONLY";
+    case FineTuneMethod::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32:
+      return "FP32";
+    case Precision::kBf16:
+      return "BF16";
+    case Precision::kFp16:
+      return "FP16";
+    case Precision::kFp8:
+      return "FP8";
+    case Precision::kInt8:
+      return "INT8";
+    case Precision::kNf4:
+      return "NF4";
+    case Precision::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* OptimizerName(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kAdamW:
+      return "ADAMW";
+    case Optimizer::kAdamW8bit:
+      return "ADAMW_8BIT";
+    case Optimizer::kPagedAdamW8bit:
+      return "PAGED_ADAMW_8BIT";
+    case Optimizer::kSgd:
+      return "SGD";
+    case Optimizer::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* ParallelismName(Parallelism parallelism) {
+  switch (parallelism) {
+    case Parallelism::kSingle:
+      return "SINGLE";
+    case Parallelism::kDdp:
+      return "DDP";
+    case Parallelism::kZero2:
+      return "ZERO2";
+    case Parallelism::kZero3:
+      return "ZERO3";
+    case Parallelism::kFsdp:
+      return "FSDP";
+    case Parallelism::kTensor:
+      return "TENSOR";
+    case Parallelism::kPipeline:
+      return "PIPELINE";
+    case Parallelism::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+}  // namespace placement::core

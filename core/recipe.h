@@ -1,0 +1,172 @@
+#ifndef PLACEMENT_CORE_RECIPE_H_
+#define PLACEMENT_CORE_RECIPE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/field_violation.h"
+#include "core/model_catalog.h"
+
+namespace placement::core {
+
+// Every enum keeps kUnspecified = 0 so that it maps 1:1 onto a protobuf enum.
+
+enum class FineTuneMethod {
+  kUnspecified = 0,
+  kFull = 1,      // every weight trainable
+  kLora = 2,      // frozen 16-bit (or 8-bit) base + low-rank adapters
+  kQlora = 3,     // frozen NF4 base + low-rank adapters
+  kHeadOnly = 4,  // frozen backbone, only the output head trains
+};
+
+// Storage precision of the base weights. Compute runs in bf16 for the
+// quantized formats (nf4, int8) and in the format itself otherwise.
+enum class Precision {
+  kUnspecified = 0,
+  kFp32 = 1,
+  kBf16 = 2,
+  kFp16 = 3,
+  kFp8 = 4,
+  kInt8 = 5,
+  kNf4 = 6,
+};
+
+enum class Optimizer {
+  kUnspecified = 0,
+  kAdamW = 1,
+  kAdamW8bit = 2,       // bitsandbytes 8-bit states
+  kPagedAdamW8bit = 3,  // 8-bit states in CUDA unified memory (may page out)
+  kSgd = 4,             // with momentum
+};
+
+// How the GPUs of one job divide the work. The data-parallel flavours
+// (DDP, ZeRO-2, ZeRO-3, FSDP) say how the replicas share model states; kTensor
+// and kPipeline name a model-parallel layout whose replicas (if any) are plain
+// data parallel. The degrees spell the layout out:
+// tensor * pipeline * data == gpu_count.
+enum class Parallelism {
+  kUnspecified = 0,
+  kSingle = 1,    // one GPU
+  kDdp = 2,       // replicated model, gradients all-reduced
+  kZero2 = 3,     // optimizer states and gradients sharded
+  kZero3 = 4,     // parameters too (DeepSpeed stage 3)
+  kFsdp = 5,      // PyTorch FSDP FULL_SHARD (same memory as ZeRO-3)
+  kTensor = 6,    // layers split across GPUs (Megatron-style)
+  kPipeline = 7,  // layer stages on different GPUs
+};
+
+// The training graph of one fine-tune: everything that decides its memory
+// and its step time. A Recipe says nothing about where it runs.
+struct Recipe {
+  // A catalog model name (see ModelCatalog) or "custom", in which case
+  // custom_architecture holds the dimensions.
+  std::string model;
+  ModelArchitecture custom_architecture;
+
+  FineTuneMethod method = FineTuneMethod::kUnspecified;
+  int lora_rank = 0;  // LoRA/QLoRA only
+  // LoRA/QLoRA only: any of "q", "k", "v", "o", "gate", "up", "down"
+  // ("q_proj" etc. and "all-linear" are accepted and normalized).
+  std::vector<std::string> target_modules;
+
+  int sequence_length = 0;
+  int micro_batch_size = 0;
+  int gradient_accumulation_steps = 0;
+
+  Precision precision = Precision::kUnspecified;
+  // Trainable weights kept as an fp32 master copy next to the 16-bit compute
+  // copy (AMP, Megatron's 18 bytes/param), as opposed to "bf16-true".
+  bool fp32_master_weights = false;
+  bool double_quantization = false;  // NF4 only (QLoRA's nested quantization)
+
+  Optimizer optimizer = Optimizer::kUnspecified;
+  bool activation_checkpointing = false;
+  bool flash_attention = false;
+
+  int gpu_count = 0;
+  Parallelism parallelism = Parallelism::kUnspecified;
+  int tensor_parallel_degree = 0;    // 0 = derived by NormalizeRecipe
+  int pipeline_parallel_degree = 0;  // 0 = derived by NormalizeRecipe
+  int data_parallel_degree = 0;      // 0 = derived by NormalizeRecipe
+
+  friend bool operator==(const Recipe&, const Recipe&) = default;
+};
+
+// Bounds shared by validation and the API documentation.
+inline constexpr int kMaxSequenceLength = 1 << 20;  // 1,048,576
+inline constexpr int kMaxMicroBatchSize = 4096;
+inline constexpr int kMaxLoraRank = 4096;
+inline constexpr int kMaxGpuCount = 4096;
+inline constexpr int kMaxGradientAccumulation = 65536;
+inline constexpr char kCustomModel[] = "custom";
+
+// The canonical LoRA target module names, in canonical order.
+const std::vector<std::string>& CanonicalTargetModules();
+
+// Fills defaults and puts the recipe in canonical form, so that two recipes
+// with equal settings compare equal and get the same RecipeKey:
+//  - catalog model names take the catalog's spelling ("llama-3.1-8b" ->
+//    "Llama-3.1-8B"); unknown names are left as given (ValidateRecipe
+//    reports them);
+//  - micro_batch_size, gradient_accumulation_steps, gpu_count default to 1;
+//    optimizer to AdamW; precision to NF4 for QLoRA and BF16 otherwise;
+//    parallelism to SINGLE for one GPU and DDP for more;
+//  - target modules are mapped to canonical names, "all-linear" expanded,
+//    sorted in canonical order and deduplicated; LoRA defaults to {q, v};
+//  - fields irrelevant to the method are cleared (rank and targets for
+//    full/head-only; double quantization unless NF4; custom_architecture
+//    unless the model is "custom");
+//  - parallel degrees left at 0 are derived from gpu_count.
+// Never fails; invalid input stays invalid.
+Recipe NormalizeRecipe(Recipe recipe);
+
+// Checks a recipe (normally after NormalizeRecipe). Returns one violation per
+// broken rule with paths prefixed by `field_prefix` (e.g. "recipe."):
+// unknown model; custom dimensions; sequence length 1..1,048,576; micro-batch
+// 1..4096; rank 1..4096 for LoRA/QLoRA; unknown target modules; QLoRA needs an
+// NF4 base and NF4 needs QLoRA; full fine-tuning needs a float base (fp32,
+// bf16, fp16, fp8); gpu_count 1..4096; degrees multiplying to gpu_count and
+// matching the parallelism. Empty when valid.
+FieldViolations ValidateRecipe(const Recipe& recipe,
+                               const std::string& field_prefix = "recipe.");
+
+// The architecture a (normalized) recipe trains: the catalog entry or the
+// custom dimensions. NOT_FOUND for an unknown model name.
+absl::StatusOr<ModelArchitecture> ResolveArchitecture(const Recipe& recipe);
+
+// The canonical text of the settings that define "equal settings" for the
+// equal-settings bake-off, e.g.
+// "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;mb=4;ga=8;
+//  precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=1;flash=1;par=SINGLE;gpus=1;
+//  tp=1;pp=1;dp=1".
+// The input is normalized first. Independent of the SKU and the pool.
+// Gradient accumulation IS part of it: a step is one optimizer step, and
+// the GPU-hours per successful step (the ranking currency) scale with it.
+std::string RecipeKeyText(const Recipe& recipe);
+
+// A stable 64-bit FNV-1a hash of RecipeKeyText as "rk1-" + 16 lower-case hex
+// digits. Stable across platforms, builds and runs (no std::hash).
+std::string RecipeKey(const Recipe& recipe);
+
+// Trainable parameters of a recipe on its architecture: all for full
+// fine-tuning, r * (d_in + d_out) per adapted projection for LoRA/QLoRA,
+// the output head for head-only.
+int64_t TrainableParams(const Recipe& recipe, const ModelArchitecture& arch);
+
+// A one-line human description of the settings a bake-off must hold equal.
+std::string DescribeSettings(const Recipe& recipe);
+
+const char* FineTuneMethodName(FineTuneMethod method);
+const char* PrecisionName(Precision precision);
+const char* OptimizerName(Optimizer optimizer);
+const char* ParallelismName(Parallelism parallelism);
+
+// Whether the layout shards the model or activations across GPUs (tensor,
+// pipeline, ZeRO-3, FSDP), i.e. opens collectives inside every step.
+bool ShardsModel(const Recipe& recipe);
+
+}  // namespace placement::core
+
+#endif  // PLACEMENT_CORE_RECIPE_H_

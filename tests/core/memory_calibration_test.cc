@@ -1,0 +1,94 @@
+// Calibrates the memory model against published measurements
+// (testdata/published_finetune_measurements.csv). The constants of the model
+// are global and physical; this test only reports and bounds the error.
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <vector>
+
+#include "core/memory_model.h"
+#include "gtest/gtest.h"
+#include "tests/core/published_measurements.h"
+
+namespace placement::core {
+namespace {
+
+using testing::LoadPublishedRows;
+using testing::MappedRow;
+
+double Quantile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const double pos = q * (values.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(values.size() - 1, lo + 1);
+  return values[lo] + (values[hi] - values[lo]) * (pos - lo);
+}
+
+TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
+  const std::vector<MappedRow> rows = LoadPublishedRows();
+  ASSERT_GT(rows.size(), 100u) << "could not read the CSV";
+
+  std::vector<double> errors;  // absolute percentage errors
+  int skipped = 0, ran = 0, fit_agree = 0, oom = 0, oom_agree = 0;
+  std::cout << std::fixed << std::setprecision(2);
+  for (const MappedRow& row : rows) {
+    if (!row.skip_reason.empty()) {
+      ++skipped;
+      std::cout << "  skipped row " << row.line << " (" << row.label
+                << "): " << row.skip_reason << "\n";
+      continue;
+    }
+    const MemoryBreakdown m =
+        PredictPeakMemory(row.recipe, row.arch, DefaultMemoryModelConstants());
+    const bool predicted_fit = m.total_gb <= row.capacity_gb;
+    if (row.ran) {
+      ++ran;
+      if (predicted_fit) ++fit_agree;
+    } else {
+      ++oom;
+      if (!predicted_fit) ++oom_agree;
+    }
+    std::string measured = row.ran ? "ran" : "OOM";
+    if (row.peak_gb.has_value()) {
+      const double error = (m.total_gb - *row.peak_gb) / *row.peak_gb * 100;
+      errors.push_back(std::fabs(error));
+      measured = std::to_string(*row.peak_gb).substr(0, 5) + " GB" +
+                 (row.boundary ? " (boundary)" : "");
+      std::cout << "  row " << std::setw(3) << row.line << " predicted "
+                << std::setw(6) << m.total_gb << " GB vs " << measured
+                << " error " << std::setw(7) << error << "%  "
+                << (predicted_fit == row.ran ? "" : "VERDICT MISMATCH ")
+                << row.label << "\n";
+    } else {
+      std::cout << "  row " << std::setw(3) << row.line << " predicted "
+                << std::setw(6) << m.total_gb << " GB on " << row.capacity_gb
+                << " GB card, published: " << measured << "  "
+                << (predicted_fit == row.ran ? "" : "VERDICT MISMATCH ")
+                << row.label << "\n";
+    }
+  }
+  ASSERT_FALSE(errors.empty());
+  const double median = Quantile(errors, 0.5);
+  const double p90 = Quantile(errors, 0.9);
+  const double worst = *std::max_element(errors.begin(), errors.end());
+  const double agreement = 100.0 * fit_agree / ran;
+  std::cout << "MEMORY CALIBRATION: " << rows.size() << " rows, " << skipped
+            << " skipped (reasons above), " << errors.size()
+            << " with a published peak\n"
+            << "  absolute error: median " << median << "%, p90 " << p90
+            << "%, worst " << worst << "%\n"
+            << "  fit verdict agrees with the published run on " << fit_agree
+            << "/" << ran << " rows that ran (" << agreement
+            << "%); predicted OOM for " << oom_agree << "/" << oom
+            << " published OOMs\n";
+
+  EXPECT_LE(median, 20.0);
+  EXPECT_GE(agreement, 90.0);
+  // Unmappable rows must stay a minority and are listed above.
+  EXPECT_LE(skipped * 4, static_cast<int>(rows.size()));
+}
+
+}  // namespace
+}  // namespace placement::core

@@ -1,0 +1,353 @@
+#ifndef PLACEMENT_TESTS_CORE_PUBLISHED_MEASUREMENTS_H_
+#define PLACEMENT_TESTS_CORE_PUBLISHED_MEASUREMENTS_H_
+
+// Reads testdata/published_finetune_measurements.csv and maps each row onto
+// a core::Recipe. Rows the models cannot represent are returned with a
+// skip reason, never dropped silently. Shared by the memory and step-time
+// calibration tests.
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "core/model_catalog.h"
+#include "core/recipe.h"
+
+namespace placement::core::testing {
+
+inline constexpr char kMeasurementsCsv[] =
+    "testdata/published_finetune_measurements.csv";
+
+// Peak memory happens at the longest padded batch. LitGPT's notes give the
+// longest Alpaca sample as 1304 Llama-2 tokens, which is the representative
+// length of every "variable (Alpaca ...)" row.
+inline constexpr int kAlpacaLongestTokens = 1304;
+
+using CsvRow = std::map<std::string, std::string>;
+
+// RFC 4180-ish: quoted fields with "" escapes and embedded commas/newlines.
+inline std::vector<CsvRow> ReadCsv(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field.push_back('"');
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field.push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      record.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      record.push_back(std::move(field));
+      field.clear();
+      if (!(record.size() == 1 && record[0].empty())) {
+        records.push_back(std::move(record));
+      }
+      record.clear();
+    } else {
+      field.push_back(c);
+    }
+  }
+  if (!field.empty() || !record.empty()) {
+    record.push_back(std::move(field));
+    records.push_back(std::move(record));
+  }
+  std::vector<CsvRow> rows;
+  if (records.empty()) return rows;
+  for (size_t r = 1; r < records.size(); ++r) {
+    CsvRow row;
+    for (size_t i = 0; i < records[0].size() && i < records[r].size(); ++i) {
+      row[records[0][i]] = records[r][i];
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+struct MappedRow {
+  int line = 0;  // 1-based data row number
+  std::string label;
+  std::string skip_reason;  // non-empty: not mapped
+  Recipe recipe;            // normalized
+  ModelArchitecture arch;
+  double capacity_gb = 0;         // the row's own card
+  std::string sku_id;             // closest catalog SKU, for throughput
+  bool ran = true;                // false for published OOMs
+  bool boundary = false;          // peak ~= capacity at that length
+  std::optional<double> peak_gb;  // measured (or capacity for boundary)
+  std::optional<double> tokens_per_s_per_gpu;
+  std::optional<double> step_time_s;
+  bool variable_length = false;  // Alpaca rows: mean length unknown
+};
+
+inline ModelArchitecture Custom(const char* name, int h, int layers, int heads,
+                                int kv, int f, int vocab, bool tied, bool gated,
+                                double params_b, int head_dim = 0) {
+  ModelArchitecture a;
+  a.name = name;
+  a.hidden_size = h;
+  a.num_layers = layers;
+  a.num_attention_heads = heads;
+  a.num_kv_heads = kv;
+  a.head_dim = head_dim;
+  a.intermediate_size = f;
+  a.vocab_size = vocab;
+  a.tied_embeddings = tied;
+  a.gated_mlp = gated;
+  a.num_params = static_cast<int64_t>(params_b * 1e9);
+  return a;
+}
+
+// Architectures of the non-catalog models in the CSV, from their public
+// configs (GPT-NeoX StableLM, Falcon, Gemma, MPT: GELU 4h MLP except Gemma's
+// GeGLU). The params_b column supplies the parameter count.
+inline std::optional<ModelArchitecture> CustomArchitecture(
+    const std::string& model, double params_b) {
+  if (model == "StableLM-base-alpha-3B")
+    return Custom("StableLM-base-alpha-3B", 4096, 16, 32, 32, 16384, 50688,
+                  false, false, params_b);
+  if (model == "Falcon-40B")
+    return Custom("Falcon-40B", 8192, 60, 128, 8, 32768, 65024, false, false,
+                  params_b);
+  if (model == "Gemma-7B")
+    return Custom("Gemma-7B", 3072, 28, 16, 16, 24576, 256000, true, true,
+                  params_b, 256);
+  if (model == "MPT-7B")
+    return Custom("MPT-7B", 4096, 32, 32, 32, 16384, 50432, true, false,
+                  params_b);
+  if (model == "MPT-13B")
+    return Custom("MPT-13B", 5120, 40, 40, 40, 20480, 50432, true, false,
+                  params_b);
+  if (model == "MPT-30B")
+    return Custom("MPT-30B", 7168, 48, 64, 64, 28672, 50432, true, false,
+                  params_b);
+  if (model == "MPT-70B")
+    return Custom("MPT-70B", 8192, 80, 64, 64, 32768, 50432, true, false,
+                  params_b);
+  return std::nullopt;
+}
+
+inline std::string CatalogModelFor(const std::string& model) {
+  if (model == "Llama-3.1-8B-Instruct") return "Llama-3.1-8B";
+  // Llama-3.3-70B has the Llama-3.1-70B architecture.
+  if (model == "Llama-3.3-70B-Instruct") return "Llama-3.1-70B";
+  if (model == "Mistral-7B-v0.1") return "Mistral-7B";
+  return model;
+}
+
+inline std::optional<double> Number(const std::string& text) {
+  double value;
+  if (absl::SimpleAtod(text, &value)) return value;
+  return std::nullopt;
+}
+
+// The first integer after `marker` in `text`, if any ("GA 4" -> 4).
+inline std::optional<int> IntAfter(const std::string& text,
+                                   const std::string& marker) {
+  const size_t at = text.find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  return std::atoi(text.c_str() + at + marker.size());
+}
+
+inline MappedRow MapRow(const CsvRow& row, int line) {
+  MappedRow out;
+  out.line = line;
+  auto get = [&](const char* key) {
+    auto it = row.find(key);
+    return it == row.end() ? std::string() : it->second;
+  };
+  const std::string model = get("model"), method = get("method"),
+                    notes = get("notes"), gpu = get("gpu"),
+                    seq = get("seq_len"), precision = get("precision"),
+                    ckpt = get("grad_checkpointing");
+  out.label = model + " / " + method + " / " + gpu;
+  auto skip = [&](std::string reason) {
+    out.skip_reason = std::move(reason);
+    return out;
+  };
+  const double params_b = Number(get("params_b")).value_or(0);
+
+  // --- Model. ---
+  Recipe r;
+  if (auto arch = FindModel(CatalogModelFor(model)); arch.ok()) {
+    r.model = arch->name;
+  } else if (auto custom = CustomArchitecture(model, params_b)) {
+    r.model = kCustomModel;
+    r.custom_architecture = *custom;
+  } else {
+    return skip(
+        "architecture not modeled (encoder-decoder / BLOOM / "
+        "settings not published)");
+  }
+
+  // --- Method. ---
+  if (method == "(finetune, method not stated)") return skip("method unknown");
+  if (absl::StrContains(method, "offload") ||
+      absl::StrContains(notes, "CPU param offload")) {
+    return skip("ran with CPU offload: not an on-GPU fit");
+  }
+  if (absl::StartsWith(method, "Full")) {
+    r.method = FineTuneMethod::kFull;
+  } else if (absl::StrContains(method, "QLoRA") ||
+             absl::StrContains(method, "nf4")) {
+    r.method = FineTuneMethod::kQlora;
+    r.double_quantization = absl::StrContains(method, "-dq") ||
+                            absl::StrContains(method, "nested quant");
+  } else {
+    // LoRA and the adapter family (DoRA, LoHa, VeRA, IA3, LLaMA-Adapter):
+    // each trains < 0.6% of the weights, so memory is the frozen base plus
+    // activations; modeled as LoRA at the row's rank (8 when not given).
+    r.method = FineTuneMethod::kLora;
+  }
+  if (r.method != FineTuneMethod::kFull) {
+    r.lora_rank = static_cast<int>(Number(get("lora_rank")).value_or(8));
+    if (absl::StrContains(method, "all-linear") ||
+        absl::StrContains(method, "all linear")) {
+      r.target_modules = {"all-linear"};
+    } else if (absl::StrContains(notes, "targets gate,up,down")) {
+      r.target_modules = {"gate", "up", "down"};
+    } else if (absl::StrContains(notes, "targets k,v,down")) {
+      r.target_modules = {"k", "v", "down"};
+    } else {
+      r.target_modules = {"q", "v"};
+    }
+  }
+
+  // --- Sequence length and batch. ---
+  if (auto s = Number(seq)) {
+    r.sequence_length = static_cast<int>(*s);
+  } else if (absl::StartsWith(seq, "variable (Alpaca")) {
+    r.sequence_length = kAlpacaLongestTokens;
+    out.variable_length = true;
+  } else if (absl::StrContains(seq, "max_seq_length 768")) {
+    r.sequence_length = 768;  // p99 memory is reached by the longest batches
+    out.variable_length = true;
+  } else if (seq == "max 1024") {
+    r.sequence_length = 1024;
+    out.variable_length = true;
+  } else {
+    return skip("sequence length not published");
+  }
+  if (auto b = Number(get("micro_batch"))) {
+    r.micro_batch_size = static_cast<int>(*b);
+  } else {
+    return skip("micro-batch not published");
+  }
+  if (auto ga = IntAfter(notes, "GradAccum "))
+    r.gradient_accumulation_steps = *ga;
+  if (auto ga = IntAfter(notes, "GA ")) r.gradient_accumulation_steps = *ga;
+
+  // --- Precision. ---
+  if (r.method == FineTuneMethod::kQlora) {
+    r.precision = Precision::kNf4;
+  } else if (absl::StrContains(precision, "bf16-mixed")) {
+    r.precision = Precision::kFp32;  // fp32 weights, bf16 autocast
+  } else if (precision == "amp_bf16") {
+    r.precision = Precision::kBf16;  // Composer AMP: fp32 master weights
+    r.fp32_master_weights = true;
+  } else if (absl::StrContains(precision, "Trainer bf16=True")) {
+    r.precision = Precision::kBf16;  // HF Trainer keeps adapters in fp32
+    r.fp32_master_weights = true;
+  } else {
+    // bf16-true, bf16 PURE, "bf16 weights (no AMP)", "16-bit base".
+    r.precision = Precision::kBf16;
+  }
+  r.optimizer = Optimizer::kAdamW;
+  if (absl::StrContains(ckpt, "offloaded")) {
+    return skip("offloaded activation checkpointing (activations in CPU RAM)");
+  }
+  r.activation_checkpointing = absl::StartsWith(ckpt, "yes");
+  // LLaMA-Factory (the source of the unsloth comparison table) turns
+  // gradient checkpointing on by default; the column is empty there.
+  if (ckpt.empty() && absl::StrContains(get("source"), "LLaMA-Factory")) {
+    r.activation_checkpointing = true;
+  }
+  // LitGPT, PEFT and Composer use SDPA/flash kernels; the LLaMA-Factory
+  // comparison's plain "(HF)" rows are the ones without FlashAttention-2.
+  r.flash_attention = !absl::StrContains(method, "(HF)");
+
+  // --- GPUs. ---
+  if (absl::StrContains(gpu, "48")) {  // before "40": "L40S 48GB"
+    out.capacity_gb = 48;
+    out.sku_id = "L40S-PCIE-48GB";
+  } else if (absl::StrContains(gpu, "40/80")) {
+    out.capacity_gb = 40;  // the smaller card: the fit must hold on both
+    out.sku_id = "A100-SXM4-40GB";
+  } else if (absl::StrContains(gpu, "80")) {
+    out.capacity_gb = 80;
+    out.sku_id =
+        absl::StrContains(gpu, "H100") ? "H100-SXM5-80GB" : "A100-SXM4-80GB";
+  } else if (absl::StrContains(gpu, "24")) {
+    out.capacity_gb = 24;
+    out.sku_id = "A10-PCIE-24GB";
+  } else if (absl::StrContains(gpu, "40")) {
+    out.capacity_gb = 40;
+    out.sku_id = "A100-SXM4-40GB";
+  } else {
+    return skip("GPU not published");
+  }
+  r.gpu_count = static_cast<int>(Number(get("gpu_count")).value_or(1));
+  if (r.gpu_count > 1) {
+    r.parallelism = absl::StrContains(notes, "ZeRO-3") ? Parallelism::kZero3
+                    : absl::StrContains(notes, "FSDP") ||
+                            absl::StrContains(get("source"), "FSDP") ||
+                            absl::StrContains(get("source"), "fsdp")
+                        ? Parallelism::kFsdp
+                        : Parallelism::kDdp;
+  }
+  out.recipe = NormalizeRecipe(r);
+  out.arch = *ResolveArchitecture(out.recipe);
+
+  // --- Measurements. ---
+  out.ran = !absl::StartsWith(notes, "OOM") &&
+            !absl::StartsWith(notes, "OutOfMemoryError");
+  out.boundary = absl::StartsWith(notes, "BOUNDARY");
+  const std::string peak = get("peak_mem_gb");
+  if (auto p = Number(peak)) {
+    out.peak_gb = *p;
+  } else if (std::vector<std::string> range = absl::StrSplit(peak, '-');
+             range.size() == 2 && Number(range[0]) && Number(range[1])) {
+    out.peak_gb = (*Number(range[0]) + *Number(range[1])) / 2;
+  } else if (out.boundary) {
+    out.peak_gb = out.capacity_gb;
+  }
+  out.tokens_per_s_per_gpu = Number(get("tokens_per_s"));
+  out.step_time_s = Number(get("step_time_s"));
+  return out;
+}
+
+inline std::vector<MappedRow> LoadPublishedRows() {
+  std::vector<MappedRow> rows;
+  int line = 0;
+  for (const CsvRow& row : ReadCsv(kMeasurementsCsv)) {
+    rows.push_back(MapRow(row, ++line));
+  }
+  return rows;
+}
+
+}  // namespace placement::core::testing
+
+#endif  // PLACEMENT_TESTS_CORE_PUBLISHED_MEASUREMENTS_H_
