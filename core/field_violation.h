@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace placement::core {
 
 // One rejected input field, named by its path in the public API
@@ -17,6 +19,16 @@ struct FieldViolation {
 };
 
 using FieldViolations = std::vector<FieldViolation>;
+
+// An INVALID_ARGUMENT status that carries `violations` as a payload, so that
+// the one place mapping absl::Status to gRPC can attach them as a
+// google.rpc.BadRequest. The message lists them for humans too.
+// `violations` must not be empty.
+absl::Status InvalidArgumentWithViolations(const FieldViolations& violations);
+
+// The violations carried by a status made by InvalidArgumentWithViolations;
+// empty for any other status.
+FieldViolations ViolationsFromStatus(const absl::Status& status);
 
 }  // namespace placement::core
 

@@ -1,0 +1,60 @@
+#include "core/money.h"
+
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace placement::core {
+
+absl::StatusOr<int64_t> ParseMicros(absl::string_view text) {
+  const auto invalid = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "' is not an amount like 2.10 (at most 6 decimals)"));
+  };
+  if (text.empty()) return invalid();
+  int64_t units = 0;
+  int64_t fraction = 0;
+  int fraction_digits = 0;
+  bool seen_point = false;
+  bool seen_digit = false;
+  for (char c : text) {
+    if (c == '.') {
+      if (seen_point) return invalid();
+      seen_point = true;
+      continue;
+    }
+    if (!absl::ascii_isdigit(c)) return invalid();
+    seen_digit = true;
+    const int digit = c - '0';
+    if (seen_point) {
+      if (++fraction_digits > 6) return invalid();
+      fraction = fraction * 10 + digit;
+    } else {
+      if (units > (std::numeric_limits<int64_t>::max() / kMicrosPerUnit - 9) /
+                      10) {
+        return invalid();
+      }
+      units = units * 10 + digit;
+    }
+  }
+  if (!seen_digit) return invalid();
+  for (int i = fraction_digits; i < 6; ++i) fraction *= 10;
+  return units * kMicrosPerUnit + fraction;
+}
+
+std::string FormatMicros(int64_t micros) {
+  const bool negative = micros < 0;
+  // Work in unsigned to format INT64_MIN too.
+  const uint64_t magnitude =
+      negative ? uint64_t{0} - static_cast<uint64_t>(micros)
+               : static_cast<uint64_t>(micros);
+  const uint64_t units = magnitude / kMicrosPerUnit;
+  std::string fraction = absl::StrFormat("%06d", magnitude % kMicrosPerUnit);
+  while (fraction.size() > 2 && fraction.back() == '0') fraction.pop_back();
+  return absl::StrCat(negative ? "-" : "", units, ".", fraction);
+}
+
+}  // namespace placement::core

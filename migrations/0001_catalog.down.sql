@@ -1,0 +1,2 @@
+DROP TABLE pools;
+DROP TABLE skus;

@@ -1,0 +1,253 @@
+#include "services/catalog_service.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/field_violation.h"
+#include "core/pool.h"
+#include "core/sku.h"
+#include "services/catalog_convert.h"
+#include "services/db_call.h"
+#include "services/grpc_status.h"
+#include "services/page_token.h"
+#include "storage/pool_store.h"
+#include "storage/sku_store.h"
+
+namespace placement::services {
+namespace {
+
+constexpr size_t kMaxRequestIdLength = 128;
+
+// Fields of a pool that UpdatePool may change; name and SKU are fixed.
+const std::set<std::string>& MutablePoolFields() {
+  static const auto* const fields = new std::set<std::string>{
+      "node_count",
+      "gpus_per_node",
+      "fabric",
+      "purpose",
+      "exclusive",
+      "gpu_quota",
+      "internal_rate_micros_per_gpu_hour",
+      "list_price_micros_per_gpu_hour",
+      "labels",
+  };
+  return *fields;
+}
+
+// Resolves the pool's SKU name against the catalog (exact names only) and
+// validates every field. Returns the pool with the catalog's SKU spelling.
+absl::StatusOr<core::Pool> ResolvedAndValidated(
+    core::Pool pool, const std::vector<core::GpuSku>& catalog) {
+  absl::StatusOr<core::GpuSku> sku = core::ResolveSku(pool.sku_id, catalog);
+  if (!sku.ok()) {
+    return core::InvalidArgumentWithViolations(
+        {{"pool.sku", std::string(sku.status().message())}});
+  }
+  pool.sku_id = sku->id;
+  core::FieldViolations violations = core::ValidatePool(pool, *sku, "pool.");
+  if (!violations.empty()) {
+    return core::InvalidArgumentWithViolations(violations);
+  }
+  return pool;
+}
+
+void ApplyField(const std::string& field, const core::Pool& from,
+                core::Pool& to) {
+  if (field == "node_count") to.node_count = from.node_count;
+  if (field == "gpus_per_node") to.gpus_per_node = from.gpus_per_node;
+  if (field == "fabric") to.fabric = from.fabric;
+  if (field == "purpose") to.purpose = from.purpose;
+  if (field == "exclusive") to.exclusive = from.exclusive;
+  if (field == "gpu_quota") to.gpu_quota = from.gpu_quota;
+  if (field == "internal_rate_micros_per_gpu_hour") {
+    to.internal_rate_micros_per_gpu_hour =
+        from.internal_rate_micros_per_gpu_hour;
+  }
+  if (field == "list_price_micros_per_gpu_hour") {
+    to.list_price_micros_per_gpu_hour = from.list_price_micros_per_gpu_hour;
+  }
+  if (field == "labels") to.labels = from.labels;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* CatalogService::ListSkus(
+    grpc::CallbackServerContext* context, const v1::ListSkusRequest* request,
+    v1::ListSkusResponse* response) {
+  absl::StatusOr<int> page_size =
+      EffectivePageSize(request->page_size(), "page_size");
+  if (!page_size.ok()) return FinishNow(context, ToGrpcStatus(page_size.status()));
+  absl::StatusOr<std::string> after =
+      DecodePageToken(request->page_token(), "page_token");
+  if (!after.ok()) return FinishNow(context, ToGrpcStatus(after.status()));
+
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, page_size = *page_size,
+       after = *after](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<std::vector<core::GpuSku>> skus =
+            storage::ListSkus(session);
+        if (!skus.ok()) return skus.status();
+        for (const core::GpuSku& sku : *skus) {
+          if (sku.id <= after) continue;
+          if (response->skus_size() == page_size) {
+            response->set_next_page_token(
+                EncodePageToken(response->skus(page_size - 1).name()));
+            break;
+          }
+          *response->add_skus() = SkuToProto(sku);
+        }
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::GetSku(
+    grpc::CallbackServerContext* context, const v1::GetSkuRequest* request,
+    v1::GetSkuResponse* response) {
+  if (request->name().empty()) {
+    return FinishNow(context, InvalidArgument({{"name", "is required"}}));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, name = request->name()](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<std::vector<core::GpuSku>> skus =
+            storage::ListSkus(session);
+        if (!skus.ok()) return skus.status();
+        absl::StatusOr<core::GpuSku> sku = core::ResolveSku(name, *skus);
+        if (sku.status().code() == absl::StatusCode::kInvalidArgument) {
+          return core::InvalidArgumentWithViolations(
+              {{"name", std::string(sku.status().message())}});
+        }
+        if (!sku.ok()) return sku.status();
+        *response->mutable_sku() = SkuToProto(*sku);
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::CreatePool(
+    grpc::CallbackServerContext* context,
+    const v1::CreatePoolRequest* request, v1::CreatePoolResponse* response) {
+  if (!request->has_pool()) {
+    return FinishNow(context, InvalidArgument({{"pool", "is required"}}));
+  }
+  if (request->request_id().size() > kMaxRequestIdLength) {
+    return FinishNow(context,
+                     InvalidArgument({{"request_id",
+                                       absl::StrCat("at most ",
+                                                    kMaxRequestIdLength,
+                                                    " characters")}}));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, pool = PoolFromProto(request->pool()),
+       request_id = request->request_id()](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<std::vector<core::GpuSku>> skus =
+            storage::ListSkus(session);
+        if (!skus.ok()) return skus.status();
+        absl::StatusOr<core::Pool> valid = ResolvedAndValidated(pool, *skus);
+        if (!valid.ok()) return valid.status();
+        absl::StatusOr<storage::PoolRecord> created =
+            storage::CreatePool(session, *valid, request_id);
+        if (!created.ok()) return created.status();
+        *response->mutable_pool() = PoolToProto(*created);
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::UpdatePool(
+    grpc::CallbackServerContext* context,
+    const v1::UpdatePoolRequest* request, v1::UpdatePoolResponse* response) {
+  if (!request->has_pool() || request->pool().name().empty()) {
+    return FinishNow(context, InvalidArgument({{"pool.name", "is required"}}));
+  }
+  std::vector<std::string> fields;
+  for (const std::string& path : request->update_mask().paths()) {
+    if (!MutablePoolFields().contains(path)) {
+      return FinishNow(
+          context,
+          InvalidArgument(
+              {{"update_mask",
+                absl::StrCat("'", path,
+                             "' cannot be updated; updatable fields: ",
+                             absl::StrJoin(MutablePoolFields(), ", "),
+                             " (a pool's SKU is fixed: create a new pool)")}}));
+    }
+    fields.push_back(path);
+  }
+  if (fields.empty()) {
+    fields.assign(MutablePoolFields().begin(), MutablePoolFields().end());
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, requested = PoolFromProto(request->pool()),
+       fields = std::move(fields)](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<std::vector<core::GpuSku>> skus =
+            storage::ListSkus(session);
+        if (!skus.ok()) return skus.status();
+        absl::StatusOr<storage::PoolRecord> updated = storage::UpdatePool(
+            session, requested.name,
+            [&](core::Pool& pool) -> absl::Status {
+              for (const std::string& field : fields) {
+                ApplyField(field, requested, pool);
+              }
+              absl::StatusOr<core::Pool> valid =
+                  ResolvedAndValidated(pool, *skus);
+              if (!valid.ok()) return valid.status();
+              pool = *std::move(valid);
+              return absl::OkStatus();
+            });
+        if (!updated.ok()) return updated.status();
+        *response->mutable_pool() = PoolToProto(*updated);
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::GetPool(
+    grpc::CallbackServerContext* context, const v1::GetPoolRequest* request,
+    v1::GetPoolResponse* response) {
+  if (request->name().empty()) {
+    return FinishNow(context, InvalidArgument({{"name", "is required"}}));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, name = request->name()](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::PoolRecord> pool =
+            storage::GetPool(session, name);
+        if (!pool.ok()) return pool.status();
+        *response->mutable_pool() = PoolToProto(*pool);
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::ListPools(
+    grpc::CallbackServerContext* context, const v1::ListPoolsRequest* request,
+    v1::ListPoolsResponse* response) {
+  absl::StatusOr<int> page_size =
+      EffectivePageSize(request->page_size(), "page_size");
+  if (!page_size.ok()) return FinishNow(context, ToGrpcStatus(page_size.status()));
+  absl::StatusOr<std::string> after =
+      DecodePageToken(request->page_token(), "page_token");
+  if (!after.ok()) return FinishNow(context, ToGrpcStatus(after.status()));
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, page_size = *page_size,
+       after = *after](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::PoolPage> page =
+            storage::ListPools(session, page_size, after);
+        if (!page.ok()) return page.status();
+        for (const storage::PoolRecord& record : page->pools) {
+          *response->add_pools() = PoolToProto(record);
+        }
+        if (page->more) {
+          response->set_next_page_token(
+              EncodePageToken(page->pools.back().pool.name));
+        }
+        return absl::OkStatus();
+      });
+}
+
+}  // namespace placement::services

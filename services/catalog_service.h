@@ -1,0 +1,44 @@
+#ifndef PLACEMENT_SERVICES_CATALOG_SERVICE_H_
+#define PLACEMENT_SERVICES_CATALOG_SERVICE_H_
+
+#include "placement/v1/catalog.grpc.pb.h"
+#include "storage/db_workers.h"
+
+namespace placement::services {
+
+// placement.v1.CatalogService: the SKU catalog (read-only) and the pools.
+// Requests are validated on the callback thread; storage work runs on the
+// database workers. A request that fails validation changes nothing.
+class CatalogService final : public v1::CatalogService::CallbackService {
+ public:
+  explicit CatalogService(storage::DbWorkers& workers) : workers_(workers) {}
+
+  grpc::ServerUnaryReactor* ListSkus(grpc::CallbackServerContext* context,
+                                     const v1::ListSkusRequest* request,
+                                     v1::ListSkusResponse* response) override;
+  grpc::ServerUnaryReactor* GetSku(grpc::CallbackServerContext* context,
+                                   const v1::GetSkuRequest* request,
+                                   v1::GetSkuResponse* response) override;
+  grpc::ServerUnaryReactor* CreatePool(
+      grpc::CallbackServerContext* context,
+      const v1::CreatePoolRequest* request,
+      v1::CreatePoolResponse* response) override;
+  grpc::ServerUnaryReactor* UpdatePool(
+      grpc::CallbackServerContext* context,
+      const v1::UpdatePoolRequest* request,
+      v1::UpdatePoolResponse* response) override;
+  grpc::ServerUnaryReactor* GetPool(grpc::CallbackServerContext* context,
+                                    const v1::GetPoolRequest* request,
+                                    v1::GetPoolResponse* response) override;
+  grpc::ServerUnaryReactor* ListPools(
+      grpc::CallbackServerContext* context,
+      const v1::ListPoolsRequest* request,
+      v1::ListPoolsResponse* response) override;
+
+ private:
+  storage::DbWorkers& workers_;
+};
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_CATALOG_SERVICE_H_

@@ -1,0 +1,83 @@
+#include "services/placement_server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <prometheus/gauge.h>
+
+#include "absl/strings/str_cat.h"
+#include "services/version.h"
+#include "storage/migrations.h"
+
+namespace placement::services {
+
+PlacementServer::PlacementServer(ServerOptions options)
+    : options_(std::move(options)),
+      registry_(std::make_shared<prometheus::Registry>()) {}
+
+PlacementServer::~PlacementServer() { Shutdown(absl::ZeroDuration()); }
+
+absl::Status PlacementServer::Start() {
+  prometheus::BuildGauge()
+      .Name("placement_build_info")
+      .Help("Build metadata of placementd; the value is always 1.")
+      .Register(*registry_)
+      .Add({{"version", kVersion}, {"schema", std::to_string(storage::RequiredSchemaVersion())}})
+      .Set(1);
+  grpc_metrics_ = std::make_unique<GrpcServerMetrics>(*registry_);
+  workers_ = std::make_unique<storage::DbWorkers>(
+      options_.database_url, options_.db_workers, options_.db_queue_capacity);
+  db_pool_metrics_ = std::make_shared<DbPoolMetrics>(*workers_);
+
+  if (!options_.metrics_address.empty()) {
+    try {
+      exposer_ = std::make_unique<prometheus::Exposer>(options_.metrics_address,
+                                                       /*num_threads=*/1);
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(absl::StrCat(
+          "cannot serve /metrics on ", options_.metrics_address, ": ",
+          e.what()));
+    }
+    exposer_->RegisterCollectable(registry_);
+    exposer_->RegisterCollectable(db_pool_metrics_);
+    metrics_port_ = exposer_->GetListeningPorts().front();
+  }
+
+  catalog_service_ = std::make_unique<CatalogService>(*workers_);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options_.listen_address,
+                           grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(catalog_service_.get());
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(grpc_metrics_->InterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options_.listen_address));
+  }
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  health->SetServingStatus(false);
+  health_ = std::make_unique<HealthMonitor>(options_.database_url, health,
+                                            options_.health_interval);
+  return absl::OkStatus();
+}
+
+void PlacementServer::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  health_.reset();  // stop flipping health back to SERVING
+  if (server_ != nullptr) {
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      absl::ToChronoMicroseconds(grace));
+    server_->Wait();
+  }
+  workers_.reset();  // runs what is queued, then closes the connections
+  exposer_.reset();
+}
+
+}  // namespace placement::services

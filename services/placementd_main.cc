@@ -1,0 +1,171 @@
+// placementd: the placement gRPC server, and its schema migrator.
+//
+//   placementd [flags]                      serve
+//   placementd migrate up|down [N]|status   manage the schema
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "services/placement_server.h"
+#include "storage/db_session.h"
+#include "storage/migrations.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC listen address (port 0 picks a free port)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics listen address; empty disables it");
+ABSL_FLAG(std::string, database_url, "",
+          "PostgreSQL URL (default: the DATABASE_URL environment variable)");
+ABSL_FLAG(int, db_workers, 8,
+          "database worker threads, each with its own connection");
+ABSL_FLAG(int, db_queue, 512,
+          "database tasks that may wait for a worker; more are refused with "
+          "RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, shutdown_grace_seconds, 10,
+          "on SIGINT/SIGTERM, how long in-flight calls may take to finish");
+ABSL_FLAG(std::string, port_file, "",
+          "write 'grpc_port metrics_port' here once serving (for tests and "
+          "scripts that listen on port 0)");
+
+namespace {
+
+using placement::storage::DbSession;
+using placement::storage::EmbeddedMigrations;
+using placement::storage::Migrator;
+
+std::string DatabaseUrl() {
+  std::string url = absl::GetFlag(FLAGS_database_url);
+  if (url.empty()) {
+    if (const char* env = std::getenv("DATABASE_URL")) url = env;
+  }
+  return url;
+}
+
+int Migrate(const std::vector<char*>& args, const std::string& url) {
+  const std::string usage = "usage: placementd migrate up|down [N]|status";
+  if (args.size() < 3) {
+    std::cerr << usage << "\n";
+    return 2;
+  }
+  DbSession session(url);
+  Migrator migrator(session, EmbeddedMigrations());
+  const std::string command = args[2];
+  if (command == "up") {
+    absl::StatusOr<int> applied = migrator.Up();
+    if (!applied.ok()) {
+      std::cerr << "migrate up: " << applied.status() << "\n";
+      return 1;
+    }
+    std::cout << "applied " << *applied << " migration(s); schema at version "
+              << migrator.LatestVersion() << "\n";
+    return 0;
+  }
+  if (command == "down") {
+    int steps = 1;
+    if (args.size() > 3 && (!absl::SimpleAtoi(args[3], &steps) || steps < 1)) {
+      std::cerr << usage << "\n";
+      return 2;
+    }
+    absl::StatusOr<int> reverted = migrator.Down(steps);
+    if (!reverted.ok()) {
+      std::cerr << "migrate down: " << reverted.status() << "\n";
+      return 1;
+    }
+    std::cout << "reverted " << *reverted << " migration(s)\n";
+    return 0;
+  }
+  if (command == "status") {
+    absl::StatusOr<std::vector<placement::storage::MigrationState>> states =
+        migrator.Status();
+    if (!states.ok()) {
+      std::cerr << "migrate status: " << states.status() << "\n";
+      return 1;
+    }
+    for (const auto& state : *states) {
+      std::cout << (state.applied_at ? "applied " : "pending ") << state.version
+                << " " << state.name;
+      if (state.applied_at) {
+        std::cout << "  "
+                  << absl::FormatTime(absl::RFC3339_sec, *state.applied_at,
+                                      absl::UTCTimeZone());
+      }
+      std::cout << "\n";
+    }
+    return 0;
+  }
+  std::cerr << usage << "\n";
+  return 2;
+}
+
+int Serve(const std::string& url) {
+  // Signals are taken synchronously by this thread; every thread started
+  // from here on inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  placement::services::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  options.database_url = url;
+  options.db_workers = std::max(1, absl::GetFlag(FLAGS_db_workers));
+  options.db_queue_capacity = std::max(1, absl::GetFlag(FLAGS_db_queue));
+  placement::services::PlacementServer server(options);
+  if (absl::Status status = server.Start(); !status.ok()) {
+    std::cerr << "placementd: " << status << "\n";
+    return 1;
+  }
+  std::cerr << "placementd: gRPC on port " << server.port();
+  if (server.metrics_port() != 0) {
+    std::cerr << ", /metrics on port " << server.metrics_port();
+  }
+  std::cerr << "\n";
+  if (const std::string port_file = absl::GetFlag(FLAGS_port_file);
+      !port_file.empty()) {
+    const std::string temp = port_file + ".tmp";
+    std::ofstream(temp) << server.port() << " " << server.metrics_port()
+                        << "\n";
+    std::rename(temp.c_str(), port_file.c_str());
+  }
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  const absl::Duration grace =
+      absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  std::cerr << "placementd: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+            << ", shutting down (grace " << grace << ")\n";
+  server.Shutdown(grace);
+  std::cerr << "placementd: stopped\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "placementd [flags]                      serve the placement API\n"
+      "placementd migrate up|down [N]|status   manage the database schema");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  const std::string url = DatabaseUrl();
+  if (url.empty()) {
+    std::cerr << "placementd: set --database_url or DATABASE_URL\n";
+    return 2;
+  }
+  if (args.size() > 1 && std::string(args[1]) == "migrate") {
+    return Migrate(args, url);
+  }
+  if (args.size() > 1) {
+    std::cerr << "placementd: unknown command '" << args[1] << "'\n";
+    return 2;
+  }
+  return Serve(url);
+}

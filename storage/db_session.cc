@@ -1,0 +1,93 @@
+#include "storage/db_session.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace placement::storage {
+namespace {
+
+constexpr int kConnectTimeoutSeconds = 3;
+
+bool IsUnavailableSqlState(const std::string& state) {
+  // Class 08: connection exception. 57P01-57P03: admin/crash shutdown,
+  // cannot connect now. 53300: too many connections.
+  return absl::StartsWith(state, "08") || absl::StartsWith(state, "57P") ||
+         state == "53300";
+}
+
+}  // namespace
+
+absl::Status StatusFromException(const std::exception& e) {
+  const std::string what = e.what();
+  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr) {
+    return absl::UnavailableError(absl::StrCat("database unavailable: ", what));
+  }
+  if (dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("database connection lost during commit: ", what));
+  }
+  if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
+    const std::string& state = sql->sqlstate();
+    if (IsUnavailableSqlState(state)) {
+      return absl::UnavailableError(
+          absl::StrCat("database unavailable: ", what));
+    }
+    if (state == "40001" || state == "40P01") {
+      return absl::AbortedError(absl::StrCat("transaction conflict: ", what));
+    }
+    if (state == "23505") {
+      return absl::AlreadyExistsError(what);
+    }
+    if (absl::StartsWith(state, "23") || absl::StartsWith(state, "22")) {
+      return absl::InvalidArgumentError(what);
+    }
+    return absl::InternalError(absl::StrCat("database error ", state, ": ",
+                                            what));
+  }
+  if (dynamic_cast<const pqxx::transaction_rollback*>(&e) != nullptr) {
+    return absl::AbortedError(what);
+  }
+  return absl::InternalError(absl::StrCat("database error: ", what));
+}
+
+bool IsConnectionLost(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kUnavailable;
+}
+
+std::string WithConnectTimeout(const std::string& url, int seconds) {
+  if (absl::StrContains(url, "connect_timeout")) return url;
+  if (absl::StartsWith(url, "postgres://") ||
+      absl::StartsWith(url, "postgresql://")) {
+    return absl::StrCat(url, absl::StrContains(url, "?") ? "&" : "?",
+                        "connect_timeout=", seconds);
+  }
+  return absl::StrCat(url, url.empty() ? "" : " ", "connect_timeout=",
+                      seconds);
+}
+
+DbSession::DbSession(std::string url)
+    : url_(WithConnectTimeout(url, kConnectTimeoutSeconds)) {}
+
+absl::StatusOr<pqxx::connection*> DbSession::Connection() {
+  if (connection_ != nullptr && connection_->is_open()) {
+    return connection_.get();
+  }
+  connection_.reset();
+  try {
+    connection_ = std::make_unique<pqxx::connection>(url_);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot connect to the database: ", e.what()));
+  }
+  return connection_.get();
+}
+
+absl::Status DbSession::Ping() {
+  return Run([](pqxx::connection& c) -> absl::Status {
+    pqxx::nontransaction txn(c);
+    txn.exec("SELECT 1");
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace placement::storage

@@ -1,0 +1,88 @@
+#ifndef PLACEMENT_STORAGE_DB_SESSION_H_
+#define PLACEMENT_STORAGE_DB_SESSION_H_
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include <pqxx/pqxx>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace placement::storage {
+
+// Maps an exception thrown by libpqxx (or anything else thrown while talking
+// to PostgreSQL) to the most specific status:
+//   connection lost, server shutting down         -> UNAVAILABLE (retry call)
+//   serialization failure, deadlock               -> ABORTED (retry txn)
+//   unique violation                              -> ALREADY_EXISTS
+//   check / foreign-key / not-null / data errors  -> INVALID_ARGUMENT
+//   anything else                                 -> INTERNAL
+absl::Status StatusFromException(const std::exception& e);
+
+// Whether `status` means the connection that produced it is no longer usable.
+bool IsConnectionLost(const absl::Status& status);
+
+// One PostgreSQL connection owned by one thread, opened lazily and replaced
+// after it breaks. Every pqxx exception stops here: Run() returns it as a
+// status, so nothing thrown by libpqxx crosses into services/.
+//
+// Not thread-safe: each worker thread owns its own session.
+class DbSession {
+ public:
+  // `url` is a libpq connection string or URI. A connect_timeout is added
+  // when it has none, so that an unreachable server fails fast.
+  explicit DbSession(std::string url);
+
+  DbSession(const DbSession&) = delete;
+  DbSession& operator=(const DbSession&) = delete;
+
+  // Runs `fn(pqxx::connection&)`, which returns absl::Status or
+  // absl::StatusOr<T>. A connection failure or an exception becomes the
+  // returned status; a lost connection is dropped and reopened on the next
+  // call.
+  template <typename Fn>
+  std::invoke_result_t<Fn, pqxx::connection&> Run(Fn&& fn) {
+    absl::StatusOr<pqxx::connection*> connection = Connection();
+    if (!connection.ok()) return connection.status();
+    try {
+      auto result = fn(**connection);
+      if (IsConnectionLost(StatusOf(result))) Drop();
+      return result;
+    } catch (const std::exception& e) {
+      absl::Status status = StatusFromException(e);
+      if (IsConnectionLost(status) || !(*connection)->is_open()) Drop();
+      return status;
+    }
+  }
+
+  // A round trip to the server ("SELECT 1").
+  absl::Status Ping();
+
+  // Closes the connection; the next Run() opens a new one.
+  void Drop() { connection_.reset(); }
+
+  bool is_connected() const { return connection_ != nullptr; }
+
+ private:
+  static const absl::Status& StatusOf(const absl::Status& s) { return s; }
+  template <typename T>
+  static absl::Status StatusOf(const absl::StatusOr<T>& s) {
+    return s.status();
+  }
+
+  absl::StatusOr<pqxx::connection*> Connection();
+
+  std::string url_;
+  std::unique_ptr<pqxx::connection> connection_;
+};
+
+// Adds connect_timeout (seconds) to a libpq URI or key=value string that has
+// none.
+std::string WithConnectTimeout(const std::string& url, int seconds);
+
+}  // namespace placement::storage
+
+#endif  // PLACEMENT_STORAGE_DB_SESSION_H_

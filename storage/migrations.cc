@@ -1,0 +1,140 @@
+#include "storage/migrations.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace placement::storage {
+namespace {
+
+// Arbitrary but fixed: the key of the advisory lock all migrators share.
+constexpr int64_t kMigrationLockKey = 0x706c6163656d6e74;  // "placemnt"
+
+constexpr char kCreateSchemaMigrations[] = R"sql(
+CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    integer PRIMARY KEY,
+  name       text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+))sql";
+
+constexpr char kSelectApplied[] =
+    "SELECT version, extract(epoch FROM applied_at)::float8 "
+    "FROM schema_migrations ORDER BY version";
+constexpr char kInsertApplied[] =
+    "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)";
+constexpr char kDeleteApplied[] =
+    "DELETE FROM schema_migrations WHERE version = $1";
+constexpr char kSchemaMigrationsExists[] =
+    "SELECT to_regclass('schema_migrations') IS NOT NULL";
+
+// Holds the session-level advisory lock for its lifetime. If the connection
+// breaks the server releases the lock itself.
+class MigrationLock {
+ public:
+  explicit MigrationLock(pqxx::connection& c) : connection_(c) {
+    pqxx::nontransaction txn(connection_);
+    txn.exec_params("SELECT pg_advisory_lock($1)", kMigrationLockKey);
+  }
+  ~MigrationLock() {
+    try {
+      pqxx::nontransaction txn(connection_);
+      txn.exec_params("SELECT pg_advisory_unlock($1)", kMigrationLockKey);
+    } catch (const std::exception&) {
+      // The connection is gone, and the lock with it.
+    }
+  }
+
+ private:
+  pqxx::connection& connection_;
+};
+
+std::map<int, double> AppliedVersions(pqxx::connection& c) {
+  pqxx::nontransaction txn(c);
+  std::map<int, double> applied;
+  if (!txn.exec(kSchemaMigrationsExists)[0][0].as<bool>()) return applied;
+  for (const pqxx::row& row : txn.exec(kSelectApplied)) {
+    applied[row[0].as<int>()] = row[1].as<double>();
+  }
+  return applied;
+}
+
+}  // namespace
+
+Migrator::Migrator(DbSession& session, const std::vector<Migration>& migrations)
+    : session_(session), migrations_(migrations) {}
+
+int Migrator::LatestVersion() const {
+  return migrations_.empty() ? 0 : migrations_.back().version;
+}
+
+absl::StatusOr<int> Migrator::Up(std::optional<int> target) {
+  return session_.Run([&](pqxx::connection& c) -> absl::StatusOr<int> {
+    MigrationLock lock(c);
+    {
+      pqxx::nontransaction txn(c);
+      txn.exec(kCreateSchemaMigrations);
+    }
+    const std::map<int, double> applied = AppliedVersions(c);
+    int count = 0;
+    for (const Migration& m : migrations_) {
+      if (target.has_value() && m.version > *target) break;
+      if (applied.contains(m.version)) continue;
+      pqxx::work txn(c);
+      txn.exec(m.up_sql);
+      txn.exec_params(kInsertApplied, m.version, m.name);
+      txn.commit();
+      ++count;
+    }
+    return count;
+  });
+}
+
+absl::StatusOr<int> Migrator::Down(int steps) {
+  return session_.Run([&](pqxx::connection& c) -> absl::StatusOr<int> {
+    MigrationLock lock(c);
+    const std::map<int, double> applied = AppliedVersions(c);
+    int count = 0;
+    for (auto it = migrations_.rbegin(); it != migrations_.rend(); ++it) {
+      if (count >= steps) break;
+      if (!applied.contains(it->version)) continue;
+      pqxx::work txn(c);
+      txn.exec(it->down_sql);
+      txn.exec_params(kDeleteApplied, it->version);
+      txn.commit();
+      ++count;
+    }
+    return count;
+  });
+}
+
+absl::StatusOr<std::vector<MigrationState>> Migrator::Status() {
+  return session_.Run(
+      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<MigrationState>> {
+        const std::map<int, double> applied = AppliedVersions(c);
+        std::vector<MigrationState> states;
+        for (const Migration& m : migrations_) {
+          MigrationState state{m.version, m.name, std::nullopt};
+          if (auto it = applied.find(m.version); it != applied.end()) {
+            state.applied_at = absl::FromUnixMicros(
+                static_cast<int64_t>(it->second * 1e6));
+          }
+          states.push_back(std::move(state));
+        }
+        return states;
+      });
+}
+
+absl::StatusOr<int> Migrator::CurrentVersion() {
+  return session_.Run([&](pqxx::connection& c) -> absl::StatusOr<int> {
+    const std::map<int, double> applied = AppliedVersions(c);
+    return applied.empty() ? 0 : applied.rbegin()->first;
+  });
+}
+
+int RequiredSchemaVersion() {
+  const std::vector<Migration>& all = EmbeddedMigrations();
+  return all.empty() ? 0 : all.back().version;
+}
+
+}  // namespace placement::storage

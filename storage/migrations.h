@@ -1,0 +1,70 @@
+#ifndef PLACEMENT_STORAGE_MIGRATIONS_H_
+#define PLACEMENT_STORAGE_MIGRATIONS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "storage/db_session.h"
+
+namespace placement::storage {
+
+// One numbered schema change, from migrations/NNNN_name.{up,down}.sql.
+struct Migration {
+  int version;
+  std::string name;
+  std::string up_sql;
+  std::string down_sql;
+};
+
+// The migrations compiled into the binary, in version order.
+const std::vector<Migration>& EmbeddedMigrations();
+
+struct MigrationState {
+  int version;
+  std::string name;
+  std::optional<absl::Time> applied_at;  // nullopt: pending
+};
+
+// Applies and reverts migrations, recording them in `schema_migrations`.
+//
+// Every change runs under a PostgreSQL advisory lock, so migrators started at
+// once (two placementd replicas at boot) serialize: the first applies, the
+// others find nothing left to do. Each migration is applied in its own
+// transaction together with its schema_migrations row, so a failed migration
+// leaves the schema at the previous version.
+class Migrator {
+ public:
+  Migrator(DbSession& session, const std::vector<Migration>& migrations);
+
+  // Applies every pending migration up to `target` (all when nullopt).
+  // Returns how many were applied.
+  absl::StatusOr<int> Up(std::optional<int> target = std::nullopt);
+
+  // Reverts the `steps` most recently applied migrations. Returns how many
+  // were reverted.
+  absl::StatusOr<int> Down(int steps);
+
+  // Every known migration with whether and when it was applied.
+  absl::StatusOr<std::vector<MigrationState>> Status();
+
+  // The highest applied version, 0 when none is.
+  absl::StatusOr<int> CurrentVersion();
+
+  // The highest version compiled in.
+  int LatestVersion() const;
+
+ private:
+  DbSession& session_;
+  const std::vector<Migration>& migrations_;
+};
+
+// The version a schema must be at for this binary to serve: the latest
+// embedded migration.
+int RequiredSchemaVersion();
+
+}  // namespace placement::storage
+
+#endif  // PLACEMENT_STORAGE_MIGRATIONS_H_

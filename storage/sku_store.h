@@ -1,0 +1,17 @@
+#ifndef PLACEMENT_STORAGE_SKU_STORE_H_
+#define PLACEMENT_STORAGE_SKU_STORE_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/sku.h"
+#include "storage/db_session.h"
+
+namespace placement::storage {
+
+// Every SKU of the catalog (seeded by migration 0001), in name order.
+absl::StatusOr<std::vector<core::GpuSku>> ListSkus(DbSession& session);
+
+}  // namespace placement::storage
+
+#endif  // PLACEMENT_STORAGE_SKU_STORE_H_

@@ -1,0 +1,36 @@
+#include "core/money.h"
+
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace placement::core {
+namespace {
+
+TEST(ParseMicrosTest, ParsesDecimalAmountsExactly) {
+  EXPECT_EQ(*ParseMicros("2.10"), 2'100'000);
+  EXPECT_EQ(*ParseMicros("1"), 1'000'000);
+  EXPECT_EQ(*ParseMicros("0.000001"), 1);
+  EXPECT_EQ(*ParseMicros(".5"), 500'000);
+  // 0.1 + 0.2 style drift cannot happen: 0.3 is exactly 300000 micros.
+  EXPECT_EQ(*ParseMicros("0.1") + *ParseMicros("0.2"), *ParseMicros("0.3"));
+}
+
+TEST(ParseMicrosTest, RejectsWhatIsNotAnAmount) {
+  for (const char* text : {"", ".", "-1", "+1", "1.2.3", "1e3", "abc",
+                           "1.0000001", "99999999999999999999"}) {
+    EXPECT_FALSE(ParseMicros(text).ok()) << text;
+  }
+}
+
+TEST(FormatMicrosTest, KeepsTwoDecimalsAndTrimsTheRest) {
+  EXPECT_EQ(FormatMicros(2'100'000), "2.10");
+  EXPECT_EQ(FormatMicros(1), "0.000001");
+  EXPECT_EQ(FormatMicros(0), "0.00");
+  EXPECT_EQ(FormatMicros(-1'500'000), "-1.50");
+  EXPECT_EQ(FormatMicros(std::numeric_limits<int64_t>::min()),
+            "-9223372036854.775808");
+}
+
+}  // namespace
+}  // namespace placement::core
