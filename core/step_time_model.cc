@@ -1,0 +1,216 @@
+#include "core/step_time_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace placement::core {
+namespace {
+
+// NCCL bus bandwidth reached over NVLink as a share of the datasheet's
+// bidirectional NVLink figure: A100 SXM all-reduce busbw ~230 GB/s of 600,
+// H100 SXM ~360-450 of 900 (nccl-tests results published by NVIDIA/cloud
+// vendors).
+constexpr double kNvlinkEfficiency = 0.4;
+// Per-direction PCIe x16 bandwidth: 16 GB/s for gen3, doubling per
+// generation; NCCL over the host bridge (no P2P on many PCIe servers, e.g.
+// L40S) reaches about half of it.
+constexpr double kPcieEfficiency = 0.5;
+// Between nodes: one 200 Gb/s InfiniBand/RoCE NIC per GPU ~ 25 GB/s, of
+// which NCCL reaches ~80%.
+constexpr double kInterNodeGbS = 20;
+// Share of data-parallel communication (gradient all-reduce, FSDP
+// gather/scatter) left on the critical path after overlap with backward;
+// tensor-parallel all-reduces sit between dependent matmuls and are fully
+// exposed.
+constexpr double kDataParallelExposedFraction = 0.5;
+// Bitsandbytes dequantizes every NF4 weight on every forward and backward:
+// LitGPT measured 0.221 s vs 0.142 s per iteration for Llama-2-7B
+// QLoRA vs LoRA on A100 (1.56x), 0.383 vs 0.191 s for 13B (2.0x).
+constexpr double kNf4DequantSlowdown = 1.6;
+// Achievable share of HBM/GDDR bandwidth for the streaming optimizer update.
+constexpr double kMemoryBandwidthEfficiency = 0.7;
+
+double PeakTflops(const Recipe& r, const GpuSku& sku) {
+  if (r.precision == Precision::kFp8 && sku.HasFp8()) {
+    return sku.fp8_dense_tflops;
+  }
+  // FP32 training runs TF32 tensor cores: half the bf16 dense rate on
+  // Ampere and Hopper datasheets.
+  if (r.precision == Precision::kFp32) return sku.bf16_dense_tflops / 2;
+  return sku.bf16_dense_tflops;
+}
+
+double MatmulParams(const ModelArchitecture& a) {
+  // Transformer blocks plus the output head; the input embedding is a
+  // lookup, not a matmul.
+  return static_cast<double>(a.num_layers) * a.LayerParams() +
+         static_cast<double>(a.vocab_size) * a.hidden_size;
+}
+
+}  // namespace
+
+bool CollectivesUseNvlink(const GpuSku& sku, const Pool& pool, int group_size) {
+  if (pool.fabric != Fabric::kNvlink || !sku.HasNvlink()) return false;
+  if (pool.gpus_per_node > 0 && group_size > pool.gpus_per_node) return false;
+  if (sku.IsSxm()) return true;
+  return group_size <= 2;  // bridged pairs only
+}
+
+double CollectiveBandwidthGbS(const GpuSku& sku, const Pool& pool,
+                              int group_size) {
+  if (group_size <= 1) return 0;
+  if (pool.gpus_per_node > 0 && group_size > pool.gpus_per_node) {
+    return kInterNodeGbS;
+  }
+  if (CollectivesUseNvlink(sku, pool, group_size)) {
+    return sku.max_nvlink_gb_s * kNvlinkEfficiency;
+  }
+  const int gen = std::max(3, sku.pcie_gen);
+  return 16.0 * std::pow(2.0, gen - 3) * kPcieEfficiency;
+}
+
+double TrainingFlopsPerToken(const Recipe& r, const ModelArchitecture& a) {
+  const double matmul = MatmulParams(a);
+  const double head = static_cast<double>(a.vocab_size) * a.hidden_size;
+  const double attention_fwd =
+      4.0 * a.num_layers * r.sequence_length * a.QueryDim() / 2;  // causal
+  double flops = 0;
+  switch (r.method) {
+    case FineTuneMethod::kFull:
+      flops = 6 * matmul + 3 * attention_fwd;
+      break;
+    case FineTuneMethod::kLora:
+    case FineTuneMethod::kQlora:
+      flops = 4 * matmul + 6 * TrainableParams(r, a) + 3 * attention_fwd;
+      break;
+    case FineTuneMethod::kHeadOnly:
+      return 2 * matmul + 4 * head + attention_fwd;
+    case FineTuneMethod::kUnspecified:
+      return 0;
+  }
+  if (r.activation_checkpointing) flops += 2 * matmul + attention_fwd;
+  return flops;
+}
+
+StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
+                                  const GpuSku& sku, const Pool& pool) {
+  StepTimeEstimate e;
+  const int tp = std::max(1, r.tensor_parallel_degree);
+  const int pp = std::max(1, r.pipeline_parallel_degree);
+  const int dp = std::max(1, r.data_parallel_degree);
+  const int ga = std::max(1, r.gradient_accumulation_steps);
+  const double micro_tokens =
+      static_cast<double>(r.sequence_length) * r.micro_batch_size;
+  e.flops_per_token = TrainingFlopsPerToken(r, a);
+  e.tokens_per_step = micro_tokens * ga * dp;
+
+  // --- Compute of one micro-batch on one GPU. ---
+  const double tflops = std::max(1.0, PeakTflops(r, sku)) * kAssumedMfu;
+  double micro_s =
+      e.flops_per_token * micro_tokens / (tp * pp) / (tflops * 1e12);
+  // Small micro-batches are bound by streaming the weights: forward,
+  // backward and (with checkpointing) recompute each read them once.
+  const double bandwidth = std::max(1.0, sku.memory_bandwidth_gb_s) * 1e9 *
+                           kMemoryBandwidthEfficiency;
+  const double weight_bytes =
+      static_cast<double>(a.Params()) *
+      (r.precision == Precision::kNf4    ? 0.55
+       : r.precision == Precision::kFp32 ? 4
+       : r.precision == Precision::kFp8 || r.precision == Precision::kInt8
+           ? 1
+           : 2) /
+      (tp * pp);
+  micro_s = std::max(
+      micro_s, weight_bytes * (r.activation_checkpointing ? 3 : 2) / bandwidth);
+  if (r.precision == Precision::kNf4) micro_s *= kNf4DequantSlowdown;
+  // 1F1B pipeline bubble: (pp - 1) idle slots per ga micro-batches.
+  const double bubble = pp > 1 ? static_cast<double>(pp - 1) / ga : 0;
+  e.compute_s = micro_s * ga * (1 + bubble);
+
+  // --- Optimizer update: read and write weights, grads and states. ---
+  const double trainable = static_cast<double>(TrainableParams(r, a));
+  const bool wide = r.precision == Precision::kFp32 || r.fp32_master_weights;
+  double state_bytes_per_param = (wide ? 4 : 2) * 2;  // weight + grad
+  switch (r.optimizer) {
+    case Optimizer::kAdamW:
+      state_bytes_per_param += 2 * (wide ? 4 : 2);
+      break;
+    case Optimizer::kAdamW8bit:
+    case Optimizer::kPagedAdamW8bit:
+      state_bytes_per_param += 2;
+      break;
+    case Optimizer::kSgd:
+      state_bytes_per_param += wide ? 4 : 2;
+      break;
+    case Optimizer::kUnspecified:
+      break;
+  }
+  double shard = tp * pp;
+  if (r.parallelism == Parallelism::kZero2 ||
+      r.parallelism == Parallelism::kZero3 ||
+      r.parallelism == Parallelism::kFsdp) {
+    shard *= dp;
+  }
+  e.optimizer_update_s =
+      2 * trainable * state_bytes_per_param / shard / bandwidth;
+
+  // --- Collectives. ---
+  double dp_bytes = 0, tp_bytes = 0;
+  if (dp > 1) {
+    const double ring = 2.0 * (dp - 1) / dp;
+    const double grads = trainable * 2 / (tp * pp);  // bf16 gradients
+    switch (r.parallelism) {
+      case Parallelism::kZero3:
+      case Parallelism::kFsdp: {
+        // Per micro-batch: all-gather the weights for forward and again for
+        // backward, reduce-scatter the gradients ((D-1)/D each).
+        const double stored = weight_bytes;
+        dp_bytes = ga * (ring / 2) * (2 * stored + grads);
+        break;
+      }
+      default:
+        // Ring all-reduce (ZeRO-2: reduce-scatter + all-gather, same volume)
+        // once per optimizer step.
+        dp_bytes = ring * grads;
+        break;
+    }
+  }
+  if (tp > 1) {
+    // Megatron: 2 all-reduces of the activations forward, 2 backward, per
+    // layer, per micro-batch.
+    tp_bytes = ga * (static_cast<double>(a.num_layers) / pp) * 4 *
+               (2.0 * (tp - 1) / tp) * micro_tokens * a.hidden_size * 2;
+  }
+  if (dp_bytes > 0 || tp_bytes > 0) {
+    e.collective_bandwidth_gb_s =
+        CollectiveBandwidthGbS(sku, pool, r.gpu_count);
+    const double bw = std::max(1.0, e.collective_bandwidth_gb_s) * 1e9;
+    e.communication_s = (dp_bytes + tp_bytes) / bw;
+    e.exposed_communication_s =
+        dp_bytes / bw * kDataParallelExposedFraction + tp_bytes / bw;
+  }
+  e.step_time_s =
+      e.compute_s + e.optimizer_update_s + e.exposed_communication_s;
+  e.tokens_per_s_per_gpu =
+      e.step_time_s > 0 ? e.tokens_per_step / e.step_time_s / r.gpu_count : 0;
+  return e;
+}
+
+absl::StatusOr<StepTimeEstimate> EstimateStepTime(const Recipe& recipe,
+                                                  const GpuSku& sku,
+                                                  const Pool& pool) {
+  const FieldViolations violations = ValidateRecipe(recipe);
+  if (!violations.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid recipe: ", violations.front().field, " ",
+                     violations.front().description));
+  }
+  absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(recipe);
+  if (!arch.ok()) return arch.status();
+  return EstimateStepTime(recipe, *arch, sku, pool);
+}
+
+}  // namespace placement::core

@@ -1,0 +1,61 @@
+#ifndef PLACEMENT_CORE_STEP_TIME_MODEL_H_
+#define PLACEMENT_CORE_STEP_TIME_MODEL_H_
+
+#include "absl/status/statusor.h"
+#include "core/pool.h"
+#include "core/recipe.h"
+#include "core/sku.h"
+
+namespace placement::core {
+
+// An ESTIMATED optimizer-step time, used only when no measured run of the
+// recipe on the SKU exists. It is a roofline with one efficiency constant:
+// treat it as low confidence (the calibration test reports its error).
+struct StepTimeEstimate {
+  double flops_per_token = 0;            // training FLOPs per token (all GPUs)
+  double compute_s = 0;                  // matmuls, pipeline bubble, dequant
+  double optimizer_update_s = 0;         // memory-bound optimizer step
+  double communication_s = 0;            // collectives, before overlap
+  double exposed_communication_s = 0;    // the part on the critical path
+  double collective_bandwidth_gb_s = 0;  // 0 when no collective is opened
+  double step_time_s = 0;                // one optimizer step
+  double tokens_per_step = 0;            // all replicas
+  double tokens_per_s_per_gpu = 0;
+};
+
+// Whether the GPUs of a job of `group_size` on `pool` talk over NVLink:
+// SXM boards always do; PCIe-form-factor A100/H100 with an NVLink fabric
+// are bridged in PAIRS only, so they are NVLink-class for groups of at most
+// two; a group spanning nodes leaves NVLink for the network.
+bool CollectivesUseNvlink(const GpuSku& sku, const Pool& pool, int group_size);
+
+// Effective collective (NCCL bus) bandwidth in GB/s for a group of
+// `group_size` GPUs on `pool` (see step_time_model.cc for the constants).
+double CollectiveBandwidthGbS(const GpuSku& sku, const Pool& pool,
+                              int group_size);
+
+// Training FLOPs per token: 6 x matmul parameters for full fine-tuning (2
+// forward + 4 backward), 4 x for a frozen backbone with adapters (no weight
+// gradients), 2 x for head-only (no backward through the backbone), plus
+// 2 x with activation recompute, plus attention 12 * L * s * d_q.
+double TrainingFlopsPerToken(const Recipe& recipe,
+                             const ModelArchitecture& arch);
+
+// Estimates one optimizer step of a (normalized, valid) recipe with its
+// architecture on `sku` in `pool`. Never fails; validate first.
+StepTimeEstimate EstimateStepTime(const Recipe& recipe,
+                                  const ModelArchitecture& arch,
+                                  const GpuSku& sku, const Pool& pool);
+
+// Same, resolving the architecture. INVALID_ARGUMENT for an invalid recipe,
+// NOT_FOUND for an unknown model.
+absl::StatusOr<StepTimeEstimate> EstimateStepTime(const Recipe& recipe,
+                                                  const GpuSku& sku,
+                                                  const Pool& pool);
+
+// Model FLOPs utilization assumed for dense bf16 matmuls (see .cc).
+inline constexpr double kAssumedMfu = 0.40;
+
+}  // namespace placement::core
+
+#endif  // PLACEMENT_CORE_STEP_TIME_MODEL_H_
