@@ -1,0 +1,86 @@
+// placectl: the operator's command line for the placement service.
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "absl/flags/usage.h"
+#include "clients/placectl/catalog_commands.h"
+#include "clients/placectl/flags.h"
+
+ABSL_FLAG(std::string, server, "",
+          "placementd address host:port (default: $PLACEMENT_SERVER, else "
+          "127.0.0.1:50051)");
+ABSL_FLAG(bool, json, false, "print JSON for machines instead of tables");
+
+namespace placement::placectl {
+
+namespace {
+
+// Names of the flags given on the command line. (Debian's Abseil keeps
+// CommandLineFlag::IsSpecifiedOnCommandLine private.)
+std::set<std::string>& GivenFlags() {
+  static auto* const given = new std::set<std::string>;
+  return *given;
+}
+
+void RecordGivenFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) {
+      continue;
+    }
+    std::string name(arg.substr(0, arg.find('=')));
+    GivenFlags().insert(name);
+    if (absl::ConsumePrefix(&arg, "no")) GivenFlags().insert(std::string(arg));
+  }
+}
+
+}  // namespace
+
+bool FlagGiven(const char* name) { return GivenFlags().contains(name); }
+
+std::string ServerAddress() {
+  std::string server = absl::GetFlag(FLAGS_server);
+  if (server.empty()) {
+    const char* env = std::getenv("PLACEMENT_SERVER");
+    server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
+  }
+  return server;
+}
+
+}  // namespace placement::placectl
+
+int main(int argc, char** argv) {
+  constexpr char kUsage[] =
+      "placectl [--server HOST:PORT] [--json] COMMAND\n"
+      "  skus [NAME]                 the SKU catalog, or one exact SKU\n"
+      "  pools list                  every pool\n"
+      "  pools get NAME              one pool\n"
+      "  pools create --name N --sku S --nodes N --gpus_per_node G\n"
+      "               --fabric nvlink|pcie --purpose training|serving\n"
+      "               --rate 2.10 [--list_price 4.10] [--quota Q]\n"
+      "               [--labels team=x,region=y] [--exclusive=false]\n"
+      "  pools update NAME [--quota Q] [--rate R] [...]   changes only the "
+      "flags given";
+  absl::SetProgramUsageMessage(kUsage);
+  placement::placectl::RecordGivenFlags(argc, argv);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args(positional.begin() + 1, positional.end());
+  if (args.empty()) {
+    std::cerr << "usage: " << kUsage << "\n";
+    return 2;
+  }
+  const std::string command = args.front();
+  args.erase(args.begin());
+  if (command == "skus") return placement::placectl::RunSkus(args);
+  if (command == "pools") return placement::placectl::RunPools(args);
+  std::cerr << "placectl: unknown command '" << command << "'\nusage: "
+            << kUsage << "\n";
+  return 2;
+}
