@@ -33,16 +33,6 @@ constexpr double kNf4DequantSlowdown = 1.6;
 // Achievable share of HBM/GDDR bandwidth for the streaming optimizer update.
 constexpr double kMemoryBandwidthEfficiency = 0.7;
 
-double PeakTflops(const Recipe& r, const GpuSku& sku) {
-  if (r.precision == Precision::kFp8 && sku.HasFp8()) {
-    return sku.fp8_dense_tflops;
-  }
-  // FP32 training runs TF32 tensor cores: half the bf16 dense rate on
-  // Ampere and Hopper datasheets.
-  if (r.precision == Precision::kFp32) return sku.bf16_dense_tflops / 2;
-  return sku.bf16_dense_tflops;
-}
-
 double MatmulParams(const ModelArchitecture& a) {
   // Transformer blocks plus the output head; the input embedding is a
   // lookup, not a matmul.
@@ -51,6 +41,16 @@ double MatmulParams(const ModelArchitecture& a) {
 }
 
 }  // namespace
+
+double PeakDenseTflops(const Recipe& r, const GpuSku& sku) {
+  if (r.precision == Precision::kFp8 && sku.HasFp8()) {
+    return sku.fp8_dense_tflops;
+  }
+  // FP32 training runs TF32 tensor cores: half the bf16 dense rate on
+  // Ampere and Hopper datasheets.
+  if (r.precision == Precision::kFp32) return sku.bf16_dense_tflops / 2;
+  return sku.bf16_dense_tflops;
+}
 
 bool CollectivesUseNvlink(const GpuSku& sku, const Pool& pool, int group_size) {
   if (pool.fabric != Fabric::kNvlink || !sku.HasNvlink()) return false;
@@ -108,7 +108,7 @@ StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
   e.tokens_per_step = micro_tokens * ga * dp;
 
   // --- Compute of one micro-batch on one GPU. ---
-  const double tflops = std::max(1.0, PeakTflops(r, sku)) * kAssumedMfu;
+  const double tflops = std::max(1.0, PeakDenseTflops(r, sku)) * kAssumedMfu;
   double micro_s =
       e.flops_per_token * micro_tokens / (tp * pp) / (tflops * 1e12);
   // Small micro-batches are bound by streaming the weights: forward,

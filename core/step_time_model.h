@@ -53,6 +53,11 @@ absl::StatusOr<StepTimeEstimate> EstimateStepTime(const Recipe& recipe,
                                                   const GpuSku& sku,
                                                   const Pool& pool);
 
+// The dense tensor throughput a recipe can use on `sku`: FP8 when the recipe
+// is FP8 and the card has FP8 tensor cores, TF32 (half of bf16) for FP32,
+// bf16 otherwise (NF4/INT8 bases compute in bf16).
+double PeakDenseTflops(const Recipe& recipe, const GpuSku& sku);
+
 // Model FLOPs utilization assumed for dense bf16 matmuls (see .cc).
 inline constexpr double kAssumedMfu = 0.40;
 

@@ -1,0 +1,313 @@
+#include "core/evidence.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "core/memory_model.h"
+#include "core/step_time_model.h"
+
+namespace placement::core {
+
+double MeasuredRun::GpuHours() const {
+  if (ended <= started || started == absl::InfinitePast()) return 0;
+  return gpu_count * absl::ToDoubleHours(ended - started);
+}
+
+int LogHistogram::BucketOf(const LogHistogramSpec& spec, double value) {
+  if (!(value > spec.lowest)) return 0;
+  const int bucket = static_cast<int>(
+      std::floor(std::log(value / spec.lowest) / std::log(spec.growth)));
+  return std::clamp(bucket, 0, std::min(spec.buckets, kHistogramBuckets) - 1);
+}
+
+void LogHistogram::Add(const LogHistogramSpec& spec, double value,
+                       int64_t weight) {
+  if (value <= 0 || weight <= 0) return;
+  counts[BucketOf(spec, value)] += weight;
+}
+
+void LogHistogram::Merge(const LogHistogram& other) {
+  for (int i = 0; i < kHistogramBuckets; ++i) counts[i] += other.counts[i];
+}
+
+int64_t LogHistogram::Total() const {
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  return total;
+}
+
+double LogHistogram::Quantile(const LogHistogramSpec& spec, double q) const {
+  const int64_t total = Total();
+  if (total == 0) return 0;
+  // The smallest bucket whose cumulative count reaches ceil(q * total).
+  const int64_t rank = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * total)));
+  int64_t seen = 0;
+  for (int i = 0; i < kHistogramBuckets; ++i) {
+    seen += counts[i];
+    if (seen >= rank) return spec.lowest * std::pow(spec.growth, i + 0.5);
+  }
+  return spec.lowest * std::pow(spec.growth, kHistogramBuckets - 0.5);
+}
+
+void EvidenceRollup::Add(const MeasuredRun& run) {
+  if (recipe_key.empty()) recipe_key = run.recipe_key;
+  if (sku_id.empty()) sku_id = run.sku_id;
+  ++runs;
+  if (run.outcome == RunOutcome::kSucceeded) ++successful_runs;
+  if (run.offload == Offload::kCpu || run.offload == Offload::kNvme) {
+    ++offload_runs;
+  }
+  retries += std::max(0, run.retries);
+  if (run.collectives_opened) ++collective_runs;
+  if (run.interconnect == Interconnect::kNvlink) ++nvlink_runs;
+  if (run.interconnect == Interconnect::kPcie) ++pcie_runs;
+  if (run.interconnect == Interconnect::kHostMemory) ++host_memory_runs;
+  steps_attempted += std::max<int64_t>(0, run.steps_attempted);
+  steps_succeeded += std::max<int64_t>(0, run.steps_succeeded);
+  gpu_hours += run.GpuHours();
+  max_peak_memory_gb = std::max(max_peak_memory_gb, run.peak_memory_gb);
+  if (run.steps_succeeded > 0) {
+    step_time_p50_hist.Add(kStepTimeHistogram, run.step_time_p50_s);
+    step_time_p95_hist.Add(kStepTimeHistogram, run.step_time_p95_s);
+  }
+  peak_memory_hist.Add(kPeakMemoryHistogram, run.peak_memory_gb);
+}
+
+void EvidenceRollup::Merge(const EvidenceRollup& o) {
+  if (recipe_key.empty()) recipe_key = o.recipe_key;
+  if (sku_id.empty()) sku_id = o.sku_id;
+  runs += o.runs;
+  successful_runs += o.successful_runs;
+  offload_runs += o.offload_runs;
+  retries += o.retries;
+  collective_runs += o.collective_runs;
+  nvlink_runs += o.nvlink_runs;
+  pcie_runs += o.pcie_runs;
+  host_memory_runs += o.host_memory_runs;
+  steps_attempted += o.steps_attempted;
+  steps_succeeded += o.steps_succeeded;
+  gpu_hours += o.gpu_hours;
+  max_peak_memory_gb = std::max(max_peak_memory_gb, o.max_peak_memory_gb);
+  step_time_p50_hist.Merge(o.step_time_p50_hist);
+  step_time_p95_hist.Merge(o.step_time_p95_hist);
+  peak_memory_hist.Merge(o.peak_memory_hist);
+}
+
+EvidenceStats Summarize(const EvidenceRollup& r) {
+  EvidenceStats s;
+  s.recipe_key = r.recipe_key;
+  s.sku_id = r.sku_id;
+  s.runs = r.runs;
+  s.successful_runs = r.successful_runs;
+  s.gpu_hours = r.gpu_hours;
+  s.steps_succeeded = r.steps_succeeded;
+  if (r.steps_succeeded > 0) {
+    s.gpu_hours_per_successful_step = r.gpu_hours / r.steps_succeeded;
+  }
+  s.median_step_time_s = r.step_time_p50_hist.Quantile(kStepTimeHistogram, 0.5);
+  s.p95_step_time_s = r.step_time_p95_hist.Quantile(kStepTimeHistogram, 0.95);
+  // The histogram rounds to its bucket middle; never report more than the
+  // largest peak actually seen.
+  s.p95_peak_memory_gb =
+      std::min(r.max_peak_memory_gb,
+               r.peak_memory_hist.Quantile(kPeakMemoryHistogram, 0.95));
+  s.max_peak_memory_gb = r.max_peak_memory_gb;
+  if (r.runs > 0) {
+    s.offload_share = static_cast<double>(r.offload_runs) / r.runs;
+    s.retry_rate = static_cast<double>(r.retries) / r.runs;
+    s.failure_share = static_cast<double>(r.runs - r.successful_runs) / r.runs;
+  }
+  s.any_collectives = r.collective_runs > 0;
+  if (r.nvlink_runs > 0) s.interconnects.push_back(Interconnect::kNvlink);
+  if (r.pcie_runs > 0) s.interconnects.push_back(Interconnect::kPcie);
+  if (r.host_memory_runs > 0) {
+    s.interconnects.push_back(Interconnect::kHostMemory);
+  }
+  return s;
+}
+
+EvidenceStats AggregateRuns(const std::vector<MeasuredRun>& runs) {
+  EvidenceRollup rollup;
+  for (const MeasuredRun& run : runs) {
+    if (!rollup.recipe_key.empty() &&
+        (run.recipe_key != rollup.recipe_key || run.sku_id != rollup.sku_id)) {
+      continue;
+    }
+    rollup.Add(run);
+  }
+  return Summarize(rollup);
+}
+
+InMemoryEvidence::Entry& InMemoryEvidence::EntryFor(const Recipe& recipe,
+                                                    const std::string& sku) {
+  const Recipe normalized = NormalizeRecipe(recipe);
+  const std::string key = RecipeKey(normalized);
+  Entry& entry = entries_[{key, sku}];
+  entry.recipe = normalized;
+  entry.rollup.recipe_key = key;
+  entry.rollup.sku_id = sku;
+  return entry;
+}
+
+void InMemoryEvidence::AddRun(const Recipe& recipe, MeasuredRun run) {
+  Entry& entry = EntryFor(recipe, run.sku_id);
+  run.recipe_key = entry.rollup.recipe_key;
+  entry.rollup.Add(run);
+  entry.stats = Summarize(entry.rollup);
+}
+
+void InMemoryEvidence::AddRollup(const Recipe& recipe,
+                                 const EvidenceRollup& rollup) {
+  Entry& entry = EntryFor(recipe, rollup.sku_id);
+  entry.rollup.Merge(rollup);
+  entry.stats = Summarize(entry.rollup);
+}
+
+std::optional<EvidenceStats> InMemoryEvidence::Find(
+    absl::string_view recipe_key, absl::string_view sku_id) const {
+  auto it = entries_.find({std::string(recipe_key), std::string(sku_id)});
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.stats;
+}
+
+std::vector<KeyedEvidence> InMemoryEvidence::FindSimilar(
+    absl::string_view model, FineTuneMethod method,
+    absl::string_view sku_id) const {
+  std::vector<KeyedEvidence> out;
+  for (const auto& [key, entry] : entries_) {
+    if (key.second == sku_id && entry.recipe.model == model &&
+        entry.recipe.method == method) {
+      out.push_back({entry.recipe, entry.stats});
+    }
+  }
+  return out;
+}
+
+bool IsTransferable(const Recipe& s, const Recipe& t) {
+  return s.model == t.model && s.custom_architecture == t.custom_architecture &&
+         s.method == t.method && s.precision == t.precision &&
+         s.fp32_master_weights == t.fp32_master_weights &&
+         s.double_quantization == t.double_quantization &&
+         s.optimizer == t.optimizer && s.gpu_count == t.gpu_count &&
+         s.parallelism == t.parallelism &&
+         s.tensor_parallel_degree == t.tensor_parallel_degree &&
+         s.pipeline_parallel_degree == t.pipeline_parallel_degree &&
+         s.data_parallel_degree == t.data_parallel_degree;
+}
+
+namespace {
+
+double FlopsPerStep(const Recipe& r, const ModelArchitecture& a) {
+  return TrainingFlopsPerToken(r, a) * r.sequence_length * r.micro_batch_size *
+         r.gradient_accumulation_steps;
+}
+
+double TokensPerStep(const Recipe& r) {
+  return static_cast<double>(r.sequence_length) * r.micro_batch_size *
+         r.gradient_accumulation_steps;
+}
+
+}  // namespace
+
+std::optional<TransferredEvidence> TransferEvidence(const KeyedEvidence& source,
+                                                    const Recipe& target) {
+  if (!IsTransferable(source.recipe, target)) return std::nullopt;
+  absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(target);
+  if (!arch.ok()) return std::nullopt;
+  TransferredEvidence t;
+  t.source = source;
+  const double from_flops = FlopsPerStep(source.recipe, *arch);
+  t.step_time_scale =
+      from_flops > 0 ? FlopsPerStep(target, *arch) / from_flops : 1;
+  const MemoryModelConstants& c = DefaultMemoryModelConstants();
+  const double from_mem = PredictPeakMemory(source.recipe, *arch, c).total_gb;
+  t.memory_scale = from_mem > 0
+                       ? PredictPeakMemory(target, *arch, c).total_gb / from_mem
+                       : 1;
+  EvidenceStats s = source.stats;
+  s.recipe_key = RecipeKey(target);
+  if (s.gpu_hours_per_successful_step) {
+    *s.gpu_hours_per_successful_step *= t.step_time_scale;
+  }
+  s.median_step_time_s *= t.step_time_scale;
+  s.p95_step_time_s *= t.step_time_scale;
+  s.p95_peak_memory_gb *= t.memory_scale;
+  s.max_peak_memory_gb *= t.memory_scale;
+  t.stats = std::move(s);
+  return t;
+}
+
+std::optional<TransferredEvidence> BestTransfer(
+    const std::vector<KeyedEvidence>& candidates, const Recipe& target) {
+  const KeyedEvidence* best = nullptr;
+  std::tuple<double, int64_t, std::string> best_rank;
+  for (const KeyedEvidence& c : candidates) {
+    if (!IsTransferable(c.recipe, target) || c.stats.steps_succeeded == 0) {
+      continue;
+    }
+    const double distance =
+        std::fabs(std::log(TokensPerStep(target) / TokensPerStep(c.recipe)));
+    auto rank =
+        std::make_tuple(distance, -c.stats.successful_runs, c.stats.recipe_key);
+    if (best == nullptr || rank < best_rank) {
+      best = &c;
+      best_rank = std::move(rank);
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return TransferEvidence(*best, target);
+}
+
+const char* OffloadName(Offload offload) {
+  switch (offload) {
+    case Offload::kNone:
+      return "NONE";
+    case Offload::kCpu:
+      return "CPU";
+    case Offload::kNvme:
+      return "NVME";
+    case Offload::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* InterconnectName(Interconnect interconnect) {
+  switch (interconnect) {
+    case Interconnect::kNone:
+      return "NONE";
+    case Interconnect::kNvlink:
+      return "NVLINK";
+    case Interconnect::kPcie:
+      return "PCIE";
+    case Interconnect::kHostMemory:
+      return "HOST_MEMORY";
+    case Interconnect::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* RunOutcomeName(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kSucceeded:
+      return "SUCCEEDED";
+    case RunOutcome::kFailed:
+      return "FAILED";
+    case RunOutcome::kOom:
+      return "OOM";
+    case RunOutcome::kCollectiveTimeout:
+      return "COLLECTIVE_TIMEOUT";
+    case RunOutcome::kPreempted:
+      return "PREEMPTED";
+    case RunOutcome::kHardwareError:
+      return "HARDWARE_ERROR";
+    case RunOutcome::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+}  // namespace placement::core

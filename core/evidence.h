@@ -1,0 +1,236 @@
+#ifndef PLACEMENT_CORE_EVIDENCE_H_
+#define PLACEMENT_CORE_EVIDENCE_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/recipe.h"
+
+namespace placement::core {
+
+enum class Offload {
+  kUnspecified = 0,
+  kNone = 1,
+  kCpu = 2,
+  kNvme = 3,
+};
+
+// The link the run's collectives actually used.
+enum class Interconnect {
+  kUnspecified = 0,
+  kNone = 1,  // no collective (single GPU)
+  kNvlink = 2,
+  kPcie = 3,
+  kHostMemory = 4,  // staged through host RAM
+};
+
+enum class RunOutcome {
+  kUnspecified = 0,
+  kSucceeded = 1,
+  kFailed = 2,
+  kOom = 3,
+  kCollectiveTimeout = 4,
+  kPreempted = 5,
+  kHardwareError = 6,
+};
+
+// The core view of one uploaded benchmark or production run.
+struct MeasuredRun {
+  std::string run_id;
+  std::string recipe_key;  // RecipeKey of the recipe it ran
+  std::string sku_id;
+  std::string pool_name;
+  std::string team;
+  int gpu_count = 0;
+  absl::Time started = absl::InfinitePast();
+  absl::Time ended = absl::InfinitePast();
+  int64_t steps_attempted = 0;
+  int64_t steps_succeeded = 0;
+  double step_time_mean_s = 0;
+  double step_time_p50_s = 0;
+  double step_time_p95_s = 0;
+  double peak_memory_gb = 0;
+  Offload offload = Offload::kUnspecified;
+  Interconnect interconnect = Interconnect::kUnspecified;
+  bool collectives_opened = false;
+  int retries = 0;  // restarts inside this run (each costs GPU time)
+  RunOutcome outcome = RunOutcome::kUnspecified;
+
+  // GPU-hours consumed: gpu_count x wall time (0 if ended <= started).
+  double GpuHours() const;
+};
+
+// A fixed log-bucket histogram: bucket i counts values in
+// [lowest * growth^i, lowest * growth^(i+1)); values below `lowest` fall in
+// bucket 0, values above the last edge in the last bucket. Being a fixed
+// array of counters it merges by addition, so a SQL rollup row can keep it
+// as a bigint[] updated in the same transaction as the run insert.
+struct LogHistogramSpec {
+  double lowest = 0;
+  double growth = 0;
+  int buckets = 0;
+};
+inline constexpr int kHistogramBuckets = 64;
+// Step time: 10 ms .. ~10 min, 19% wide buckets (2^(1/4)).
+inline constexpr LogHistogramSpec kStepTimeHistogram{0.01, 1.189207115, 64};
+// Peak memory: 0.5 GB .. ~800 GB, 12% wide buckets (2^(1/6)).
+inline constexpr LogHistogramSpec kPeakMemoryHistogram{0.5, 1.12246204831, 64};
+
+struct LogHistogram {
+  std::array<int64_t, kHistogramBuckets> counts{};
+
+  void Add(const LogHistogramSpec& spec, double value, int64_t weight = 1);
+  void Merge(const LogHistogram& other);
+  int64_t Total() const;
+  // The q-quantile (0..1) as the geometric middle of its bucket; 0 if empty.
+  // Accurate to half a bucket (~9% for step time, ~6% for memory).
+  double Quantile(const LogHistogramSpec& spec, double q) const;
+  static int BucketOf(const LogHistogramSpec& spec, double value);
+
+  friend bool operator==(const LogHistogram&, const LogHistogram&) = default;
+};
+
+// Mergeable sums for one (recipe key, SKU): what the storage rollup table
+// keeps. Add() one run or Merge() two rollups; Summarize() derives the
+// statistics. Quantiles are over runs (each run contributes its own p50 and
+// p95 step time and its peak memory), read from the histograms.
+struct EvidenceRollup {
+  std::string recipe_key;
+  std::string sku_id;
+  int64_t runs = 0;
+  int64_t successful_runs = 0;
+  int64_t offload_runs = 0;
+  int64_t retries = 0;
+  int64_t collective_runs = 0;
+  int64_t nvlink_runs = 0;
+  int64_t pcie_runs = 0;
+  int64_t host_memory_runs = 0;
+  int64_t steps_attempted = 0;
+  int64_t steps_succeeded = 0;
+  double gpu_hours = 0;  // all attempts, failures and retries included
+  double max_peak_memory_gb = 0;
+  LogHistogram step_time_p50_hist;
+  LogHistogram step_time_p95_hist;
+  LogHistogram peak_memory_hist;
+
+  void Add(const MeasuredRun& run);
+  void Merge(const EvidenceRollup& other);
+};
+
+// What the planner reads about one (recipe key, SKU).
+struct EvidenceStats {
+  std::string recipe_key;
+  std::string sku_id;
+  int64_t runs = 0;
+  int64_t successful_runs = 0;
+  double gpu_hours = 0;
+  int64_t steps_succeeded = 0;
+  // gpu_hours / steps_succeeded; nullopt when no step ever succeeded.
+  std::optional<double> gpu_hours_per_successful_step;
+  double median_step_time_s = 0;
+  double p95_step_time_s = 0;
+  double p95_peak_memory_gb = 0;
+  double max_peak_memory_gb = 0;
+  double offload_share = 0;  // runs that needed CPU/NVMe offload / runs
+  double retry_rate = 0;     // retries / runs
+  double failure_share = 0;  // runs that did not succeed / runs
+  bool any_collectives = false;
+  std::vector<Interconnect> interconnects;  // distinct, in enum order
+};
+
+EvidenceStats Summarize(const EvidenceRollup& rollup);
+
+// Aggregates runs of ONE (recipe key, SKU) (the key and SKU are taken from
+// the first run; runs of other keys are ignored).
+EvidenceStats AggregateRuns(const std::vector<MeasuredRun>& runs);
+
+// Statistics of a recipe close to the one asked for, with the recipe they
+// were measured on.
+struct KeyedEvidence {
+  Recipe recipe;  // normalized
+  EvidenceStats stats;
+};
+
+// How the planner reads evidence. Implementations must be thread-compatible
+// for concurrent const calls.
+class EvidenceSource {
+ public:
+  virtual ~EvidenceSource() = default;
+  // Statistics of the exact recipe key on the SKU, if any run exists.
+  virtual std::optional<EvidenceStats> Find(absl::string_view recipe_key,
+                                            absl::string_view sku_id) const = 0;
+  // Every measured recipe of `model` trained with `method` on the SKU.
+  virtual std::vector<KeyedEvidence> FindSimilar(
+      absl::string_view model, FineTuneMethod method,
+      absl::string_view sku_id) const = 0;
+};
+
+// An EvidenceSource kept in memory (tests; the service keeps one refreshed
+// from the rollup table).
+class InMemoryEvidence : public EvidenceSource {
+ public:
+  // Adds a run of `recipe` (normalized here; the run's recipe_key is
+  // overwritten with RecipeKey(recipe)).
+  void AddRun(const Recipe& recipe, MeasuredRun run);
+  // Merges a stored rollup of `recipe`.
+  void AddRollup(const Recipe& recipe, const EvidenceRollup& rollup);
+
+  std::optional<EvidenceStats> Find(absl::string_view recipe_key,
+                                    absl::string_view sku_id) const override;
+  std::vector<KeyedEvidence> FindSimilar(
+      absl::string_view model, FineTuneMethod method,
+      absl::string_view sku_id) const override;
+
+ private:
+  struct Entry {
+    Recipe recipe;
+    EvidenceRollup rollup;
+    EvidenceStats stats;
+  };
+  Entry& EntryFor(const Recipe& recipe, const std::string& sku_id);
+  std::map<std::pair<std::string, std::string>, Entry> entries_;
+};
+
+// Evidence of a nearby recipe carried over to `target` (TRANSFERRED).
+struct TransferredEvidence {
+  KeyedEvidence source;
+  double step_time_scale = 1;  // target / source
+  double memory_scale = 1;     // target / source
+  EvidenceStats stats;         // scaled statistics for the target
+};
+
+// Whether evidence of `source` may be carried over to `target`: same model,
+// method, precision, optimizer, parallel layout and GPU count; only the
+// sequence length, LoRA rank and targets, micro-batch, gradient
+// accumulation, checkpointing and flash attention may differ.
+bool IsTransferable(const Recipe& source, const Recipe& target);
+
+// Scales `source` statistics to `target` (both normalized, valid):
+//  - step times and GPU-hours per successful step by the ratio of training
+//    FLOPs per optimizer step (~ tokens; attention adds the s^2 part);
+//  - peak memory by the ratio of the memory model's predictions;
+//  - counts, failure, retry and offload shares unchanged (a recipe that
+//    needed offload at a shorter length will need it at a longer one).
+// Returns nullopt if not IsTransferable.
+std::optional<TransferredEvidence> TransferEvidence(const KeyedEvidence& source,
+                                                    const Recipe& target);
+
+// Among `candidates`, the transferable one nearest to `target` (smallest
+// |log tokens-per-step ratio|, then most successful runs, then recipe key).
+std::optional<TransferredEvidence> BestTransfer(
+    const std::vector<KeyedEvidence>& candidates, const Recipe& target);
+
+const char* OffloadName(Offload offload);
+const char* InterconnectName(Interconnect interconnect);
+const char* RunOutcomeName(RunOutcome outcome);
+
+}  // namespace placement::core
+
+#endif  // PLACEMENT_CORE_EVIDENCE_H_

@@ -1,0 +1,140 @@
+#ifndef PLACEMENT_CORE_RULES_H_
+#define PLACEMENT_CORE_RULES_H_
+
+// The guide's rules (/work/shared/reference/fine-tuning-placement-guide.txt),
+// each a named function with a stable name used in rejections and warnings.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/evidence.h"
+#include "core/pool.h"
+#include "core/recipe.h"
+#include "core/sku.h"
+
+namespace placement::core {
+
+inline constexpr char kExactSkuRule[] = "exact_sku";
+inline constexpr char kFitWithoutOffloadRule[] = "fit_without_offload";
+inline constexpr char kOverBoughtRule[] = "over_bought";
+inline constexpr char kCollectivesNeedFabricRule[] = "collectives_need_fabric";
+inline constexpr char kEvidenceBeatsEstimatesRule[] =
+    "evidence_beats_estimates";
+inline constexpr char kRetriesCostMoneyRule[] = "retries_cost_money";
+inline constexpr char kTrainingStaysOffServingPoolsRule[] =
+    "training_stays_off_serving_pools";
+inline constexpr char kQuotaRule[] = "quota";
+inline constexpr char kServeWhatYouEvaluatedRule[] = "serve_what_you_evaluated";
+// Not rules of the guide, but named reasons a pool drops out of a plan.
+inline constexpr char kConstraintsRule[] = "constraints";
+inline constexpr char kDeadlineRule[] = "deadline";
+
+// A pool ruled out by one rule, with a reason a human can act on.
+struct RuleRejection {
+  std::string rule;
+  std::string reason;
+};
+
+// exact_sku: the pool's SKU must name exactly one catalog card ("A100" does
+// not). Returns the resolved SKU, or the rejection.
+struct ExactSkuResult {
+  std::optional<GpuSku> sku;
+  std::optional<RuleRejection> rejection;
+};
+ExactSkuResult CheckExactSku(const std::string& sku_id,
+                             const std::vector<GpuSku>& catalog);
+
+// Fraction of the card kept free by default: allocator fragmentation and
+// the eval/generation spikes of 2-2.5 GB above the training peak that PEFT
+// MetaMathQA measured (finetune-memory-formulas.md section 6).
+inline constexpr double kDefaultHeadroomFraction = 0.10;
+
+// fit_without_offload: a job fits a card only if its peak memory plus
+// headroom fits in the card's memory and no CPU/NVMe offload is involved.
+// When measured evidence exists its p95 peak replaces the prediction, and a
+// single measured run that needed offload is a miss. A paged optimizer is a
+// possible offload and is refused too.
+struct FitVerdict {
+  bool fits = false;
+  double peak_gb = 0;      // the peak the verdict used
+  double headroom_gb = 0;  // card memory - peak (negative when over)
+  bool measured = false;   // peak_gb came from runs
+  std::string reason;
+};
+FitVerdict CheckFitWithoutOffload(
+    double predicted_peak_gb, bool optimizer_may_page_to_cpu, const GpuSku& sku,
+    const EvidenceStats* measured,
+    double headroom_fraction = kDefaultHeadroomFraction);
+
+// over_bought: a fitting card that leaves more than half its memory idle is
+// flagged when a pool with a smaller card also fits. Returns the warning.
+std::optional<std::string> CheckOverBought(double peak_gb, const GpuSku& sku,
+                                           bool smaller_card_fits);
+
+// collectives_need_fabric: a job that shards the model or activations
+// (tensor/pipeline parallel, ZeRO-3, FSDP) opens collectives in every step
+// and needs NVLink/NVSwitch for the whole group: it is rejected on a
+// PCIe-only pool, on bridged-pair PCIe cards (A100/H100 PCIe, H100 NVL) when
+// the group is larger than a pair, and across nodes. Plain data parallel
+// (DDP, and ZeRO-2, whose reduce-scatter + all-gather moves the same bytes
+// as DDP's all-reduce once per step) is allowed off NVLink for at most 2
+// GPUs, "a pair that barely talks".
+std::optional<RuleRejection> CheckCollectivesNeedFabric(const Recipe& recipe,
+                                                        const Pool& pool,
+                                                        const GpuSku& sku);
+
+// evidence_beats_estimates: the basis a number rests on, best first.
+enum class EvidenceBasis {
+  kUnspecified = 0,
+  kMeasured = 1,     // runs of this recipe key on this SKU
+  kTransferred = 2,  // runs of a nearby recipe on this SKU, scaled
+  kEstimated = 3,    // the memory and step-time models only
+};
+enum class Confidence {
+  kUnspecified = 0,
+  kLow = 1,
+  kMedium = 2,
+  kHigh = 3,
+};
+struct EvidenceChoice {
+  EvidenceBasis basis = EvidenceBasis::kEstimated;
+  Confidence confidence = Confidence::kLow;
+  int64_t runs = 0;
+};
+// MEASURED whenever the exact recipe has a run on the SKU (even a failing
+// one: failures are evidence too); else TRANSFERRED; else ESTIMATED (low).
+// Measured confidence is high from 3 successful runs, medium below;
+// transferred is medium from 3 successful source runs, low below.
+EvidenceChoice ChooseEvidence(const EvidenceStats* measured,
+                              const TransferredEvidence* transferred);
+
+// retries_cost_money: GPU-hours per successful step count every GPU-hour
+// spent, failed runs and retries included, over the steps that succeeded.
+// nullopt when no step succeeded (the rejection says why).
+std::optional<double> GpuHoursPerSuccessfulStep(const EvidenceStats& stats);
+std::optional<RuleRejection> CheckRetriesCostMoney(const EvidenceStats& stats);
+
+// training_stays_off_serving_pools: never a serving pool, never a pool whose
+// cards are time-sliced with other tenants.
+std::optional<RuleRejection> CheckTrainingStaysOffServingPools(
+    const Pool& pool);
+
+// quota: the job's GPUs must fit the pool's gpu_quota (0 = no GPU may be
+// planned there), its size, and the request's max_gpus (0 = no limit).
+std::optional<RuleRejection> CheckQuota(const Recipe& recipe, const Pool& pool,
+                                        int max_gpus);
+
+// serve_what_you_evaluated: an export-and-eval step on the serving SKU is
+// required when the serving SKU differs from the training SKU or the
+// serving precision from the training precision. Returns the requirement.
+std::optional<std::string> CheckServeWhatYouEvaluated(
+    const Recipe& recipe, const std::string& training_sku_id,
+    const std::string& serving_sku_id, Precision serving_precision);
+
+const char* EvidenceBasisName(EvidenceBasis basis);
+const char* ConfidenceName(Confidence confidence);
+
+}  // namespace placement::core
+
+#endif  // PLACEMENT_CORE_RULES_H_
