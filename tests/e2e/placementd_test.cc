@@ -1,0 +1,220 @@
+// placementd as a process: health that follows the database, data that
+// survives a restart, graceful shutdown, and a /metrics exposition that
+// promtool accepts.
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "placement/v1/catalog.grpc.pb.h"
+#include "tests/support/placementd_process.h"
+#include "tests/support/test_database.h"
+
+namespace placement {
+namespace {
+
+using ::placement::testing::PlacementdProcess;
+using ::placement::testing::RunCommand;
+using ::placement::testing::SourceDir;
+using ::placement::testing::TestDatabase;
+using ::testing::HasSubstr;
+
+std::unique_ptr<grpc::ClientContext> Context(int seconds = 10) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::seconds(seconds));
+  return context;
+}
+
+std::unique_ptr<PlacementdProcess> StartPlacementd(const std::string& url) {
+  absl::StatusOr<std::unique_ptr<PlacementdProcess>> process =
+      PlacementdProcess::Start(url);
+  EXPECT_TRUE(process.ok()) << process.status();
+  return process.ok() ? *std::move(process) : nullptr;
+}
+
+v1::Pool L40sPool() {
+  v1::Pool pool;
+  pool.set_name("l40s-adapters");
+  pool.set_sku("L40S-PCIE-48GB");
+  pool.set_node_count(4);
+  pool.set_gpus_per_node(4);
+  pool.set_fabric(v1::FABRIC_PCIE);
+  pool.set_purpose(v1::POOL_PURPOSE_TRAINING);
+  pool.set_exclusive(true);
+  pool.set_gpu_quota(8);
+  pool.set_internal_rate_micros_per_gpu_hour(1'100'000);
+  return pool;
+}
+
+TEST(PlacementdTest, NotServingUntilTheSchemaIsCurrent) {
+  TestDatabase db;  // not migrated
+  auto placementd = StartPlacementd(db.url());
+  ASSERT_NE(placementd, nullptr);
+  EXPECT_TRUE(placementd->WaitForHealth(false, absl::Seconds(5)));
+  std::string output;
+  ASSERT_EQ(RunCommand(absl::StrCat(testing::PlacementdPath(),
+                                    " migrate up --database_url='", db.url(),
+                                    "' 2>&1"),
+                       &output),
+            0)
+      << output;
+  EXPECT_TRUE(placementd->WaitForHealth(true, absl::Seconds(10)))
+      << placementd->LogTail();
+}
+
+TEST(PlacementdTest, PoolsSurviveARestartAndShutdownIsClean) {
+  TestDatabase db;
+  db.Migrate();
+  auto placementd = StartPlacementd(db.url());
+  ASSERT_NE(placementd, nullptr);
+  ASSERT_TRUE(placementd->WaitForHealth(true, absl::Seconds(10)));
+  {
+    auto stub = v1::CatalogService::NewStub(placementd->channel());
+    v1::CreatePoolRequest request;
+    *request.mutable_pool() = L40sPool();
+    request.set_request_id("create-l40s");
+    v1::CreatePoolResponse response;
+    grpc::Status status = stub->CreatePool(Context().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  EXPECT_EQ(placementd->Stop(SIGTERM, absl::Seconds(15)), 0)
+      << placementd->LogTail();
+
+  placementd = StartPlacementd(db.url());
+  ASSERT_NE(placementd, nullptr);
+  ASSERT_TRUE(placementd->WaitForHealth(true, absl::Seconds(10)));
+  auto stub = v1::CatalogService::NewStub(placementd->channel());
+  v1::GetPoolRequest request;
+  request.set_name("l40s-adapters");
+  v1::GetPoolResponse response;
+  ASSERT_TRUE(stub->GetPool(Context().get(), request, &response).ok());
+  EXPECT_EQ(response.pool().sku(), "L40S-PCIE-48GB");
+  EXPECT_EQ(response.pool().gpu_quota(), 8);
+  EXPECT_EQ(placementd->Stop(SIGINT, absl::Seconds(15)), 0);
+}
+
+// A private PostgreSQL cluster this test may stop and start at will.
+class PrivateCluster {
+ public:
+  PrivateCluster() {
+    char dir[] = "/tmp/placement-pg-XXXXXX";
+    dir_ = mkdtemp(dir);
+    chmod(dir_.c_str(), 0755);  // the server runs as an unprivileged user
+    Run("create");
+    std::string url;
+    EXPECT_EQ(Run("start", &url), 0);
+    url_ = std::string(absl::StripTrailingAsciiWhitespace(url));
+  }
+  ~PrivateCluster() { Run("destroy"); }
+
+  int Run(const std::string& command, std::string* output = nullptr,
+          const std::string& mode = "") {
+    return RunCommand(absl::StrCat(SourceDir(), "/scripts/pg ", command, " ",
+                                   dir_, "/cluster ", mode),
+                      output);
+  }
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string dir_;
+  std::string url_;
+};
+
+TEST(PlacementdTest, HealthFollowsTheDatabaseWithoutARestart) {
+  PrivateCluster cluster;
+  ASSERT_FALSE(cluster.url().empty());
+  std::string output;
+  ASSERT_EQ(RunCommand(absl::StrCat(testing::PlacementdPath(),
+                                    " migrate up --database_url='",
+                                    cluster.url(), "' 2>&1"),
+                       &output),
+            0)
+      << output;
+  auto placementd = StartPlacementd(cluster.url());
+  ASSERT_NE(placementd, nullptr);
+  ASSERT_TRUE(placementd->WaitForHealth(true, absl::Seconds(10)));
+  auto stub = v1::CatalogService::NewStub(placementd->channel());
+  v1::ListSkusRequest request;
+  v1::ListSkusResponse response;
+  ASSERT_TRUE(stub->ListSkus(Context().get(), request, &response).ok());
+
+  for (const char* mode : {"fast", "immediate"}) {
+    SCOPED_TRACE(mode);
+    ASSERT_EQ(cluster.Run("stop", nullptr, mode), 0);
+    EXPECT_TRUE(placementd->WaitForHealth(false, absl::Seconds(10)))
+        << placementd->LogTail();
+    // Calls fail fast with UNAVAILABLE: they neither hang nor crash.
+    const absl::Time start = absl::Now();
+    grpc::Status status =
+        stub->ListSkus(Context(20).get(), request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << status.error_message();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(15));
+
+    std::string url;
+    ASSERT_EQ(cluster.Run("start", &url), 0);
+    EXPECT_EQ(absl::StripTrailingAsciiWhitespace(url), cluster.url());
+    EXPECT_TRUE(placementd->WaitForHealth(true, absl::Seconds(15)))
+        << placementd->LogTail();
+    // The workers reconnect by themselves (a retry may meet a connection
+    // that broke while the server was away).
+    bool recovered = false;
+    for (int attempt = 0; attempt < 20 && !recovered; ++attempt) {
+      v1::ListSkusResponse again;
+      recovered = stub->ListSkus(Context().get(), request, &again).ok() &&
+                  again.skus_size() == 11;
+      if (!recovered) absl::SleepFor(absl::Milliseconds(100));
+    }
+    EXPECT_TRUE(recovered);
+  }
+  EXPECT_EQ(placementd->Stop(SIGTERM, absl::Seconds(15)), 0);
+}
+
+TEST(PlacementdTest, MetricsExpositionPassesPromtool) {
+  TestDatabase db;
+  db.Migrate();
+  auto placementd = StartPlacementd(db.url());
+  ASSERT_NE(placementd, nullptr);
+  ASSERT_TRUE(placementd->WaitForHealth(true, absl::Seconds(10)));
+  auto stub = v1::CatalogService::NewStub(placementd->channel());
+  for (int i = 0; i < 3; ++i) {
+    v1::ListSkusRequest request;
+    v1::ListSkusResponse response;
+    ASSERT_TRUE(stub->ListSkus(Context().get(), request, &response).ok());
+  }
+  v1::GetSkuRequest ambiguous;
+  ambiguous.set_name("A100");
+  v1::GetSkuResponse ignored;
+  EXPECT_FALSE(stub->GetSku(Context().get(), ambiguous, &ignored).ok());
+
+  std::string metrics;
+  const std::string fetch = absl::StrCat(
+      "curl -sf http://127.0.0.1:", placementd->metrics_port(), "/metrics");
+  ASSERT_EQ(RunCommand(fetch, &metrics), 0);
+  EXPECT_THAT(metrics,
+              HasSubstr("grpc_server_handled_total{grpc_code=\"OK\","
+                        "grpc_method=\"ListSkus\",grpc_service=\"placement.v1."
+                        "CatalogService\",grpc_type=\"unary\"} 3"));
+  EXPECT_THAT(metrics,
+              HasSubstr("grpc_server_handled_total{grpc_code=\"InvalidArgument\","
+                        "grpc_method=\"GetSku\""));
+  EXPECT_THAT(metrics, HasSubstr("grpc_server_started_total{"));
+  EXPECT_THAT(metrics, HasSubstr("grpc_server_handling_seconds_bucket{"));
+  EXPECT_THAT(metrics, HasSubstr("placement_build_info{"));
+  EXPECT_THAT(metrics, HasSubstr("placement_db_connections_open "));
+
+  std::string promtool;
+  ASSERT_EQ(RunCommand(absl::StrCat(fetch, " | promtool check metrics 2>&1"),
+                       &promtool),
+            0)
+      << promtool;
+  EXPECT_EQ(promtool, "") << "promtool findings:\n" << promtool;
+}
+
+}  // namespace
+}  // namespace placement
