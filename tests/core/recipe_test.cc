@@ -1,1 +1,158 @@
+#include "core/recipe.h"
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+namespace placement::core {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::IsEmpty;
+
+Recipe Lora() {
+  Recipe r;
+  r.model = "llama-3.1-8b";
+  r.method = FineTuneMethod::kLora;
+  r.lora_rank = 16;
+  r.target_modules = {"v_proj", "q_proj", "q"};
+  r.sequence_length = 2048;
+  return r;
+}
+
+TEST(NormalizeRecipeTest, FillsDefaultsAndCanonicalizes) {
+  const Recipe r = NormalizeRecipe(Lora());
+  EXPECT_EQ(r.model, "Llama-3.1-8B");
+  EXPECT_THAT(r.target_modules, ElementsAre("q", "v"));
+  EXPECT_EQ(r.micro_batch_size, 1);
+  EXPECT_EQ(r.gradient_accumulation_steps, 1);
+  EXPECT_EQ(r.precision, Precision::kBf16);
+  EXPECT_EQ(r.optimizer, Optimizer::kAdamW);
+  EXPECT_EQ(r.parallelism, Parallelism::kSingle);
+  EXPECT_EQ(r.data_parallel_degree, 1);
+  EXPECT_THAT(ValidateRecipe(r), IsEmpty());
+}
+
+TEST(NormalizeRecipeTest, AllLinearExpandsAndFullClearsAdapterFields) {
+  Recipe r = Lora();
+  r.target_modules = {"all-linear", "down_proj"};
+  EXPECT_THAT(NormalizeRecipe(r).target_modules,
+              ElementsAre("q", "k", "v", "o", "gate", "up", "down"));
+  r.method = FineTuneMethod::kFull;
+  const Recipe full = NormalizeRecipe(r);
+  EXPECT_EQ(full.lora_rank, 0);
+  EXPECT_THAT(full.target_modules, IsEmpty());
+  r.method = FineTuneMethod::kQlora;
+  EXPECT_EQ(NormalizeRecipe(r).precision, Precision::kNf4);
+}
+
+TEST(NormalizeRecipeTest, DerivesParallelDegrees) {
+  Recipe r = Lora();
+  r.gpu_count = 8;
+  r.parallelism = Parallelism::kTensor;
+  r.pipeline_parallel_degree = 2;
+  const Recipe n = NormalizeRecipe(r);
+  EXPECT_EQ(n.tensor_parallel_degree, 4);
+  EXPECT_EQ(n.data_parallel_degree, 1);
+  r.parallelism = Parallelism::kFsdp;
+  r.pipeline_parallel_degree = 0;
+  EXPECT_EQ(NormalizeRecipe(r).data_parallel_degree, 8);
+}
+
+TEST(ValidateRecipeTest, ReportsFieldPaths) {
+  Recipe r = Lora();
+  r.lora_rank = 0;
+  r.sequence_length = (1 << 20) + 1;
+  r.micro_batch_size = 5000;
+  r.target_modules = {"attention"};
+  const FieldViolations v = ValidateRecipe(NormalizeRecipe(r));
+  EXPECT_THAT(v, Contains(Field(&FieldViolation::field, "recipe.lora_rank")));
+  EXPECT_THAT(
+      v, Contains(Field(&FieldViolation::field, "recipe.sequence_length")));
+  EXPECT_THAT(
+      v, Contains(Field(&FieldViolation::field, "recipe.micro_batch_size")));
+  EXPECT_THAT(v,
+              Contains(Field(&FieldViolation::field, "recipe.target_modules")));
+}
+
+TEST(ValidateRecipeTest, QloraNeedsNf4AndDegreesMustMultiply) {
+  Recipe r = Lora();
+  r.method = FineTuneMethod::kQlora;
+  r.precision = Precision::kBf16;
+  EXPECT_THAT(ValidateRecipe(NormalizeRecipe(r)),
+              ElementsAre(Field(&FieldViolation::field, "recipe.precision")));
+  r = Lora();
+  r.gpu_count = 8;
+  r.parallelism = Parallelism::kTensor;
+  r.tensor_parallel_degree = 3;
+  EXPECT_THAT(
+      ValidateRecipe(NormalizeRecipe(r)),
+      Contains(Field(&FieldViolation::field, "recipe.data_parallel_degree")));
+  r = Lora();
+  r.gpu_count = 2;
+  r.parallelism = Parallelism::kSingle;
+  EXPECT_THAT(ValidateRecipe(NormalizeRecipe(r)),
+              Contains(Field(&FieldViolation::field, "recipe.parallelism")));
+  r = Lora();
+  r.model = "gpt-5";
+  EXPECT_THAT(ValidateRecipe(NormalizeRecipe(r)),
+              ElementsAre(Field(&FieldViolation::field, "recipe.model")));
+}
+
+TEST(RecipeKeyTest, EqualSettingsGiveEqualKeys) {
+  Recipe a = Lora();
+  Recipe b = Lora();
+  b.model = "LLAMA-3.1-8B";
+  b.target_modules = {"q", "v"};
+  b.micro_batch_size = 1;  // the default, spelled out
+  EXPECT_EQ(RecipeKey(a), RecipeKey(b));
+  EXPECT_EQ(RecipeKeyText(a), RecipeKeyText(b));
+  // Irrelevant fields for full fine-tuning do not split the key.
+  Recipe full_a = a, full_b = a;
+  full_a.method = full_b.method = FineTuneMethod::kFull;
+  full_b.lora_rank = 64;
+  EXPECT_EQ(RecipeKey(full_a), RecipeKey(full_b));
+}
+
+TEST(RecipeKeyTest, EverySettingThatMattersChangesTheKey) {
+  const std::string base = RecipeKey(Lora());
+  auto changed = [&](auto mutate) {
+    Recipe r = Lora();
+    mutate(r);
+    return RecipeKey(r) != base;
+  };
+  EXPECT_TRUE(changed([](Recipe& r) { r.lora_rank = 32; }));
+  EXPECT_TRUE(changed([](Recipe& r) { r.sequence_length = 4096; }));
+  EXPECT_TRUE(changed([](Recipe& r) { r.micro_batch_size = 2; }));
+  EXPECT_TRUE(changed([](Recipe& r) { r.gradient_accumulation_steps = 8; }));
+  EXPECT_TRUE(changed([](Recipe& r) { r.precision = Precision::kFp16; }));
+  EXPECT_TRUE(changed([](Recipe& r) { r.optimizer = Optimizer::kSgd; }));
+  EXPECT_TRUE(changed([](Recipe& r) { r.activation_checkpointing = true; }));
+  EXPECT_TRUE(changed([](Recipe& r) { r.flash_attention = true; }));
+  EXPECT_TRUE(changed([](Recipe& r) { r.target_modules = {"all-linear"}; }));
+}
+
+TEST(RecipeKeyTest, StableAcrossBuildsAndPlatforms) {
+  // Pinned: FNV-1a of the canonical text never changes without a version
+  // bump of the text ("v1;").
+  EXPECT_EQ(RecipeKeyText(Lora()),
+            "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;"
+            "mb=1;ga=1;precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=0;"
+            "flash=0;par=SINGLE;gpus=1;tp=1;pp=1;dp=1");
+  EXPECT_THAT(RecipeKey(Lora()), ::testing::MatchesRegex("rk1-[0-9a-f]{16}"));
+  // Computed independently (Python FNV-1a 64 over the text above).
+  EXPECT_EQ(RecipeKey(Lora()), "rk1-c5feac3758c091b1");
+}
+
+TEST(TrainableParamsTest, MatchesPublishedLoraCounts) {
+  Recipe r = NormalizeRecipe(Lora());
+  r.model = "Llama-2-7B";
+  r.lora_rank = 8;
+  EXPECT_EQ(TrainableParams(r, *FindModel("Llama-2-7B")), 4'194'304);
+  r.lora_rank = 32;
+  EXPECT_EQ(TrainableParams(r, *FindModel("Llama-3.2-3B")), 9'175'040);
+}
+
+}  // namespace
+}  // namespace placement::core

@@ -1,0 +1,138 @@
+// Micro-benchmark of core::Plan over 50 pools with evidence, the size of a
+// large PlacePlan call. Run by hand:
+//   build/core/bench/planner_bench --benchmark_min_time=1
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "core/planner.h"
+
+namespace placement::core {
+namespace {
+
+GpuSku Sku(const char* id, double memory_gb, const char* form_factor,
+           double nvlink, int pcie_gen, double bf16, double bandwidth) {
+  GpuSku sku;
+  sku.id = id;
+  sku.memory_gb = memory_gb;
+  sku.form_factor = form_factor;
+  sku.max_nvlink_gb_s = nvlink;
+  sku.pcie_gen = pcie_gen;
+  sku.bf16_dense_tflops = bf16;
+  sku.memory_bandwidth_gb_s = bandwidth;
+  return sku;
+}
+
+// Figures from gpu_skus.csv.
+std::vector<GpuSku> Catalog() {
+  return {Sku("L4-PCIE-24GB", 24, "PCIe", 0, 4, 121, 300),
+          Sku("A10-PCIE-24GB", 24, "PCIe", 0, 4, 125, 600),
+          Sku("L40S-PCIE-48GB", 48, "PCIe", 0, 4, 362, 864),
+          Sku("A100-PCIE-40GB", 40, "PCIe", 600, 4, 312, 1555),
+          Sku("A100-PCIE-80GB", 80, "PCIe", 600, 4, 312, 1935),
+          Sku("A100-SXM4-40GB", 40, "SXM4", 600, 4, 312, 1555),
+          Sku("A100-SXM4-80GB", 80, "SXM4", 600, 4, 312, 2039),
+          Sku("H100-PCIE-80GB", 80, "PCIe", 600, 5, 756, 2000),
+          Sku("H100-NVL-94GB", 94, "PCIe", 600, 5, 835, 3900),
+          Sku("H100-SXM5-80GB", 80, "SXM5", 900, 5, 989, 3350),
+          Sku("H200-SXM-141GB", 141, "SXM5", 900, 5, 989, 4800)};
+}
+
+Recipe BenchRecipe(int seq) {
+  Recipe r;
+  r.model = "Llama-3.1-8B";
+  r.method = FineTuneMethod::kLora;
+  r.lora_rank = 16;
+  r.target_modules = {"all-linear"};
+  r.sequence_length = seq;
+  r.micro_batch_size = 2;
+  r.activation_checkpointing = true;
+  r.flash_attention = true;
+  r.gpu_count = 2;
+  r.parallelism = Parallelism::kDdp;
+  return NormalizeRecipe(r);
+}
+
+struct Fixture {
+  std::vector<GpuSku> skus = Catalog();
+  std::vector<Pool> pools;
+  InMemoryEvidence evidence;
+  PlanRequest request;
+
+  Fixture() {
+    for (int i = 0; i < 50; ++i) {
+      const GpuSku& sku = skus[i % skus.size()];
+      Pool pool;
+      pool.name = absl::StrCat("pool-", i);
+      pool.sku_id = sku.id;
+      pool.node_count = 2;
+      pool.gpus_per_node = 8;
+      pool.fabric = sku.HasNvlink() ? Fabric::kNvlink : Fabric::kPcie;
+      pool.purpose =
+          i % 10 == 9 ? PoolPurpose::kServing : PoolPurpose::kTraining;
+      pool.exclusive = true;
+      pool.gpu_quota = 16;
+      pool.internal_rate_micros_per_gpu_hour = 1'000'000 + 100'000 * (i % 7);
+      pools.push_back(pool);
+    }
+    // Measured runs of the exact recipe on half the SKUs and of nearby
+    // sequence lengths on the others.
+    for (size_t s = 0; s < skus.size(); ++s) {
+      for (int run = 0; run < 20; ++run) {
+        MeasuredRun m;
+        m.sku_id = skus[s].id;
+        m.gpu_count = 2;
+        m.started = absl::FromUnixSeconds(1'700'000'000 + run * 86400);
+        m.ended = m.started + absl::Hours(2 + run % 3);
+        m.steps_attempted = 5000;
+        m.steps_succeeded = run % 5 == 0 ? 2500 : 5000;
+        m.step_time_p50_s = 1.0 + 0.1 * s;
+        m.step_time_p95_s = 1.3 + 0.1 * s;
+        m.peak_memory_gb = 20 + run % 4;
+        m.outcome = run % 5 == 0 ? RunOutcome::kFailed : RunOutcome::kSucceeded;
+        m.collectives_opened = true;
+        m.interconnect = Interconnect::kPcie;
+        evidence.AddRun(BenchRecipe(s % 2 == 0 ? 2048 : 1024 + 256 * (run % 3)),
+                        m);
+      }
+    }
+    request.recipe = BenchRecipe(2048);
+    request.total_steps = 20'000;
+    request.serving = ServingTarget{"L40S-PCIE-48GB", Precision::kFp8};
+  }
+};
+
+void BM_Plan50PoolsWithEvidence(benchmark::State& state) {
+  Fixture f;
+  for (auto _ : state) {
+    absl::StatusOr<PlanResult> plan =
+        Plan(f.request, f.pools, f.skus, f.evidence);
+    benchmark::DoNotOptimize(plan);
+    if (!plan.ok()) state.SkipWithError("plan failed");
+  }
+  state.SetItemsProcessed(state.iterations() * f.pools.size());
+}
+BENCHMARK(BM_Plan50PoolsWithEvidence);
+
+void BM_RecipeKey(benchmark::State& state) {
+  const Recipe r = BenchRecipe(2048);
+  for (auto _ : state) benchmark::DoNotOptimize(RecipeKey(r));
+}
+BENCHMARK(BM_RecipeKey);
+
+void BM_PredictPeakMemory(benchmark::State& state) {
+  const Recipe r = BenchRecipe(2048);
+  const ModelArchitecture arch = *ResolveArchitecture(r);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        PredictPeakMemory(r, arch, DefaultMemoryModelConstants()));
+  }
+}
+BENCHMARK(BM_PredictPeakMemory);
+
+}  // namespace
+}  // namespace placement::core
+
+BENCHMARK_MAIN();
