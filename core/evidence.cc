@@ -297,7 +297,7 @@ const char* RunOutcomeName(RunOutcome outcome) {
     case RunOutcome::kFailed:
       return "FAILED";
     case RunOutcome::kOom:
-      return "OOM";
+      return "OUT_OF_MEMORY";
     case RunOutcome::kCollectiveTimeout:
       return "COLLECTIVE_TIMEOUT";
     case RunOutcome::kPreempted:

@@ -43,6 +43,7 @@ absl::Status PlacementServer::Start() {
   }
 
   catalog_service_ = std::make_unique<CatalogService>(*workers_);
+  telemetry_service_ = std::make_unique<TelemetryService>(*workers_);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -50,6 +51,7 @@ absl::Status PlacementServer::Start() {
   builder.AddListeningPort(options_.listen_address,
                            grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(catalog_service_.get());
+  builder.RegisterService(telemetry_service_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(grpc_metrics_->InterceptorFactory());

@@ -14,6 +14,7 @@
 #include "services/db_pool_metrics.h"
 #include "services/grpc_metrics.h"
 #include "services/health_monitor.h"
+#include "services/telemetry_service.h"
 #include "storage/db_workers.h"
 
 namespace placement::services {
@@ -56,6 +57,7 @@ class PlacementServer {
   std::unique_ptr<storage::DbWorkers> workers_;
   std::shared_ptr<DbPoolMetrics> db_pool_metrics_;
   std::unique_ptr<CatalogService> catalog_service_;
+  std::unique_ptr<TelemetryService> telemetry_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HealthMonitor> health_;
   int port_ = 0;

@@ -8,13 +8,6 @@ namespace {
 
 constexpr int kConnectTimeoutSeconds = 3;
 
-bool IsUnavailableSqlState(const std::string& state) {
-  // Class 08: connection exception. 57P01-57P03: admin/crash shutdown,
-  // cannot connect now. 53300: too many connections.
-  return absl::StartsWith(state, "08") || absl::StartsWith(state, "57P") ||
-         state == "53300";
-}
-
 }  // namespace
 
 absl::Status StatusFromException(const std::exception& e) {
@@ -27,22 +20,7 @@ absl::Status StatusFromException(const std::exception& e) {
         absl::StrCat("database connection lost during commit: ", what));
   }
   if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
-    const std::string& state = sql->sqlstate();
-    if (IsUnavailableSqlState(state)) {
-      return absl::UnavailableError(
-          absl::StrCat("database unavailable: ", what));
-    }
-    if (state == "40001" || state == "40P01") {
-      return absl::AbortedError(absl::StrCat("transaction conflict: ", what));
-    }
-    if (state == "23505") {
-      return absl::AlreadyExistsError(what);
-    }
-    if (absl::StartsWith(state, "23") || absl::StartsWith(state, "22")) {
-      return absl::InvalidArgumentError(what);
-    }
-    return absl::InternalError(absl::StrCat("database error ", state, ": ",
-                                            what));
+    return StatusFromSqlState(sql->sqlstate(), what);
   }
   if (dynamic_cast<const pqxx::transaction_rollback*>(&e) != nullptr) {
     return absl::AbortedError(what);
@@ -80,6 +58,17 @@ absl::StatusOr<pqxx::connection*> DbSession::Connection() {
         absl::StrCat("cannot connect to the database: ", e.what()));
   }
   return connection_.get();
+}
+
+absl::StatusOr<PqConnection*> DbSession::RawConnection() {
+  if (raw_connection_ != nullptr && raw_connection_->ok()) {
+    return raw_connection_.get();
+  }
+  raw_connection_.reset();
+  absl::StatusOr<std::unique_ptr<PqConnection>> opened = PqConnection::Open(url_);
+  if (!opened.ok()) return opened.status();
+  raw_connection_ = *std::move(opened);
+  return raw_connection_.get();
 }
 
 absl::Status DbSession::Ping() {

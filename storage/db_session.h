@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/pq_connection.h"
 
 namespace placement::storage {
 
@@ -58,13 +59,31 @@ class DbSession {
     }
   }
 
+  // Runs `fn(PqConnection&)` on the session's plain libpq connection (for
+  // bulk COPY), opened lazily and dropped when it is lost.
+  template <typename Fn>
+  std::invoke_result_t<Fn, PqConnection&> RunRaw(Fn&& fn) {
+    absl::StatusOr<PqConnection*> connection = RawConnection();
+    if (!connection.ok()) return connection.status();
+    auto result = fn(**connection);
+    if (IsConnectionLost(StatusOf(result)) || !(*connection)->ok()) {
+      raw_connection_.reset();
+    }
+    return result;
+  }
+
   // A round trip to the server ("SELECT 1").
   absl::Status Ping();
 
   // Closes the connection; the next Run() opens a new one.
-  void Drop() { connection_.reset(); }
+  void Drop() {
+    connection_.reset();
+    raw_connection_.reset();
+  }
 
-  bool is_connected() const { return connection_ != nullptr; }
+  bool is_connected() const {
+    return connection_ != nullptr || raw_connection_ != nullptr;
+  }
 
  private:
   static const absl::Status& StatusOf(const absl::Status& s) { return s; }
@@ -74,9 +93,11 @@ class DbSession {
   }
 
   absl::StatusOr<pqxx::connection*> Connection();
+  absl::StatusOr<PqConnection*> RawConnection();
 
   std::string url_;
   std::unique_ptr<pqxx::connection> connection_;
+  std::unique_ptr<PqConnection> raw_connection_;
 };
 
 // Adds connect_timeout (seconds) to a libpq URI or key=value string that has

@@ -8,33 +8,18 @@
 #include "google/rpc/status.pb.h"
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
-#include "services/placement_server.h"
-#include "tests/support/test_database.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/in_process_server.h"
 
 namespace placement {
 namespace {
 
-using ::placement::testing::TestDatabase;
+using ::placement::testing::InProcessServer;
+using ::placement::testing::ViolatedFields;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
-
-// The field paths named by a status's google.rpc.BadRequest.
-std::vector<std::string> ViolatedFields(const grpc::Status& status) {
-  std::vector<std::string> fields;
-  google::rpc::Status rich;
-  if (!rich.ParseFromString(status.error_details())) return fields;
-  for (const auto& detail : rich.details()) {
-    google::rpc::BadRequest bad_request;
-    if (detail.UnpackTo(&bad_request)) {
-      for (const auto& v : bad_request.field_violations()) {
-        fields.push_back(v.field());
-      }
-    }
-  }
-  return fields;
-}
 
 v1::Pool ValidPool(const std::string& name) {
   v1::Pool pool;
@@ -53,27 +38,11 @@ v1::Pool ValidPool(const std::string& name) {
 
 class CatalogServiceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    db_.Migrate();
-    services::ServerOptions options;
-    options.listen_address = "127.0.0.1:0";
-    options.metrics_address = "";
-    options.database_url = db_.url();
-    options.db_workers = 2;
-    server_ = std::make_unique<services::PlacementServer>(options);
-    ASSERT_TRUE(server_->Start().ok());
-    stub_ = v1::CatalogService::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(server_->port()),
-        grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override { server_->Shutdown(absl::Seconds(5)); }
+  CatalogServiceTest()
+      : stub_(v1::CatalogService::NewStub(server_.channel())) {}
 
   std::unique_ptr<grpc::ClientContext> Context() {
-    auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() +
-                          std::chrono::seconds(10));
-    return context;
+    return testing::Deadline();
   }
 
   grpc::Status Create(const v1::Pool& pool, const std::string& request_id,
@@ -88,13 +57,12 @@ class CatalogServiceTest : public ::testing::Test {
 
   // Everything stored about pools, to prove a refused request changed nothing.
   std::string PoolsSnapshot() {
-    return db_.QueryValue(
+    return server_.db().QueryValue(
         "SELECT count(*) || ':' || md5(coalesce(string_agg(p::text, '|' "
         "ORDER BY name), '')) FROM pools p");
   }
 
-  TestDatabase db_;
-  std::unique_ptr<services::PlacementServer> server_;
+  InProcessServer server_;
   std::unique_ptr<v1::CatalogService::Stub> stub_;
 };
 

@@ -1,0 +1,59 @@
+#ifndef PLACEMENT_STORAGE_PQ_CONNECTION_H_
+#define PLACEMENT_STORAGE_PQ_CONNECTION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <libpq-fe.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace placement::storage {
+
+// A PGresult that is cleared when it goes out of scope.
+using PqResult = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+// A plain libpq connection for bulk COPY. libpqxx 6.4 writes COPY data one
+// row per call and hides the PGconn; telemetry ingestion needs to hand libpq
+// large buffers, so the sample path talks to libpq directly. Every error comes
+// back as a status (the same mapping as for libpqxx, by SQLSTATE).
+//
+// Not thread-safe: owned by one worker's DbSession.
+class PqConnection {
+ public:
+  // UNAVAILABLE when the server cannot be reached.
+  static absl::StatusOr<std::unique_ptr<PqConnection>> Open(
+      const std::string& url);
+  ~PqConnection();
+
+  PqConnection(const PqConnection&) = delete;
+  PqConnection& operator=(const PqConnection&) = delete;
+
+  // Runs a statement with text parameters ($1..$n; nullptr for NULL).
+  absl::StatusOr<PqResult> Exec(absl::string_view sql,
+                                const std::vector<const char*>& params = {});
+
+  // Runs `copy_sql` (COPY ... FROM STDIN), sends `data` in COPY text format,
+  // and ends the copy. Returns the number of rows copied.
+  absl::StatusOr<int64_t> CopyIn(absl::string_view copy_sql,
+                                 absl::string_view data);
+
+  bool ok() const { return PQstatus(connection_) == CONNECTION_OK; }
+
+ private:
+  explicit PqConnection(PGconn* connection) : connection_(connection) {}
+  absl::Status StatusOfResult(const PGresult* result) const;
+
+  PGconn* connection_;
+};
+
+// The status for an error with SQLSTATE `state` (see StatusFromException).
+absl::Status StatusFromSqlState(absl::string_view state,
+                                absl::string_view message);
+
+}  // namespace placement::storage
+
+#endif  // PLACEMENT_STORAGE_PQ_CONNECTION_H_

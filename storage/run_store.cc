@@ -1,0 +1,281 @@
+#include "storage/run_store.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace placement::storage {
+namespace {
+
+constexpr char kInsertRun[] = R"sql(
+INSERT INTO benchmark_runs (
+  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, model,
+  method, gpu_count, started_at, ended_at, gpu_microseconds, steps_attempted,
+  steps_succeeded, step_time_mean_s, step_time_p50_s, step_time_p95_s,
+  tokens_per_second, peak_memory_gb, offload, interconnect, collectives_opened,
+  retries, outcome, exclusive, plan_id, upload)
+VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10,
+        to_timestamp($11::float8 / 1e6), to_timestamp($12::float8 / 1e6), $13,
+        $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
+        $27::uuid, decode($2, 'hex'))
+ON CONFLICT (run_id) DO NOTHING
+RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint)sql";
+
+constexpr char kSelectExistingRun[] = R"sql(
+SELECT fingerprint = sha256(decode($2, 'hex')), recipe_key,
+       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds
+FROM benchmark_runs WHERE run_id = $1)sql";
+
+// One atomic upsert per run: concurrent uploads of the same (recipe key,
+// SKU) serialize on the row and never lose an update.
+constexpr char kUpsertRollup[] = R"sql(
+INSERT INTO evidence_rollups AS r (
+  recipe_key, sku_id, recipe, model, method, runs, successful_runs,
+  offload_runs, retries, collective_runs, nvlink_runs, pcie_runs,
+  host_memory_runs, steps_attempted, steps_succeeded, gpu_microseconds,
+  max_peak_memory_gb, step_time_p50_hist, step_time_p95_hist, peak_memory_hist)
+VALUES ($1, $2, decode($3, 'hex'), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+        $14, $15, $16, $17, $18::bigint[], $19::bigint[], $20::bigint[])
+ON CONFLICT (recipe_key, sku_id) DO UPDATE SET
+  runs = r.runs + EXCLUDED.runs,
+  successful_runs = r.successful_runs + EXCLUDED.successful_runs,
+  offload_runs = r.offload_runs + EXCLUDED.offload_runs,
+  retries = r.retries + EXCLUDED.retries,
+  collective_runs = r.collective_runs + EXCLUDED.collective_runs,
+  nvlink_runs = r.nvlink_runs + EXCLUDED.nvlink_runs,
+  pcie_runs = r.pcie_runs + EXCLUDED.pcie_runs,
+  host_memory_runs = r.host_memory_runs + EXCLUDED.host_memory_runs,
+  steps_attempted = r.steps_attempted + EXCLUDED.steps_attempted,
+  steps_succeeded = r.steps_succeeded + EXCLUDED.steps_succeeded,
+  gpu_microseconds = r.gpu_microseconds + EXCLUDED.gpu_microseconds,
+  max_peak_memory_gb = greatest(r.max_peak_memory_gb, EXCLUDED.max_peak_memory_gb),
+  step_time_p50_hist = placement_add_counts(r.step_time_p50_hist, EXCLUDED.step_time_p50_hist),
+  step_time_p95_hist = placement_add_counts(r.step_time_p95_hist, EXCLUDED.step_time_p95_hist),
+  peak_memory_hist = placement_add_counts(r.peak_memory_hist, EXCLUDED.peak_memory_hist),
+  updated_at = now())sql";
+
+constexpr char kSelectRun[] = R"sql(
+SELECT encode(upload, 'hex'), recipe_key,
+       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds
+FROM benchmark_runs WHERE run_id = $1)sql";
+
+// Newest first; the cursor is the (accepted_at, run_id) of the last row.
+constexpr char kListRuns[] = R"sql(
+SELECT run_id::text, pool_name, sku_id, recipe_key, model, method, gpu_count,
+       (extract(epoch FROM started_at) * 1e6)::bigint,
+       (extract(epoch FROM ended_at) * 1e6)::bigint,
+       steps_attempted, steps_succeeded, peak_memory_gb, offload, outcome,
+       retries, gpu_microseconds,
+       (extract(epoch FROM accepted_at) * 1e6)::bigint
+FROM benchmark_runs
+WHERE ($1 = '' OR pool_name = $1)
+  AND ($2 = '' OR sku_id = $2)
+  AND ($3 = '' OR recipe_key = $3)
+  AND ($4 = '' OR (accepted_at, run_id) < (to_timestamp($5::float8 / 1e6), $4::uuid))
+ORDER BY accepted_at DESC, run_id DESC
+LIMIT $6)sql";
+
+constexpr char kListRollups[] = R"sql(
+SELECT recipe_key, sku_id, encode(recipe, 'hex'), runs, successful_runs,
+       offload_runs, retries, collective_runs, nvlink_runs, pcie_runs,
+       host_memory_runs, steps_attempted, steps_succeeded, gpu_microseconds,
+       max_peak_memory_gb, step_time_p50_hist::text, step_time_p95_hist::text,
+       peak_memory_hist::text
+FROM evidence_rollups ORDER BY recipe_key, sku_id)sql";
+
+constexpr double kMicrosecondsPerHour = 3.6e9;
+
+std::string CountsLiteral(const core::LogHistogram& histogram) {
+  return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
+}
+
+core::LogHistogram CountsFromLiteral(absl::string_view text) {
+  core::LogHistogram histogram;
+  absl::ConsumePrefix(&text, "{");
+  absl::ConsumeSuffix(&text, "}");
+  int i = 0;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    if (i >= core::kHistogramBuckets) break;
+    int64_t value = 0;
+    if (absl::SimpleAtoi(part, &value)) histogram.counts[i] = value;
+    ++i;
+  }
+  return histogram;
+}
+
+std::string HexEncode(absl::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    hex.push_back(kDigits[c >> 4]);
+    hex.push_back(kDigits[c & 15]);
+  }
+  return hex;
+}
+
+std::string HexDecode(absl::string_view hex) {
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return 0;
+  };
+  std::string bytes;
+  bytes.reserve(hex.size() / 2);
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes.push_back(static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int64_t GpuMicroseconds(const core::MeasuredRun& run) {
+  if (run.ended <= run.started) return 0;
+  return run.gpu_count * absl::ToInt64Microseconds(run.ended - run.started);
+}
+
+absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
+  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<RunAck> {
+    const core::MeasuredRun& run = in.run;
+    const int64_t gpu_us = GpuMicroseconds(run);
+    pqxx::work txn(c);
+    const std::string upload_hex = HexEncode(in.upload);
+    const pqxx::result inserted = txn.exec_params(
+        kInsertRun, run.run_id, upload_hex, in.agent_id, run.pool_name,
+        run.sku_id, run.team, run.recipe_key, in.recipe.model,
+        core::FineTuneMethodName(in.recipe.method), run.gpu_count,
+        absl::ToUnixMicros(run.started), absl::ToUnixMicros(run.ended), gpu_us,
+        run.steps_attempted, run.steps_succeeded, run.step_time_mean_s,
+        run.step_time_p50_s, run.step_time_p95_s, in.tokens_per_second,
+        run.peak_memory_gb, core::OffloadName(run.offload),
+        core::InterconnectName(run.interconnect), run.collectives_opened,
+        run.retries, core::RunOutcomeName(run.outcome), in.exclusive,
+        in.plan_id.empty() ? nullptr : in.plan_id.c_str());
+    if (inserted.empty()) {
+      // The run_id is taken: a retry of the same upload, or a conflict.
+      const pqxx::result existing =
+          txn.exec_params(kSelectExistingRun, run.run_id, upload_hex);
+      if (existing.empty()) {
+        return absl::AbortedError("run_id conflict; retry the upload");
+      }
+      if (!existing[0][0].as<bool>()) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "run ", run.run_id,
+            " was already uploaded with other content; runs are immutable"));
+      }
+      return RunAck{run.run_id, existing[0][1].as<std::string>(),
+                    absl::FromUnixMicros(existing[0][2].as<int64_t>()),
+                    existing[0][3].as<int64_t>()};
+    }
+
+    core::EvidenceRollup delta;
+    delta.Add(run);
+    txn.exec_params(
+        kUpsertRollup, run.recipe_key, run.sku_id, HexEncode(in.recipe_proto),
+        in.recipe.model, core::FineTuneMethodName(in.recipe.method),
+        delta.runs, delta.successful_runs, delta.offload_runs, delta.retries,
+        delta.collective_runs, delta.nvlink_runs, delta.pcie_runs,
+        delta.host_memory_runs, delta.steps_attempted, delta.steps_succeeded,
+        gpu_us, delta.max_peak_memory_gb,
+        CountsLiteral(delta.step_time_p50_hist),
+        CountsLiteral(delta.step_time_p95_hist),
+        CountsLiteral(delta.peak_memory_hist));
+    txn.commit();
+    return RunAck{run.run_id, run.recipe_key,
+                  absl::FromUnixMicros(inserted[0][0].as<int64_t>()), gpu_us};
+  });
+}
+
+absl::StatusOr<StoredRun> GetRun(DbSession& session,
+                                 const std::string& run_id) {
+  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<StoredRun> {
+    pqxx::read_transaction txn(c);
+    const pqxx::result rows = txn.exec_params(kSelectRun, run_id);
+    if (rows.empty()) {
+      return absl::NotFoundError(absl::StrCat("no run ", run_id));
+    }
+    StoredRun stored;
+    stored.upload = HexDecode(rows[0][0].as<std::string>());
+    stored.ack = RunAck{run_id, rows[0][1].as<std::string>(),
+                        absl::FromUnixMicros(rows[0][2].as<int64_t>()),
+                        rows[0][3].as<int64_t>()};
+    return stored;
+  });
+}
+
+absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
+                                 const RunCursor& after, int page_size) {
+  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<RunPage> {
+    pqxx::read_transaction txn(c);
+    const int64_t cursor_micros =
+        after.run_id.empty() ? 0 : absl::ToUnixMicros(after.accept_time);
+    const pqxx::result rows = txn.exec_params(
+        kListRuns, filter.pool, filter.sku, filter.recipe_key, after.run_id,
+        cursor_micros, page_size + 1);
+    RunPage page;
+    for (const pqxx::row& row : rows) {
+      if (static_cast<int>(page.runs.size()) == page_size) {
+        page.more = true;
+        break;
+      }
+      RunSummary s;
+      s.run_id = row[0].as<std::string>();
+      s.pool_name = row[1].as<std::string>();
+      s.sku_id = row[2].as<std::string>();
+      s.recipe_key = row[3].as<std::string>();
+      s.model = row[4].as<std::string>();
+      s.method = row[5].as<std::string>();
+      s.gpu_count = row[6].as<int>();
+      s.started = absl::FromUnixMicros(row[7].as<int64_t>());
+      s.ended = absl::FromUnixMicros(row[8].as<int64_t>());
+      s.steps_attempted = row[9].as<int64_t>();
+      s.steps_succeeded = row[10].as<int64_t>();
+      s.peak_memory_gb = row[11].as<double>();
+      s.offload = row[12].as<std::string>();
+      s.outcome = row[13].as<std::string>();
+      s.retries = row[14].as<int>();
+      s.gpu_microseconds = row[15].as<int64_t>();
+      s.accept_time = absl::FromUnixMicros(row[16].as<int64_t>());
+      page.runs.push_back(std::move(s));
+    }
+    return page;
+  });
+}
+
+absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {
+  return session.Run(
+      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRollup>> {
+        pqxx::read_transaction txn(c);
+        std::vector<StoredRollup> rollups;
+        for (const pqxx::row& row : txn.exec(kListRollups)) {
+          StoredRollup stored;
+          core::EvidenceRollup& r = stored.rollup;
+          r.recipe_key = row[0].as<std::string>();
+          r.sku_id = row[1].as<std::string>();
+          stored.recipe_proto = HexDecode(row[2].as<std::string>());
+          r.runs = row[3].as<int64_t>();
+          r.successful_runs = row[4].as<int64_t>();
+          r.offload_runs = row[5].as<int64_t>();
+          r.retries = row[6].as<int64_t>();
+          r.collective_runs = row[7].as<int64_t>();
+          r.nvlink_runs = row[8].as<int64_t>();
+          r.pcie_runs = row[9].as<int64_t>();
+          r.host_memory_runs = row[10].as<int64_t>();
+          r.steps_attempted = row[11].as<int64_t>();
+          r.steps_succeeded = row[12].as<int64_t>();
+          r.gpu_hours = row[13].as<int64_t>() / kMicrosecondsPerHour;
+          r.max_peak_memory_gb = row[14].as<double>();
+          r.step_time_p50_hist = CountsFromLiteral(row[15].as<std::string>());
+          r.step_time_p95_hist = CountsFromLiteral(row[16].as<std::string>());
+          r.peak_memory_hist = CountsFromLiteral(row[17].as<std::string>());
+          rollups.push_back(std::move(stored));
+        }
+        return rollups;
+      });
+}
+
+}  // namespace placement::storage

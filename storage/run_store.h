@@ -1,0 +1,107 @@
+#ifndef PLACEMENT_STORAGE_RUN_STORE_H_
+#define PLACEMENT_STORAGE_RUN_STORE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/evidence.h"
+#include "core/recipe.h"
+#include "storage/db_session.h"
+
+namespace placement::storage {
+
+// A validated run, ready to store.
+struct RunToStore {
+  core::MeasuredRun run;  // run_id, recipe_key, sku, pool, team, figures
+  core::Recipe recipe;    // normalized
+  std::string recipe_proto;  // serialized placement.v1.Recipe (normalized)
+  // Serialized placement.v1.BenchmarkRun as sent (deterministic): its
+  // sha256 is the run's fingerprint for idempotency.
+  std::string upload;
+  std::string agent_id;
+  double tokens_per_second = 0;
+  bool exclusive = false;
+  std::string plan_id;  // empty: none
+};
+
+struct RunAck {
+  std::string run_id;
+  std::string recipe_key;
+  absl::Time accept_time;
+  int64_t gpu_microseconds = 0;
+};
+
+// GPU-microseconds of a run: GPU count x wall time, exact.
+int64_t GpuMicroseconds(const core::MeasuredRun& run);
+
+// Stores `run` and adds it to the evidence rollup of its (recipe key, SKU) in
+// one transaction; the rollup upsert is a single atomic statement, so
+// concurrent uploads never lose an update. Idempotent on run_id:
+//  - first time: stored, acknowledged;
+//  - same run_id, same upload bytes: the original acknowledgement, nothing
+//    written;
+//  - same run_id, other upload bytes: ALREADY_EXISTS, nothing changed.
+absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& run);
+
+struct StoredRun {
+  std::string upload;  // serialized placement.v1.BenchmarkRun
+  RunAck ack;
+};
+
+// NOT_FOUND when no run has that id.
+absl::StatusOr<StoredRun> GetRun(DbSession& session, const std::string& run_id);
+
+struct RunSummary {
+  std::string run_id;
+  std::string pool_name;
+  std::string sku_id;
+  std::string recipe_key;
+  std::string model;
+  std::string method;
+  int gpu_count = 0;
+  absl::Time started;
+  absl::Time ended;
+  int64_t steps_attempted = 0;
+  int64_t steps_succeeded = 0;
+  double peak_memory_gb = 0;
+  std::string offload;
+  std::string outcome;
+  int retries = 0;
+  int64_t gpu_microseconds = 0;
+  absl::Time accept_time;
+};
+
+struct RunFilter {
+  std::string pool;        // empty: any
+  std::string sku;         // empty: any
+  std::string recipe_key;  // empty: any
+};
+
+// Position in the newest-first listing: the last row of the previous page.
+struct RunCursor {
+  absl::Time accept_time = absl::InfiniteFuture();
+  std::string run_id;  // empty: from the start
+};
+
+struct RunPage {
+  std::vector<RunSummary> runs;
+  bool more = false;
+};
+
+absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
+                                 const RunCursor& after, int page_size);
+
+// A stored rollup with the normalized recipe it belongs to.
+struct StoredRollup {
+  std::string recipe_proto;  // serialized placement.v1.Recipe
+  core::EvidenceRollup rollup;
+};
+
+// Every rollup (the planner's evidence), for a replica's in-memory copy.
+absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session);
+
+}  // namespace placement::storage
+
+#endif  // PLACEMENT_STORAGE_RUN_STORE_H_

@@ -1,0 +1,271 @@
+#include "storage/sample_store.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace placement::storage {
+namespace {
+
+constexpr char kRegisterStream[] = R"sql(
+INSERT INTO sample_streams (run_id, partition_time)
+VALUES ($1::uuid, to_timestamp($2::float8 / 1e6))
+ON CONFLICT (run_id) DO NOTHING)sql";
+
+// Locks the run's progress row: appends to one run serialize here.
+constexpr char kLockStream[] = R"sql(
+SELECT (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
+       committed_through_step, samples
+FROM sample_streams WHERE run_id = $1::uuid FOR UPDATE)sql";
+
+constexpr char kSelectProgress[] = R"sql(
+SELECT (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
+       committed_through_step, samples
+FROM sample_streams WHERE run_id = $1::uuid)sql";
+
+constexpr char kExistingSteps[] = R"sql(
+SELECT step FROM step_samples
+WHERE run_id = $1::uuid AND partition_time = to_timestamp($2::float8 / 1e6)
+  AND step = ANY($3::bigint[]))sql";
+
+constexpr char kStepsAfter[] = R"sql(
+SELECT step FROM step_samples
+WHERE run_id = $1::uuid AND partition_time = to_timestamp($2::float8 / 1e6)
+  AND step > $3
+ORDER BY step LIMIT 100000)sql";
+
+constexpr char kUpdateStream[] = R"sql(
+UPDATE sample_streams
+SET max_step = $2, committed_through_step = $3, samples = $4, updated_at = now()
+WHERE run_id = $1::uuid)sql";
+
+constexpr char kCopySamples[] =
+    "COPY step_samples (run_id, partition_time, step, sample_time, "
+    "step_time_s, memory_allocated_gb, memory_reserved_gb, tokens, loss) "
+    "FROM STDIN";
+
+constexpr char kEnsurePartitions[] =
+    "SELECT placement_ensure_sample_partitions(to_timestamp($1::float8 / "
+    "1e6), $2)";
+
+// Rolls back unless committed.
+class PqTransaction {
+ public:
+  explicit PqTransaction(PqConnection& connection) : connection_(connection) {}
+  ~PqTransaction() {
+    if (open_) (void)connection_.Exec("ROLLBACK");
+  }
+  absl::Status Begin() {
+    absl::StatusOr<PqResult> result = connection_.Exec("BEGIN");
+    open_ = result.ok();
+    return result.status();
+  }
+  absl::Status Commit() {
+    absl::StatusOr<PqResult> result = connection_.Exec("COMMIT");
+    open_ = false;
+    return result.status();
+  }
+
+ private:
+  PqConnection& connection_;
+  bool open_ = false;
+};
+
+// Shortest text that reads back as the same double.
+void AppendDouble(double value, std::string* out) {
+  char buffer[32];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out->append(buffer, error == std::errc() ? end : buffer);
+}
+
+void AppendTimestamp(absl::Time time, std::string* out) {
+  out->append(absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time,
+                               absl::UTCTimeZone()));
+}
+
+int64_t Int64Field(const PGresult* result, int row, int column) {
+  int64_t value = 0;
+  (void)absl::SimpleAtoi(PQgetvalue(result, row, column), &value);
+  return value;
+}
+
+std::string Micros(absl::Time time) {
+  return std::to_string(absl::ToUnixMicros(time));
+}
+
+// Walks `steps` (ascending) from `committed`, returning the last step of the
+// contiguous run that starts at committed + 1.
+int64_t AdvanceContiguous(int64_t committed, const std::vector<int64_t>& steps) {
+  for (int64_t step : steps) {
+    if (step <= committed) continue;
+    if (step != committed + 1) break;
+    committed = step;
+  }
+  return committed;
+}
+
+}  // namespace
+
+std::string SampleCopyLine(const std::string& run_id, absl::Time partition_time,
+                           const StepSampleRow& s) {
+  std::string line = run_id;
+  line.push_back('\t');
+  AppendTimestamp(partition_time, &line);
+  absl::StrAppend(&line, "\t", s.step, "\t");
+  AppendTimestamp(s.time, &line);
+  line.push_back('\t');
+  AppendDouble(s.step_time_s, &line);
+  line.push_back('\t');
+  AppendDouble(s.memory_allocated_gb, &line);
+  line.push_back('\t');
+  AppendDouble(s.memory_reserved_gb, &line);
+  absl::StrAppend(&line, "\t", s.tokens, "\t");
+  if (s.loss.has_value()) {
+    AppendDouble(*s.loss, &line);
+  } else {
+    line.append("\\N");
+  }
+  line.push_back('\n');
+  return line;
+}
+
+absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
+                                           const std::string& run_id,
+                                           std::vector<StepSampleRow> samples) {
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const StepSampleRow& a, const StepSampleRow& b) {
+                     return a.step < b.step;
+                   });
+  AppendResult result;
+  // Repeats inside the batch: the first one counts.
+  auto last = std::unique(samples.begin(), samples.end(),
+                          [](const StepSampleRow& a, const StepSampleRow& b) {
+                            return a.step == b.step;
+                          });
+  result.duplicates = samples.end() - last;
+  samples.erase(last, samples.end());
+
+  absl::Time first_time = absl::InfiniteFuture();
+  for (const StepSampleRow& s : samples) first_time = std::min(first_time, s.time);
+  if (samples.empty()) first_time = absl::Now();
+
+  return session.RunRaw([&](PqConnection& c) -> absl::StatusOr<AppendResult> {
+    PqTransaction txn(c);
+    if (absl::Status s = txn.Begin(); !s.ok()) return s;
+    const std::string first_micros = Micros(first_time);
+    if (auto r = c.Exec(kRegisterStream, {run_id.c_str(), first_micros.c_str()});
+        !r.ok()) {
+      return r.status();
+    }
+    absl::StatusOr<PqResult> locked = c.Exec(kLockStream, {run_id.c_str()});
+    if (!locked.ok()) return locked.status();
+    const absl::Time partition_time =
+        absl::FromUnixMicros(Int64Field(locked->get(), 0, 0));
+    const std::string partition_micros = Micros(partition_time);
+    SampleProgress progress{Int64Field(locked->get(), 0, 2),
+                            Int64Field(locked->get(), 0, 1),
+                            Int64Field(locked->get(), 0, 3)};
+
+    // Steps at or below the highest stored step may be stored already.
+    std::vector<int64_t> maybe_stored;
+    for (const StepSampleRow& s : samples) {
+      if (s.step > progress.max_step) break;
+      maybe_stored.push_back(s.step);
+    }
+    std::set<int64_t> stored_steps;
+    if (!maybe_stored.empty()) {
+      const std::string steps =
+          absl::StrCat("{", absl::StrJoin(maybe_stored, ","), "}");
+      absl::StatusOr<PqResult> existing =
+          c.Exec(kExistingSteps,
+                 {run_id.c_str(), partition_micros.c_str(), steps.c_str()});
+      if (!existing.ok()) return existing.status();
+      for (int i = 0; i < PQntuples(existing->get()); ++i) {
+        stored_steps.insert(Int64Field(existing->get(), i, 0));
+      }
+    }
+
+    std::string copy_data;
+    copy_data.reserve(samples.size() * 120);
+    std::vector<int64_t> new_steps;
+    new_steps.reserve(samples.size());
+    for (const StepSampleRow& s : samples) {
+      if (stored_steps.contains(s.step)) {
+        ++result.duplicates;
+        continue;
+      }
+      copy_data += SampleCopyLine(run_id, partition_time, s);
+      new_steps.push_back(s.step);
+    }
+    if (!new_steps.empty()) {
+      absl::StatusOr<int64_t> copied = c.CopyIn(kCopySamples, copy_data);
+      if (!copied.ok()) return copied.status();
+    }
+    result.stored = static_cast<int64_t>(new_steps.size());
+
+    const bool had_gaps = progress.committed_through_step < progress.max_step;
+    if (!new_steps.empty()) {
+      progress.max_step = std::max(progress.max_step, new_steps.back());
+    }
+    if (!had_gaps) {
+      progress.committed_through_step =
+          AdvanceContiguous(progress.committed_through_step, new_steps);
+    } else if (!new_steps.empty()) {
+      // Earlier gaps: walk the stored steps past the contiguous prefix.
+      const std::string after = std::to_string(progress.committed_through_step);
+      absl::StatusOr<PqResult> later = c.Exec(
+          kStepsAfter, {run_id.c_str(), partition_micros.c_str(), after.c_str()});
+      if (!later.ok()) return later.status();
+      std::vector<int64_t> steps;
+      for (int i = 0; i < PQntuples(later->get()); ++i) {
+        steps.push_back(Int64Field(later->get(), i, 0));
+      }
+      progress.committed_through_step =
+          AdvanceContiguous(progress.committed_through_step, steps);
+    }
+    progress.samples += result.stored;
+
+    const std::string max_step = std::to_string(progress.max_step);
+    const std::string committed =
+        std::to_string(progress.committed_through_step);
+    const std::string count = std::to_string(progress.samples);
+    if (auto r = c.Exec(kUpdateStream, {run_id.c_str(), max_step.c_str(),
+                                        committed.c_str(), count.c_str()});
+        !r.ok()) {
+      return r.status();
+    }
+    if (absl::Status s = txn.Commit(); !s.ok()) return s;
+    result.progress = progress;
+    return result;
+  });
+}
+
+absl::StatusOr<SampleProgress> GetSampleProgress(DbSession& session,
+                                                 const std::string& run_id) {
+  return session.RunRaw([&](PqConnection& c) -> absl::StatusOr<SampleProgress> {
+    absl::StatusOr<PqResult> row = c.Exec(kSelectProgress, {run_id.c_str()});
+    if (!row.ok()) return row.status();
+    if (PQntuples(row->get()) == 0) return SampleProgress{};  // none yet
+    return SampleProgress{Int64Field(row->get(), 0, 2),
+                          Int64Field(row->get(), 0, 1),
+                          Int64Field(row->get(), 0, 3)};
+  });
+}
+
+absl::StatusOr<int> EnsureSamplePartitions(DbSession& session, absl::Time from,
+                                           int months) {
+  return session.RunRaw([&](PqConnection& c) -> absl::StatusOr<int> {
+    const std::string from_micros = Micros(from);
+    const std::string count = std::to_string(months);
+    absl::StatusOr<PqResult> created =
+        c.Exec(kEnsurePartitions, {from_micros.c_str(), count.c_str()});
+    if (!created.ok()) return created.status();
+    return static_cast<int>(Int64Field(created->get(), 0, 0));
+  });
+}
+
+}  // namespace placement::storage

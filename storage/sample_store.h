@@ -1,0 +1,64 @@
+#ifndef PLACEMENT_STORAGE_SAMPLE_STORE_H_
+#define PLACEMENT_STORAGE_SAMPLE_STORE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "storage/db_session.h"
+
+namespace placement::storage {
+
+// One step of a run in progress, already validated.
+struct StepSampleRow {
+  int64_t step = 0;
+  absl::Time time;
+  double step_time_s = 0;
+  double memory_allocated_gb = 0;
+  double memory_reserved_gb = 0;
+  int64_t tokens = 0;
+  std::optional<double> loss;
+};
+
+struct SampleProgress {
+  // Every step 0..committed_through_step is stored; -1 when step 0 is not.
+  int64_t committed_through_step = -1;
+  int64_t max_step = -1;
+  int64_t samples = 0;
+};
+
+struct AppendResult {
+  SampleProgress progress;
+  int64_t stored = 0;      // new samples written by this call
+  int64_t duplicates = 0;  // samples of this call that were already stored
+};
+
+// Appends a batch of samples of `run_id` in one transaction, with COPY.
+// Samples whose (run, step) is already stored, or repeated inside the batch,
+// are skipped, so a re-sent batch is stored once. Concurrent appends to the
+// same run serialize on the run's progress row. Nothing is acknowledged
+// before the commit.
+absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
+                                           const std::string& run_id,
+                                           std::vector<StepSampleRow> samples);
+
+// The committed progress of a run's samples (committed_through_step -1 and
+// no samples when none arrived).
+absl::StatusOr<SampleProgress> GetSampleProgress(DbSession& session,
+                                                 const std::string& run_id);
+
+// Creates the monthly step_samples partitions from the month of `from` for
+// `months` months, if missing. Returns how many it created.
+absl::StatusOr<int> EnsureSamplePartitions(DbSession& session, absl::Time from,
+                                           int months);
+
+// COPY text format of one row of step_samples (for benchmarks that load the
+// same rows by other paths).
+std::string SampleCopyLine(const std::string& run_id, absl::Time partition_time,
+                           const StepSampleRow& sample);
+
+}  // namespace placement::storage
+
+#endif  // PLACEMENT_STORAGE_SAMPLE_STORE_H_

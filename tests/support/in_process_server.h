@@ -1,0 +1,33 @@
+#ifndef PLACEMENT_TESTS_SUPPORT_IN_PROCESS_SERVER_H_
+#define PLACEMENT_TESTS_SUPPORT_IN_PROCESS_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "services/placement_server.h"
+#include "tests/support/test_database.h"
+
+namespace placement::testing {
+
+// A migrated test database and a PlacementServer on a free loopback port in
+// this process (so the sanitizers see the server's code too).
+class InProcessServer {
+ public:
+  InProcessServer();
+  ~InProcessServer();
+
+  const TestDatabase& db() const { return db_; }
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  services::PlacementServer& server() { return *server_; }
+
+ private:
+  TestDatabase db_;
+  std::unique_ptr<services::PlacementServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+}  // namespace placement::testing
+
+#endif  // PLACEMENT_TESTS_SUPPORT_IN_PROCESS_SERVER_H_
