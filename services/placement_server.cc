@@ -65,6 +65,8 @@ absl::Status PlacementServer::Start() {
   health->SetServingStatus(false);
   health_ = std::make_unique<HealthMonitor>(options_.database_url, health,
                                             options_.health_interval);
+  partitions_ = std::make_unique<PartitionMaintainer>(options_.database_url,
+                                                      absl::Hours(6));
   return absl::OkStatus();
 }
 
@@ -72,6 +74,7 @@ void PlacementServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
   health_.reset();  // stop flipping health back to SERVING
+  partitions_.reset();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     server_->Shutdown(std::chrono::system_clock::now() +

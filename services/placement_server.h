@@ -14,6 +14,7 @@
 #include "services/db_pool_metrics.h"
 #include "services/grpc_metrics.h"
 #include "services/health_monitor.h"
+#include "services/partition_maintainer.h"
 #include "services/telemetry_service.h"
 #include "storage/db_workers.h"
 
@@ -60,6 +61,7 @@ class PlacementServer {
   std::unique_ptr<TelemetryService> telemetry_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HealthMonitor> health_;
+  std::unique_ptr<PartitionMaintainer> partitions_;
   int port_ = 0;
   int metrics_port_ = 0;
   bool shut_down_ = false;

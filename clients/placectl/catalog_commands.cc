@@ -3,8 +3,6 @@
 #include <iostream>
 #include <random>
 
-#include <google/protobuf/util/json_util.h>
-
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,6 +13,7 @@
 #include "clients/common/rpc_errors.h"
 #include "clients/common/table.h"
 #include "clients/placectl/flags.h"
+#include "clients/placectl/json.h"
 #include "core/money.h"
 #include "placement/v1/catalog.grpc.pb.h"
 
@@ -44,16 +43,6 @@ namespace {
 using clients::ContextWithDeadline;
 using clients::DescribeError;
 using clients::Table;
-
-std::string ToJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
-  return json + "\n";
-}
 
 int Fail(const grpc::Status& status) {
   std::cerr << "placectl: " << DescribeError(status) << "\n";

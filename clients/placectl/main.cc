@@ -11,6 +11,7 @@
 #include "absl/flags/usage.h"
 #include "clients/placectl/catalog_commands.h"
 #include "clients/placectl/flags.h"
+#include "clients/placectl/run_commands.h"
 
 ABSL_FLAG(std::string, server, "",
           "placementd address host:port (default: $PLACEMENT_SERVER, else "
@@ -67,7 +68,10 @@ int main(int argc, char** argv) {
       "               --rate 2.10 [--list_price 4.10] [--quota Q]\n"
       "               [--labels team=x,region=y] [--exclusive=false]\n"
       "  pools update NAME [--quota Q] [--rate R] [...]   changes only the "
-      "flags given";
+      "flags given\n"
+      "  runs upload FILE|-          upload runs, one JSON BenchmarkRun a line\n"
+      "  runs list [--pool P] [--recipe_key K] [--limit N]\n"
+      "  runs get RUN_ID             one stored run as JSON";
   absl::SetProgramUsageMessage(kUsage);
   placement::placectl::RecordGivenFlags(argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "skus") return placement::placectl::RunSkus(args);
   if (command == "pools") return placement::placectl::RunPools(args);
+  if (command == "runs") return placement::placectl::RunRuns(args);
   std::cerr << "placectl: unknown command '" << command << "'\nusage: "
             << kUsage << "\n";
   return 2;

@@ -51,7 +51,9 @@ TEST(MigrationsTest, StatusListsPendingThenApplied) {
     EXPECT_FALSE(state.applied_at.has_value()) << state.name;
   }
   ASSERT_TRUE(migrator.Up().ok());
-  for (const MigrationState& state : *migrator.Status()) {
+  absl::StatusOr<std::vector<MigrationState>> after = migrator.Status();
+  ASSERT_TRUE(after.ok()) << after.status();
+  for (const MigrationState& state : *after) {
     EXPECT_TRUE(state.applied_at.has_value()) << state.name;
   }
 }
