@@ -77,6 +77,11 @@ void TimeToProto(absl::Time time, google::protobuf::Timestamp* out) {
   out->set_nanos(static_cast<int32_t>(rest * 1000));
 }
 
+absl::Time TimeFromProto(const google::protobuf::Timestamp& timestamp) {
+  return absl::FromUnixSeconds(timestamp.seconds()) +
+         absl::Nanoseconds(timestamp.nanos());
+}
+
 core::Pool PoolFromProto(const v1::Pool& in) {
   core::Pool pool;
   pool.name = in.name();

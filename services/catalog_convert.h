@@ -23,6 +23,7 @@ core::PoolPurpose PurposeFromProto(v1::PoolPurpose purpose);
 v1::PoolPurpose PurposeToProto(core::PoolPurpose purpose);
 
 void TimeToProto(absl::Time time, google::protobuf::Timestamp* out);
+absl::Time TimeFromProto(const google::protobuf::Timestamp& timestamp);
 
 }  // namespace placement::services
 

@@ -141,7 +141,7 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, pool = PoolFromProto(request->pool()),
+      [this, response, pool = PoolFromProto(request->pool()),
        request_id = request->request_id()](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<core::GpuSku>> skus =
@@ -152,6 +152,7 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
         absl::StatusOr<storage::PoolRecord> created =
             storage::CreatePool(session, *valid, request_id);
         if (!created.ok()) return created.status();
+        if (evidence_ != nullptr) (void)evidence_->ReloadWith(session);
         *response->mutable_pool() = PoolToProto(*created);
         return absl::OkStatus();
       });
@@ -182,7 +183,7 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, requested = PoolFromProto(request->pool()),
+      [this, response, requested = PoolFromProto(request->pool()),
        fields = std::move(fields)](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<core::GpuSku>> skus =
             storage::ListSkus(session);
@@ -200,6 +201,7 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
               return absl::OkStatus();
             });
         if (!updated.ok()) return updated.status();
+        if (evidence_ != nullptr) (void)evidence_->ReloadWith(session);
         *response->mutable_pool() = PoolToProto(*updated);
         return absl::OkStatus();
       });

@@ -2,6 +2,7 @@
 #define PLACEMENT_SERVICES_CATALOG_SERVICE_H_
 
 #include "placement/v1/catalog.grpc.pb.h"
+#include "services/evidence_cache.h"
 #include "storage/db_workers.h"
 
 namespace placement::services {
@@ -11,7 +12,11 @@ namespace placement::services {
 // database workers. A request that fails validation changes nothing.
 class CatalogService final : public v1::CatalogService::CallbackService {
  public:
-  explicit CatalogService(storage::DbWorkers& workers) : workers_(workers) {}
+  // `evidence`, when given, is re-read after every pool change this replica
+  // commits, so that its next plan sees the change.
+  explicit CatalogService(storage::DbWorkers& workers,
+                          EvidenceCache* evidence = nullptr)
+      : workers_(workers), evidence_(evidence) {}
 
   grpc::ServerUnaryReactor* ListSkus(grpc::CallbackServerContext* context,
                                      const v1::ListSkusRequest* request,
@@ -37,6 +42,7 @@ class CatalogService final : public v1::CatalogService::CallbackService {
 
  private:
   storage::DbWorkers& workers_;
+  EvidenceCache* const evidence_;
 };
 
 }  // namespace placement::services

@@ -9,10 +9,12 @@ namespace placement::services {
 
 HealthMonitor::HealthMonitor(std::string database_url,
                              grpc::HealthCheckServiceInterface* health,
-                             absl::Duration interval)
+                             absl::Duration interval,
+                             std::function<bool()> ready)
     : database_url_(std::move(database_url)),
       health_(health),
       interval_(interval),
+      ready_(std::move(ready)),
       thread_([this] { Loop(); }) {}
 
 HealthMonitor::~HealthMonitor() {
@@ -27,13 +29,18 @@ void HealthMonitor::Loop() {
   bool first = true;
   do {
     absl::StatusOr<int> version = migrator.CurrentVersion();
-    const bool ok = version.ok() && *version == required;
+    const bool schema_ok = version.ok() && *version == required;
+    const bool ready = ready_ == nullptr || ready_();
+    const bool ok = schema_ok && ready;
     if (ok != serving_.load() || first) {
       if (ok) {
         std::cerr << "placementd: database ready (schema " << required
                   << "): SERVING\n";
       } else if (!version.ok()) {
         std::cerr << "placementd: NOT_SERVING: " << version.status() << "\n";
+      } else if (schema_ok) {
+        std::cerr << "placementd: NOT_SERVING: pools and evidence not loaded "
+                     "yet\n";
       } else {
         std::cerr << "placementd: NOT_SERVING: schema is at version "
                   << *version << ", this binary needs " << required

@@ -2,6 +2,7 @@
 #define PLACEMENT_SERVICES_HEALTH_MONITOR_H_
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -12,15 +13,16 @@
 
 namespace placement::services {
 
-// Sets grpc.health.v1 to SERVING only while the database answers and its
-// schema is at the version this binary requires; NOT_SERVING otherwise. It
+// Sets grpc.health.v1 to SERVING only while the database answers, its
+// schema is at the version this binary requires and `ready` holds (the
+// replica's pools and evidence are loaded); NOT_SERVING otherwise. It
 // checks every `interval` on its own connection, so placementd notices a
 // database that went away, and one that came back, without a restart.
 class HealthMonitor {
  public:
   HealthMonitor(std::string database_url,
                 grpc::HealthCheckServiceInterface* health,
-                absl::Duration interval);
+                absl::Duration interval, std::function<bool()> ready);
   // Stops checking (the server's Shutdown sets NOT_SERVING itself).
   ~HealthMonitor();
 
@@ -35,6 +37,7 @@ class HealthMonitor {
   const std::string database_url_;
   grpc::HealthCheckServiceInterface* const health_;
   const absl::Duration interval_;
+  const std::function<bool()> ready_;
   std::atomic<bool> serving_{false};
   absl::Notification stop_;
   std::thread thread_;

@@ -42,8 +42,19 @@ absl::Status PlacementServer::Start() {
     metrics_port_ = exposer_->GetListeningPorts().front();
   }
 
-  catalog_service_ = std::make_unique<CatalogService>(*workers_);
-  telemetry_service_ = std::make_unique<TelemetryService>(*workers_);
+  placement_metrics_ = std::make_unique<PlacementMetrics>(*registry_);
+  evidence_ = std::make_unique<EvidenceCache>(options_.database_url,
+                                              options_.evidence_reread_interval);
+  telemetry_service_ = std::make_unique<TelemetryService>(
+      *workers_, [metrics = placement_metrics_.get()](
+                     const storage::RunAck& ack) {
+        if (ack.plan_outcome.has_value()) {
+          metrics->PredictionObserved(*ack.plan_outcome);
+        }
+      });
+  catalog_service_ = std::make_unique<CatalogService>(*workers_, evidence_.get());
+  placement_service_ = std::make_unique<PlacementService>(
+      *workers_, *evidence_, *placement_metrics_);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -52,6 +63,7 @@ absl::Status PlacementServer::Start() {
                            grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(catalog_service_.get());
   builder.RegisterService(telemetry_service_.get());
+  builder.RegisterService(placement_service_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(grpc_metrics_->InterceptorFactory());
@@ -63,8 +75,9 @@ absl::Status PlacementServer::Start() {
   }
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   health->SetServingStatus(false);
-  health_ = std::make_unique<HealthMonitor>(options_.database_url, health,
-                                            options_.health_interval);
+  health_ = std::make_unique<HealthMonitor>(
+      options_.database_url, health, options_.health_interval,
+      [evidence = evidence_.get()] { return evidence->Current() != nullptr; });
   partitions_ = std::make_unique<PartitionMaintainer>(options_.database_url,
                                                       absl::Hours(6));
   return absl::OkStatus();
@@ -82,6 +95,7 @@ void PlacementServer::Shutdown(absl::Duration grace) {
     server_->Wait();
   }
   workers_.reset();  // runs what is queued, then closes the connections
+  evidence_.reset();
   exposer_.reset();
 }
 

@@ -13,8 +13,11 @@
 #include "services/catalog_service.h"
 #include "services/db_pool_metrics.h"
 #include "services/grpc_metrics.h"
+#include "services/evidence_cache.h"
 #include "services/health_monitor.h"
 #include "services/partition_maintainer.h"
+#include "services/placement_metrics.h"
+#include "services/placement_service.h"
 #include "services/telemetry_service.h"
 #include "storage/db_workers.h"
 
@@ -27,6 +30,8 @@ struct ServerOptions {
   int db_workers = 8;
   size_t db_queue_capacity = 512;
   absl::Duration health_interval = absl::Milliseconds(500);
+  // Safety-net re-read of pools and evidence (changes arrive by NOTIFY).
+  absl::Duration evidence_reread_interval = absl::Seconds(30);
 };
 
 // placementd's server: the gRPC services, health, reflection, metrics and the
@@ -47,6 +52,7 @@ class PlacementServer {
   void Shutdown(absl::Duration grace);
 
   int port() const { return port_; }
+  EvidenceCache& evidence() { return *evidence_; }
   int metrics_port() const { return metrics_port_; }
   bool serving() const { return health_ != nullptr && health_->serving(); }
 
@@ -59,6 +65,9 @@ class PlacementServer {
   std::shared_ptr<DbPoolMetrics> db_pool_metrics_;
   std::unique_ptr<CatalogService> catalog_service_;
   std::unique_ptr<TelemetryService> telemetry_service_;
+  std::unique_ptr<PlacementMetrics> placement_metrics_;
+  std::unique_ptr<EvidenceCache> evidence_;
+  std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HealthMonitor> health_;
   std::unique_ptr<PartitionMaintainer> partitions_;

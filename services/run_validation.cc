@@ -53,10 +53,6 @@ class Violations {
   core::FieldViolations list_;
 };
 
-absl::Time FromProto(const google::protobuf::Timestamp& t) {
-  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
-}
-
 bool ValidTimestamp(const google::protobuf::Timestamp& t) {
   return t.seconds() > 0 && t.nanos() >= 0 && t.nanos() < 1'000'000'000;
 }
@@ -119,8 +115,8 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
   if (!have_start) v.Add("run.start_time", "is required");
   if (!have_end) v.Add("run.end_time", "is required");
   if (have_start && have_end) {
-    const absl::Time start = FromProto(run.start_time());
-    const absl::Time end = FromProto(run.end_time());
+    const absl::Time start = TimeFromProto(run.start_time());
+    const absl::Time end = TimeFromProto(run.end_time());
     if (end < start) {
       v.Add("run.end_time", "must not be before run.start_time");
     } else if (end > now + kClockSkew) {
@@ -266,9 +262,9 @@ core::FieldViolations ValidateSampleBatch(
     }
     if (!ValidTimestamp(s.time())) {
       v.Add(prefix + "time", "is required");
-    } else if (FromProto(s.time()) > now + kClockSkew) {
+    } else if (TimeFromProto(s.time()) > now + kClockSkew) {
       v.Add(prefix + "time", "is in the future");
-    } else if (FromProto(s.time()) < now - kMaxAge) {
+    } else if (TimeFromProto(s.time()) < now - kMaxAge) {
       v.Add(prefix + "time", "is more than five years ago");
     }
     v.CheckPositive(prefix + "step_time_seconds", s.step_time_seconds(),

@@ -1,8 +1,5 @@
 #include "services/telemetry_service.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -10,6 +7,7 @@
 #include "core/recipe.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
+#include "services/proto_bytes.h"
 #include "services/grpc_status.h"
 #include "services/page_token.h"
 #include "services/recipe_convert.h"
@@ -20,23 +18,6 @@
 
 namespace placement::services {
 namespace {
-
-absl::Time FromProto(const google::protobuf::Timestamp& t) {
-  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
-}
-
-// Deterministic bytes of a message: the same run always has the same
-// fingerprint.
-std::string DeterministicBytes(const google::protobuf::Message& message) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message.SerializeToCodedStream(&coded);
-  }
-  return bytes;
-}
 
 storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
                                         const core::Pool& pool,
@@ -60,8 +41,8 @@ storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
              : team != pool.labels.end() ? team->second
                                          : "";
   run.gpu_count = in.gpu_count();
-  run.started = FromProto(in.start_time());
-  run.ended = FromProto(in.end_time());
+  run.started = TimeFromProto(in.start_time());
+  run.ended = TimeFromProto(in.end_time());
   run.steps_attempted = in.steps_attempted();
   run.steps_succeeded = in.steps_succeeded();
   run.step_time_mean_s = in.step_time_mean_seconds();
@@ -142,7 +123,7 @@ class SampleStreamReactor
     for (const v1::StepSample& s : request_.samples()) {
       storage::StepSampleRow row;
       row.step = s.step();
-      row.time = FromProto(s.time());
+      row.time = TimeFromProto(s.time());
       row.step_time_s = s.step_time_seconds();
       row.memory_allocated_gb = s.memory_allocated_gb();
       row.memory_reserved_gb = s.memory_reserved_gb();
@@ -239,7 +220,7 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
             storage::InsertRun(session, to_store);
         if (!ack.ok()) return ack.status();
         AckToProto(*ack, response);
-        if (on_run_stored_) on_run_stored_(to_store);
+        if (on_run_stored_) on_run_stored_(*ack);
         return absl::OkStatus();
       });
 }

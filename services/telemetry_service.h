@@ -17,8 +17,8 @@ namespace placement::services {
 // control, not a buffer, absorbs a fast sender.
 class TelemetryService final : public v1::TelemetryService::CallbackService {
  public:
-  // Called on a worker thread after each newly stored run (not on retries).
-  using RunObserver = std::function<void(const storage::RunToStore&)>;
+  // Called on a worker thread after each upload is stored or acknowledged.
+  using RunObserver = std::function<void(const storage::RunAck&)>;
 
   explicit TelemetryService(storage::DbWorkers& workers,
                             RunObserver on_run_stored = nullptr)

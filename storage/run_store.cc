@@ -6,6 +6,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "storage/double_text.h"
+#include "storage/hex.h"
 
 namespace placement::storage {
 namespace {
@@ -57,6 +59,21 @@ ON CONFLICT (recipe_key, sku_id) DO UPDATE SET
   peak_memory_hist = placement_add_counts(r.peak_memory_hist, EXCLUDED.peak_memory_hist),
   updated_at = now())sql";
 
+// Compares a run with what its plan predicted for the run's pool (no row
+// when the plan is unknown or did not rank that pool).
+constexpr char kInsertPlanOutcome[] = R"sql(
+INSERT INTO plan_outcomes (run_id, plan_id, pool_name, sku_id, basis,
+                           predicted_peak_memory_gb, observed_peak_memory_gb,
+                           predicted_gpu_hours_per_successful_step,
+                           observed_gpu_hours_per_successful_step)
+SELECT $1::uuid, p.plan_id, p.pool_name, p.sku_id, p.basis,
+       p.predicted_peak_memory_gb, $4,
+       p.predicted_gpu_hours_per_successful_step, $5::float8
+FROM plan_predictions p
+WHERE p.plan_id = $2::uuid AND p.pool_name = $3
+RETURNING sku_id, basis, predicted_peak_memory_gb,
+          predicted_gpu_hours_per_successful_step)sql";
+
 constexpr char kSelectRun[] = R"sql(
 SELECT encode(upload, 'hex'), recipe_key,
        (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds
@@ -106,31 +123,6 @@ core::LogHistogram CountsFromLiteral(absl::string_view text) {
   return histogram;
 }
 
-std::string HexEncode(absl::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    hex.push_back(kDigits[c >> 4]);
-    hex.push_back(kDigits[c & 15]);
-  }
-  return hex;
-}
-
-std::string HexDecode(absl::string_view hex) {
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return 0;
-  };
-  std::string bytes;
-  bytes.reserve(hex.size() / 2);
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    bytes.push_back(static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
-  }
-  return bytes;
-}
-
 }  // namespace
 
 int64_t GpuMicroseconds(const core::MeasuredRun& run) {
@@ -169,7 +161,7 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
       }
       return RunAck{run.run_id, existing[0][1].as<std::string>(),
                     absl::FromUnixMicros(existing[0][2].as<int64_t>()),
-                    existing[0][3].as<int64_t>()};
+                    existing[0][3].as<int64_t>(), std::nullopt};
     }
 
     core::EvidenceRollup delta;
@@ -184,9 +176,31 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
         CountsLiteral(delta.step_time_p50_hist),
         CountsLiteral(delta.step_time_p95_hist),
         CountsLiteral(delta.peak_memory_hist));
+
+    RunAck ack{run.run_id, run.recipe_key,
+               absl::FromUnixMicros(inserted[0][0].as<int64_t>()), gpu_us,
+               std::nullopt};
+    if (!in.plan_id.empty()) {
+      std::optional<double> observed_per_step;
+      if (run.steps_succeeded > 0) {
+        observed_per_step = gpu_us / kMicrosecondsPerHour /
+                            static_cast<double>(run.steps_succeeded);
+      }
+      const std::string per_step_text =
+          observed_per_step ? DoubleText(*observed_per_step) : "";
+      const pqxx::result outcome = txn.exec_params(
+          kInsertPlanOutcome, run.run_id, in.plan_id, run.pool_name,
+          run.peak_memory_gb,
+          observed_per_step ? per_step_text.c_str() : nullptr);
+      if (!outcome.empty()) {
+        ack.plan_outcome = PlanOutcome{
+            outcome[0][0].as<std::string>(), outcome[0][1].as<std::string>(),
+            outcome[0][2].as<double>(), run.peak_memory_gb,
+            outcome[0][3].as<double>(), observed_per_step};
+      }
+    }
     txn.commit();
-    return RunAck{run.run_id, run.recipe_key,
-                  absl::FromUnixMicros(inserted[0][0].as<int64_t>()), gpu_us};
+    return ack;
   });
 }
 
@@ -202,7 +216,7 @@ absl::StatusOr<StoredRun> GetRun(DbSession& session,
     stored.upload = HexDecode(rows[0][0].as<std::string>());
     stored.ack = RunAck{run_id, rows[0][1].as<std::string>(),
                         absl::FromUnixMicros(rows[0][2].as<int64_t>()),
-                        rows[0][3].as<int64_t>()};
+                        rows[0][3].as<int64_t>(), std::nullopt};
     return stored;
   });
 }

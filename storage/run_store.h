@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_STORAGE_RUN_STORE_H_
 #define PLACEMENT_STORAGE_RUN_STORE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,24 @@ struct RunToStore {
   std::string plan_id;  // empty: none
 };
 
+// A run that carried out a plan, against what the plan predicted for the
+// run's pool.
+struct PlanOutcome {
+  std::string sku_id;
+  std::string basis;  // of the prediction: MEASURED, TRANSFERRED, ESTIMATED
+  double predicted_peak_memory_gb = 0;
+  double observed_peak_memory_gb = 0;
+  double predicted_gpu_hours_per_successful_step = 0;
+  std::optional<double> observed_gpu_hours_per_successful_step;
+};
+
 struct RunAck {
   std::string run_id;
   std::string recipe_key;
   absl::Time accept_time;
   int64_t gpu_microseconds = 0;
+  // Set when the run is new, names a plan, and that plan predicted its pool.
+  std::optional<PlanOutcome> plan_outcome;
 };
 
 // GPU-microseconds of a run: GPU count x wall time, exact.
@@ -38,7 +52,9 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run);
 
 // Stores `run` and adds it to the evidence rollup of its (recipe key, SKU) in
 // one transaction; the rollup upsert is a single atomic statement, so
-// concurrent uploads never lose an update. Idempotent on run_id:
+// concurrent uploads never lose an update. A run that names a plan is
+// compared with the plan's prediction for its pool (plan_outcomes), in the
+// same transaction. Idempotent on run_id:
 //  - first time: stored, acknowledged;
 //  - same run_id, same upload bytes: the original acknowledgement, nothing
 //    written;

@@ -1,12 +1,12 @@
 #include "storage/sample_store.h"
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "storage/double_text.h"
 
 namespace placement::storage {
 namespace {
@@ -74,13 +74,6 @@ class PqTransaction {
   PqConnection& connection_;
   bool open_ = false;
 };
-
-// Shortest text that reads back as the same double.
-void AppendDouble(double value, std::string* out) {
-  char buffer[32];
-  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  out->append(buffer, error == std::errc() ? end : buffer);
-}
 
 void AppendTimestamp(absl::Time time, std::string* out) {
   out->append(absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time,

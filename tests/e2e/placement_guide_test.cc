@@ -1,0 +1,503 @@
+// The guide's cases end to end: a real placementd process on a real
+// PostgreSQL, driven only through the public API (pools through
+// CatalogService, evidence through TelemetryService, decisions from
+// PlacePlan). Also the audit and feedback loop, and two replicas sharing one
+// database.
+#include <signal.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "placement/v1/catalog.grpc.pb.h"
+#include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/placementd_process.h"
+#include "tests/support/test_database.h"
+
+namespace placement {
+namespace {
+
+using ::placement::testing::Deadline;
+using ::placement::testing::NewUuid;
+using ::placement::testing::PlacementdProcess;
+using ::placement::testing::RunCommand;
+using ::placement::testing::TestDatabase;
+using ::placement::testing::TrainingPool;
+using ::placement::testing::ViolatedFields;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kL40s[] = "L40S-PCIE-48GB";
+constexpr char kA100[] = "A100-SXM4-80GB";
+
+v1::Recipe Lora8b() {
+  v1::Recipe r;
+  r.set_model("Llama-3.1-8B");
+  r.set_method(v1::FINE_TUNE_METHOD_LORA);
+  r.set_lora_rank(16);
+  r.add_target_modules(std::string("all-linear"));
+  r.set_sequence_length(2048);
+  r.set_micro_batch_size(2);
+  r.set_activation_checkpointing(true);
+  r.set_flash_attention(true);
+  return r;
+}
+
+v1::Recipe Qlora70b() {
+  v1::Recipe r;
+  r.set_model("Llama-3.1-70B");
+  r.set_method(v1::FINE_TUNE_METHOD_QLORA);
+  r.set_lora_rank(16);
+  r.set_double_quantization(true);
+  r.set_sequence_length(1024);
+  r.set_activation_checkpointing(true);
+  r.set_flash_attention(true);
+  return r;
+}
+
+// Runs on one replica of the service, through its public API.
+class Client {
+ public:
+  explicit Client(std::shared_ptr<grpc::Channel> channel)
+      : catalog_(v1::CatalogService::NewStub(channel)),
+        telemetry_(v1::TelemetryService::NewStub(channel)),
+        placement_(v1::PlacementService::NewStub(channel)) {}
+
+  void CreatePool(const v1::Pool& pool) {
+    v1::CreatePoolRequest request;
+    *request.mutable_pool() = pool;
+    v1::CreatePoolResponse response;
+    grpc::Status status =
+        catalog_->CreatePool(Deadline().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  // A finished run of `recipe` on `pool`: `gpu_hours` of wall time x GPUs,
+  // `steps_ok` successful steps.
+  void UploadRun(const std::string& pool, const std::string& sku,
+                 const v1::Recipe& recipe, double gpu_hours, int64_t steps_ok,
+                 double peak_gb,
+                 v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED,
+                 int retries = 0, v1::Offload offload = v1::OFFLOAD_NONE,
+                 const std::string& plan_id = "") {
+    v1::BenchmarkRun run;
+    run.set_run_id(NewUuid());
+    run.set_agent_id("test-agent");
+    run.set_pool(pool);
+    run.set_sku(sku);
+    *run.mutable_recipe() = recipe;
+    const int gpus = std::max(1, recipe.gpu_count());
+    run.set_gpu_count(gpus);
+    run.mutable_recipe()->set_gpu_count(gpus);
+    const int64_t wall_seconds =
+        static_cast<int64_t>(gpu_hours * 3600 / gpus);
+    const int64_t end = absl::ToUnixSeconds(absl::Now()) - 60;
+    run.mutable_start_time()->set_seconds(end - wall_seconds);
+    run.mutable_end_time()->set_seconds(end);
+    const int64_t attempted = std::max<int64_t>(steps_ok, 100);
+    run.set_steps_attempted(attempted);
+    run.set_steps_succeeded(steps_ok);
+    const double step = static_cast<double>(wall_seconds) / attempted;
+    run.set_step_time_mean_seconds(step);
+    run.set_step_time_p50_seconds(step);
+    run.set_step_time_p95_seconds(step * 1.1);
+    run.set_tokens_per_second(1000);
+    run.set_peak_memory_gb(peak_gb);
+    run.set_offload(offload);
+    run.set_interconnect(gpus > 1 ? (sku == kL40s ? v1::INTERCONNECT_PCIE
+                                                  : v1::INTERCONNECT_NVLINK)
+                                  : v1::INTERCONNECT_NONE);
+    run.set_collectives_opened(gpus > 1);
+    run.set_retries(retries);
+    run.set_outcome(outcome);
+    run.set_exclusive(true);
+    run.set_plan_id(plan_id);
+    v1::UploadBenchmarkRunRequest request;
+    *request.mutable_run() = run;
+    v1::UploadBenchmarkRunResponse response;
+    grpc::Status status =
+        telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  grpc::Status Plan(const v1::PlacePlanRequest& request,
+                    v1::PlacePlanResponse* response) {
+    return placement_->PlacePlan(Deadline().get(), request, response);
+  }
+
+  // Plans until `done` holds (evidence reaches the replica's memory through
+  // NOTIFY shortly after the upload commits), for at most `timeout`.
+  v1::PlacePlanResponse PlanUntil(
+      const v1::PlacePlanRequest& request,
+      const std::function<bool(const v1::PlacePlanResponse&)>& done,
+      absl::Duration timeout = absl::Seconds(5)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    v1::PlacePlanResponse response;
+    do {
+      response.Clear();
+      grpc::Status status = Plan(request, &response);
+      EXPECT_TRUE(status.ok()) << status.error_message();
+      if (done(response)) return response;
+      absl::SleepFor(absl::Milliseconds(20));
+    } while (absl::Now() < deadline);
+    return response;
+  }
+
+  v1::PlacementService::Stub& placement() { return *placement_; }
+
+ private:
+  std::unique_ptr<v1::CatalogService::Stub> catalog_;
+  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
+  std::unique_ptr<v1::PlacementService::Stub> placement_;
+};
+
+v1::PlacePlanRequest PlanFor(const v1::Recipe& recipe,
+                             int64_t total_steps = 10'000) {
+  v1::PlacePlanRequest request;
+  *request.mutable_recipe() = recipe;
+  request.set_total_steps(total_steps);
+  request.set_team("ml-platform");
+  return request;
+}
+
+const v1::PlacementCandidate* Candidate(const v1::PlacePlanResponse& plan,
+                                        const std::string& pool) {
+  for (const auto& c : plan.candidates()) {
+    if (c.pool() == pool) return &c;
+  }
+  return nullptr;
+}
+
+const v1::PoolRejection* Rejection(const v1::PlacePlanResponse& plan,
+                                   const std::string& pool) {
+  for (const auto& r : plan.rejections()) {
+    if (r.pool() == pool) return &r;
+  }
+  return nullptr;
+}
+
+bool HasWarning(const v1::PlacementCandidate& c, const std::string& prefix) {
+  return std::any_of(c.warnings().begin(), c.warnings().end(),
+                     [&](const std::string& w) {
+                       return absl::StartsWith(w, prefix);
+                     });
+}
+
+// Evidence for `pool` reached the plan: `runs` measured runs.
+std::function<bool(const v1::PlacePlanResponse&)> Measured(
+    const std::string& pool, int runs) {
+  return [pool, runs](const v1::PlacePlanResponse& plan) {
+    const v1::PlacementCandidate* c = Candidate(plan, pool);
+    return c != nullptr && c->basis() == v1::EVIDENCE_BASIS_MEASURED &&
+           c->evidence_runs() == runs;
+  };
+}
+
+class PlacementGuideTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_.Migrate();
+    auto process = PlacementdProcess::Start(db_.url());
+    ASSERT_TRUE(process.ok()) << process.status();
+    placementd_ = *std::move(process);
+    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
+    client_ = std::make_unique<Client>(placementd_->channel());
+  }
+
+  TestDatabase db_;
+  std::unique_ptr<PlacementdProcess> placementd_;
+  std::unique_ptr<Client> client_;
+};
+
+// The guide: an 8B LoRA that fits an L40S with room goes to the L40S when it
+// is measured cheaper per successful step; the 80 GB A100 is over-bought.
+TEST_F(PlacementGuideTest, SmallLoraGoesToTheMeasuredCheaperL40s) {
+  client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8, 2'500'000));
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000));
+  for (int i = 0; i < 3; ++i) {
+    client_->UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
+    client_->UploadRun("a100-train", kA100, Lora8b(), 6, 10'000, 25);
+  }
+  v1::PlacePlanResponse plan = client_->PlanUntil(
+      PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+        return Measured("l40s-train", 3)(p) && Measured("a100-train", 3)(p);
+      });
+  ASSERT_EQ(plan.candidates_size(), 2);
+  const v1::PlacementCandidate& best = plan.candidates(0);
+  EXPECT_EQ(best.pool(), "l40s-train");
+  EXPECT_EQ(best.basis(), v1::EVIDENCE_BASIS_MEASURED);
+  EXPECT_NEAR(best.gpu_hours_per_1k_successful_steps(), 1.0, 1e-6);
+  EXPECT_EQ(best.expected_cost_micros(), 12'000'000);  // 10 GPU-h x 1.20
+  EXPECT_FALSE(HasWarning(best, "over_bought"));
+  EXPECT_EQ(plan.candidates(1).expected_cost_micros(), 15'000'000);
+  EXPECT_TRUE(HasWarning(plan.candidates(1), "over_bought"));
+  EXPECT_FALSE(plan.has_bake_off());
+  EXPECT_FALSE(plan.plan_id().empty());
+}
+
+TEST_F(PlacementGuideTest, FullWeight70bNeverLandsOnL40s) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 2, 8));
+  client_->CreatePool(TrainingPool("a100-train", kA100, 2, 8));
+  v1::Recipe recipe;
+  recipe.set_model("Llama-3.1-70B");
+  recipe.set_method(v1::FINE_TUNE_METHOD_FULL);
+  recipe.set_sequence_length(4096);
+  recipe.set_activation_checkpointing(true);
+  recipe.set_flash_attention(true);
+  recipe.set_fp32_master_weights(true);
+  recipe.set_gpu_count(8);
+  recipe.set_parallelism(v1::PARALLELISM_FSDP);
+  v1::PlacePlanResponse plan;
+  ASSERT_TRUE(client_->Plan(PlanFor(recipe), &plan).ok());
+  EXPECT_EQ(Candidate(plan, "l40s-train"), nullptr);
+  ASSERT_NE(Rejection(plan, "l40s-train"), nullptr);
+  // Nothing fits: a plan with zero candidates and every pool explained.
+  EXPECT_EQ(plan.candidates_size(), 0);
+  EXPECT_EQ(plan.rejections_size(), 2);
+  for (const auto& r : plan.rejections()) EXPECT_FALSE(r.reason().empty());
+}
+
+TEST_F(PlacementGuideTest, QloraOn70bFitsL40sOnlyWhileNoRunNeededOffload) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->UploadRun("l40s-train", kL40s, Qlora70b(), 20, 1000, 42.5);
+  v1::PlacePlanResponse plan =
+      client_->PlanUntil(PlanFor(Qlora70b()), Measured("l40s-train", 1));
+  ASSERT_EQ(plan.candidates_size(), 1);
+  EXPECT_NEAR(plan.candidates(0).peak_memory_gb(), 42.5, 0.01);
+
+  client_->UploadRun("l40s-train", kL40s, Qlora70b(), 30, 1000, 47,
+                     v1::RUN_OUTCOME_SUCCEEDED, 0, v1::OFFLOAD_CPU);
+  plan = client_->PlanUntil(
+      PlanFor(Qlora70b()),
+      [](const v1::PlacePlanResponse& p) { return p.candidates_size() == 0; });
+  ASSERT_EQ(plan.candidates_size(), 0);
+  ASSERT_NE(Rejection(plan, "l40s-train"), nullptr);
+  EXPECT_EQ(Rejection(plan, "l40s-train")->rule(), "fit_without_offload");
+  EXPECT_THAT(Rejection(plan, "l40s-train")->reason(), HasSubstr("offload"));
+}
+
+TEST_F(PlacementGuideTest, TensorParallelAcrossAPcieL40sBoxIsRejected) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8));
+  v1::Recipe recipe = Lora8b();
+  recipe.set_gpu_count(4);
+  recipe.set_parallelism(v1::PARALLELISM_TENSOR);
+  v1::PlacePlanResponse plan;
+  ASSERT_TRUE(client_->Plan(PlanFor(recipe), &plan).ok());
+  ASSERT_NE(Rejection(plan, "l40s-train"), nullptr);
+  EXPECT_EQ(Rejection(plan, "l40s-train")->rule(), "collectives_need_fabric");
+  ASSERT_EQ(plan.candidates_size(), 1);
+  EXPECT_EQ(plan.candidates(0).pool(), "a100-train");
+}
+
+// The guide: a "cheaper" L40S that fails collectives every night is more
+// expensive than an A100 that finishes.
+TEST_F(PlacementGuideTest, CheaperCardThatFailsAndRetriesLoses) {
+  client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8, 2'000'000));
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'000'000));
+  v1::Recipe recipe = Lora8b();
+  recipe.set_gpu_count(2);
+  recipe.set_parallelism(v1::PARALLELISM_DDP);
+  client_->UploadRun("l40s-train", kL40s, recipe, 10, 5'000, 26);
+  client_->UploadRun("l40s-train", kL40s, recipe, 10, 0, 26,
+                     v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT, 3);
+  client_->UploadRun("l40s-train", kL40s, recipe, 10, 0, 26,
+                     v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT, 2);
+  client_->UploadRun("a100-train", kA100, recipe, 8, 5'000, 27);
+  v1::PlacePlanResponse plan = client_->PlanUntil(
+      PlanFor(recipe), [](const v1::PlacePlanResponse& p) {
+        return Measured("l40s-train", 3)(p) && Measured("a100-train", 1)(p);
+      });
+  ASSERT_EQ(plan.candidates_size(), 2);
+  EXPECT_EQ(plan.candidates(0).pool(), "a100-train");
+  const v1::PlacementCandidate* l40s = Candidate(plan, "l40s-train");
+  ASSERT_NE(l40s, nullptr);
+  // 30 GPU-hours for 5,000 successful steps.
+  EXPECT_NEAR(l40s->gpu_hours_per_1k_successful_steps(), 6.0, 1e-6);
+  EXPECT_GT(l40s->expected_cost_micros(),
+            plan.candidates(0).expected_cost_micros());
+  EXPECT_TRUE(HasWarning(*l40s, "retries_cost_money"));
+}
+
+TEST_F(PlacementGuideTest, UnmeasuredPairProposesAnEqualSettingsBakeOff) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8));
+  v1::PlacePlanRequest request = PlanFor(Lora8b());
+  request.mutable_serving()->set_sku("l40s-pcie-48gb");
+  request.mutable_serving()->set_precision(v1::PRECISION_FP8);
+  v1::PlacePlanResponse plan;
+  ASSERT_TRUE(client_->Plan(request, &plan).ok());
+  ASSERT_EQ(plan.candidates_size(), 2);
+  for (const auto& c : plan.candidates()) {
+    EXPECT_EQ(c.basis(), v1::EVIDENCE_BASIS_ESTIMATED);
+    EXPECT_EQ(c.confidence(), v1::CONFIDENCE_LOW);
+  }
+  ASSERT_TRUE(plan.has_bake_off());
+  EXPECT_EQ(plan.bake_off().recipe().sequence_length(), 2048);
+  EXPECT_EQ(plan.bake_off().recipe().lora_rank(), 16);
+  EXPECT_EQ(plan.bake_off().recipe().precision(), v1::PRECISION_BF16);
+  EXPECT_EQ(plan.bake_off().runs_size(), 2);
+  // Serving in FP8 after training in BF16 requires an eval on the serving SKU.
+  EXPECT_FALSE(plan.eval_requirement().empty());
+}
+
+TEST_F(PlacementGuideTest, ServingAndSharedPoolsAreNeverCandidates) {
+  v1::Pool serving = TrainingPool("h100-serve", "H100-SXM5-80GB", 1, 8);
+  serving.set_purpose(v1::POOL_PURPOSE_SERVING);
+  client_->CreatePool(serving);
+  v1::Pool shared = TrainingPool("a100-shared", kA100, 1, 8);
+  shared.set_exclusive(false);
+  client_->CreatePool(shared);
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  v1::PlacePlanResponse plan;
+  ASSERT_TRUE(client_->Plan(PlanFor(Lora8b()), &plan).ok());
+  ASSERT_EQ(plan.candidates_size(), 1);
+  EXPECT_EQ(plan.candidates(0).pool(), "l40s-train");
+  EXPECT_EQ(Rejection(plan, "h100-serve")->rule(),
+            "training_stays_off_serving_pools");
+  EXPECT_EQ(Rejection(plan, "a100-shared")->rule(),
+            "training_stays_off_serving_pools");
+}
+
+TEST_F(PlacementGuideTest, QuotaCapsTheGpusAPlanMayTake) {
+  v1::Pool pool = TrainingPool("a100-train", kA100, 2, 8);
+  pool.set_gpu_quota(4);
+  client_->CreatePool(pool);
+  v1::Recipe recipe = Lora8b();
+  recipe.set_gpu_count(8);
+  recipe.set_parallelism(v1::PARALLELISM_DDP);
+  v1::PlacePlanResponse plan;
+  ASSERT_TRUE(client_->Plan(PlanFor(recipe), &plan).ok());
+  EXPECT_EQ(plan.candidates_size(), 0);
+  EXPECT_EQ(Rejection(plan, "a100-train")->rule(), "quota");
+}
+
+TEST_F(PlacementGuideTest, BadRecipeAndMissingTrainingPoolAreRefused) {
+  v1::PlacePlanResponse plan;
+  // No training pool at all.
+  grpc::Status status = client_->Plan(PlanFor(Lora8b()), &plan);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  v1::PlacePlanRequest bad = PlanFor(Lora8b());
+  bad.mutable_recipe()->set_lora_rank(0);
+  bad.set_total_steps(0);
+  absl::SleepFor(absl::Milliseconds(500));  // the pool reaches the snapshot
+  status = client_->Plan(bad, &plan);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(status),
+              ElementsAre("recipe.lora_rank", "total_steps"));
+
+  v1::PlacePlanRequest ambiguous_serving = PlanFor(Lora8b());
+  ambiguous_serving.mutable_serving()->set_sku("H100");
+  status = client_->Plan(ambiguous_serving, &plan);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(status), ElementsAre("serving.sku"));
+}
+
+TEST_F(PlacementGuideTest, PlansAreAuditedAndRunsMeasureTheirAccuracy) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000));
+  client_->UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
+  v1::PlacePlanResponse plan =
+      client_->PlanUntil(PlanFor(Lora8b()), Measured("l40s-train", 1));
+  ASSERT_EQ(plan.candidates_size(), 1);
+
+  // The audit record reads back as answered.
+  v1::GetPlanRequest get;
+  get.set_plan_id(plan.plan_id());
+  v1::GetPlanResponse stored;
+  ASSERT_TRUE(
+      client_->placement().GetPlan(Deadline().get(), get, &stored).ok());
+  EXPECT_EQ(stored.plan().SerializeAsString(), plan.SerializeAsString());
+  EXPECT_EQ(stored.request().recipe().model(), "Llama-3.1-8B");
+
+  // A run carries the plan out: 12 GPU-hours for 10,000 steps against the
+  // predicted 10, peak 30 GB against the measured p95 of 24.
+  client_->UploadRun("l40s-train", kL40s, Lora8b(), 12, 10'000, 30,
+                     v1::RUN_OUTCOME_SUCCEEDED, 0, v1::OFFLOAD_NONE,
+                     plan.plan_id());
+  v1::GetPlanAccuracyRequest request;
+  v1::GetPlanAccuracyResponse accuracy;
+  ASSERT_TRUE(client_->placement()
+                  .GetPlanAccuracy(Deadline().get(), request, &accuracy)
+                  .ok());
+  ASSERT_EQ(accuracy.skus_size(), 1);
+  EXPECT_EQ(accuracy.skus(0).sku(), kL40s);
+  EXPECT_EQ(accuracy.skus(0).runs(), 1);
+  // (10 - 12) / 12 = -16.7% on GPU-hours per step.
+  EXPECT_NEAR(accuracy.skus(0).gpu_hours_per_step_mean_error_pct(),
+              -100.0 / 6, 0.5);
+  const double predicted_peak = plan.candidates(0).peak_memory_gb();
+  EXPECT_NEAR(accuracy.skus(0).peak_memory_mean_error_pct(),
+              100 * (predicted_peak - 30) / 30, 0.01);
+
+  std::string metrics;
+  ASSERT_EQ(RunCommand(absl::StrCat("curl -sf http://127.0.0.1:",
+                                    placementd_->metrics_port(), "/metrics"),
+                       &metrics),
+            0);
+  EXPECT_THAT(metrics,
+              HasSubstr("placement_prediction_error_ratio_count{quantity=\""
+                        "gpu_hours_per_step\",sku=\"L40S-PCIE-48GB\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("placement_plans_total{objective=\"LOWEST_"
+                                 "COST\",outcome=\"placed\"}"));
+  EXPECT_THAT(metrics, HasSubstr("placement_plan_chosen_sku_total{sku=\""
+                                 "L40S-PCIE-48GB\"}"));
+  EXPECT_THAT(metrics, HasSubstr("placement_plan_evidence_basis_total{basis="
+                                 "\"MEASURED\"}"));
+}
+
+TEST_F(PlacementGuideTest, RetryWithTheSameRequestIdReturnsTheRecordedPlan) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  absl::SleepFor(absl::Milliseconds(500));
+  v1::PlacePlanRequest request = PlanFor(Lora8b());
+  request.set_request_id("orchestrator-job-42");
+  v1::PlacePlanResponse first, retry;
+  ASSERT_TRUE(client_->Plan(request, &first).ok());
+  ASSERT_TRUE(client_->Plan(request, &retry).ok());
+  EXPECT_EQ(retry.plan_id(), first.plan_id());
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM placements"), "1");
+}
+
+// Two placementd processes on one database: a run uploaded to one changes
+// the other's plan within a second.
+TEST(TwoReplicasTest, RunUploadedToOneChangesTheOthersPlanWithinASecond) {
+  TestDatabase db;
+  db.Migrate();
+  auto a = PlacementdProcess::Start(db.url());
+  auto b = PlacementdProcess::Start(db.url());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->WaitForHealth(true, absl::Seconds(10)));
+  ASSERT_TRUE((*b)->WaitForHealth(true, absl::Seconds(10)));
+  Client on_a((*a)->channel());
+  Client on_b((*b)->channel());
+
+  on_a.CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  // The pool created on A reaches B's memory too.
+  v1::PlacePlanResponse plan = on_b.PlanUntil(
+      PlanFor(Lora8b()),
+      [](const v1::PlacePlanResponse& p) { return p.candidates_size() == 1; });
+  ASSERT_EQ(plan.candidates_size(), 1);
+  EXPECT_EQ(plan.candidates(0).basis(), v1::EVIDENCE_BASIS_ESTIMATED);
+
+  on_a.UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
+  const absl::Time uploaded = absl::Now();
+  plan = on_b.PlanUntil(PlanFor(Lora8b()), Measured("l40s-train", 1),
+                        absl::Seconds(1));
+  const absl::Duration visible_after = absl::Now() - uploaded;
+  EXPECT_TRUE(Measured("l40s-train", 1)(plan))
+      << "B still plans without A's run after " << visible_after;
+  std::cout << "run uploaded to replica A visible to replica B's PlacePlan "
+            << "after " << absl::FormatDuration(visible_after) << "\n";
+  EXPECT_EQ((*a)->Stop(SIGTERM, absl::Seconds(15)), 0);
+  EXPECT_EQ((*b)->Stop(SIGTERM, absl::Seconds(15)), 0);
+}
+
+}  // namespace
+}  // namespace placement
