@@ -53,6 +53,7 @@ absl::Status PlacementServer::Start() {
         }
       });
   catalog_service_ = std::make_unique<CatalogService>(*workers_, evidence_.get());
+  cost_service_ = std::make_unique<CostService>(*workers_);
   placement_service_ = std::make_unique<PlacementService>(
       *workers_, *evidence_, *placement_metrics_);
 
@@ -64,6 +65,7 @@ absl::Status PlacementServer::Start() {
   builder.RegisterService(catalog_service_.get());
   builder.RegisterService(telemetry_service_.get());
   builder.RegisterService(placement_service_.get());
+  builder.RegisterService(cost_service_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(grpc_metrics_->InterceptorFactory());

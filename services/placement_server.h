@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "services/catalog_service.h"
+#include "services/cost_service.h"
 #include "services/db_pool_metrics.h"
 #include "services/grpc_metrics.h"
 #include "services/evidence_cache.h"
@@ -64,6 +65,7 @@ class PlacementServer {
   std::unique_ptr<storage::DbWorkers> workers_;
   std::shared_ptr<DbPoolMetrics> db_pool_metrics_;
   std::unique_ptr<CatalogService> catalog_service_;
+  std::unique_ptr<CostService> cost_service_;
   std::unique_ptr<TelemetryService> telemetry_service_;
   std::unique_ptr<PlacementMetrics> placement_metrics_;
   std::unique_ptr<EvidenceCache> evidence_;

@@ -10,7 +10,9 @@
 #include "absl/strings/strip.h"
 #include "absl/flags/usage.h"
 #include "clients/placectl/catalog_commands.h"
+#include "clients/placectl/cost_commands.h"
 #include "clients/placectl/flags.h"
+#include "clients/placectl/plan_commands.h"
 #include "clients/placectl/run_commands.h"
 
 ABSL_FLAG(std::string, server, "",
@@ -85,6 +87,9 @@ int main(int argc, char** argv) {
   if (command == "skus") return placement::placectl::RunSkus(args);
   if (command == "pools") return placement::placectl::RunPools(args);
   if (command == "runs") return placement::placectl::RunRuns(args);
+  if (command == "plan") return placement::placectl::RunPlan(args);
+  if (command == "plans") return placement::placectl::RunPlans(args);
+  if (command == "cost") return placement::placectl::RunCost(args);
   std::cerr << "placectl: unknown command '" << command << "'\nusage: "
             << kUsage << "\n";
   return 2;

@@ -1,0 +1,1 @@
+#include "services/cost_service.h"

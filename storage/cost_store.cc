@@ -1,0 +1,1 @@
+#include "storage/cost_store.h"
