@@ -1,0 +1,56 @@
+#ifndef PLACEMENT_CLIENTS_PLACECTL_RECIPE_FILE_H_
+#define PLACEMENT_CLIENTS_PLACECTL_RECIPE_FILE_H_
+
+#include <string>
+
+#include <google/protobuf/descriptor.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "placement/v1/placement.pb.h"
+
+namespace placement::placectl {
+
+// Reads a PlacePlanRequest from a YAML or JSON file (JSON is YAML) written
+// with the proto field names, snake_case or lowerCamel:
+//
+//   recipe:
+//     model: Llama-3.1-8B
+//     method: lora              # or FINE_TUNE_METHOD_LORA
+//     lora_rank: 16
+//     target_modules: [q, v]    # or "q,v"
+//   total_steps: 10000
+//   constraints: {objective: cost, deadline: 12h, max_gpus: 8}
+//   serving: {sku: L40S-PCIE-48GB, precision: fp8}
+//
+// Enum values may be given by their short lower-case names, durations as
+// "12h" or proto's "43200s". An unknown field, a value of the wrong type or
+// an unknown enum value is an InvalidArgument naming the field's path and
+// line.
+absl::StatusOr<v1::PlacePlanRequest> ReadPlanRequestFile(
+    const std::string& path);
+
+// The same from text (`source` names it in errors).
+absl::StatusOr<v1::PlacePlanRequest> ParsePlanRequestText(
+    absl::string_view text, absl::string_view source);
+
+// Converts YAML (or JSON) text holding a `descriptor` message into proto
+// JSON that google::protobuf::util::JsonStringToMessage accepts.
+absl::StatusOr<std::string> YamlToProtoJson(
+    absl::string_view yaml, const google::protobuf::Descriptor& descriptor);
+
+// An enum value from its full name ("FINE_TUNE_METHOD_HEAD_ONLY"), its short
+// name ("head-only", "head_only", any case), or a unique suffix ("cost" for
+// OBJECTIVE_LOWEST_COST).
+absl::StatusOr<int> ParseEnumText(const google::protobuf::EnumDescriptor& type,
+                                  absl::string_view text);
+
+// The short lower-case name of an enum value ("head-only"), as accepted by
+// ParseEnumText; "-" for the unspecified value.
+std::string EnumShortName(const google::protobuf::EnumDescriptor& type,
+                          int value);
+
+}  // namespace placement::placectl
+
+#endif  // PLACEMENT_CLIENTS_PLACECTL_RECIPE_FILE_H_
