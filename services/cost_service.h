@@ -6,13 +6,23 @@
 
 namespace placement::services {
 
-// placement.v1.CostService.
+// placement.v1.CostService: cost per successful step for finance, served from
+// the daily cost rollups (storage/cost_store.h), never from raw runs.
+//
+// The request is validated on the callback thread (range, enums, grouping,
+// page size and token); the SKU filter is checked against the catalog on a
+// worker. Every refusal is INVALID_ARGUMENT with a google.rpc.BadRequest.
 class CostService final : public v1::CostService::CallbackService {
  public:
   explicit CostService(storage::DbWorkers& workers) : workers_(workers) {}
 
+  grpc::ServerUnaryReactor* GetCostReport(
+      grpc::CallbackServerContext* context,
+      const v1::GetCostReportRequest* request,
+      v1::GetCostReportResponse* response) override;
+
  private:
-  [[maybe_unused]] storage::DbWorkers& workers_;
+  storage::DbWorkers& workers_;
 };
 
 }  // namespace placement::services

@@ -1,1 +1,256 @@
 #include "storage/cost_store.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace placement::storage {
+namespace {
+
+// One run into its (day, pool, SKU, recipe key, model, method, team,
+// outcome) row. The money columns are exact integer products of the run's
+// GPU-microseconds and the pool's rates read in this transaction: the rate
+// the run is charged is the rate when it was stored.
+constexpr char kUpsertCostRollup[] = R"sql(
+INSERT INTO cost_daily_rollups AS c (
+  day, pool_name, sku_id, recipe_key, model, method, team, outcome, runs,
+  successful_runs, retries, steps_attempted, successful_steps, gpu_microseconds,
+  wasted_gpu_microseconds, internal_rate_x_gpu_us, list_price_x_gpu_us,
+  list_priced_gpu_microseconds)
+SELECT f.day, f.pool_name, f.sku_id, f.recipe_key, f.model, f.method, f.team,
+       f.outcome, 1, f.successful_runs, f.retries, f.steps_attempted,
+       f.successful_steps, f.gpu_microseconds, f.wasted_gpu_microseconds,
+       f.gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour,
+       coalesce(f.gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour, 0),
+       CASE WHEN p.list_price_micros_per_gpu_hour IS NULL THEN 0
+            ELSE f.gpu_microseconds END
+FROM cost_run_facts f JOIN pools p ON p.name = f.pool_name
+WHERE f.run_id = $1::uuid
+ON CONFLICT (day, pool_name, sku_id, recipe_key, model, method, team, outcome)
+DO UPDATE SET
+  runs = c.runs + EXCLUDED.runs,
+  successful_runs = c.successful_runs + EXCLUDED.successful_runs,
+  retries = c.retries + EXCLUDED.retries,
+  steps_attempted = c.steps_attempted + EXCLUDED.steps_attempted,
+  successful_steps = c.successful_steps + EXCLUDED.successful_steps,
+  gpu_microseconds = c.gpu_microseconds + EXCLUDED.gpu_microseconds,
+  wasted_gpu_microseconds = c.wasted_gpu_microseconds + EXCLUDED.wasted_gpu_microseconds,
+  internal_rate_x_gpu_us = c.internal_rate_x_gpu_us + EXCLUDED.internal_rate_x_gpu_us,
+  list_price_x_gpu_us = c.list_price_x_gpu_us + EXCLUDED.list_price_x_gpu_us,
+  list_priced_gpu_microseconds =
+    c.list_priced_gpu_microseconds + EXCLUDED.list_priced_gpu_microseconds,
+  updated_at = now())sql";
+
+// The report. Grouping is chosen by bound flags ($10..$16) and the period
+// ($17: '', 'DAY', 'WEEK', 'MONTH'): a dimension not grouped by is the
+// constant '' so that one statement serves every grouping. Keys compare
+// byte-wise (COLLATE "C") so that the order and the page cursor ($18..$25,
+// used when $26) agree on every server.
+//
+// Money: every sum is an exact integer (numeric); each figure is rounded
+// half up once, with integer division: round(a / b) = div(a + b/2, b).
+//   cost micros         = internal_x / 3.6e9
+//   cost nanos per step = internal_x / (3.6e6 x successful steps)
+// Occupancy (grouped by pool): the pool's work in the row's window over its
+// GPUs x the window's days x 8.64e10 us; the amortized cost divides the row's
+// cost by that occupancy.
+constexpr char kCostReport[] = R"sql(
+WITH grouped AS (
+  SELECT
+    (CASE $17::text
+       WHEN 'DAY' THEN to_char(day, 'YYYY-MM-DD')
+       WHEN 'WEEK' THEN to_char(date_trunc('week', day), 'YYYY-MM-DD')
+       WHEN 'MONTH' THEN to_char(date_trunc('month', day), 'YYYY-MM-DD')
+       ELSE '' END) COLLATE "C" AS k_period,
+    (CASE WHEN $10::bool THEN sku_id ELSE '' END) COLLATE "C" AS k_sku,
+    (CASE WHEN $11::bool THEN pool_name ELSE '' END) COLLATE "C" AS k_pool,
+    (CASE WHEN $12::bool THEN recipe_key ELSE '' END) COLLATE "C" AS k_recipe_key,
+    (CASE WHEN $13::bool THEN model ELSE '' END) COLLATE "C" AS k_model,
+    (CASE WHEN $14::bool THEN method ELSE '' END) COLLATE "C" AS k_method,
+    (CASE WHEN $15::bool THEN team ELSE '' END) COLLATE "C" AS k_team,
+    (CASE WHEN $16::bool THEN outcome ELSE '' END) COLLATE "C" AS k_outcome,
+    sum(runs)::bigint AS runs,
+    sum(successful_runs)::bigint AS successful_runs,
+    sum(retries)::bigint AS retries,
+    sum(steps_attempted)::bigint AS steps_attempted,
+    sum(successful_steps)::bigint AS successful_steps,
+    sum(gpu_microseconds)::bigint AS gpu_us,
+    sum(wasted_gpu_microseconds)::bigint AS wasted_gpu_us,
+    sum(internal_rate_x_gpu_us) AS internal_x,
+    sum(list_price_x_gpu_us) AS list_x,
+    sum(list_priced_gpu_microseconds)::bigint AS list_priced_us
+  FROM cost_daily_rollups
+  WHERE day >= $1::date AND day < $2::date
+    AND (cardinality($3::text[]) = 0 OR sku_id = ANY ($3::text[]))
+    AND (cardinality($4::text[]) = 0 OR pool_name = ANY ($4::text[]))
+    AND (cardinality($5::text[]) = 0 OR recipe_key = ANY ($5::text[]))
+    AND (cardinality($6::text[]) = 0 OR model = ANY ($6::text[]))
+    AND (cardinality($7::text[]) = 0 OR method = ANY ($7::text[]))
+    AND (cardinality($8::text[]) = 0 OR team = ANY ($8::text[]))
+    AND (cardinality($9::text[]) = 0 OR outcome = ANY ($9::text[]))
+  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+),
+page AS (
+  SELECT * FROM grouped
+  WHERE NOT $26::bool
+     OR (k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome)
+        > ($18::text COLLATE "C", $19::text COLLATE "C", $20::text COLLATE "C",
+           $21::text COLLATE "C", $22::text COLLATE "C", $23::text COLLATE "C",
+           $24::text COLLATE "C", $25::text COLLATE "C")
+  ORDER BY k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome
+  LIMIT $27
+),
+pool_work AS (
+  SELECT
+    (CASE $17::text
+       WHEN 'DAY' THEN to_char(day, 'YYYY-MM-DD')
+       WHEN 'WEEK' THEN to_char(date_trunc('week', day), 'YYYY-MM-DD')
+       WHEN 'MONTH' THEN to_char(date_trunc('month', day), 'YYYY-MM-DD')
+       ELSE '' END) COLLATE "C" AS k_period,
+    pool_name COLLATE "C" AS k_pool,
+    sum(gpu_microseconds) AS work_us
+  FROM cost_daily_rollups
+  WHERE $11::bool AND day >= $1::date AND day < $2::date
+    AND pool_name IN (SELECT k_pool FROM page)
+  GROUP BY 1, 2
+),
+windowed AS (
+  SELECT pg.*, w.work_us,
+         (p.node_count * p.gpus_per_node)::numeric
+           * (CASE $17::text
+                WHEN 'DAY' THEN 1
+                WHEN 'WEEK' THEN least(pg.k_period::date + 7, $2::date)
+                                 - greatest(pg.k_period::date, $1::date)
+                WHEN 'MONTH' THEN least((pg.k_period::date + interval '1 month')::date, $2::date)
+                                  - greatest(pg.k_period::date, $1::date)
+                ELSE $2::date - $1::date END)
+           * 86400000000 AS available_us
+  FROM page pg
+  LEFT JOIN pools p ON $11::bool AND p.name = pg.k_pool
+  LEFT JOIN pool_work w ON w.k_period = pg.k_period AND w.k_pool = pg.k_pool
+)
+SELECT k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome,
+       runs, successful_runs, retries, steps_attempted, successful_steps, gpu_us,
+       wasted_gpu_us,
+       CASE WHEN successful_steps > 0
+            THEN (gpu_us::numeric / (3600000 * successful_steps))::float8 END,
+       div(internal_x + 1800000000, 3600000000)::bigint,
+       CASE WHEN successful_steps > 0
+            THEN div(internal_x + 1800000 * successful_steps,
+                     3600000 * successful_steps)::bigint END,
+       list_priced_us = gpu_us,
+       div(list_x + 1800000000, 3600000000)::bigint,
+       CASE WHEN successful_steps > 0
+            THEN div(list_x + 1800000 * successful_steps,
+                     3600000 * successful_steps)::bigint END,
+       CASE WHEN list_x > 0 THEN (internal_x / list_x)::float8 END,
+       available_us IS NOT NULL,
+       coalesce((available_us / 3600000000)::float8, 0),
+       coalesce(work_us, 0)::bigint,
+       coalesce((work_us / nullif(available_us, 0))::float8, 0),
+       CASE WHEN successful_steps > 0 AND work_us > 0
+            THEN div(internal_x * available_us + work_us * 1800000 * successful_steps,
+                     work_us * 3600000 * successful_steps)::bigint END
+FROM windowed
+ORDER BY k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome)sql";
+
+// A PostgreSQL text[] literal: every element double-quoted, with '"' and
+// '\' escaped, so that any text (commas, braces, quotes) is one element.
+std::string TextArrayLiteral(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+const char* PeriodName(CostPeriod period) {
+  switch (period) {
+    case CostPeriod::kDay:
+      return "DAY";
+    case CostPeriod::kWeek:
+      return "WEEK";
+    case CostPeriod::kMonth:
+      return "MONTH";
+    case CostPeriod::kNone:
+      break;
+  }
+  return "";
+}
+
+template <typename T>
+std::optional<T> Optional(const pqxx::field& field) {
+  if (field.is_null()) return std::nullopt;
+  return field.as<T>();
+}
+
+}  // namespace
+
+void AddRunToCostRollup(pqxx::work& txn, const std::string& run_id) {
+  txn.exec_params(kUpsertCostRollup, run_id);
+}
+
+absl::StatusOr<CostPage> GetCostReport(DbSession& session,
+                                       const CostQuery& q,
+                                       const std::optional<CostGroupKey>& after,
+                                       int page_size) {
+  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<CostPage> {
+    pqxx::read_transaction txn(c);
+    const CostGroupKey cursor = after.value_or(CostGroupKey{});
+    const pqxx::result rows = txn.exec_params(
+        kCostReport, absl::FormatCivilTime(q.start),
+        absl::FormatCivilTime(q.end), TextArrayLiteral(q.skus),
+        TextArrayLiteral(q.pools), TextArrayLiteral(q.recipe_keys),
+        TextArrayLiteral(q.models), TextArrayLiteral(q.methods),
+        TextArrayLiteral(q.teams), TextArrayLiteral(q.outcomes), q.by_sku,
+        q.by_pool, q.by_recipe_key, q.by_model, q.by_method, q.by_team,
+        q.by_outcome, PeriodName(q.period), cursor.period, cursor.sku,
+        cursor.pool, cursor.recipe_key, cursor.model, cursor.method,
+        cursor.team, cursor.outcome, after.has_value(), page_size + 1);
+    CostPage page;
+    for (const pqxx::row& row : rows) {
+      if (static_cast<int>(page.rows.size()) == page_size) {
+        page.more = true;
+        break;
+      }
+      CostRow r;
+      r.key = CostGroupKey{row[0].as<std::string>(), row[1].as<std::string>(),
+                           row[2].as<std::string>(), row[3].as<std::string>(),
+                           row[4].as<std::string>(), row[5].as<std::string>(),
+                           row[6].as<std::string>(), row[7].as<std::string>()};
+      r.runs = row[8].as<int64_t>();
+      r.successful_runs = row[9].as<int64_t>();
+      r.retries = row[10].as<int64_t>();
+      r.steps_attempted = row[11].as<int64_t>();
+      r.successful_steps = row[12].as<int64_t>();
+      r.gpu_microseconds = row[13].as<int64_t>();
+      r.wasted_gpu_microseconds = row[14].as<int64_t>();
+      r.gpu_hours_per_1k_successful_steps = Optional<double>(row[15]);
+      r.internal_cost_micros = row[16].as<int64_t>();
+      r.internal_cost_per_successful_step_nanos = Optional<int64_t>(row[17]);
+      if (row[18].as<bool>()) {  // every run of the row had a list price
+        r.list_price_cost_micros = row[19].as<int64_t>();
+        r.list_price_cost_per_successful_step_nanos =
+            Optional<int64_t>(row[20]);
+        r.observed_over_list_price_ratio = Optional<double>(row[21]);
+      }
+      if (row[22].as<bool>()) {  // grouped by pool
+        PoolOccupancy o;
+        o.available_gpu_hours = row[23].as<double>();
+        o.used_gpu_microseconds = row[24].as<int64_t>();
+        o.occupancy = row[25].as<double>();
+        o.amortized_cost_per_successful_step_nanos = Optional<int64_t>(row[26]);
+        r.occupancy = o;
+      }
+      page.rows.push_back(std::move(r));
+    }
+    return page;
+  });
+}
+
+}  // namespace placement::storage

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "storage/cost_store.h"
 #include "storage/double_text.h"
 #include "storage/hex.h"
 
@@ -176,6 +177,9 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
         CountsLiteral(delta.step_time_p50_hist),
         CountsLiteral(delta.step_time_p95_hist),
         CountsLiteral(delta.peak_memory_hist));
+    // The finance rollup, in the same transaction: cost reports never scan
+    // raw runs and always agree with them.
+    AddRunToCostRollup(txn, run.run_id);
 
     RunAck ack{run.run_id, run.recipe_key,
                absl::FromUnixMicros(inserted[0][0].as<int64_t>()), gpu_us,

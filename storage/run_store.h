@@ -54,7 +54,9 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run);
 // one transaction; the rollup upsert is a single atomic statement, so
 // concurrent uploads never lose an update. A run that names a plan is
 // compared with the plan's prediction for its pool (plan_outcomes), in the
-// same transaction. Idempotent on run_id:
+// same transaction, and so is the run's daily cost rollup row
+// (storage/cost_store.h, at the pool's rates as they are now). Idempotent on
+// run_id:
 //  - first time: stored, acknowledged;
 //  - same run_id, same upload bytes: the original acknowledgement, nothing
 //    written;
