@@ -1,0 +1,489 @@
+// placectl plan / plans end to end: a real placementd process on a real
+// PostgreSQL, pools and runs set up through the gRPC API, then the placectl
+// binary run as an operator or an orchestrator would run it.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "placement/v1/catalog.grpc.pb.h"
+#include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/placementd_process.h"
+#include "tests/support/test_database.h"
+
+namespace placement {
+namespace {
+
+using ::placement::testing::Deadline;
+using ::placement::testing::NewUuid;
+using ::placement::testing::PlacementdProcess;
+using ::placement::testing::RunCommand;
+using ::placement::testing::TestDatabase;
+using ::placement::testing::TrainingPool;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kL40s[] = "L40S-PCIE-48GB";
+constexpr char kA100[] = "A100-SXM4-80GB";
+
+// The recipe the flags below describe.
+v1::Recipe Lora8b() {
+  v1::Recipe r;
+  r.set_model("Llama-3.1-8B");
+  r.set_method(v1::FINE_TUNE_METHOD_LORA);
+  r.set_lora_rank(16);
+  r.add_target_modules(std::string("all-linear"));
+  r.set_sequence_length(2048);
+  r.set_micro_batch_size(2);
+  r.set_activation_checkpointing(true);
+  r.set_flash_attention(true);
+  return r;
+}
+
+constexpr char kLora8bFlags[] =
+    "plan --model Llama-3.1-8B --method lora --lora_rank 16 "
+    "--target_modules all-linear --seq_len 2048 --micro_batch 2 "
+    "--checkpointing --flash_attention --steps 10000 --team ml-platform";
+
+v1::PlacePlanRequest PlanFor(const v1::Recipe& recipe) {
+  v1::PlacePlanRequest request;
+  *request.mutable_recipe() = recipe;
+  request.set_total_steps(10'000);
+  request.set_team("ml-platform");
+  return request;
+}
+
+const v1::PlacementCandidate* Candidate(const v1::PlacePlanResponse& plan,
+                                        const std::string& pool) {
+  for (const auto& c : plan.candidates()) {
+    if (c.pool() == pool) return &c;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> CandidatePools(const v1::PlacePlanResponse& plan) {
+  std::vector<std::string> pools;
+  for (const auto& c : plan.candidates()) pools.push_back(c.pool());
+  return pools;
+}
+
+template <typename Message>
+Message FromJson(const std::string& json) {
+  Message message;
+  auto status = google::protobuf::util::JsonStringToMessage(json, &message);
+  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << json;
+  return message;
+}
+
+// The table row after the header line starting with `header`, cells split on
+// runs of spaces; empty when there is none.
+std::vector<std::string> RowAfterHeader(const std::string& output,
+                                        const std::string& header, int row) {
+  std::vector<std::string> lines = absl::StrSplit(output, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!absl::StartsWith(lines[i], header)) continue;
+    if (i + 1 + row >= lines.size()) return {};
+    std::vector<std::string> cells;
+    for (absl::string_view cell : absl::StrSplit(
+             lines[i + 1 + row], absl::ByString("  "), absl::SkipWhitespace())) {
+      cells.emplace_back(absl::StripAsciiWhitespace(cell));
+    }
+    return cells;
+  }
+  return {};
+}
+
+class PlacectlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_.Migrate();
+    auto process = PlacementdProcess::Start(db_.url());
+    ASSERT_TRUE(process.ok()) << process.status();
+    placementd_ = *std::move(process);
+    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
+    auto channel = placementd_->channel();
+    catalog_ = v1::CatalogService::NewStub(channel);
+    telemetry_ = v1::TelemetryService::NewStub(channel);
+    placement_ = v1::PlacementService::NewStub(channel);
+    char dir[] = "/tmp/placectl-test-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+
+  void TearDown() override {
+    if (!dir_.empty()) RunCommand("rm -rf " + dir_);
+  }
+
+  // Runs placectl against this test's placementd; returns the exit code,
+  // stdout in `out` (with stderr too when `with_stderr`).
+  int Placectl(const std::string& args, std::string* out,
+               bool with_stderr = false) {
+    out->clear();
+    const std::string command =
+        absl::StrCat(PLACECTL_PATH, " --server 127.0.0.1:", placementd_->port(),
+                     " ", args, with_stderr ? " 2>&1" : " 2>/dev/null");
+    const int code = RunCommand(command, out);
+    std::cerr << "$ placectl " << args << "  => exit " << code << "\n"
+              << *out;
+    return code;
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& text) {
+    const std::string path = absl::StrCat(dir_, "/", name);
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  void CreatePool(const v1::Pool& pool) {
+    v1::CreatePoolRequest request;
+    *request.mutable_pool() = pool;
+    v1::CreatePoolResponse response;
+    grpc::Status status =
+        catalog_->CreatePool(Deadline().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  // A finished single-GPU run of `recipe`: `gpu_hours` for `steps_ok`
+  // successful steps, peaking at `peak_gb`.
+  void UploadRun(const std::string& pool, const std::string& sku,
+                 const v1::Recipe& recipe, double gpu_hours, int64_t steps_ok,
+                 double peak_gb, const std::string& plan_id = "") {
+    v1::BenchmarkRun run;
+    run.set_run_id(NewUuid());
+    run.set_agent_id("test-agent");
+    run.set_pool(pool);
+    run.set_sku(sku);
+    *run.mutable_recipe() = recipe;
+    run.set_gpu_count(1);
+    run.mutable_recipe()->set_gpu_count(1);
+    const int64_t wall_seconds = static_cast<int64_t>(gpu_hours * 3600);
+    const int64_t end = absl::ToUnixSeconds(absl::Now()) - 60;
+    run.mutable_start_time()->set_seconds(end - wall_seconds);
+    run.mutable_end_time()->set_seconds(end);
+    run.set_steps_attempted(steps_ok);
+    run.set_steps_succeeded(steps_ok);
+    const double step = static_cast<double>(wall_seconds) / steps_ok;
+    run.set_step_time_mean_seconds(step);
+    run.set_step_time_p50_seconds(step);
+    run.set_step_time_p95_seconds(step * 1.1);
+    run.set_tokens_per_second(1000);
+    run.set_peak_memory_gb(peak_gb);
+    run.set_offload(v1::OFFLOAD_NONE);
+    run.set_interconnect(v1::INTERCONNECT_NONE);
+    run.set_outcome(v1::RUN_OUTCOME_SUCCEEDED);
+    run.set_exclusive(true);
+    run.set_plan_id(plan_id);
+    v1::UploadBenchmarkRunRequest request;
+    *request.mutable_run() = run;
+    v1::UploadBenchmarkRunResponse response;
+    grpc::Status status =
+        telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  // Plans over gRPC until `done` holds (pools and evidence reach placementd's
+  // memory shortly after they commit).
+  v1::PlacePlanResponse PlanUntil(
+      const v1::PlacePlanRequest& request,
+      const std::function<bool(const v1::PlacePlanResponse&)>& done) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    v1::PlacePlanResponse response;
+    do {
+      response.Clear();
+      grpc::Status status =
+          placement_->PlacePlan(Deadline().get(), request, &response);
+      if (status.ok() && done(response)) return response;
+      absl::SleepFor(absl::Milliseconds(20));
+    } while (absl::Now() < deadline);
+    ADD_FAILURE() << "placementd never answered the plan expected";
+    return response;
+  }
+
+  static std::function<bool(const v1::PlacePlanResponse&)> Measured(
+      const std::string& pool, int runs) {
+    return [pool, runs](const v1::PlacePlanResponse& plan) {
+      const v1::PlacementCandidate* c = Candidate(plan, pool);
+      return c != nullptr && c->basis() == v1::EVIDENCE_BASIS_MEASURED &&
+             c->evidence_runs() == runs;
+    };
+  }
+
+  // One L40S training pool, visible to plans.
+  void OneL40sPool() {
+    CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000));
+    PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+      return p.candidates_size() == 1;
+    });
+  }
+
+  TestDatabase db_;
+  std::unique_ptr<PlacementdProcess> placementd_;
+  std::unique_ptr<v1::CatalogService::Stub> catalog_;
+  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
+  std::unique_ptr<v1::PlacementService::Stub> placement_;
+  std::string dir_;
+};
+
+// The guide's small LoRA: measured cheaper per successful step on the L40S,
+// the A100 over-bought, the serving pool never a candidate.
+TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
+  CreatePool(TrainingPool("a100-train", kA100, 1, 8, 2'500'000));
+  CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000));
+  v1::Pool serving = TrainingPool("h100-serve", "H100-SXM5-80GB", 1, 8);
+  serving.set_purpose(v1::POOL_PURPOSE_SERVING);
+  CreatePool(serving);
+  for (int i = 0; i < 3; ++i) {
+    UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
+    UploadRun("a100-train", kA100, Lora8b(), 6, 10'000, 25);
+  }
+  const v1::PlacePlanResponse expected = PlanUntil(
+      PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+        return Measured("l40s-train", 3)(p) && Measured("a100-train", 3)(p);
+      });
+
+  std::string out;
+  ASSERT_EQ(Placectl(kLora8bFlags, &out), 0);
+  // Header: plan id, recipe key, steps, settings.
+  EXPECT_THAT(out, HasSubstr(absl::StrCat("recipe ", expected.recipe_key())));
+  EXPECT_THAT(out, HasSubstr("10,000 steps"));
+  EXPECT_THAT(out, HasSubstr("Llama-3.1-8B, lora, rank 16"));
+  // Ranked: the L40S first at 10 GPU-hours x 1.20, then the A100.
+  const std::vector<std::string> first = RowAfterHeader(out, "RANK", 0);
+  ASSERT_GE(first.size(), 12u) << out;
+  EXPECT_EQ(first[0], "1");
+  EXPECT_EQ(first[1], "l40s-train");
+  EXPECT_EQ(first[2], kL40s);
+  EXPECT_EQ(first[6], "10.0");   // expected GPU-hours
+  EXPECT_EQ(first[7], "12.00");  // cost at the internal rate
+  EXPECT_EQ(first[10], "measured (3 runs)");
+  const std::vector<std::string> second = RowAfterHeader(out, "RANK", 1);
+  ASSERT_GE(second.size(), 2u);
+  EXPECT_EQ(second[0], "2");
+  EXPECT_EQ(second[1], "a100-train");
+  // Reasons and warnings per candidate.
+  EXPECT_THAT(out, HasSubstr("#1 l40s-train (L40S-PCIE-48GB x1)"));
+  EXPECT_THAT(out, HasSubstr("reason:  fit_without_offload"));
+  EXPECT_THAT(out, HasSubstr("WARNING: over_bought"));
+  // The serving pool, with the rule that rejected it.
+  const std::vector<std::string> rejected = RowAfterHeader(out, "POOL", 0);
+  ASSERT_GE(rejected.size(), 3u) << out;
+  EXPECT_EQ(rejected[0], "h100-serve");
+  EXPECT_EQ(rejected[2], "training_stays_off_serving_pools");
+  EXPECT_THAT(out, Not(HasSubstr("BAKE-OFF")));  // both SKUs are measured
+
+  // --json for orchestrators: the PlacePlanResponse, same ranking and costs.
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --json"), &out), 0);
+  const auto plan = FromJson<v1::PlacePlanResponse>(out);
+  EXPECT_FALSE(plan.plan_id().empty());
+  EXPECT_EQ(plan.recipe_key(), expected.recipe_key());
+  ASSERT_EQ(CandidatePools(plan), CandidatePools(expected));
+  for (int i = 0; i < plan.candidates_size(); ++i) {
+    EXPECT_EQ(plan.candidates(i).expected_cost_micros(),
+              expected.candidates(i).expected_cost_micros());
+    EXPECT_EQ(plan.candidates(i).basis(), v1::EVIDENCE_BASIS_MEASURED);
+  }
+  ASSERT_EQ(plan.rejections_size(), 1);
+  EXPECT_EQ(plan.rejections(0).rule(), "training_stays_off_serving_pools");
+}
+
+TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
+  CreatePool(TrainingPool("a100-train", kA100, 1, 8));
+  CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+    return p.candidates_size() == 2;
+  });
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags,
+                                  " --serving_sku L40S-PCIE-48GB "
+                                  "--serving_precision fp8"),
+                     &out),
+            0);
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(10), "estimated");
+  EXPECT_THAT(out, HasSubstr("BAKE-OFF before standardizing"));
+  EXPECT_THAT(out, HasSubstr("EVAL REQUIRED: "));
+  // The bake-off's runs: one per SKU, at equal settings.
+  std::vector<std::string> run_pools;
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<std::string> row = RowAfterHeader(out, "  POOL", i);
+    ASSERT_FALSE(row.empty());
+    run_pools.push_back(row[0]);
+  }
+  EXPECT_THAT(run_pools,
+              ::testing::UnorderedElementsAre("a100-train", "l40s-train"));
+}
+
+TEST_F(PlacectlTest, YamlAndJsonRecipeFilesGiveTheSameRecipeKeyAsFlags) {
+  OneL40sPool();
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --json"), &out), 0);
+  const std::string key = FromJson<v1::PlacePlanResponse>(out).recipe_key();
+  ASSERT_FALSE(key.empty());
+
+  const std::string yaml = WriteFile("lora.yaml", R"(# an 8B LoRA
+recipe:
+  model: Llama-3.1-8B
+  method: lora
+  lora_rank: 16
+  target_modules: [all-linear]
+  sequence_length: 2048
+  micro_batch_size: 2
+  activation_checkpointing: yes
+  flash_attention: true
+total_steps: 10000
+constraints:
+  objective: cost
+  deadline: 48h
+  required_labels: {team: ml-platform}
+team: ml-platform
+)");
+  const std::string json = WriteFile("lora.json", R"({
+  "recipe": {
+    "model": "Llama-3.1-8B",
+    "method": "FINE_TUNE_METHOD_LORA",
+    "loraRank": 16,
+    "targetModules": ["all-linear"],
+    "sequenceLength": "2048",
+    "microBatchSize": 2,
+    "activationCheckpointing": true,
+    "flashAttention": true
+  },
+  "totalSteps": "10000",
+  "constraints": {"objective": "OBJECTIVE_LOWEST_COST", "maxGpus": 8},
+  "team": "ml-platform"
+})");
+  for (const std::string& file : {yaml, json}) {
+    ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", file, " --json"), &out),
+              0);
+    const auto plan = FromJson<v1::PlacePlanResponse>(out);
+    EXPECT_EQ(plan.recipe_key(), key) << file;
+    EXPECT_EQ(CandidatePools(plan), std::vector<std::string>{"l40s-train"});
+  }
+
+  // Flags override the file's fields.
+  ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", yaml,
+                                  " --seq_len 4096 --lora_rank 32 --json"),
+                     &out),
+            0);
+  auto plan = FromJson<v1::PlacePlanResponse>(out);
+  EXPECT_NE(plan.recipe_key(), key);
+  EXPECT_EQ(plan.recipe().sequence_length(), 4096);
+  EXPECT_EQ(plan.recipe().lora_rank(), 32);
+  EXPECT_EQ(plan.recipe().model(), "Llama-3.1-8B");
+  // The file's constraints count: no pool carries this label.
+  ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", yaml,
+                                  " --labels region=eu --json"),
+                     &out),
+            0);
+  plan = FromJson<v1::PlacePlanResponse>(out);
+  EXPECT_EQ(plan.candidates_size(), 0);
+  ASSERT_EQ(plan.rejections_size(), 1);
+
+  // Unknown fields and bad values are errors naming the field.
+  const std::string typo = WriteFile("typo.yaml", R"(recipe:
+  model: Llama-3.1-8B
+  lora_rnk: 16
+total_steps: 10
+)");
+  EXPECT_EQ(Placectl(absl::StrCat("plan --recipe ", typo), &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("recipe.lora_rnk (line 3): unknown field"));
+  const std::string bad_enum = WriteFile("bad.json",
+                                         R"({"recipe": {"method": "lorax"}})");
+  EXPECT_EQ(Placectl(absl::StrCat("plan --recipe ", bad_enum), &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("recipe.method"));
+  EXPECT_THAT(out, HasSubstr("lorax"));
+  EXPECT_EQ(Placectl(absl::StrCat("plan --recipe ", dir_, "/missing.yaml"),
+                     &out, true),
+            2);
+}
+
+TEST_F(PlacectlTest, BadRecipePrintsTheFieldViolationAndExitsOne) {
+  OneL40sPool();
+  std::string out;
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --lora_rank 0 --steps 0"),
+                     &out, true),
+            1);
+  EXPECT_THAT(out, HasSubstr("INVALID_ARGUMENT"));
+  EXPECT_THAT(out, HasSubstr("\n  recipe.lora_rank: "));
+  EXPECT_THAT(out, HasSubstr("\n  total_steps: "));
+  // Malformed flags are usage errors, caught before any call.
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --method lorax"), &out, true),
+            2);
+  EXPECT_THAT(out, HasSubstr("--method"));
+  EXPECT_THAT(out, HasSubstr("head-only"));
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --deadline soon"), &out, true),
+            2);
+  EXPECT_EQ(Placectl("plan extra-argument", &out, true), 2);
+}
+
+TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
+  OneL40sPool();
+  UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
+  PlanUntil(PlanFor(Lora8b()), Measured("l40s-train", 1));
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags,
+                                  " --request_id job-7 --deadline 36h --json"),
+                     &out),
+            0);
+  const auto plan = FromJson<v1::PlacePlanResponse>(out);
+  ASSERT_FALSE(plan.plan_id().empty());
+
+  ASSERT_EQ(Placectl("plans get " + plan.plan_id() + " --json", &out), 0);
+  const auto stored = FromJson<v1::GetPlanResponse>(out);
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(stored.plan(), plan))
+      << stored.plan().DebugString();
+  EXPECT_EQ(stored.request().request_id(), "job-7");
+  EXPECT_EQ(stored.request().total_steps(), 10'000);
+  EXPECT_EQ(stored.request().constraints().deadline().seconds(), 36 * 3600);
+  EXPECT_EQ(stored.request().recipe().lora_rank(), 16);
+
+  ASSERT_EQ(Placectl("plans get " + plan.plan_id(), &out), 0);
+  EXPECT_THAT(out, HasSubstr("request id job-7"));
+  EXPECT_THAT(out, HasSubstr("deadline 36h"));
+  EXPECT_THAT(out, HasSubstr("plan " + plan.plan_id()));
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(1), "l40s-train");
+  EXPECT_EQ(Placectl("plans get " + NewUuid(), &out, true), 1);
+  EXPECT_THAT(out, HasSubstr("NOT_FOUND"));
+
+  // No run has carried the plan out yet.
+  ASSERT_EQ(Placectl("plans accuracy", &out), 0);
+  EXPECT_THAT(out, Not(HasSubstr(kL40s)));
+  // A run carries it out: 12 GPU-hours against the predicted 10.
+  UploadRun("l40s-train", kL40s, Lora8b(), 12, 10'000, 30, plan.plan_id());
+  ASSERT_EQ(Placectl("plans accuracy", &out), 0);
+  const std::vector<std::string> row = RowAfterHeader(out, "SKU", 0);
+  ASSERT_GE(row.size(), 5u) << out;
+  EXPECT_EQ(row[0], kL40s);
+  EXPECT_EQ(row[1], "1");
+  // (10 - 12) / 12: the planner under-predicted by 16.7%.
+  EXPECT_THAT(row[4], HasSubstr("| -16.7"));
+  ASSERT_EQ(Placectl("plans accuracy --json", &out), 0);
+  const auto accuracy = FromJson<v1::GetPlanAccuracyResponse>(out);
+  ASSERT_EQ(accuracy.skus_size(), 1);
+  EXPECT_EQ(accuracy.skus(0).sku(), kL40s);
+  EXPECT_EQ(accuracy.skus(0).runs(), 1);
+  // A window that ends before the run was recorded holds nothing.
+  ASSERT_EQ(Placectl("plans accuracy --until 2020-01-01T00:00:00Z", &out), 0);
+  EXPECT_THAT(out, Not(HasSubstr(kL40s)));
+  ASSERT_EQ(Placectl("plans accuracy --since 2020-01-01T00:00:00Z", &out), 0);
+  EXPECT_THAT(out, HasSubstr(kL40s));
+  EXPECT_EQ(Placectl("plans accuracy --since yesterday", &out, true), 2);
+  EXPECT_EQ(Placectl("plans", &out, true), 2);
+}
+
+}  // namespace
+}  // namespace placement
