@@ -23,8 +23,8 @@
 
 // The recipe (see recipe.proto); each flag given overrides --recipe's file.
 ABSL_FLAG(std::string, recipe, "",
-          "plan: a YAML or JSON file holding a PlacePlanRequest; recipe flags "
-          "given too override its fields");
+          "plan: a YAML or JSON file (--recipe=- for stdin) holding a "
+          "PlacePlanRequest; recipe flags given too override its fields");
 ABSL_FLAG(std::string, model, "",
           "plan: catalog model, e.g. Llama-3.1-8B (or custom in --recipe)");
 ABSL_FLAG(std::string, method, "", "plan: full, lora, qlora or head-only");
@@ -75,7 +75,7 @@ using clients::DescribeError;
 using clients::Table;
 
 constexpr char kPlanUsage[] =
-    "placectl plan [--recipe FILE.yaml|FILE.json] [--model M] "
+    "placectl plan [--recipe FILE.yaml|FILE.json|--recipe=-] [--model M] "
     "[--method full|lora|qlora|head-only]\n"
     "    [--lora_rank R] [--target_modules q,v] [--seq_len N] "
     "[--micro_batch N] [--grad_accum N]\n"
@@ -352,7 +352,7 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
         {absl::StrCat(c.rank()), c.pool(), c.sku(), absl::StrCat(c.gpu_count()),
          absl::StrFormat("%.1f (%+.1f)", c.peak_memory_gb(), c.headroom_gb()),
          absl::StrFormat("%.3f", c.gpu_hours_per_1k_successful_steps()),
-         absl::StrFormat("%.1f", c.expected_gpu_hours()),
+         absl::StrFormat("%.2f", c.expected_gpu_hours()),
          core::FormatMicros(c.expected_cost_micros()),
          c.has_list_price_cost_micros()
              ? core::FormatMicros(c.list_price_cost_micros())

@@ -1,6 +1,7 @@
 #include "clients/placectl/recipe_file.h"
 
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -376,9 +377,13 @@ absl::StatusOr<v1::PlacePlanRequest> ParsePlanRequestText(
 
 absl::StatusOr<v1::PlacePlanRequest> ReadPlanRequestFile(
     const std::string& path) {
+  std::stringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+    return ParsePlanRequestText(text.str(), "stdin");
+  }
   std::ifstream file(path);
   if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
   text << file.rdbuf();
   return ParsePlanRequestText(text.str(), path);
 }

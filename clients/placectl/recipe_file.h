@@ -28,6 +28,7 @@ namespace placement::placectl {
 // "12h" or proto's "43200s". An unknown field, a value of the wrong type or
 // an unknown enum value is an InvalidArgument naming the field's path and
 // line.
+// `path` "-" reads standard input.
 absl::StatusOr<v1::PlacePlanRequest> ReadPlanRequestFile(
     const std::string& path);
 

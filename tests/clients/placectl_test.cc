@@ -267,7 +267,7 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
   EXPECT_EQ(first[0], "1");
   EXPECT_EQ(first[1], "l40s-train");
   EXPECT_EQ(first[2], kL40s);
-  EXPECT_EQ(first[6], "10.0");   // expected GPU-hours
+  EXPECT_EQ(first[6], "10.00");  // expected GPU-hours
   EXPECT_EQ(first[7], "12.00");  // cost at the internal rate
   EXPECT_EQ(first[10], "measured (3 runs)");
   const std::vector<std::string> second = RowAfterHeader(out, "RANK", 1);
@@ -372,6 +372,10 @@ team: ml-platform
     EXPECT_EQ(plan.recipe_key(), key) << file;
     EXPECT_EQ(CandidatePools(plan), std::vector<std::string>{"l40s-train"});
   }
+
+  // Standard input, for orchestrators that pipe the request.
+  ASSERT_EQ(Placectl(absl::StrCat("plan --recipe=- --json < ", json), &out), 0);
+  EXPECT_EQ(FromJson<v1::PlacePlanResponse>(out).recipe_key(), key);
 
   // Flags override the file's fields.
   ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", yaml,
