@@ -152,7 +152,10 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
         absl::StatusOr<storage::PoolRecord> created =
             storage::CreatePool(session, *valid, request_id);
         if (!created.ok()) return created.status();
-        if (evidence_ != nullptr) (void)evidence_->ReloadWith(session);
+        if (evidence_ != nullptr) {
+          (void)evidence_->ReloadWith(session);
+          evidence_->NoteLocalChange();
+        }
         *response->mutable_pool() = PoolToProto(*created);
         return absl::OkStatus();
       });
@@ -201,7 +204,10 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
               return absl::OkStatus();
             });
         if (!updated.ok()) return updated.status();
-        if (evidence_ != nullptr) (void)evidence_->ReloadWith(session);
+        if (evidence_ != nullptr) {
+          (void)evidence_->ReloadWith(session);
+          evidence_->NoteLocalChange();
+        }
         *response->mutable_pool() = PoolToProto(*updated);
         return absl::OkStatus();
       });

@@ -15,8 +15,11 @@ namespace placement::services {
 namespace {
 
 // How long one wait for notifications lasts: the bound on how late a stop
-// request or a RefreshSoon() is noticed.
+// request, a RefreshSoon() or a NoteLocalChange() is noticed.
 constexpr absl::Duration kWaitSlice = absl::Milliseconds(100);
+// Re-reads and notifications are coalesced to at most one per this interval:
+// a burst of uploads costs a few re-reads, not one each.
+constexpr absl::Duration kCoalesce = absl::Milliseconds(50);
 
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> Load(
     storage::DbSession& session) {
@@ -73,6 +76,8 @@ absl::Duration EvidenceCache::Age() const {
 
 void EvidenceCache::RefreshSoon() { refresh_requested_.store(true); }
 
+void EvidenceCache::NoteLocalChange() { notify_pending_.store(true); }
+
 void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
   absl::MutexLock lock(&mu_);
   if (current_ == nullptr || current_->loaded_at <= snapshot->loaded_at) {
@@ -92,8 +97,10 @@ void EvidenceCache::Loop() {
   storage::ChangeListener listener(database_url_);
   bool stale = true;
   absl::Time last_load = absl::InfinitePast();
+  absl::Time last_notify = absl::InfinitePast();
   while (!stop_.HasBeenNotified()) {
-    absl::StatusOr<int> notified = listener.Wait(kWaitSlice);
+    absl::StatusOr<int> notified =
+        listener.Wait(stale || notify_pending_ ? kCoalesce / 2 : kWaitSlice);
     if (!notified.ok()) {
       // The database is away: keep serving the last snapshot and try again.
       stale = true;
@@ -105,7 +112,15 @@ void EvidenceCache::Loop() {
         absl::Now() - last_load >= reread_interval_) {
       stale = true;
     }
-    if (!stale) continue;
+    if (notify_pending_.load() && absl::Now() - last_notify >= kCoalesce) {
+      notify_pending_.store(false);
+      if (storage::NotifyChange(session).ok()) {
+        last_notify = absl::Now();
+      } else {
+        notify_pending_.store(true);  // retried on the next turn
+      }
+    }
+    if (!stale || absl::Now() - last_load < kCoalesce) continue;
     if (!ReloadWith(session).ok()) continue;  // retried on the next turn
     last_load = absl::Now();
     stale = false;

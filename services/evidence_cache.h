@@ -41,9 +41,10 @@ class CatalogSnapshot : public core::EvidenceSource {
 
 // Each replica's in-memory copy of pools and evidence, so that PlacePlan
 // makes no database round trip. A background thread LISTENs for the
-// notifications the database sends when pools or rollups change (from any
-// replica) and re-reads at once; it also re-reads every `reread_interval` as
-// a safety net, and after every reconnection. When the database is away the
+// notifications replicas send after they change pools or rollups (see
+// NoteLocalChange) and re-reads at once (at most every 50 ms); it also
+// re-reads every `reread_interval` as a safety net (changes made behind the
+// service's back), and after every reconnection. When the database is away the
 // last snapshot keeps serving, and Age() says how old it is.
 class EvidenceCache {
  public:
@@ -62,6 +63,10 @@ class EvidenceCache {
   // Asks the thread to re-read now.
   void RefreshSoon();
 
+  // This replica committed a change to pools or evidence: every replica
+  // (this one included) is notified, at most every 50 ms.
+  void NoteLocalChange();
+
   // Re-reads on the caller's session and publishes the result, so that a
   // change this replica just committed (a new pool) is in the very next
   // plan. A snapshot is only ever replaced by one read after it.
@@ -77,6 +82,7 @@ class EvidenceCache {
   mutable absl::Mutex mu_;
   std::shared_ptr<const CatalogSnapshot> current_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> refresh_requested_{false};
+  std::atomic<bool> notify_pending_{false};
   absl::Notification stop_;
   std::thread thread_;
 };

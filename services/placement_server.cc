@@ -46,16 +46,21 @@ absl::Status PlacementServer::Start() {
   evidence_ = std::make_unique<EvidenceCache>(options_.database_url,
                                               options_.evidence_reread_interval);
   telemetry_service_ = std::make_unique<TelemetryService>(
-      *workers_, [metrics = placement_metrics_.get()](
-                     const storage::RunAck& ack) {
+      *workers_, [metrics = placement_metrics_.get(),
+                  evidence = evidence_.get()](const storage::RunAck& ack) {
+        evidence->NoteLocalChange();
         if (ack.plan_outcome.has_value()) {
           metrics->PredictionObserved(*ack.plan_outcome);
         }
       });
   catalog_service_ = std::make_unique<CatalogService>(*workers_, evidence_.get());
   cost_service_ = std::make_unique<CostService>(*workers_);
+  // Plans wait at most for one commit of up to 512 records.
+  plan_audit_ = std::make_unique<PlanAuditWriter>(
+      options_.database_url, /*queue_capacity=*/4 * options_.db_queue_capacity,
+      /*max_batch=*/512);
   placement_service_ = std::make_unique<PlacementService>(
-      *workers_, *evidence_, *placement_metrics_);
+      *workers_, *plan_audit_, *evidence_, *placement_metrics_);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -97,6 +102,7 @@ void PlacementServer::Shutdown(absl::Duration grace) {
     server_->Wait();
   }
   workers_.reset();  // runs what is queued, then closes the connections
+  plan_audit_.reset();  // records what is queued
   evidence_.reset();
   exposer_.reset();
 }

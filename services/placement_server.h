@@ -17,6 +17,7 @@
 #include "services/evidence_cache.h"
 #include "services/health_monitor.h"
 #include "services/partition_maintainer.h"
+#include "services/plan_audit_writer.h"
 #include "services/placement_metrics.h"
 #include "services/placement_service.h"
 #include "services/telemetry_service.h"
@@ -69,6 +70,7 @@ class PlacementServer {
   std::unique_ptr<TelemetryService> telemetry_service_;
   std::unique_ptr<PlacementMetrics> placement_metrics_;
   std::unique_ptr<EvidenceCache> evidence_;
+  std::unique_ptr<PlanAuditWriter> plan_audit_;
   std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HealthMonitor> health_;

@@ -8,10 +8,11 @@
 #include "core/rules.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
-#include "services/proto_bytes.h"
 #include "services/grpc_status.h"
 #include "services/placement_convert.h"
+#include "services/proto_bytes.h"
 #include "services/run_validation.h"
+#include "services/sha256.h"
 #include "services/uuid.h"
 #include "storage/plan_store.h"
 
@@ -23,16 +24,15 @@ constexpr absl::Duration kStaleEvidence = absl::Seconds(10);
 constexpr int kMaxAllowedPools = 1000;
 constexpr int kMaxRequiredLabels = 32;
 
-// Checks the request shape beyond what core::ValidatePlanRequest checks, and
-// resolves the serving SKU against the catalog.
+// Checks the request beyond core::ValidatePlanRequest, and resolves the
+// serving SKU against the catalog into `plan_request`.
 core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
-                                      const core::PlanRequest& plan_request,
                                       const std::vector<core::GpuSku>& skus,
-                                      core::PlanRequest* resolved) {
+                                      core::PlanRequest* plan_request) {
   core::FieldViolations violations;
   if (!request.has_recipe()) violations.push_back({"recipe", "is required"});
   core::FieldViolations core_violations =
-      core::ValidatePlanRequest(plan_request);
+      core::ValidatePlanRequest(*plan_request);
   violations.insert(violations.end(), core_violations.begin(),
                     core_violations.end());
   if (request.team().size() > kMaxIdLength) {
@@ -58,34 +58,10 @@ core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
       violations.push_back(
           {"serving.sku", std::string(sku.status().message())});
     } else {
-      resolved->serving->sku_id = sku->id;
+      plan_request->serving->sku_id = sku->id;
     }
   }
   return violations;
-}
-
-storage::PlanRecord AuditRecord(const v1::PlacePlanRequest& request,
-                                const v1::PlacePlanResponse& response,
-                                const core::PlanResult& result,
-                                const core::PlanRequest& plan_request) {
-  storage::PlanRecord record;
-  record.plan_id = response.plan_id();
-  record.request_id = request.request_id();
-  record.team = request.team();
-  record.recipe_key = result.recipe_key;
-  record.objective = ObjectiveName(plan_request.constraints.objective);
-  if (!result.candidates.empty()) {
-    record.chosen_pool = result.candidates.front().pool_name;
-    record.chosen_sku = result.candidates.front().sku_id;
-  }
-  record.request = DeterministicBytes(request);
-  record.response = DeterministicBytes(response);
-  for (const core::Candidate& c : result.candidates) {
-    record.predictions.push_back(
-        {c.pool_name, c.sku_id, c.rank, core::EvidenceBasisName(c.basis),
-         c.peak_memory_gb, c.gpu_hours_per_1k_successful_steps / 1000.0});
-  }
-  return record;
 }
 
 bool HasTrainingPool(const std::vector<core::Pool>& pools) {
@@ -93,6 +69,49 @@ bool HasTrainingPool(const std::vector<core::Pool>& pools) {
     if (pool.purpose == core::PoolPurpose::kTraining) return true;
   }
   return false;
+}
+
+// What makes two requests the same plan: everything the planner reads.
+std::string CacheKey(const v1::PlacePlanRequest& request,
+                     const core::PlanRequest& plan_request) {
+  v1::PlacePlanRequest key = request;
+  key.clear_request_id();
+  key.clear_team();
+  if (plan_request.serving.has_value()) {
+    key.mutable_serving()->set_sku(plan_request.serving->sku_id);
+  }
+  return DeterministicBytes(key);
+}
+
+std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
+  auto cached = std::make_shared<CachedPlan>();
+  cached->response = PlanResultToProto(result);
+  auto record = std::make_shared<storage::PlanResultRecord>();
+  record->response = DeterministicBytes(cached->response);
+  record->hash = Sha256(record->response);
+  for (const core::Candidate& c : result.candidates) {
+    record->predictions.push_back(
+        {c.pool_name, c.sku_id, c.rank, core::EvidenceBasisName(c.basis),
+         c.peak_memory_gb, c.gpu_hours_per_1k_successful_steps / 1000.0});
+  }
+  cached->record = std::move(record);
+  cached->result = std::move(result);
+  return cached;
+}
+
+// The answer for a stored plan.
+absl::Status ResponseFromStored(const storage::StoredPlan& stored,
+                                v1::PlacePlanResponse* response) {
+  if (!response->ParseFromString(stored.result_response)) {
+    return absl::DataLossError("stored plan does not parse");
+  }
+  response->set_plan_id(stored.plan_id);
+  TimeToProto(stored.created_at, response->mutable_create_time());
+  TimeToProto(stored.evidence_time, response->mutable_evidence_time());
+  for (const std::string& warning : stored.warnings) {
+    response->add_warnings(warning);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -111,7 +130,7 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                                   "pools and evidence are not loaded yet"));
   }
   core::FieldViolations violations =
-      ValidateRequest(*request, plan_request, snapshot->skus, &plan_request);
+      ValidateRequest(*request, snapshot->skus, &plan_request);
   if (!violations.empty()) {
     metrics_.PlanAnswered(objective, "invalid");
     return FinishNow(context, InvalidArgument(violations));
@@ -125,44 +144,52 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                      "CatalogService.CreatePool (purpose TRAINING)"));
   }
 
-  // Plans are computed from the snapshot, here, without the database.
-  auto plan = [this, snapshot, plan_request, objective](
-                  const v1::PlacePlanRequest& request,
-                  v1::PlacePlanResponse* response)
-      -> absl::StatusOr<core::PlanResult> {
+  // Plan from the snapshot, or reuse the same request's plan against it.
+  const std::string key = CacheKey(*request, plan_request);
+  std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
+  if (plan == nullptr) {
     absl::StatusOr<core::PlanResult> result = core::Plan(
         plan_request, snapshot->pools, snapshot->skus, *snapshot);
-    if (!result.ok()) return result.status();
-    *response = PlanResultToProto(*result);
-    response->set_plan_id(NewUuid());
-    TimeToProto(absl::Now(), response->mutable_create_time());
-    TimeToProto(snapshot->loaded_at, response->mutable_evidence_time());
-    const absl::Duration age = absl::Now() - snapshot->loaded_at;
-    if (age > kStaleEvidence) {
-      response->add_warnings(absl::StrFormat(
-          "stale_evidence: pools and evidence were last read %.0f s ago; the "
-          "database may be unreachable",
-          absl::ToDoubleSeconds(age)));
+    if (!result.ok()) {
+      metrics_.PlanAnswered(objective, "invalid");
+      return FinishNow(context, ToGrpcStatus(result.status()));
     }
-    (void)request;
-    return result;
-  };
+    plan = MakeCachedPlan(*std::move(result));
+    cache_.Insert(snapshot, key, plan);
+  }
 
-  auto record = [this, objective, plan_request](
-                    storage::DbSession& session,
-                    const v1::PlacePlanRequest& request,
-                    v1::PlacePlanResponse* response,
-                    const core::PlanResult& result) {
-    absl::StatusOr<std::string> stored = storage::InsertPlan(
-        session, AuditRecord(request, *response, result, plan_request));
-    if (!stored.ok()) {
-      // The plan stands without its audit record; the caller is told.
-      response->add_warnings(absl::StrCat(
-          "not_recorded: the plan could not be recorded (",
-          stored.status().message(), "); runs cannot be matched to it"));
-    } else if (*stored != DeterministicBytes(*response)) {
-      response->ParseFromString(*stored);  // a concurrent twin won
-    }
+  const absl::Time now = absl::Now();
+  *response = plan->response;
+  response->set_plan_id(NewUuid());
+  TimeToProto(now, response->mutable_create_time());
+  TimeToProto(snapshot->loaded_at, response->mutable_evidence_time());
+  const absl::Duration age = now - snapshot->loaded_at;
+  if (age > kStaleEvidence) {
+    response->add_warnings(absl::StrFormat(
+        "stale_evidence: pools and evidence were last read %.0f s ago; the "
+        "database may be unreachable",
+        absl::ToDoubleSeconds(age)));
+  }
+
+  storage::PlacementRecord record;
+  record.plan_id = response->plan_id();
+  record.request_id = request->request_id();
+  record.team = request->team();
+  record.recipe_key = plan->result.recipe_key;
+  record.objective = objective;
+  if (!plan->result.candidates.empty()) {
+    record.chosen_pool = plan->result.candidates.front().pool_name;
+    record.chosen_sku = plan->result.candidates.front().sku_id;
+  }
+  record.request = DeterministicBytes(*request);
+  record.result = plan->record;
+  record.evidence_time = snapshot->loaded_at;
+  record.warnings.assign(response->warnings().begin(),
+                         response->warnings().end());
+  record.created_at = now;
+
+  // Counted once answered, whatever the audit's fate.
+  auto count = [this, objective, response] {
     const bool placed = response->candidates_size() > 0;
     metrics_.PlanAnswered(objective, placed ? "placed" : "no_candidate");
     if (placed) {
@@ -174,33 +201,52 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
   };
 
   if (request->request_id().empty()) {
-    absl::StatusOr<core::PlanResult> result = plan(*request, response);
-    if (!result.ok()) {
-      metrics_.PlanAnswered(objective, "invalid");
-      return FinishNow(context, ToGrpcStatus(result.status()));
-    }
-    return FinishOnDbWorker(
-        context, workers_,
-        [request, response, record, result = *std::move(result)](
-            storage::DbSession& session) -> absl::Status {
-          record(session, *request, response, result);
-          return absl::OkStatus();
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    const bool queued = audit_.TrySubmit(
+        std::move(record),
+        [reactor, response, count](const absl::Status& status) {
+          if (!status.ok()) {
+            // The plan stands without its record; the caller is told.
+            response->add_warnings(absl::StrCat(
+                "not_recorded: the plan could not be recorded (",
+                status.message(), "); runs cannot be matched to it"));
+          }
+          count();
+          reactor->Finish(grpc::Status::OK);
         });
+    if (!queued) {
+      metrics_.PlanAnswered(objective, "overloaded");
+      reactor->Finish(
+          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                       "too many plans are waiting to be recorded; retry "
+                       "with backoff"));
+    }
+    return reactor;
   }
+
   // With an idempotency key, a retry returns the plan recorded first.
   return FinishOnDbWorker(
       context, workers_,
-      [request, response, plan, record](
+      [response, count, record = std::move(record)](
           storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<std::optional<std::string>> existing =
-            storage::FindPlanByRequestId(session, request->request_id());
-        if (existing.ok() && existing->has_value()) {
-          response->ParseFromString(**existing);
-          return absl::OkStatus();
+        absl::StatusOr<std::optional<storage::StoredPlan>> existing =
+            storage::FindPlanByRequestId(session, record.request_id);
+        if (!existing.ok()) return existing.status();
+        if (existing->has_value()) {
+          response->Clear();
+          return ResponseFromStored(**existing, response);
         }
-        absl::StatusOr<core::PlanResult> result = plan(*request, response);
-        if (!result.ok()) return result.status();
-        record(session, *request, response, *result);
+        absl::StatusOr<std::optional<std::string>> raced =
+            storage::InsertPlacementWithRequestId(session, record);
+        if (!raced.ok()) return raced.status();
+        if (raced->has_value()) {  // a concurrent twin was recorded first
+          absl::StatusOr<storage::StoredPlan> first =
+              storage::GetPlan(session, **raced);
+          if (!first.ok()) return first.status();
+          response->Clear();
+          return ResponseFromStored(*first, response);
+        }
+        count();
         return absl::OkStatus();
       });
 }
@@ -218,11 +264,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
         absl::StatusOr<storage::StoredPlan> stored =
             storage::GetPlan(session, plan_id);
         if (!stored.ok()) return stored.status();
-        if (!response->mutable_request()->ParseFromString(stored->request) ||
-            !response->mutable_plan()->ParseFromString(stored->response)) {
-          return absl::DataLossError("stored plan does not parse");
+        if (!response->mutable_request()->ParseFromString(stored->request)) {
+          return absl::DataLossError("stored request does not parse");
         }
-        return absl::OkStatus();
+        return ResponseFromStored(*stored, response->mutable_plan());
       });
 }
 
@@ -230,12 +275,11 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
     grpc::CallbackServerContext* context,
     const v1::GetPlanAccuracyRequest* request,
     v1::GetPlanAccuracyResponse* response) {
-  const absl::Time from =
-      request->has_start_time()
-          ? absl::FromUnixSeconds(request->start_time().seconds())
-          : absl::InfinitePast();
+  const absl::Time from = request->has_start_time()
+                              ? TimeFromProto(request->start_time())
+                              : absl::InfinitePast();
   const absl::Time to = request->has_end_time()
-                            ? absl::FromUnixSeconds(request->end_time().seconds())
+                            ? TimeFromProto(request->end_time())
                             : absl::InfiniteFuture();
   return FinishOnDbWorker(
       context, workers_,

@@ -3,20 +3,30 @@
 
 #include "placement/v1/placement.grpc.pb.h"
 #include "services/evidence_cache.h"
+#include "services/plan_audit_writer.h"
+#include "services/plan_cache.h"
 #include "services/placement_metrics.h"
 #include "storage/db_workers.h"
 
 namespace placement::services {
 
-// placement.v1.PlacementService. PlacePlan plans on the callback thread from
-// the replica's in-memory snapshot (no database read) and records the plan
-// on a database worker before answering, so that a run naming the plan id
-// can be matched to it.
+// placement.v1.PlacementService.
+//
+// PlacePlan plans on the callback thread from the replica's in-memory
+// snapshot (no database read; identical requests against the same snapshot
+// reuse the deterministic result) and answers once the plan's audit record
+// is committed, so that a run naming the plan id can be matched to it. The
+// records are written with group commit (PlanAuditWriter); a plan carrying a
+// request_id goes through a database worker instead, to honour it.
 class PlacementService final : public v1::PlacementService::CallbackService {
  public:
-  PlacementService(storage::DbWorkers& workers, EvidenceCache& evidence,
-                   PlacementMetrics& metrics)
-      : workers_(workers), evidence_(evidence), metrics_(metrics) {}
+  PlacementService(storage::DbWorkers& workers, PlanAuditWriter& audit,
+                   EvidenceCache& evidence, PlacementMetrics& metrics)
+      : workers_(workers),
+        audit_(audit),
+        evidence_(evidence),
+        metrics_(metrics),
+        cache_(/*capacity=*/4096) {}
 
   grpc::ServerUnaryReactor* PlacePlan(
       grpc::CallbackServerContext* context,
@@ -32,8 +42,10 @@ class PlacementService final : public v1::PlacementService::CallbackService {
 
  private:
   storage::DbWorkers& workers_;
+  PlanAuditWriter& audit_;
   EvidenceCache& evidence_;
   PlacementMetrics& metrics_;
+  PlanCache cache_;
 };
 
 }  // namespace placement::services

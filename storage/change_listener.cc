@@ -14,6 +14,14 @@ class ChangeListener::Receiver : public pqxx::notification_receiver {
   void operator()(const std::string& /*payload*/, int /*pid*/) override {}
 };
 
+absl::Status NotifyChange(DbSession& session, const std::string& channel) {
+  return session.Run([&](pqxx::connection& c) -> absl::Status {
+    pqxx::nontransaction txn(c);
+    txn.exec_params("SELECT pg_notify($1, '')", channel);
+    return absl::OkStatus();
+  });
+}
+
 ChangeListener::ChangeListener(std::string url, std::string channel)
     : url_(WithConnectTimeout(url, 3)), channel_(std::move(channel)) {}
 

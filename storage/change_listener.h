@@ -8,12 +8,19 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "storage/db_session.h"
 
 namespace placement::storage {
 
-// The channel the triggers of migration 0003 notify when pools or evidence
-// change.
+// The channel replicas notify when they changed pools or evidence. The
+// writer sends it after its commit, coalesced, rather than from inside every
+// write transaction: PostgreSQL serializes the commits of transactions that
+// NOTIFY, which would cap uploads at one commit (one fsync) at a time.
 inline constexpr char kChangesChannel[] = "placement_changes";
+
+// Sends one notification on `channel` (autocommit).
+absl::Status NotifyChange(DbSession& session,
+                          const std::string& channel = kChangesChannel);
 
 // A dedicated connection that LISTENs on a channel. Not thread-safe: one
 // thread waits on it.

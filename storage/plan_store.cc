@@ -1,31 +1,57 @@
 #include "storage/plan_store.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "storage/double_text.h"
 #include "storage/hex.h"
 
 namespace placement::storage {
 namespace {
 
-constexpr char kInsertPlan[] = R"sql(
+constexpr char kInsertResult[] = R"sql(
+INSERT INTO plan_results (result_hash, response)
+VALUES (decode($1, 'hex'), decode($2, 'hex'))
+ON CONFLICT (result_hash) DO NOTHING
+RETURNING 1)sql";
+
+constexpr char kCopyPredictions[] =
+    "COPY plan_predictions (result_hash, pool_name, sku_id, rank, basis, "
+    "predicted_peak_memory_gb, predicted_gpu_hours_per_successful_step) "
+    "FROM STDIN";
+
+constexpr char kCopyPlacements[] =
+    "COPY placements (plan_id, request_id, team, recipe_key, objective, "
+    "chosen_pool, chosen_sku, request, result_hash, evidence_time, warnings, "
+    "created_at) FROM STDIN";
+
+constexpr char kInsertPlacement[] = R"sql(
 INSERT INTO placements (plan_id, request_id, team, recipe_key, objective,
-                        chosen_pool, chosen_sku, request, response)
-VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, decode($8, 'hex'), decode($9, 'hex'))
+                        chosen_pool, chosen_sku, request, result_hash,
+                        evidence_time, warnings, created_at)
+VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, decode($8, 'hex'), decode($9, 'hex'),
+        to_timestamp($10::float8 / 1e6), $11::text[],
+        to_timestamp($12::float8 / 1e6))
 ON CONFLICT (request_id) DO NOTHING
 RETURNING plan_id)sql";
 
-constexpr char kInsertPrediction[] = R"sql(
-INSERT INTO plan_predictions (plan_id, pool_name, sku_id, rank, basis,
-                              predicted_peak_memory_gb,
-                              predicted_gpu_hours_per_successful_step)
-VALUES ($1::uuid, $2, $3, $4, $5, $6, $7))sql";
+constexpr char kSelectPlanIdByRequestId[] =
+    "SELECT plan_id::text FROM placements WHERE request_id = $1";
 
-constexpr char kSelectByRequestId[] =
-    "SELECT encode(response, 'hex') FROM placements WHERE request_id = $1";
+#define PLACEMENT_PLAN_COLUMNS                                           \
+  "SELECT p.plan_id::text, encode(p.request, 'hex'), "                   \
+  "encode(r.response, 'hex'), "                                          \
+  "(extract(epoch FROM p.created_at) * 1e6)::bigint, "                   \
+  "(extract(epoch FROM p.evidence_time) * 1e6)::bigint, p.warnings "     \
+  "FROM placements p JOIN plan_results r USING (result_hash) "
 
 constexpr char kSelectPlan[] =
-    "SELECT encode(request, 'hex'), encode(response, 'hex') FROM placements "
-    "WHERE plan_id = $1::uuid";
+    PLACEMENT_PLAN_COLUMNS "WHERE p.plan_id = $1::uuid";
+constexpr char kSelectPlanByRequestId[] =
+    PLACEMENT_PLAN_COLUMNS "WHERE p.request_id = $1";
+#undef PLACEMENT_PLAN_COLUMNS
 
 // Errors relative to the observed value, in percent.
 constexpr char kAccuracy[] = R"sql(
@@ -62,61 +88,241 @@ int64_t Micros(absl::Time time, int64_t fallback) {
   return absl::ToUnixMicros(time);
 }
 
+// COPY text format: backslash, tab, newline and carriage return escaped.
+void AppendCopyText(absl::string_view text, std::string* out) {
+  for (char c : text) {
+    switch (c) {
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      default:
+        out->push_back(c);
+    }
+  }
+}
+
+void AppendCopyTextOrNull(const std::string& text, std::string* out) {
+  if (text.empty()) {
+    out->append("\\N");
+  } else {
+    AppendCopyText(text, out);
+  }
+}
+
+// A PostgreSQL array literal of strings, every element quoted.
+std::string TextArrayLiteral(const std::vector<std::string>& items) {
+  std::string literal = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) literal.push_back(',');
+    literal.push_back('"');
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') literal.push_back('\\');
+      literal.push_back(c);
+    }
+    literal.push_back('"');
+  }
+  literal.push_back('}');
+  return literal;
+}
+
+std::string TimestampText(absl::Time time) {
+  return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time, absl::UTCTimeZone());
+}
+
+int64_t Int64Field(const PGresult* result, int row, int column) {
+  int64_t value = 0;
+  (void)absl::SimpleAtoi(PQgetvalue(result, row, column), &value);
+  return value;
+}
+
+// Parses a text[] column's literal (as written by TextArrayLiteral).
+std::vector<std::string> ParseTextArray(absl::string_view literal) {
+  std::vector<std::string> items;
+  if (literal.size() < 2) return items;
+  literal = literal.substr(1, literal.size() - 2);
+  std::string current;
+  bool quoted = false, escaped = false, any = false;
+  for (char c : literal) {
+    if (escaped) {
+      current.push_back(c);
+      escaped = false;
+    } else if (c == '\\') {
+      escaped = true;
+    } else if (c == '"') {
+      quoted = !quoted;
+      any = true;
+    } else if (c == ',' && !quoted) {
+      items.push_back(std::move(current));
+      current.clear();
+      any = false;
+    } else {
+      current.push_back(c);
+      any = true;
+    }
+  }
+  if (any || !current.empty()) items.push_back(std::move(current));
+  return items;
+}
+
+StoredPlan PlanFromRow(const PGresult* result) {
+  StoredPlan plan;
+  plan.plan_id = PQgetvalue(result, 0, 0);
+  plan.request = HexDecode(PQgetvalue(result, 0, 1));
+  plan.result_response = HexDecode(PQgetvalue(result, 0, 2));
+  plan.created_at = absl::FromUnixMicros(Int64Field(result, 0, 3));
+  plan.evidence_time = absl::FromUnixMicros(Int64Field(result, 0, 4));
+  plan.warnings = ParseTextArray(PQgetvalue(result, 0, 5));
+  return plan;
+}
+
+// Stores `result` unless it is stored already; its predictions with it.
+absl::Status EnsureResult(PqConnection& c, const PlanResultRecord& result) {
+  const std::string hash = HexEncode(result.hash);
+  const std::string response = HexEncode(result.response);
+  absl::StatusOr<PqResult> inserted =
+      c.Exec(kInsertResult, {hash.c_str(), response.c_str()});
+  if (!inserted.ok()) return inserted.status();
+  if (PQntuples(inserted->get()) == 0 || result.predictions.empty()) {
+    return absl::OkStatus();  // stored before, predictions with it
+  }
+  std::string rows;
+  for (const PlanPrediction& p : result.predictions) {
+    absl::StrAppend(&rows, "\\\\x", hash, "\t");
+    AppendCopyText(p.pool_name, &rows);
+    rows.push_back('\t');
+    AppendCopyText(p.sku_id, &rows);
+    absl::StrAppend(&rows, "\t", p.rank, "\t");
+    AppendCopyText(p.basis, &rows);
+    rows.push_back('\t');
+    AppendDouble(p.peak_memory_gb, &rows);
+    rows.push_back('\t');
+    AppendDouble(p.gpu_hours_per_successful_step, &rows);
+    rows.push_back('\n');
+  }
+  return c.CopyIn(kCopyPredictions, rows).status();
+}
+
+void AppendPlacementRow(const PlacementRecord& p, std::string* rows) {
+  AppendCopyText(p.plan_id, rows);
+  rows->push_back('\t');
+  AppendCopyTextOrNull(p.request_id, rows);
+  rows->push_back('\t');
+  AppendCopyText(p.team, rows);
+  rows->push_back('\t');
+  AppendCopyText(p.recipe_key, rows);
+  rows->push_back('\t');
+  AppendCopyText(p.objective, rows);
+  rows->push_back('\t');
+  AppendCopyTextOrNull(p.chosen_pool, rows);
+  rows->push_back('\t');
+  AppendCopyTextOrNull(p.chosen_sku, rows);
+  absl::StrAppend(rows, "\t\\\\x", HexEncode(p.request), "\t\\\\x",
+                  HexEncode(p.result->hash), "\t");
+  rows->append(TimestampText(p.evidence_time));
+  rows->push_back('\t');
+  AppendCopyText(TextArrayLiteral(p.warnings), rows);
+  rows->push_back('\t');
+  rows->append(TimestampText(p.created_at));
+  rows->push_back('\n');
+}
+
 }  // namespace
 
-absl::StatusOr<std::string> InsertPlan(DbSession& session,
-                                       const PlanRecord& plan) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<std::string> {
-    pqxx::work txn(c);
-    const auto text_or_null = [](const std::string& s) {
-      return s.empty() ? nullptr : s.c_str();
-    };
-    const pqxx::result inserted = txn.exec_params(
-        kInsertPlan, plan.plan_id, text_or_null(plan.request_id), plan.team,
-        plan.recipe_key, plan.objective, text_or_null(plan.chosen_pool),
-        text_or_null(plan.chosen_sku), HexEncode(plan.request),
-        HexEncode(plan.response));
-    if (inserted.empty()) {
-      // The same request_id raced us: the first plan is the answer.
-      const pqxx::result existing =
-          txn.exec_params(kSelectByRequestId, plan.request_id);
-      if (existing.empty()) return absl::AbortedError("plan insert conflict");
-      return HexDecode(existing[0][0].as<std::string>());
+absl::Status InsertPlacements(
+    DbSession& session, const std::vector<const PlacementRecord*>& plans,
+    const std::function<bool(const std::string& hash)>& known) {
+  if (plans.empty()) return absl::OkStatus();
+  return session.RunRaw([&](PqConnection& c) -> absl::Status {
+    PqTransaction txn(c);
+    if (absl::Status s = txn.Begin(); !s.ok()) return s;
+    absl::flat_hash_set<const PlanResultRecord*> seen;
+    std::string rows;
+    for (const PlacementRecord* plan : plans) {
+      if (seen.insert(plan->result.get()).second &&
+          !known(plan->result->hash)) {
+        if (absl::Status s = EnsureResult(c, *plan->result); !s.ok()) return s;
+      }
+      AppendPlacementRow(*plan, &rows);
     }
-    for (const PlanPrediction& p : plan.predictions) {
-      txn.exec_params(kInsertPrediction, plan.plan_id, p.pool_name, p.sku_id,
-                      p.rank, p.basis, p.peak_memory_gb,
-                      p.gpu_hours_per_successful_step);
+    if (absl::StatusOr<int64_t> copied = c.CopyIn(kCopyPlacements, rows);
+        !copied.ok()) {
+      return copied.status();
     }
-    txn.commit();
-    return plan.response;
+    return txn.Commit();
   });
 }
 
-absl::StatusOr<std::optional<std::string>> FindPlanByRequestId(
-    DbSession& session, const std::string& request_id) {
-  return session.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<std::optional<std::string>> {
-        pqxx::read_transaction txn(c);
-        const pqxx::result rows =
-            txn.exec_params(kSelectByRequestId, request_id);
-        if (rows.empty()) return std::optional<std::string>();
-        return std::optional<std::string>(
-            HexDecode(rows[0][0].as<std::string>()));
+absl::StatusOr<std::optional<std::string>> InsertPlacementWithRequestId(
+    DbSession& session, const PlacementRecord& plan) {
+  return session.RunRaw(
+      [&](PqConnection& c) -> absl::StatusOr<std::optional<std::string>> {
+        PqTransaction txn(c);
+        if (absl::Status s = txn.Begin(); !s.ok()) return s;
+        if (absl::Status s = EnsureResult(c, *plan.result); !s.ok()) return s;
+        const std::string request = HexEncode(plan.request);
+        const std::string hash = HexEncode(plan.result->hash);
+        const std::string evidence =
+            std::to_string(absl::ToUnixMicros(plan.evidence_time));
+        const std::string warnings = TextArrayLiteral(plan.warnings);
+        const std::string created =
+            std::to_string(absl::ToUnixMicros(plan.created_at));
+        auto or_null = [](const std::string& s) {
+          return s.empty() ? nullptr : s.c_str();
+        };
+        absl::StatusOr<PqResult> inserted = c.Exec(
+            kInsertPlacement,
+            {plan.plan_id.c_str(), or_null(plan.request_id), plan.team.c_str(),
+             plan.recipe_key.c_str(), plan.objective.c_str(),
+             or_null(plan.chosen_pool), or_null(plan.chosen_sku),
+             request.c_str(), hash.c_str(), evidence.c_str(), warnings.c_str(),
+             created.c_str()});
+        if (!inserted.ok()) return inserted.status();
+        std::optional<std::string> existing;
+        if (PQntuples(inserted->get()) == 0) {
+          absl::StatusOr<PqResult> other =
+              c.Exec(kSelectPlanIdByRequestId, {plan.request_id.c_str()});
+          if (!other.ok()) return other.status();
+          if (PQntuples(other->get()) == 0) {
+            return absl::AbortedError("request_id conflict; retry");
+          }
+          existing = PQgetvalue(other->get(), 0, 0);
+        }
+        if (absl::Status s = txn.Commit(); !s.ok()) return s;
+        return existing;
       });
 }
 
 absl::StatusOr<StoredPlan> GetPlan(DbSession& session,
                                    const std::string& plan_id) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<StoredPlan> {
-    pqxx::read_transaction txn(c);
-    const pqxx::result rows = txn.exec_params(kSelectPlan, plan_id);
-    if (rows.empty()) {
+  return session.RunRaw([&](PqConnection& c) -> absl::StatusOr<StoredPlan> {
+    absl::StatusOr<PqResult> rows = c.Exec(kSelectPlan, {plan_id.c_str()});
+    if (!rows.ok()) return rows.status();
+    if (PQntuples(rows->get()) == 0) {
       return absl::NotFoundError(absl::StrCat("no plan ", plan_id));
     }
-    return StoredPlan{HexDecode(rows[0][0].as<std::string>()),
-                      HexDecode(rows[0][1].as<std::string>())};
+    return PlanFromRow(rows->get());
   });
+}
+
+absl::StatusOr<std::optional<StoredPlan>> FindPlanByRequestId(
+    DbSession& session, const std::string& request_id) {
+  return session.RunRaw(
+      [&](PqConnection& c) -> absl::StatusOr<std::optional<StoredPlan>> {
+        absl::StatusOr<PqResult> rows =
+            c.Exec(kSelectPlanByRequestId, {request_id.c_str()});
+        if (!rows.ok()) return rows.status();
+        if (PQntuples(rows->get()) == 0) return std::optional<StoredPlan>();
+        return std::optional<StoredPlan>(PlanFromRow(rows->get()));
+      });
 }
 
 absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(DbSession& session,

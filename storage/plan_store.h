@@ -1,6 +1,8 @@
 #ifndef PLACEMENT_STORAGE_PLAN_STORE_H_
 #define PLACEMENT_STORAGE_PLAN_STORE_H_
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,7 +13,7 @@
 
 namespace placement::storage {
 
-// What a plan predicted for one candidate pool.
+// What a plan result predicted for one candidate pool.
 struct PlanPrediction {
   std::string pool_name;
   std::string sku_id;
@@ -21,7 +23,16 @@ struct PlanPrediction {
   double gpu_hours_per_successful_step = 0;
 };
 
-struct PlanRecord {
+// A distinct planner result: stored once however many plans share it.
+struct PlanResultRecord {
+  std::string hash;      // sha256 of `response`
+  std::string response;  // serialized placement.v1.PlacePlanResponse,
+                         // without the per-plan fields
+  std::vector<PlanPrediction> predictions;
+};
+
+// One plan answered.
+struct PlacementRecord {
   std::string plan_id;
   std::string request_id;  // empty: none
   std::string team;
@@ -29,29 +40,42 @@ struct PlanRecord {
   std::string objective;
   std::string chosen_pool;  // empty: no candidate
   std::string chosen_sku;
-  std::string request;   // serialized placement.v1.PlacePlanRequest
-  std::string response;  // serialized placement.v1.PlacePlanResponse
-  std::vector<PlanPrediction> predictions;
+  std::string request;  // serialized placement.v1.PlacePlanRequest
+  std::shared_ptr<const PlanResultRecord> result;
+  absl::Time evidence_time;
+  std::vector<std::string> warnings;
+  absl::Time created_at;
 };
 
-// Records a plan and its predictions in one transaction. When another plan
-// already holds the same request_id, nothing is written and that plan's
-// stored response is returned instead; otherwise returns `plan.response`.
-absl::StatusOr<std::string> InsertPlan(DbSession& session,
-                                       const PlanRecord& plan);
+// Records plans without a request_id in one transaction: each result not
+// stored yet (with its predictions), then every placement with one COPY.
+// Everything or nothing is written. Results for which `known(hash)` is true
+// are taken as stored already and not sent again.
+absl::Status InsertPlacements(
+    DbSession& session, const std::vector<const PlacementRecord*>& plans,
+    const std::function<bool(const std::string& hash)>& known);
 
-// The stored response of the plan made for `request_id`, if any.
-absl::StatusOr<std::optional<std::string>> FindPlanByRequestId(
-    DbSession& session, const std::string& request_id);
+// Records one plan that carries a request_id. When another plan already
+// holds that request_id, nothing is written and that plan's id is returned.
+absl::StatusOr<std::optional<std::string>> InsertPlacementWithRequestId(
+    DbSession& session, const PlacementRecord& plan);
 
 struct StoredPlan {
-  std::string request;
-  std::string response;
+  std::string plan_id;
+  std::string request;          // serialized PlacePlanRequest
+  std::string result_response;  // serialized PlacePlanResponse, shared part
+  absl::Time created_at;
+  absl::Time evidence_time;
+  std::vector<std::string> warnings;
 };
 
 // NOT_FOUND when no plan has that id.
 absl::StatusOr<StoredPlan> GetPlan(DbSession& session,
                                    const std::string& plan_id);
+
+// The plan made for `request_id`, if any.
+absl::StatusOr<std::optional<StoredPlan>> FindPlanByRequestId(
+    DbSession& session, const std::string& request_id);
 
 // Prediction error statistics per SKU over the outcomes recorded in
 // [from, to), in percent of the observed value.

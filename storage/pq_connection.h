@@ -50,6 +50,32 @@ class PqConnection {
   PGconn* connection_;
 };
 
+// A transaction on a PqConnection that rolls back unless committed.
+class PqTransaction {
+ public:
+  explicit PqTransaction(PqConnection& connection) : connection_(connection) {}
+  ~PqTransaction() {
+    if (open_) (void)connection_.Exec("ROLLBACK");
+  }
+  PqTransaction(const PqTransaction&) = delete;
+  PqTransaction& operator=(const PqTransaction&) = delete;
+
+  absl::Status Begin() {
+    absl::StatusOr<PqResult> result = connection_.Exec("BEGIN");
+    open_ = result.ok();
+    return result.status();
+  }
+  absl::Status Commit() {
+    absl::StatusOr<PqResult> result = connection_.Exec("COMMIT");
+    open_ = false;
+    return result.status();
+  }
+
+ private:
+  PqConnection& connection_;
+  bool open_ = false;
+};
+
 // The status for an error with SQLSTATE `state` (see StatusFromException).
 absl::Status StatusFromSqlState(absl::string_view state,
                                 absl::string_view message);

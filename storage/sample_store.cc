@@ -52,28 +52,6 @@ constexpr char kEnsurePartitions[] =
     "SELECT placement_ensure_sample_partitions(to_timestamp($1::float8 / "
     "1e6), $2)";
 
-// Rolls back unless committed.
-class PqTransaction {
- public:
-  explicit PqTransaction(PqConnection& connection) : connection_(connection) {}
-  ~PqTransaction() {
-    if (open_) (void)connection_.Exec("ROLLBACK");
-  }
-  absl::Status Begin() {
-    absl::StatusOr<PqResult> result = connection_.Exec("BEGIN");
-    open_ = result.ok();
-    return result.status();
-  }
-  absl::Status Commit() {
-    absl::StatusOr<PqResult> result = connection_.Exec("COMMIT");
-    open_ = false;
-    return result.status();
-  }
-
- private:
-  PqConnection& connection_;
-  bool open_ = false;
-};
 
 void AppendTimestamp(absl::Time time, std::string* out) {
   out->append(absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time,

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# PlacePlan throughput against an empty RPC on the same server, with the same
+# closed-loop load: 50 pools and 100,000 runs uploaded through the public API
+# first. Prints both throughputs, their ratio and PlacePlan's p50/p99.
+#
+#   bench/placeplan.sh [CLIENTS] [SECONDS] [RUNS]   (defaults 16, 10, 100000)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+clients=${1:-16}
+seconds=${2:-10}
+runs=${3:-100000}
+build=build/release
+scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+
+work=$(mktemp -d /tmp/placement-bench.XXXXXX)
+chmod 755 "$work"
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  scripts/pg destroy "$work/pg" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+scripts/pg create "$work/pg"
+admin=$(scripts/pg start "$work/pg")
+psql "$admin" -qc "CREATE DATABASE bench"
+db="${admin%/postgres}/bench"
+"$build/services/placementd" migrate up --database_url "$db" >/dev/null
+"$build/services/placementd" --database_url "$db" --listen 127.0.0.1:0 \
+  --metrics_listen 127.0.0.1:0 --port_file "$work/ports" 2>"$work/placementd.log" &
+pid=$!
+for _ in $(seq 100); do [ -s "$work/ports" ] && break; sleep 0.1; done
+server="127.0.0.1:$(cut -d' ' -f1 "$work/ports")"
+sleep 1
+
+echo "== seeding 50 pools and $runs runs through the public API"
+"$build/bench/plan_load" seed --server "$server" --pools 50 --runs "$runs" --clients 8
+sleep 1  # the last rollups reach the replica's memory
+psql "$db" -qtAc "SELECT 'rollups=' || count(*) || ' runs=' || sum(runs) FROM evidence_rollups"
+
+echo "== closed loop, $clients clients, $seconds s each"
+"$build/bench/plan_load" load --server "$server" --rpc empty --clients "$clients" --seconds "$seconds" | tee "$work/empty.txt"
+"$build/bench/plan_load" load --server "$server" --rpc plan --clients "$clients" --seconds "$seconds" | tee "$work/plan.txt"
+rate() { sed -n 's/.*calls_per_s=\([0-9]*\).*/\1/p' "$1"; }
+printf 'ratio PlacePlan/empty = %.2f (target >= 0.5)\n' \
+  "$(echo "$(rate "$work/plan.txt") / $(rate "$work/empty.txt")" | bc -l)"

@@ -1,0 +1,67 @@
+#include "services/plan_audit_writer.h"
+
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+
+#include "storage/db_session.h"
+
+namespace placement::services {
+
+PlanAuditWriter::PlanAuditWriter(std::string database_url,
+                                 size_t queue_capacity, size_t max_batch)
+    : database_url_(std::move(database_url)),
+      queue_capacity_(queue_capacity),
+      max_batch_(max_batch),
+      thread_([this] { Loop(); }) {}
+
+PlanAuditWriter::~PlanAuditWriter() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+bool PlanAuditWriter::TrySubmit(storage::PlacementRecord plan, Done done) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || queue_.size() >= queue_capacity_) return false;
+  queue_.push_back({std::move(plan), std::move(done)});
+  return true;
+}
+
+void PlanAuditWriter::Loop() {
+  storage::DbSession session(database_url_);
+  // Results this writer has committed: most plans share one, and a result
+  // (tens of kB) need not travel to the database again.
+  constexpr size_t kMaxKnownResults = 16384;
+  absl::flat_hash_set<std::string> known;
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !queue_.empty();
+  };
+  while (true) {
+    std::vector<Pending> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(&ready));
+      if (queue_.empty()) return;  // stopping, everything written
+      while (!queue_.empty() && batch.size() < max_batch_) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::vector<const storage::PlacementRecord*> plans;
+    plans.reserve(batch.size());
+    for (const Pending& p : batch) plans.push_back(&p.plan);
+    const absl::Status status = storage::InsertPlacements(
+        session, plans,
+        [&known](const std::string& hash) { return known.contains(hash); });
+    if (status.ok()) {
+      if (known.size() > kMaxKnownResults) known.clear();
+      for (const Pending& p : batch) known.insert(p.plan.result->hash);
+    }
+    for (Pending& p : batch) p.done(status);
+  }
+}
+
+}  // namespace placement::services

@@ -1,0 +1,55 @@
+#ifndef PLACEMENT_SERVICES_PLAN_AUDIT_WRITER_H_
+#define PLACEMENT_SERVICES_PLAN_AUDIT_WRITER_H_
+
+#include <deque>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/plan_store.h"
+
+namespace placement::services {
+
+// Records plans with group commit: one thread, one connection, and each
+// transaction writes every plan queued while the previous one committed. A
+// plan is answered only once its record is committed, yet under load the
+// cost of a commit is shared by many plans.
+class PlanAuditWriter {
+ public:
+  using Done = std::function<void(const absl::Status&)>;
+
+  PlanAuditWriter(std::string database_url, size_t queue_capacity,
+                  size_t max_batch);
+  // Writes what is queued, then stops.
+  ~PlanAuditWriter();
+
+  PlanAuditWriter(const PlanAuditWriter&) = delete;
+  PlanAuditWriter& operator=(const PlanAuditWriter&) = delete;
+
+  // Queues `plan` (which must carry no request_id); `done` is called on the
+  // writer's thread with the commit's status. Returns false, without calling
+  // `done`, when the queue is full or the writer is stopping.
+  bool TrySubmit(storage::PlacementRecord plan, Done done);
+
+ private:
+  struct Pending {
+    storage::PlacementRecord plan;
+    Done done;
+  };
+  void Loop();
+
+  const std::string database_url_;
+  const size_t queue_capacity_;
+  const size_t max_batch_;
+  absl::Mutex mu_;
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_PLAN_AUDIT_WRITER_H_
