@@ -1,12 +1,341 @@
 #include "clients/placectl/cost_commands.h"
 
 #include <iostream>
+#include <map>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "clients/common/channel.h"
+#include "clients/common/rpc_errors.h"
+#include "clients/common/table.h"
+#include "clients/placectl/flags.h"
+#include "clients/placectl/json.h"
+#include "core/money.h"
+#include "placement/v1/cost.grpc.pb.h"
+
+// Filters go through one --where flag (key=value pairs) so that the cost
+// command shares no flag with the others' differently meant ones.
+ABSL_FLAG(std::string, from, "",
+          "cost: first UTC day, YYYY-MM-DD (default: 29 days before --to)");
+ABSL_FLAG(std::string, to, "",
+          "cost: last UTC day, inclusive, YYYY-MM-DD (default: today)");
+ABSL_FLAG(std::string, group_by, "",
+          "cost: comma-separated sku,pool,recipe_key,model,method,team,"
+          "outcome and one of day,week,month");
+ABSL_FLAG(std::string, where, "",
+          "cost: filters key=value[,key=value...] with keys sku, pool, "
+          "recipe_key, model, method, team, outcome (repeat a key for any of "
+          "several values)");
+ABSL_FLAG(bool, csv, false, "cost: print CSV instead of a table");
 
 namespace placement::placectl {
+namespace {
 
-int RunCost(const std::vector<std::string>& /*args*/) {
-  std::cerr << "placectl cost: not available yet\n";
-  return 2;
+using clients::ContextWithDeadline;
+using clients::DescribeError;
+
+std::string Upper(absl::string_view s) {
+  std::string out = absl::AsciiStrToUpper(s);
+  for (char& c : out) {
+    if (c == '-') c = '_';
+  }
+  return out;
+}
+
+bool ParseDay(const std::string& text, absl::CivilDay* day) {
+  return absl::ParseCivilTime(text, day);
+}
+
+void SetDay(absl::CivilDay day, google::protobuf::Timestamp* out) {
+  out->set_seconds(
+      absl::ToUnixSeconds(absl::FromCivil(day, absl::UTCTimeZone())));
+}
+
+// Builds the request from the flags; an error message on bad input.
+absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
+  v1::GetCostReportRequest request;
+  absl::CivilDay last = absl::ToCivilDay(absl::Now(), absl::UTCTimeZone());
+  const std::string to = absl::GetFlag(FLAGS_to);
+  if (!to.empty() && !ParseDay(to, &last)) {
+    return absl::InvalidArgumentError("--to must be a day, YYYY-MM-DD");
+  }
+  absl::CivilDay first = last - 29;
+  const std::string from = absl::GetFlag(FLAGS_from);
+  if (!from.empty() && !ParseDay(from, &first)) {
+    return absl::InvalidArgumentError("--from must be a day, YYYY-MM-DD");
+  }
+  SetDay(first, request.mutable_start_time());
+  SetDay(last + 1, request.mutable_end_time());
+
+  for (absl::string_view name : absl::StrSplit(
+           absl::GetFlag(FLAGS_group_by), ',', absl::SkipWhitespace())) {
+    v1::CostDimension d = v1::COST_DIMENSION_UNSPECIFIED;
+    if (!v1::CostDimension_Parse(
+            "COST_DIMENSION_" + Upper(absl::StripAsciiWhitespace(name)), &d)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--group_by: unknown dimension '", name,
+          "' (sku, pool, recipe_key, model, method, team, outcome, day, week, "
+          "month)"));
+    }
+    request.add_group_by(d);
+  }
+
+  v1::CostFilter* f = request.mutable_filter();
+  for (absl::string_view pair : absl::StrSplit(
+           absl::GetFlag(FLAGS_where), ',', absl::SkipWhitespace())) {
+    std::pair<std::string, std::string> kv =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    const std::string key(absl::StripAsciiWhitespace(kv.first));
+    const std::string value(absl::StripAsciiWhitespace(kv.second));
+    if (key == "sku") {
+      f->add_skus(value);
+    } else if (key == "pool") {
+      f->add_pools(value);
+    } else if (key == "recipe_key") {
+      f->add_recipe_keys(value);
+    } else if (key == "model") {
+      f->add_models(value);
+    } else if (key == "team") {
+      f->add_teams(value);
+    } else if (key == "method") {
+      v1::FineTuneMethod m = v1::FINE_TUNE_METHOD_UNSPECIFIED;
+      if (!v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + Upper(value), &m)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--where method=", value, ": full, lora, qlora or head-only"));
+      }
+      f->add_methods(m);
+    } else if (key == "outcome") {
+      v1::RunOutcome o = v1::RUN_OUTCOME_UNSPECIFIED;
+      if (!v1::RunOutcome_Parse("RUN_OUTCOME_" + Upper(value), &o)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--where outcome=", value,
+            ": succeeded, failed, out-of-memory, collective-timeout, "
+            "preempted or hardware-error"));
+      }
+      f->add_outcomes(o);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--where: unknown key '", key,
+                       "' (sku, pool, recipe_key, model, method, team, "
+                       "outcome)"));
+    }
+  }
+  return request;
+}
+
+std::string Lower(const std::string& enum_name, absl::string_view prefix) {
+  std::string s(absl::StripPrefix(enum_name, prefix));
+  for (char& c : s) c = c == '_' ? '-' : absl::ascii_tolower(c);
+  return s;
+}
+
+std::string Period(const v1::CostReportRow& row) {
+  if (!row.has_period_start_time()) return "";
+  return absl::FormatTime("%Y-%m-%d",
+                          absl::FromUnixSeconds(row.period_start_time().seconds()),
+                          absl::UTCTimeZone());
+}
+
+// One column of the report: its header, whether it is numeric, its cell.
+struct Column {
+  std::string header;   // table
+  std::string csv;      // CSV header
+  bool numeric;
+  std::function<std::string(const v1::CostReportRow&)> cell;
+};
+
+std::vector<Column> Columns(const v1::GetCostReportRequest& request,
+                            bool all) {
+  auto grouped = [&](v1::CostDimension d) {
+    for (int g : request.group_by()) {
+      if (g == d) return true;
+    }
+    return false;
+  };
+  const bool by_period = grouped(v1::COST_DIMENSION_DAY) ||
+                         grouped(v1::COST_DIMENSION_WEEK) ||
+                         grouped(v1::COST_DIMENSION_MONTH);
+  std::vector<Column> columns;
+  auto key = [&](bool on, const char* header, const char* csv, auto cell) {
+    if (on || all) columns.push_back({header, csv, false, cell});
+  };
+  key(by_period,
+      grouped(v1::COST_DIMENSION_WEEK)    ? "WEEK OF"
+      : grouped(v1::COST_DIMENSION_MONTH) ? "MONTH"
+                                          : "DAY (UTC)",
+      "period_start", Period);
+  key(grouped(v1::COST_DIMENSION_SKU), "SKU", "sku",
+      [](const auto& r) { return r.sku(); });
+  key(grouped(v1::COST_DIMENSION_POOL), "POOL", "pool",
+      [](const auto& r) { return r.pool(); });
+  key(grouped(v1::COST_DIMENSION_RECIPE_KEY), "RECIPE KEY", "recipe_key",
+      [](const auto& r) { return r.recipe_key(); });
+  key(grouped(v1::COST_DIMENSION_MODEL), "MODEL", "model",
+      [](const auto& r) { return r.model(); });
+  key(grouped(v1::COST_DIMENSION_METHOD), "METHOD", "method",
+      [](const v1::CostReportRow& r) {
+        return r.method() == v1::FINE_TUNE_METHOD_UNSPECIFIED
+                   ? std::string()
+                   : Lower(v1::FineTuneMethod_Name(r.method()),
+                           "FINE_TUNE_METHOD_");
+      });
+  key(grouped(v1::COST_DIMENSION_TEAM), "TEAM", "team",
+      [](const auto& r) { return r.team(); });
+  key(grouped(v1::COST_DIMENSION_OUTCOME), "OUTCOME", "outcome",
+      [](const v1::CostReportRow& r) {
+        return r.outcome() == v1::RUN_OUTCOME_UNSPECIFIED
+                   ? std::string()
+                   : Lower(v1::RunOutcome_Name(r.outcome()), "RUN_OUTCOME_");
+      });
+  auto num = [&](const char* header, const char* csv, auto cell) {
+    columns.push_back({header, csv, true, cell});
+  };
+  num("RUNS", "runs", [](const auto& r) { return absl::StrCat(r.runs()); });
+  num("OK", "successful_runs",
+      [](const auto& r) { return absl::StrCat(r.successful_runs()); });
+  num("FAILED", "failed_runs",
+      [](const auto& r) { return absl::StrCat(r.failed_runs()); });
+  num("RETRIES", "retries",
+      [](const auto& r) { return absl::StrCat(r.retries()); });
+  num("GPU-H", "gpu_hours", [](const auto& r) {
+    return absl::StrFormat("%.2f", r.gpu_hours());
+  });
+  num("WASTED GPU-H", "wasted_gpu_hours", [](const auto& r) {
+    return absl::StrFormat("%.2f", r.wasted_gpu_hours());
+  });
+  num("OK STEPS", "successful_steps",
+      [](const auto& r) { return absl::StrCat(r.successful_steps()); });
+  num("GPU-H/1K STEPS", "gpu_hours_per_1k_successful_steps",
+      [](const v1::CostReportRow& r) {
+        return r.successful_steps() == 0
+                   ? std::string("-")
+                   : absl::StrFormat("%.4f",
+                                     r.gpu_hours_per_1k_successful_steps());
+      });
+  num("COST", "internal_cost", [](const auto& r) {
+    return core::FormatMicros(r.internal_cost_micros());
+  });
+  num("COST/STEP", "internal_cost_per_successful_step",
+      [](const v1::CostReportRow& r) {
+        return r.internal_cost_per_successful_step().empty()
+                   ? std::string("-")
+                   : r.internal_cost_per_successful_step();
+      });
+  num("LIST COST/STEP", "list_price_cost_per_successful_step",
+      [](const v1::CostReportRow& r) {
+        return !r.has_list_price() ||
+                       r.list_price_cost_per_successful_step().empty()
+                   ? std::string("-")
+                   : r.list_price_cost_per_successful_step();
+      });
+  num("OBSERVED/LIST", "observed_over_list_price_ratio",
+      [](const v1::CostReportRow& r) {
+        return r.has_list_price()
+                   ? absl::StrFormat("%.3f", r.observed_over_list_price_ratio())
+                   : std::string("-");
+      });
+  if (grouped(v1::COST_DIMENSION_POOL) || all) {
+    num("OCCUPANCY", "occupancy", [](const v1::CostReportRow& r) {
+      return r.has_pool_occupancy()
+                 ? absl::StrFormat("%.1f%%", 100 * r.pool_occupancy().occupancy())
+                 : std::string("-");
+    });
+    num("AMORTIZED COST/STEP", "amortized_cost_per_successful_step",
+        [](const v1::CostReportRow& r) {
+          return r.pool_occupancy()
+                         .amortized_cost_per_successful_step()
+                         .empty()
+                     ? std::string("-")
+                     : r.pool_occupancy().amortized_cost_per_successful_step();
+        });
+  }
+  return columns;
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+int RunCost(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "usage: placectl cost [--from YYYY-MM-DD] [--to YYYY-MM-DD] "
+                 "[--group_by sku,day,...] [--where team=x,outcome=failed,...] "
+                 "[--csv | --json]\n";
+    return 2;
+  }
+  absl::StatusOr<v1::GetCostReportRequest> request = RequestFromFlags();
+  if (!request.ok()) {
+    std::cerr << "placectl: " << request.status().message() << "\n";
+    return 2;
+  }
+  auto stub = v1::CostService::NewStub(clients::MakeChannel(ServerAddress()));
+  v1::GetCostReportResponse all;
+  request->set_page_size(1000);
+  do {
+    v1::GetCostReportResponse response;
+    grpc::Status status =
+        stub->GetCostReport(ContextWithDeadline().get(), *request, &response);
+    if (!status.ok()) {
+      std::cerr << "placectl: " << DescribeError(status) << "\n";
+      return 1;
+    }
+    for (auto& row : *response.mutable_rows()) *all.add_rows() = row;
+    request->set_page_token(response.next_page_token());
+  } while (!request->page_token().empty());
+
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(all);
+    return 0;
+  }
+  if (absl::GetFlag(FLAGS_csv)) {
+    const std::vector<Column> columns = Columns(*request, /*all=*/true);
+    std::vector<std::string> header;
+    for (const Column& c : columns) header.push_back(c.csv);
+    std::cout << absl::StrJoin(header, ",") << "\n";
+    for (const v1::CostReportRow& row : all.rows()) {
+      std::vector<std::string> cells;
+      for (const Column& c : columns) {
+        std::string cell = c.cell(row);
+        cells.push_back(CsvField(cell == "-" ? "" : cell));
+      }
+      std::cout << absl::StrJoin(cells, ",") << "\n";
+    }
+    return 0;
+  }
+  const std::vector<Column> columns = Columns(*request, /*all=*/false);
+  std::vector<std::string> header;
+  std::vector<bool> numeric;
+  for (const Column& c : columns) {
+    header.push_back(c.header);
+    numeric.push_back(c.numeric);
+  }
+  clients::Table table(header, numeric);
+  for (const v1::CostReportRow& row : all.rows()) {
+    std::vector<std::string> cells;
+    for (const Column& c : columns) cells.push_back(c.cell(row));
+    table.AddRow(cells);
+  }
+  if (table.empty()) {
+    std::cout << "no runs ended in the range\n";
+    return 0;
+  }
+  table.Print(std::cout);
+  return 0;
 }
 
 }  // namespace placement::placectl

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# GetCostReport against its baseline, on one private PostgreSQL:
+#   - RUNS runs over the last 90 days and SAMPLES step samples, bulk-loaded
+#     with INSERT ... SELECT generate_series; their daily cost rollups built
+#     with the statement migration 0004 backfills with (the same sums the
+#     upload path adds run by run); then 1000 more runs through the real
+#     UploadBenchmarkRun, which maintains the rollups itself;
+#   - GetCostReport grouped by SKU and day over 90 days (placementd, gRPC,
+#     served from cost_daily_rollups);
+#   - the equivalent raw GROUP BY over benchmark_runs (psql, same server).
+# Prints both latencies (median of ITERATIONS calls after a warm-up), their
+# ratio, and whether both give the same totals.
+#
+#   bench/cost_bench.sh [RUNS] [SAMPLES] [ITERATIONS]   (defaults 100000, 10000000, 30)
+#
+# PLACEMENT_BUILD=DIR uses an existing build (with bench/cost_load) instead
+# of building build/release.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+runs=${1:-100000}
+samples=${2:-10000000}
+iterations=${3:-30}
+uploads=1000
+days=90
+build=${PLACEMENT_BUILD:-build/release}
+if [ -z "${PLACEMENT_BUILD:-}" ]; then
+  scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+fi
+
+work=$(mktemp -d /tmp/placement-bench.XXXXXX)
+chmod 755 "$work"
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  scripts/pg destroy "$work/pg" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+scripts/pg create "$work/pg"
+admin=$(scripts/pg start "$work/pg")
+psql "$admin" -qc "CREATE DATABASE bench"
+db="${admin%/postgres}/bench"
+"$build/services/placementd" migrate up --database_url "$db" >/dev/null
+"$build/services/placementd" --database_url "$db" --listen 127.0.0.1:0 \
+  --metrics_listen 127.0.0.1:0 --port_file "$work/ports" 2>"$work/placementd.log" &
+pid=$!
+for _ in $(seq 100); do [ -s "$work/ports" ] && break; sleep 0.1; done
+server="127.0.0.1:$(cut -d' ' -f1 "$work/ports")"
+sleep 1  # health SERVING
+
+now() { date +%s.%N; }
+"$build/bench/cost_load" pools --server "$server"
+
+bulk=$((runs - uploads))
+per_run=$(( (samples + bulk - 1) / bulk ))
+echo "== bulk load: $bulk runs over $days days, $per_run samples a run"
+start=$(now)
+psql "$db" -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
+SELECT placement_ensure_sample_partitions(now() - interval '4 months', 5);
+SELECT setseed(0.42);
+-- Runs of 10 min to 4 h with 1-s steps on 1, 2, 4 or 8 GPUs; 80% succeed
+-- (re-running a tenth of their steps per retry), the rest fail half-way.
+INSERT INTO benchmark_runs (
+  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, model,
+  method, gpu_count, started_at, ended_at, gpu_microseconds, steps_attempted,
+  steps_succeeded, step_time_mean_s, step_time_p50_s, step_time_p95_s,
+  tokens_per_second, peak_memory_gb, offload, interconnect, collectives_opened,
+  retries, outcome, exclusive, upload)
+SELECT md5('bench-run-' || x.i)::uuid, sha256(convert_to('bench-run-' || x.i, 'UTF8')),
+       'bench-agent', p.name, p.sku_id, x.team, x.recipe_key, x.model, x.method,
+       x.gpus, x.ended - make_interval(secs => x.wall_s), x.ended,
+       x.gpus * x.wall_s * 1000000, x.wall_s * 9 / 10,
+       CASE WHEN x.outcome = 'SUCCEEDED' THEN x.wall_s * 9 / 10 * (10 - x.retries) / 10
+            ELSE x.wall_s * 9 / 20 END,
+       1.0, 1.0, 1.2, 1000, 30, 'NONE',
+       CASE WHEN x.gpus > 1 THEN 'NVLINK' ELSE 'NONE' END, x.gpus > 1,
+       x.retries, x.outcome, true, '\\x'::bytea
+FROM (
+  SELECT i, i % 4 AS pool_ix,
+         (ARRAY['nlp', 'vision', 'speech', 'ml-platform'])[1 + i % 4] AS team,
+         'rk1-bench-' || (i % 12) AS recipe_key,
+         (ARRAY['Llama-3.1-8B', 'Llama-2-7B', 'Llama-3.1-70B'])[1 + i % 3] AS model,
+         (ARRAY['LORA', 'QLORA', 'FULL'])[1 + (i / 3) % 3] AS method,
+         (ARRAY[1, 2, 4, 8])[1 + (i / 7) % 4] AS gpus,
+         date_trunc('second', now()) - interval '1 hour'
+           - make_interval(secs => floor(random() * ($days * 86400 - 7200))) AS ended,
+         (600 + floor(random() * 14400))::bigint AS wall_s,
+         floor(random() * 4)::int AS retries,
+         CASE WHEN random() < 0.8 THEN 'SUCCEEDED'
+              ELSE (ARRAY['FAILED', 'OUT_OF_MEMORY', 'COLLECTIVE_TIMEOUT', 'PREEMPTED',
+                          'HARDWARE_ERROR'])[1 + floor(random() * 5)::int] END AS outcome
+  FROM generate_series(1, $bulk) i
+) x
+JOIN (SELECT name, sku_id, row_number() OVER (ORDER BY name) - 1 AS ix FROM pools) p
+  ON p.ix = x.pool_ix;
+-- $per_run samples a run, filed under the run's start (its partition).
+INSERT INTO step_samples (run_id, partition_time, step, sample_time, step_time_s,
+                          memory_allocated_gb, memory_reserved_gb, tokens, loss)
+SELECT r.run_id, r.started_at, s, r.started_at + make_interval(secs => s),
+       1.0, 30.5, 33.0, 8192, 2.5
+FROM benchmark_runs r, generate_series(0, $per_run - 1) s;
+-- The rollups, as migration 0004 backfills them (the upload path adds the
+-- same per-run figures one run at a time).
+INSERT INTO cost_daily_rollups (
+  day, pool_name, sku_id, recipe_key, model, method, team, outcome, runs,
+  successful_runs, retries, steps_attempted, successful_steps, gpu_microseconds,
+  wasted_gpu_microseconds, internal_rate_x_gpu_us, list_price_x_gpu_us,
+  list_priced_gpu_microseconds)
+SELECT f.day, f.pool_name, f.sku_id, f.recipe_key, f.model, f.method, f.team,
+       f.outcome, count(*), sum(f.successful_runs), sum(f.retries),
+       sum(f.steps_attempted), sum(f.successful_steps), sum(f.gpu_microseconds),
+       sum(f.wasted_gpu_microseconds),
+       sum(f.gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour),
+       coalesce(sum(f.gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour), 0),
+       sum(CASE WHEN p.list_price_micros_per_gpu_hour IS NULL THEN 0
+                ELSE f.gpu_microseconds END)
+FROM cost_run_facts f JOIN pools p ON p.name = f.pool_name
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
+SQL
+end=$(now)
+printf 'bulk_load seconds=%.1f\n' "$(echo "$end - $start" | bc -l)"
+
+echo "== $uploads more runs through UploadBenchmarkRun (rollups maintained by the upload path)"
+"$build/bench/cost_load" upload --server "$server" --runs "$uploads" --days "$days"
+psql "$db" -qc "VACUUM ANALYZE"
+psql "$db" -qtAc "SELECT 'runs=' || (SELECT count(*) FROM benchmark_runs) ||
+  ' step_samples=' || (SELECT count(*) FROM step_samples) ||
+  ' cost_daily_rollups=' || (SELECT count(*) FROM cost_daily_rollups) ||
+  ' rollup_size=' || pg_size_pretty(pg_total_relation_size('cost_daily_rollups')) ||
+  ' runs_size=' || pg_size_pretty(pg_total_relation_size('benchmark_runs'))"
+
+echo "== GetCostReport grouped by SKU and day over $days days ($iterations calls)"
+"$build/bench/cost_load" report --server "$server" --days "$days" \
+  --iterations "$iterations" | tee "$work/report.txt"
+
+echo "== the equivalent raw GROUP BY over benchmark_runs ($iterations calls, psql)"
+first=$(date -u -d "-$((days - 1)) days" +%Y-%m-%d)
+after=$(date -u -d "+1 day" +%Y-%m-%d)
+raw="SELECT r.sku_id, (r.ended_at AT TIME ZONE 'UTC')::date AS day, count(*) AS runs,
+  count(*) FILTER (WHERE outcome = 'SUCCEEDED') AS successful_runs, sum(retries) AS retries,
+  sum(steps_attempted) AS steps_attempted,
+  sum(CASE WHEN outcome = 'SUCCEEDED' THEN steps_succeeded ELSE 0 END) AS successful_steps,
+  sum(gpu_microseconds) AS gpu_us,
+  sum(CASE WHEN outcome <> 'SUCCEEDED' THEN gpu_microseconds WHEN steps_attempted = 0 THEN 0
+      ELSE round(gpu_microseconds::numeric * (steps_attempted - steps_succeeded)
+                 / steps_attempted) END) AS wasted_us,
+  round(sum(gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour) / 3.6e9) AS cost_micros,
+  round(sum(gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour) / 3.6e9) AS list_micros
+FROM benchmark_runs r JOIN pools p ON p.name = r.pool_name
+WHERE r.ended_at >= '$first 00:00:00+00' AND r.ended_at < '$after 00:00:00+00'
+GROUP BY 1, 2 ORDER BY 1, 2"
+{
+  echo '\timing on'
+  for _ in $(seq 0 "$iterations"); do echo "$raw;"; done
+} | psql "$db" -q -o /dev/null >"$work/raw.txt"
+raw_ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$work/raw.txt" | tail -n +2 | sort -g |
+  awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+printf 'raw_group_by calls=%d median_ms=%.2f\n' "$iterations" "$raw_ms"
+psql "$db" -qtAc "SELECT 'raw_group_by rows=' || count(*) || ' runs=' || sum(runs) ||
+  ' gpu_microseconds=' || sum(gpu_us) || ' wasted_gpu_microseconds=' || sum(wasted_us) ||
+  ' internal_cost_micros=' || sum(cost_micros) FROM ($raw) g" | tee "$work/rawsum.txt"
+
+report_ms=$(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' "$work/report.txt")
+printf 'ratio raw_group_by/cost_report = %.1fx (the report from rollups is that much faster)\n' \
+  "$(echo "$raw_ms / $report_ms" | bc -l)"
+totals() { sed -n 's/.*\(runs=[0-9]* gpu_microseconds=[0-9]* wasted_gpu_microseconds=[0-9]* internal_cost_micros=[0-9]*\).*/\1/p' "$1"; }
+if [ "$(totals "$work/report.txt")" = "$(totals "$work/rawsum.txt")" ]; then
+  echo "totals: equal"
+else
+  echo "totals: DIFFER"; exit 1
+fi
