@@ -1,0 +1,663 @@
+// placement-agent: names a GPU node's exact SKU and records benchmark runs
+// of training commands as evidence for the placement service. See
+// docs/AGENT.md.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "clients/agent/command_runner.h"
+#include "clients/agent/gpu_probe.h"
+#include "clients/agent/recipe_input.h"
+#include "clients/agent/run_record.h"
+#include "clients/agent/sku_naming.h"
+#include "clients/agent/spool.h"
+#include "clients/agent/uploader.h"
+#include "clients/common/rpc_errors.h"
+#include "placement/v1/catalog.grpc.pb.h"
+#include "placement/v1/placement.grpc.pb.h"
+
+ABSL_FLAG(std::string, server, "",
+          "placementd host:port (default: $PLACEMENT_SERVER, else "
+          "127.0.0.1:50051)");
+ABSL_FLAG(std::string, token_file, "",
+          "file holding the bearer token (default: $PLACEMENT_TOKEN, else "
+          "$PLACEMENT_TOKEN_FILE, else ~/.config/placement/token if it exists)");
+ABSL_FLAG(std::string, ca_file, "",
+          "PEM CA bundle: connect with TLS (default: plaintext)");
+ABSL_FLAG(std::string, spool_dir, "",
+          "where runs wait for upload (default: $PLACEMENT_SPOOL_DIR, else "
+          "~/.local/state/placement/spool)");
+ABSL_FLAG(bool, json, false, "detect: print JSON");
+ABSL_FLAG(std::string, nvml_library, "libnvidia-ml.so.1",
+          "NVML library to dlopen (\"\" skips NVML)");
+ABSL_FLAG(std::string, nvidia_smi, "nvidia-smi",
+          "nvidia-smi binary for the fallback");
+ABSL_FLAG(std::string, pool, "", "run: the pool this node belongs to");
+ABSL_FLAG(std::string, recipe, "", "run: recipe file (YAML or JSON)");
+ABSL_FLAG(std::string, sku, "",
+          "run: the node's exact catalog SKU, stated by the operator instead "
+          "of detected; checked against the catalog, never guessed");
+ABSL_FLAG(std::string, plan_id, "", "run: the plan this run carries out");
+ABSL_FLAG(std::string, team, "", "run: team charged (default: the pool's)");
+ABSL_FLAG(std::string, agent_id, "", "run: this agent's id (default: host name)");
+ABSL_FLAG(int, max_retries, 2, "run: restarts of a failed command");
+ABSL_FLAG(absl::Duration, attempt_timeout, absl::ZeroDuration(),
+          "run: stop an attempt after this long (0: never)");
+ABSL_FLAG(std::string, offload, "none",
+          "run: none|cpu|nvme, the offload the job was configured with");
+ABSL_FLAG(std::string, interconnect, "",
+          "run: nvlink|pcie|host-memory, the link multi-GPU collectives used "
+          "(default: from detection)");
+ABSL_FLAG(bool, exclusive, true, "run: the GPUs were dedicated to the run");
+ABSL_FLAG(absl::Duration, stream_interval, absl::Seconds(2),
+          "run: how often samples are streamed while the command runs");
+ABSL_FLAG(absl::Duration, memory_sample_interval, absl::Seconds(1),
+          "run: how often NVML memory is sampled");
+ABSL_FLAG(int, upload_attempts, 6,
+          "calls per upload before leaving it in the spool (UNAVAILABLE is "
+          "retried with jittered exponential backoff)");
+ABSL_FLAG(absl::Duration, backoff_initial, absl::Milliseconds(250),
+          "first backoff delay (it doubles, up to 10 s)");
+
+namespace placement::agent {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitSpooled = 3;
+
+std::string ServerAddress() {
+  std::string server = absl::GetFlag(FLAGS_server);
+  if (server.empty()) {
+    const char* env = std::getenv("PLACEMENT_SERVER");
+    server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
+  }
+  return server;
+}
+
+std::string SpoolDir() {
+  const std::string dir = absl::GetFlag(FLAGS_spool_dir);
+  return dir.empty() ? DefaultSpoolDir() : dir;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') {
+    return "unknown-host";
+  }
+  return name;
+}
+
+std::string NewRunId() {
+  std::random_device device;
+  std::mt19937_64 random(
+      (static_cast<uint64_t>(device()) << 32) ^ device() ^
+      static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
+  const uint64_t a = random(), b = random();
+  return absl::StrFormat("%08x-%04x-4%03x-%04x-%012x", a >> 32,
+                         (a >> 16) & 0xffff, a & 0xfff,
+                         0x8000 | ((b >> 48) & 0x3fff), b & 0xffffffffffff);
+}
+
+absl::StatusOr<Uploader> MakeUploader() {
+  absl::StatusOr<std::string> token =
+      ResolveToken(absl::GetFlag(FLAGS_token_file));
+  if (!token.ok()) return token.status();
+  absl::StatusOr<Connection> connection = Connection::Make(
+      ServerAddress(), *token, absl::GetFlag(FLAGS_ca_file));
+  if (!connection.ok()) return connection.status();
+  Backoff backoff;
+  backoff.attempts = std::max(1, absl::GetFlag(FLAGS_upload_attempts));
+  backoff.initial = absl::GetFlag(FLAGS_backoff_initial);
+  return Uploader(*std::move(connection), backoff);
+}
+
+std::unique_ptr<Nvml> MaybeLoadNvml() {
+  const std::string library = absl::GetFlag(FLAGS_nvml_library);
+  if (library.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<Nvml>> nvml = LoadNvml(library);
+  return nvml.ok() ? *std::move(nvml) : nullptr;
+}
+
+std::string DescribeSeen(const NodeDetection& d) {
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < d.gpus.size(); ++i) {
+    seen.push_back(absl::StrCat("GPU ", i, ": '", d.gpus[i].name, "' ",
+                                d.gpus[i].memory_mib, " MiB, ",
+                                d.gpus[i].nvlink_active_links,
+                                " NVLink links active"));
+  }
+  return absl::StrJoin(seen, "\n");
+}
+
+// ---- detect ----------------------------------------------------------------
+
+int Detect() {
+  std::unique_ptr<Nvml> nvml = MaybeLoadNvml();
+  const NodeDetection d = DetectNode(nvml.get(), absl::GetFlag(FLAGS_nvidia_smi));
+  if (absl::GetFlag(FLAGS_json)) {
+    google::protobuf::Struct out;
+    auto& f = *out.mutable_fields();
+    f["sku"].set_string_value(d.sku);
+    f["named"].set_bool_value(d.named());
+    f["gpu_count"].set_number_value(d.gpu_count);
+    f["nvlink"].set_string_value(NvlinkStateName(d.nvlink));
+    f["source"].set_string_value(d.source);
+    f["problem"].set_string_value(d.problem);
+    auto* gpus = f["gpus"].mutable_list_value();
+    for (const GpuSighting& gpu : d.gpus) {
+      auto& g = *gpus->add_values()->mutable_struct_value()->mutable_fields();
+      g["name"].set_string_value(gpu.name);
+      g["memory_mib"].set_number_value(static_cast<double>(gpu.memory_mib));
+      g["nvlink_active_links"].set_number_value(gpu.nvlink_active_links);
+    }
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    std::string json;
+    (void)google::protobuf::util::MessageToJsonString(out, &json, options);
+    std::cout << json;
+  } else if (d.named()) {
+    std::cout << "sku:     " << d.sku << "\ngpus:    " << d.gpu_count
+              << "\nnvlink:  " << NvlinkStateName(d.nvlink)
+              << "\nsource:  " << d.source << "\n";
+  } else {
+    std::cout << "sku:     unknown (" << d.problem << ")\ngpus:    "
+              << d.gpu_count << "\nsource:  " << d.source << "\n";
+    if (!d.gpus.empty()) std::cout << "seen:\n" << DescribeSeen(d) << "\n";
+    std::cout << "No evidence is recorded under a guessed SKU: name the card "
+                 "with --sku EXACT_NAME only if you know it (placectl skus).\n";
+  }
+  return d.named() ? kExitOk : kExitFailed;
+}
+
+// ---- run -------------------------------------------------------------------
+
+struct SkuChoice {
+  std::string sku;
+  double memory_gb = 0;
+  absl::optional<NodeDetection> detection;  // when detection named the node
+};
+
+// The node's SKU: the operator's exact --sku (checked against the catalog),
+// or detection. Never a guess.
+absl::StatusOr<SkuChoice> ChooseSku(const Uploader& uploader, Nvml* nvml) {
+  SkuChoice choice;
+  const std::string stated = absl::GetFlag(FLAGS_sku);
+  const NodeDetection detected =
+      DetectNode(nvml, absl::GetFlag(FLAGS_nvidia_smi));
+  if (stated.empty()) {
+    if (!detected.named()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot name this node's SKU exactly: ", detected.problem,
+          detected.gpus.empty() ? "" : "\n", DescribeSeen(detected),
+          "\nrefusing to record evidence under a guessed SKU; if you know "
+          "the card, state it with --sku EXACT_NAME (placectl skus)"));
+    }
+    choice.sku = detected.sku;
+    choice.memory_gb = FindKnownSku(detected.sku)->memory_gb;
+    choice.detection = detected;
+    return choice;
+  }
+  if (detected.named() && detected.sku != stated) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--sku ", stated, " contradicts detection: this node has ",
+                     detected.gpu_count, " x ", detected.sku));
+  }
+  auto catalog = v1::CatalogService::NewStub(uploader.connection().channel());
+  v1::GetSkuRequest request;
+  request.set_name(stated);
+  v1::GetSkuResponse response;
+  grpc::Status status = catalog->GetSku(
+      uploader.connection().Context(std::chrono::seconds(5)).get(), request,
+      &response);
+  if (status.ok()) {
+    if (response.sku().name() != stated) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--sku ", stated, " is not an exact catalog name; did you mean ",
+          response.sku().name(), "?"));
+    }
+    choice.memory_gb = response.sku().memory_gb();
+  } else if (IsRetryable(status)) {
+    // The service is away: the agent's own copy of the catalog decides.
+    const KnownSku* known = FindKnownSku(stated);
+    if (known == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--sku ", stated, " is not an exact catalog SKU"));
+    }
+    choice.memory_gb = known->memory_gb;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sku: ", clients::DescribeError(status)));
+  }
+  choice.sku = stated;
+  if (detected.named()) choice.detection = detected;
+  return choice;
+}
+
+absl::StatusOr<v1::Offload> ParseOffload(const std::string& text) {
+  const std::string t = absl::AsciiStrToLower(text);
+  if (t == "none") return v1::OFFLOAD_NONE;
+  if (t == "cpu") return v1::OFFLOAD_CPU;
+  if (t == "nvme") return v1::OFFLOAD_NVME;
+  return absl::InvalidArgumentError("--offload must be none, cpu or nvme");
+}
+
+absl::StatusOr<v1::Interconnect> ParseInterconnect(const std::string& text) {
+  const std::string t = absl::AsciiStrToLower(text);
+  if (t == "nvlink") return v1::INTERCONNECT_NVLINK;
+  if (t == "pcie") return v1::INTERCONNECT_PCIE;
+  if (t == "host-memory" || t == "host_memory") {
+    return v1::INTERCONNECT_HOST_MEMORY;
+  }
+  return absl::InvalidArgumentError(
+      "--interconnect must be nvlink, pcie or host-memory");
+}
+
+// Shared between the command's output reader, the memory sampler and the
+// streaming thread.
+class LiveRun {
+ public:
+  void Add(v1::StepSample sample) {
+    std::lock_guard<std::mutex> lock(mu_);
+    samples_.push_back(std::move(sample));
+  }
+  std::vector<v1::StepSample> Snapshot() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return samples_;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return samples_.size();
+  }
+  void SeeMemory(double gb) {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_gb_ = gb;
+    peak_gb_ = std::max(peak_gb_, gb);
+  }
+  double current_gb() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return current_gb_;
+  }
+  double peak_gb() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return peak_gb_;
+  }
+
+  // Sleeps up to `d`; false once Stop() was called.
+  bool Wait(absl::Duration d) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return !stop_cv_.wait_for(lock, absl::ToChronoMilliseconds(d),
+                              [this] { return stopped_; });
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
+    stop_cv_.notify_all();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopped_ = false;
+  std::vector<v1::StepSample> samples_;
+  double current_gb_ = 0;
+  double peak_gb_ = 0;
+};
+
+google::protobuf::Timestamp NowProto() {
+  const int64_t micros = absl::ToUnixMicros(absl::Now());
+  google::protobuf::Timestamp t;
+  t.set_seconds(micros / 1'000'000);
+  t.set_nanos(static_cast<int32_t>(micros % 1'000'000) * 1000);
+  return t;
+}
+
+int Run(const std::vector<std::string>& command) {
+  if (command.empty()) {
+    std::cerr << "usage: placement-agent run --pool P --recipe FILE [--sku S] "
+                 "-- COMMAND...\n";
+    return kExitUsage;
+  }
+  const std::string pool = absl::GetFlag(FLAGS_pool);
+  if (pool.empty() || absl::GetFlag(FLAGS_recipe).empty()) {
+    std::cerr << "placement-agent: run needs --pool and --recipe\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<v1::Recipe> recipe = ReadRecipeFile(absl::GetFlag(FLAGS_recipe));
+  absl::StatusOr<v1::Offload> offload = ParseOffload(absl::GetFlag(FLAGS_offload));
+  if (!recipe.ok() || !offload.ok()) {
+    std::cerr << "placement-agent: "
+              << (recipe.ok() ? offload.status() : recipe.status()).message()
+              << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<Uploader> uploader = MakeUploader();
+  if (!uploader.ok()) {
+    std::cerr << "placement-agent: " << uploader.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::unique_ptr<Nvml> nvml = MaybeLoadNvml();
+  absl::StatusOr<SkuChoice> sku = ChooseSku(*uploader, nvml.get());
+  if (!sku.ok()) {
+    std::cerr << "placement-agent: " << sku.status().message() << "\n";
+    return kExitUsage;
+  }
+
+  // The pool must hold this SKU: the service would refuse the run anyway,
+  // but only after the GPU time was spent.
+  {
+    auto catalog =
+        v1::CatalogService::NewStub(uploader->connection().channel());
+    v1::GetPoolRequest request;
+    request.set_name(pool);
+    v1::GetPoolResponse response;
+    grpc::Status status = catalog->GetPool(
+        uploader->connection().Context(std::chrono::seconds(5)).get(), request,
+        &response);
+    if (status.ok() && response.pool().sku() != sku->sku) {
+      std::cerr << "placement-agent: pool '" << pool << "' has "
+                << response.pool().sku() << " cards; this node is "
+                << sku->sku << "\n";
+      return kExitUsage;
+    }
+    if (!status.ok() && !IsRetryable(status)) {
+      std::cerr << "placement-agent: pool '" << pool
+                << "': " << clients::DescribeError(status) << "\n";
+      return kExitUsage;
+    }
+    if (!status.ok()) {
+      std::cerr << "placement-agent: the service is unreachable ("
+                << clients::DescribeError(status)
+                << "); recording into the spool\n";
+    }
+  }
+
+  RunFacts facts;
+  facts.recipe = *recipe;
+  facts.recipe.set_gpu_count(std::max(1, facts.recipe.gpu_count()));
+  const int gpus = facts.recipe.gpu_count();
+  facts.collectives_opened =
+      gpus > 1 && facts.recipe.parallelism() != v1::PARALLELISM_SINGLE;
+  facts.interconnect = v1::INTERCONNECT_NONE;
+  if (facts.collectives_opened) {
+    const std::string stated = absl::GetFlag(FLAGS_interconnect);
+    if (!stated.empty()) {
+      absl::StatusOr<v1::Interconnect> link = ParseInterconnect(stated);
+      if (!link.ok()) {
+        std::cerr << "placement-agent: " << link.status().message() << "\n";
+        return kExitUsage;
+      }
+      facts.interconnect = *link;
+    } else if (sku->detection.has_value()) {
+      facts.interconnect = sku->detection->nvlink == NvlinkState::kActive
+                               ? v1::INTERCONNECT_NVLINK
+                               : v1::INTERCONNECT_PCIE;
+    } else {
+      std::cerr << "placement-agent: a " << gpus
+                << "-GPU run opens collectives; without detection, state the "
+                   "link they use with --interconnect nvlink|pcie|host-memory\n";
+      return kExitUsage;
+    }
+  }
+  facts.run_id = NewRunId();
+  facts.agent_id = absl::GetFlag(FLAGS_agent_id).empty()
+                       ? absl::StrCat("placement-agent@", HostName())
+                       : absl::GetFlag(FLAGS_agent_id);
+  facts.pool = pool;
+  facts.sku = sku->sku;
+  facts.card_memory_gb = sku->memory_gb;
+  facts.node_names = {HostName()};
+  facts.plan_id = absl::GetFlag(FLAGS_plan_id);
+  facts.team = absl::GetFlag(FLAGS_team);
+  facts.exclusive = absl::GetFlag(FLAGS_exclusive);
+  facts.offload = *offload;
+
+  // The run id is on disk before the command starts: whatever happens next,
+  // retries and flushes of this run are idempotent on it.
+  const std::string spool_dir = SpoolDir();
+  absl::StatusOr<std::unique_ptr<SpoolRun>> spool =
+      SpoolRun::Create(spool_dir, facts.run_id);
+  if (!spool.ok()) {
+    std::cerr << "placement-agent: spool: " << spool.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::cerr << "placement-agent: run " << facts.run_id << " on " << facts.sku
+            << " (pool " << pool << "), spooled in " << (*spool)->dir() << "\n";
+
+  LiveRun live;
+  std::thread memory_sampler;
+  if (nvml != nullptr) {
+    memory_sampler = std::thread([&] {
+      const absl::Duration every =
+          std::max(absl::GetFlag(FLAGS_memory_sample_interval),
+                   absl::Milliseconds(50));
+      do {
+        absl::StatusOr<std::vector<uint64_t>> used = nvml->MemoryUsedBytes();
+        if (used.ok() && !used->empty()) {
+          live.SeeMemory(static_cast<double>(
+                             *std::max_element(used->begin(), used->end())) /
+                         1e9);
+        }
+      } while (live.Wait(every));
+    });
+  }
+  // Streams samples while the command runs; a failure only delays the next
+  // try (the spool has them), backing off with jitter.
+  std::thread streamer([&] {
+    Backoff backoff;
+    backoff.initial = absl::GetFlag(FLAGS_stream_interval);
+    backoff.max = absl::Seconds(60);
+    int failures = 0;
+    int64_t committed = -1;
+    while (live.Wait(failures == 0 ? absl::GetFlag(FLAGS_stream_interval)
+                                   : backoff.Delay(failures))) {
+      if (static_cast<int64_t>(live.size()) <= committed + 1) continue;
+      grpc::Status status = uploader->SyncSamples(
+          facts.run_id, live.Snapshot(), /*retry=*/false, &committed);
+      failures = status.ok() ? 0 : failures + 1;
+    }
+  });
+
+  const int max_attempts = std::max(0, absl::GetFlag(FLAGS_max_retries)) + 1;
+  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    Attempt a;
+    a.start = absl::Now();
+    CommandResult result = RunTrainingCommand(
+        command,
+        {{"PLACEMENT_RUN_ID", facts.run_id},
+         {"PLACEMENT_ATTEMPT", absl::StrCat(attempt)}},
+        absl::GetFlag(FLAGS_attempt_timeout), [&](absl::string_view line) {
+          absl::optional<StepRecord> record = ParseStepRecord(line);
+          if (!record.has_value()) return;
+          ++a.steps;
+          v1::StepSample s;
+          s.set_step(static_cast<int64_t>(live.size()));
+          *s.mutable_time() = NowProto();
+          s.set_step_time_seconds(record->step_time_s);
+          const double nvml_gb = live.current_gb();
+          s.set_memory_allocated_gb(
+              record->memory_allocated_gb.value_or(nvml_gb));
+          s.set_memory_reserved_gb(
+              record->memory_reserved_gb.value_or(
+                  std::max(nvml_gb, s.memory_allocated_gb())));
+          s.set_tokens(record->tokens);
+          if (record->loss.has_value()) s.set_loss(*record->loss);
+          if (record->offload != v1::OFFLOAD_UNSPECIFIED) {
+            facts.record_offload = record->offload;
+          }
+          if (absl::Status st = (*spool)->AppendSamples({s}); !st.ok()) {
+            std::cerr << "placement-agent: spool: " << st.message() << "\n";
+          }
+          live.Add(std::move(s));
+        });
+    a.end = absl::Now();
+    a.outcome = ClassifyAttempt(result.end, result.output_tail, &a.reason);
+    facts.attempts.push_back(a);
+    if (a.outcome == v1::RUN_OUTCOME_SUCCEEDED) break;
+    std::cerr << "placement-agent: attempt " << attempt << " "
+              << absl::StripPrefix(v1::RunOutcome_Name(a.outcome),
+                                   "RUN_OUTCOME_")
+              << " (" << a.reason << ")"
+              << (attempt < max_attempts ? "; retrying" : "") << "\n";
+  }
+  live.Stop();
+  streamer.join();
+  if (memory_sampler.joinable()) memory_sampler.join();
+  facts.samples = live.Snapshot();
+  facts.nvml_peak_gb = live.peak_gb();
+
+  absl::StatusOr<v1::BenchmarkRun> summary = BuildRunSummary(facts);
+  if (!summary.ok()) {
+    std::cerr << "placement-agent: no run summary: "
+              << summary.status().message() << "\n";
+    if (facts.samples.empty()) (void)(*spool)->Remove();
+    return kExitFailed;
+  }
+  if (absl::Status s = (*spool)->WriteRun(*summary); !s.ok()) {
+    std::cerr << "placement-agent: spool: " << s.message() << "\n";
+    return kExitFailed;
+  }
+  const std::string run_dir = (*spool)->dir();
+  spool->reset();  // unlock: the flush below takes it like any spooled run
+
+  const FlushReport report = uploader->FlushSpool(spool_dir, std::cerr);
+  const bool uploaded = access(run_dir.c_str(), F_OK) != 0;
+  std::cout << absl::StrFormat(
+      "run %s: %s, %d retr%s, %d/%d steps succeeded, peak %.1f GB, %s\n",
+      summary->run_id(),
+      absl::StripPrefix(v1::RunOutcome_Name(summary->outcome()), "RUN_OUTCOME_"),
+      summary->retries(), summary->retries() == 1 ? "y" : "ies",
+      summary->steps_succeeded(), summary->steps_attempted(),
+      summary->peak_memory_gb(),
+      uploaded ? "uploaded"
+               : absl::StrCat("spooled in ", run_dir,
+                              " (placement-agent flush uploads it)"));
+  if (!uploaded || report.left > 0) return kExitSpooled;
+  return summary->outcome() == v1::RUN_OUTCOME_SUCCEEDED ? kExitOk
+                                                         : kExitFailed;
+}
+
+// ---- flush -----------------------------------------------------------------
+
+int Flush() {
+  absl::StatusOr<Uploader> uploader = MakeUploader();
+  if (!uploader.ok()) {
+    std::cerr << "placement-agent: " << uploader.status().message() << "\n";
+    return kExitUsage;
+  }
+  const FlushReport r = uploader->FlushSpool(SpoolDir(), std::cerr);
+  std::cout << absl::StrFormat(
+      "uploaded %d, left in the spool %d, rejected %d, in progress %d, "
+      "incomplete %d\n",
+      r.uploaded, r.left, r.rejected, r.in_progress, r.incomplete);
+  return r.exit_code();
+}
+
+// ---- bakeoff ---------------------------------------------------------------
+
+int BakeOff(const std::string& plan_id) {
+  absl::StatusOr<Uploader> uploader = MakeUploader();
+  if (!uploader.ok()) {
+    std::cerr << "placement-agent: " << uploader.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto placement =
+      v1::PlacementService::NewStub(uploader->connection().channel());
+  v1::GetPlanRequest request;
+  request.set_plan_id(plan_id);
+  v1::GetPlanResponse response;
+  grpc::Status status = placement->GetPlan(
+      uploader->connection().Context().get(), request, &response);
+  if (!status.ok()) {
+    std::cerr << "placement-agent: " << clients::DescribeError(status) << "\n";
+    return kExitFailed;
+  }
+  if (!response.plan().has_bake_off() ||
+      response.plan().bake_off().runs().empty()) {
+    std::cout << "# plan " << plan_id
+              << " proposes no bake-off: its leading candidates are measured\n";
+    return kExitOk;
+  }
+  const v1::BakeOff& b = response.plan().bake_off();
+  std::cout << "# Bake-off of plan " << plan_id << " (recipe key "
+            << b.recipe_key() << ")\n";
+  if (!b.reason().empty()) std::cout << "# why: " << b.reason() << "\n";
+  if (!b.settings().empty()) std::cout << "# settings: " << b.settings() << "\n";
+  if (!b.measure().empty()) {
+    std::cout << "# measure: " << absl::StrJoin(b.measure(), "; ") << "\n";
+  }
+  if (!b.eval_requirement().empty()) {
+    std::cout << "# then: " << b.eval_requirement() << "\n";
+  }
+  std::cout << "# On a node of each pool, with your training command (it "
+               "prints step records, docs/AGENT.md):\n";
+  for (const v1::BakeOffRun& run : b.runs()) {
+    v1::Recipe recipe = b.recipe();
+    recipe.set_gpu_count(run.gpu_count());
+    const std::string file = absl::StrCat("bakeoff-", run.pool(), ".json");
+    std::cout << "\n# pool " << run.pool() << ": " << run.gpu_count() << " x "
+              << run.sku() << "\n"
+              << "cat > " << file << " <<'EOF'\n"
+              << RecipeToJson(recipe) << "\nEOF\n"
+              << "placement-agent run --server " << ServerAddress()
+              << " --pool " << run.pool() << " --recipe " << file
+              << " --plan_id " << plan_id << " -- TRAINING_COMMAND...\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace placement::agent
+
+int main(int argc, char** argv) {
+  constexpr char kUsage[] =
+      "placement-agent [flags] COMMAND\n"
+      "  detect                    name this node's exact SKU, GPU count and "
+      "NVLink state\n"
+      "  run --pool P --recipe FILE [--sku S] [--plan_id ID] -- COMMAND...\n"
+      "                            run a training command, record and upload "
+      "the run\n"
+      "  flush                     upload every spooled run\n"
+      "  bakeoff PLAN_ID           print the commands of a plan's bake-off\n"
+      "Exit codes: 0 done; 1 the command failed / the node cannot be named / "
+      "a run was refused; 2 usage; 3 spooled, not uploaded (run flush later).";
+  absl::SetProgramUsageMessage(kUsage);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args(positional.begin() + 1, positional.end());
+  if (args.empty()) {
+    std::cerr << "usage: " << kUsage << "\n";
+    return 2;
+  }
+  const std::string command = args.front();
+  args.erase(args.begin());
+  using namespace placement::agent;  // NOLINT
+  if (command == "detect" && args.empty()) return Detect();
+  if (command == "run") return Run(args);
+  if (command == "flush" && args.empty()) return Flush();
+  if (command == "bakeoff" && args.size() == 1) return BakeOff(args[0]);
+  std::cerr << "usage: " << kUsage << "\n";
+  return 2;
+}

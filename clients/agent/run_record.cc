@@ -1,0 +1,247 @@
+#include "clients/agent/run_record.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace placement::agent {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+constexpr size_t kMaxFailureReason = 4096;  // services/run_validation.h
+
+absl::optional<double> Number(const Struct& s, const char* key) {
+  auto it = s.fields().find(key);
+  if (it == s.fields().end() || it->second.kind_case() != Value::kNumberValue ||
+      !std::isfinite(it->second.number_value())) {
+    return absl::nullopt;
+  }
+  return it->second.number_value();
+}
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  google::protobuf::Timestamp ts;
+  const int64_t micros = absl::ToUnixMicros(t);
+  ts.set_seconds(micros / 1'000'000);
+  ts.set_nanos(static_cast<int32_t>(micros % 1'000'000) * 1000);
+  return ts;
+}
+
+// (Debian 12's Abseil predates absl::StrContainsIgnoreCase.)
+bool ContainsIgnoreCase(absl::string_view haystack, absl::string_view needle) {
+  return absl::StrContains(absl::AsciiStrToLower(haystack),
+                           absl::AsciiStrToLower(needle));
+}
+
+// The first output line (from the end) containing any of `needles`,
+// case-insensitively.
+bool FindLine(absl::string_view tail, std::initializer_list<const char*> needles,
+              std::string* line) {
+  std::vector<absl::string_view> lines =
+      absl::StrSplit(tail, absl::ByAnyChar("\r\n"), absl::SkipWhitespace());
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    for (const char* needle : needles) {
+      if (ContainsIgnoreCase(*it, needle)) {
+        // Printable ASCII only: a failure reason must be valid UTF-8 and is
+        // cut at a byte count.
+        std::string text(absl::StripAsciiWhitespace(*it).substr(0, 300));
+        for (char& c : text) {
+          if (static_cast<unsigned char>(c) < 0x20 ||
+              static_cast<unsigned char>(c) > 0x7e) {
+            c = '?';
+          }
+        }
+        *line = std::move(text);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::optional<StepRecord> ParseStepRecord(absl::string_view line) {
+  line = absl::StripAsciiWhitespace(line);
+  if (!absl::StartsWith(line, "{") || !absl::EndsWith(line, "}")) {
+    return absl::nullopt;
+  }
+  Struct s;
+  google::protobuf::util::JsonParseOptions options;
+  if (!google::protobuf::util::JsonStringToMessage(std::string(line), &s,
+                                                    options)
+           .ok()) {
+    return absl::nullopt;
+  }
+  const absl::optional<double> step = Number(s, "step");
+  const absl::optional<double> step_time = Number(s, "step_time_s");
+  if (!step || !step_time || *step < 0 || *step_time <= 0) return absl::nullopt;
+  StepRecord r;
+  r.step = static_cast<int64_t>(*step);
+  r.step_time_s = *step_time;
+  if (auto tokens = Number(s, "tokens"); tokens && *tokens >= 0) {
+    r.tokens = static_cast<int64_t>(*tokens);
+  }
+  auto memory = Number(s, "memory_allocated_gb");
+  if (!memory) memory = Number(s, "memory_gb");
+  if (memory && *memory >= 0) r.memory_allocated_gb = memory;
+  if (auto reserved = Number(s, "memory_reserved_gb");
+      reserved && *reserved >= 0) {
+    r.memory_reserved_gb = reserved;
+  }
+  r.loss = Number(s, "loss");
+  auto offload = s.fields().find("offload");
+  if (offload != s.fields().end() &&
+      offload->second.kind_case() == Value::kStringValue) {
+    const std::string o = absl::AsciiStrToLower(offload->second.string_value());
+    if (o == "cpu") r.offload = v1::OFFLOAD_CPU;
+    if (o == "nvme") r.offload = v1::OFFLOAD_NVME;
+  }
+  return r;
+}
+
+v1::RunOutcome ClassifyAttempt(const AttemptEnd& end,
+                               absl::string_view output_tail,
+                               std::string* reason) {
+  if (!end.timed_out && end.term_signal == 0 && end.exit_code == 0) {
+    reason->clear();
+    return v1::RUN_OUTCOME_SUCCEEDED;
+  }
+  const std::string how =
+      end.timed_out ? "timed out"
+      : end.term_signal != 0
+          ? absl::StrCat("killed by signal ", end.term_signal)
+          : absl::StrCat("exit code ", end.exit_code);
+  std::string line;
+  // Out of memory first: an OOM on one rank usually shows up as an NCCL
+  // timeout on the others, and the OOM is the cause.
+  if (FindLine(output_tail,
+               {"CUDA out of memory", "OutOfMemoryError", "out of memory",
+                "CUBLAS_STATUS_ALLOC_FAILED", "NCCL_ERROR_OUT_OF_MEMORY"},
+               &line)) {
+    *reason = absl::StrCat(how, ": ", line);
+    return v1::RUN_OUTCOME_OUT_OF_MEMORY;
+  }
+  if (FindLine(output_tail,
+               {"Watchdog caught collective operation timeout",
+                "NCCL timeout", "NCCL communicator was aborted",
+                "collective operation timeout", "ProcessGroupNCCL"},
+               &line) ||
+      (FindLine(output_tail, {"NCCL"}, &line) &&
+       (ContainsIgnoreCase(line, "timeout") ||
+        ContainsIgnoreCase(line, "timed out")))) {
+    *reason = absl::StrCat(how, ": ", line);
+    return v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT;
+  }
+  if (FindLine(output_tail,
+               {"Xid", "uncorrectable ECC", "fallen off the bus",
+                "ECC error"},
+               &line)) {
+    *reason = absl::StrCat(how, ": ", line);
+    return v1::RUN_OUTCOME_HARDWARE_ERROR;
+  }
+  if (!end.timed_out && end.term_signal == SIGTERM) {
+    *reason = how;
+    return v1::RUN_OUTCOME_PREEMPTED;
+  }
+  *reason = FindLine(output_tail, {"error", "exception", "traceback"}, &line)
+                ? absl::StrCat(how, ": ", line)
+                : how;
+  return v1::RUN_OUTCOME_FAILED;
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
+  const size_t index =
+      static_cast<size_t>(std::clamp(rank, 1.0, double(values.size()))) - 1;
+  return values[index];
+}
+
+absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
+  if (facts.attempts.empty()) {
+    return absl::FailedPreconditionError("the command never ran");
+  }
+  v1::BenchmarkRun run;
+  run.set_run_id(facts.run_id);
+  run.set_agent_id(facts.agent_id);
+  run.set_pool(facts.pool);
+  run.set_sku(facts.sku);
+  for (const std::string& node : facts.node_names) run.add_node_names(node);
+  run.set_gpu_count(facts.recipe.gpu_count());
+  *run.mutable_recipe() = facts.recipe;
+  *run.mutable_start_time() = ToProto(facts.attempts.front().start);
+  *run.mutable_end_time() = ToProto(facts.attempts.back().end);
+
+  std::vector<double> step_times;
+  double busy = 0, peak = facts.nvml_peak_gb;
+  int64_t tokens = 0;
+  for (const v1::StepSample& s : facts.samples) {
+    step_times.push_back(s.step_time_seconds());
+    busy += s.step_time_seconds();
+    tokens += s.tokens();
+    peak = std::max({peak, s.memory_allocated_gb(), s.memory_reserved_gb()});
+  }
+  const Attempt& last = facts.attempts.back();
+  run.set_steps_attempted(static_cast<int64_t>(facts.samples.size()));
+  run.set_steps_succeeded(last.outcome == v1::RUN_OUTCOME_SUCCEEDED ? last.steps
+                                                                    : 0);
+  if (step_times.empty()) {
+    return absl::FailedPreconditionError(
+        "the command printed no step record, so there is no step time to "
+        "report (see docs/AGENT.md for the step record protocol)");
+  }
+  run.set_step_time_mean_seconds(busy / static_cast<double>(step_times.size()));
+  run.set_step_time_p50_seconds(Percentile(step_times, 50));
+  run.set_step_time_p95_seconds(Percentile(step_times, 95));
+  run.set_tokens_per_second(busy > 0 ? static_cast<double>(tokens) / busy : 0);
+  if (peak <= 0 && last.outcome == v1::RUN_OUTCOME_OUT_OF_MEMORY) {
+    peak = facts.card_memory_gb;
+  }
+  if (peak <= 0) {
+    return absl::FailedPreconditionError(
+        "no memory was measured: the step records carry no "
+        "memory_allocated_gb and NVML was not available");
+  }
+  run.set_peak_memory_gb(peak);
+  run.set_offload(facts.record_offload != v1::OFFLOAD_UNSPECIFIED
+                      ? facts.record_offload
+                      : facts.offload);
+  run.set_collectives_opened(facts.collectives_opened);
+  run.set_interconnect(facts.collectives_opened ? facts.interconnect
+                                                : v1::INTERCONNECT_NONE);
+  run.set_retries(static_cast<int32_t>(facts.attempts.size()) - 1);
+  run.set_outcome(last.outcome);
+  std::vector<std::string> reasons;
+  for (size_t i = 0; i < facts.attempts.size(); ++i) {
+    const Attempt& a = facts.attempts[i];
+    if (a.outcome == v1::RUN_OUTCOME_SUCCEEDED) continue;
+    reasons.push_back(absl::StrCat(
+        "attempt ", i + 1, ": ",
+        absl::StripPrefix(v1::RunOutcome_Name(a.outcome), "RUN_OUTCOME_"),
+        " (", a.reason, ")"));
+  }
+  std::string reason = absl::StrJoin(reasons, "; ");
+  if (reason.size() > kMaxFailureReason) reason.resize(kMaxFailureReason);
+  run.set_failure_reason(reason);
+  run.set_exclusive(facts.exclusive);
+  run.set_plan_id(facts.plan_id);
+  run.set_team(facts.team);
+  return run;
+}
+
+}  // namespace placement::agent

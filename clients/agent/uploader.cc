@@ -1,0 +1,239 @@
+#include "clients/agent/uploader.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "clients/agent/spool.h"
+#include "clients/common/rpc_errors.h"
+
+namespace placement::agent {
+namespace {
+
+// Samples a stream message carries (the service takes up to 10,000).
+constexpr size_t kBatch = 1000;
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  return std::string(absl::StripAsciiWhitespace(text.str()));
+}
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+}  // namespace
+
+absl::StatusOr<Connection> Connection::Make(const std::string& address,
+                                            const std::string& token,
+                                            const std::string& ca_file) {
+  Connection c;
+  c.address_ = address;
+  c.token_ = token;
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (ca_file.empty()) {
+    credentials = grpc::InsecureChannelCredentials();
+  } else {
+    std::ifstream file(ca_file);
+    if (!file) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read ", ca_file));
+    }
+    std::stringstream pem;
+    pem << file.rdbuf();
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = pem.str();
+    credentials = grpc::SslCredentials(options);
+  }
+  c.channel_ = grpc::CreateChannel(address, credentials);
+  return c;
+}
+
+std::unique_ptr<grpc::ClientContext> Connection::Context(
+    std::chrono::milliseconds timeout) const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() + timeout);
+  if (!token_.empty()) context->AddMetadata("authorization", "Bearer " + token_);
+  return context;
+}
+
+absl::StatusOr<std::string> ResolveToken(const std::string& token_file_flag) {
+  if (!token_file_flag.empty()) return ReadTokenFile(token_file_flag);
+  if (std::string token = Env("PLACEMENT_TOKEN"); !token.empty()) {
+    return std::string(absl::StripAsciiWhitespace(token));
+  }
+  if (std::string file = Env("PLACEMENT_TOKEN_FILE"); !file.empty()) {
+    return ReadTokenFile(file);
+  }
+  if (std::string home = Env("HOME"); !home.empty()) {
+    const std::string file = home + "/.config/placement/token";
+    if (std::ifstream(file)) return ReadTokenFile(file);
+  }
+  return std::string();
+}
+
+absl::Duration Backoff::Delay(int retry) const {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  absl::Duration d = initial;
+  for (int i = 0; i < retry && d < max; ++i) d *= 2;
+  d = std::min(d, max);
+  std::uniform_real_distribution<double> jitter(0.5, 1.0);
+  return d * jitter(random);
+}
+
+bool IsRetryable(const grpc::Status& status) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::ABORTED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Uploader::Uploader(Connection connection, Backoff backoff)
+    : connection_(std::move(connection)),
+      backoff_(backoff),
+      telemetry_(v1::TelemetryService::NewStub(connection_.channel())) {}
+
+grpc::Status Uploader::SyncOnce(const std::string& run_id,
+                                const std::vector<v1::StepSample>& samples,
+                                int64_t* committed) {
+  v1::GetSampleProgressRequest request;
+  request.set_run_id(run_id);
+  v1::GetSampleProgressResponse progress;
+  grpc::Status status = telemetry_->GetSampleProgress(
+      connection_.Context().get(), request, &progress);
+  if (!status.ok()) return status;
+  *committed = progress.committed_through_step();
+  size_t next = static_cast<size_t>(std::max<int64_t>(0, *committed + 1));
+  if (next >= samples.size()) return grpc::Status::OK;
+
+  auto context = connection_.Context(std::chrono::seconds(120));
+  v1::StreamStepSamplesResponse response;
+  auto writer = telemetry_->StreamStepSamples(context.get(), &response);
+  while (next < samples.size()) {
+    v1::StreamStepSamplesRequest batch;
+    batch.set_run_id(run_id);
+    for (size_t end = std::min(samples.size(), next + kBatch); next < end;
+         ++next) {
+      *batch.add_samples() = samples[next];
+    }
+    if (!writer->Write(batch)) break;  // Finish says why
+  }
+  writer->WritesDone();
+  status = writer->Finish();
+  if (status.ok()) *committed = response.committed_through_step();
+  return status;
+}
+
+grpc::Status Uploader::SyncSamples(const std::string& run_id,
+                                   const std::vector<v1::StepSample>& samples,
+                                   bool retry, int64_t* committed) {
+  grpc::Status status;
+  const int attempts = retry ? std::max(1, backoff_.attempts) : 1;
+  for (int i = 0; i < attempts; ++i) {
+    if (i > 0) absl::SleepFor(backoff_.Delay(i - 1));
+    status = SyncOnce(run_id, samples, committed);
+    if (status.ok() || !IsRetryable(status)) return status;
+  }
+  return status;
+}
+
+grpc::Status Uploader::UploadRun(const v1::BenchmarkRun& run,
+                                 v1::UploadBenchmarkRunResponse* response) {
+  v1::UploadBenchmarkRunRequest request;
+  *request.mutable_run() = run;
+  grpc::Status status;
+  for (int i = 0; i < std::max(1, backoff_.attempts); ++i) {
+    if (i > 0) absl::SleepFor(backoff_.Delay(i - 1));
+    status = telemetry_->UploadBenchmarkRun(connection_.Context().get(),
+                                            request, response);
+    if (status.ok() || !IsRetryable(status)) return status;
+  }
+  return status;
+}
+
+FlushReport Uploader::FlushSpool(const std::string& spool_dir,
+                                 std::ostream& log) {
+  FlushReport report;
+  const std::vector<std::string> runs = ListSpooledRuns(spool_dir);
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const std::string& run_id = runs[r];
+    absl::StatusOr<std::unique_ptr<SpoolRun>> spooled =
+        SpoolRun::Open(spool_dir, run_id);
+    if (!spooled.ok()) {
+      if (absl::IsUnavailable(spooled.status())) ++report.in_progress;
+      continue;
+    }
+    SpoolRun& run = **spooled;
+    absl::StatusOr<std::vector<v1::StepSample>> samples = run.ReadSamples();
+    absl::StatusOr<absl::optional<v1::BenchmarkRun>> summary = run.ReadRun();
+    if (!samples.ok() || !summary.ok()) {
+      const absl::Status& bad = samples.ok() ? summary.status() : samples.status();
+      log << "run " << run_id << ": " << bad.message() << "\n";
+      ++report.rejected;
+      (void)run.Reject(std::string(bad.message()));
+      continue;
+    }
+    int64_t committed = -1;
+    grpc::Status status = SyncSamples(run_id, *samples, true, &committed);
+    if (status.ok() && committed + 1 < static_cast<int64_t>(samples->size())) {
+      status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            absl::StrCat("only steps through ", committed,
+                                         " are committed"));
+    }
+    if (!status.ok()) {
+      if (IsRetryable(status)) {
+        log << "run " << run_id << ": samples kept in the spool: "
+            << clients::DescribeError(status) << "\n";
+        report.left += static_cast<int>(runs.size() - r);
+        return report;
+      }
+      log << "run " << run_id << ": samples refused, moved to rejected/: "
+          << clients::DescribeError(status) << "\n";
+      (void)run.Reject(clients::DescribeError(status));
+      ++report.rejected;
+      continue;
+    }
+    if (!summary->has_value()) {
+      log << "run " << run_id << ": " << samples->size()
+          << " samples uploaded; no summary (its recorder did not finish)\n";
+      ++report.incomplete;
+      continue;
+    }
+    v1::UploadBenchmarkRunResponse ack;
+    status = UploadRun(**summary, &ack);
+    if (status.ok()) {
+      log << "run " << run_id << ": uploaded (" << samples->size()
+          << " samples, " << ack.gpu_hours() << " GPU-hours, recipe key "
+          << ack.recipe_key() << ")\n";
+      if (absl::Status removed = run.Remove(); !removed.ok()) {
+        log << "run " << run_id << ": " << removed.message() << "\n";
+      }
+      ++report.uploaded;
+    } else if (IsRetryable(status)) {
+      log << "run " << run_id << ": summary kept in the spool: "
+          << clients::DescribeError(status) << "\n";
+      report.left += static_cast<int>(runs.size() - r);
+      return report;
+    } else {
+      log << "run " << run_id << ": summary refused, moved to rejected/: "
+          << clients::DescribeError(status) << "\n";
+      (void)run.Reject(clients::DescribeError(status));
+      ++report.rejected;
+    }
+  }
+  return report;
+}
+
+}  // namespace placement::agent

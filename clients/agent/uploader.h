@@ -1,0 +1,108 @@
+#ifndef PLACEMENT_CLIENTS_AGENT_UPLOADER_H_
+#define PLACEMENT_CLIENTS_AGENT_UPLOADER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+
+namespace placement::agent {
+
+// How the agent reaches placementd: TLS when a CA file is given (else
+// plaintext), and `authorization: Bearer <token>` on every call when a
+// token is configured.
+class Connection {
+ public:
+  // `ca_file` empty: insecure. InvalidArgument if it cannot be read.
+  static absl::StatusOr<Connection> Make(const std::string& address,
+                                         const std::string& token,
+                                         const std::string& ca_file);
+
+  // A context with a deadline `timeout` from now and the bearer token.
+  std::unique_ptr<grpc::ClientContext> Context(
+      std::chrono::milliseconds timeout = std::chrono::seconds(15)) const;
+
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+  const std::string& address() const { return address_; }
+
+ private:
+  std::string address_;
+  std::string token_;
+  std::shared_ptr<grpc::Channel> channel_;
+};
+
+// The bearer token: --token_file when given, else $PLACEMENT_TOKEN, else
+// the file named by $PLACEMENT_TOKEN_FILE, else ~/.config/placement/token
+// when it exists; "" for none. NotFound when a named file cannot be read.
+absl::StatusOr<std::string> ResolveToken(const std::string& token_file_flag);
+
+// Retries of calls that failed with a status meaning "try again"
+// (UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED): up to
+// `attempts` calls, sleeping a jittered, doubling delay in between.
+struct Backoff {
+  int attempts = 6;
+  absl::Duration initial = absl::Milliseconds(250);
+  absl::Duration max = absl::Seconds(10);
+
+  // The delay before retry number `retry` (0-based): uniformly random in
+  // [d/2, d] with d = min(max, initial * 2^retry).
+  absl::Duration Delay(int retry) const;
+};
+
+bool IsRetryable(const grpc::Status& status);
+
+// What a flush did.
+struct FlushReport {
+  int uploaded = 0;     // acknowledged and removed from the spool
+  int left = 0;         // kept: the service could not be reached
+  int rejected = 0;     // refused by the service, moved to rejected/
+  int in_progress = 0;  // locked by a recorder still running
+  int incomplete = 0;   // no summary (its recorder died); samples sent
+  int exit_code() const { return left > 0 ? 3 : rejected > 0 ? 1 : 0; }
+};
+
+// Uploads measurements, idempotently: samples resume after the service's
+// committed progress, and a summary re-sent is acknowledged as the original.
+class Uploader {
+ public:
+  Uploader(Connection connection, Backoff backoff);
+
+  // Streams the samples after GetSampleProgress's committed step (samples
+  // are indexed by step from 0, without gaps) and sets `*committed`.
+  // `retry`: back off and retry retryable failures.
+  grpc::Status SyncSamples(const std::string& run_id,
+                           const std::vector<v1::StepSample>& samples,
+                           bool retry, int64_t* committed);
+
+  // UploadBenchmarkRun, with retries.
+  grpc::Status UploadRun(const v1::BenchmarkRun& run,
+                         v1::UploadBenchmarkRunResponse* response);
+
+  // Uploads every spooled run in `spool_dir` (samples first, then the
+  // summary) and removes each once acknowledged. Stops at the first run the
+  // service cannot be reached for. Progress lines go to `log`.
+  FlushReport FlushSpool(const std::string& spool_dir, std::ostream& log);
+
+  const Connection& connection() const { return connection_; }
+
+ private:
+  grpc::Status SyncOnce(const std::string& run_id,
+                        const std::vector<v1::StepSample>& samples,
+                        int64_t* committed);
+
+  Connection connection_;
+  Backoff backoff_;
+  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
+};
+
+}  // namespace placement::agent
+
+#endif  // PLACEMENT_CLIENTS_AGENT_UPLOADER_H_
