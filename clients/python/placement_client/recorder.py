@@ -1,0 +1,363 @@
+"""RunRecorder: records one benchmark run of a training loop."""
+
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import uuid
+
+import grpc
+from google.protobuf import json_format
+from google.protobuf import timestamp_pb2
+
+from placement.v1 import catalog_pb2
+from placement.v1 import catalog_pb2_grpc
+from placement.v1 import recipe_pb2
+from placement.v1 import telemetry_pb2
+from placement_client import spool as spool_lib
+from placement_client.connection import RETRYABLE, Connection
+
+_OOM = ("cuda out of memory", "outofmemoryerror", "out of memory",
+        "cublas_status_alloc_failed")
+_COLLECTIVE = ("watchdog caught collective operation timeout", "nccl timeout",
+               "collective operation timeout", "processgroupnccl")
+_HARDWARE = ("xid", "uncorrectable ecc", "fallen off the bus", "ecc error")
+
+
+def classify_exception(exc):
+    """(RunOutcome, reason) for an exception that ended a training loop, by
+    the rules placement-agent applies to a command's output."""
+    text = f"{type(exc).__name__}: {exc}"
+    lower = text.lower()
+    if any(n in lower for n in _OOM):
+        outcome = telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY
+    elif any(n in lower for n in _COLLECTIVE) or (
+            "nccl" in lower and ("timeout" in lower or "timed out" in lower)):
+        outcome = telemetry_pb2.RUN_OUTCOME_COLLECTIVE_TIMEOUT
+    elif any(n in lower for n in _HARDWARE):
+        outcome = telemetry_pb2.RUN_OUTCOME_HARDWARE_ERROR
+    else:
+        outcome = telemetry_pb2.RUN_OUTCOME_FAILED
+    # Printable ASCII, one line, bounded: the service keeps 4096 characters.
+    reason = "".join(c if " " <= c <= "~" else "?" for c in text)[:300]
+    return outcome, reason
+
+
+def _enum_value(enum_type, value):
+    """An enum value from a number, its full name, or its short name
+    ("lora", "bf16", "paged-adamw-8bit")."""
+    if isinstance(value, int):
+        return value
+    names = enum_type.keys()
+    if value in names:
+        return enum_type.Value(value)
+    prefix = names[0][:-len("UNSPECIFIED")]
+    full = prefix + value.upper().replace("-", "_")
+    if full in names:
+        return enum_type.Value(full)
+    raise ValueError(f"{value!r} is not one of {', '.join(names[1:])}")
+
+
+def make_recipe(recipe):
+    """A Recipe from a Recipe, or a dict with proto field names (enum values
+    may be short: method="lora")."""
+    if isinstance(recipe, recipe_pb2.Recipe):
+        return recipe
+    fields = dict(recipe)
+    for key, enum_type in (("method", recipe_pb2.FineTuneMethod),
+                           ("precision", recipe_pb2.Precision),
+                           ("optimizer", recipe_pb2.Optimizer),
+                           ("parallelism", recipe_pb2.Parallelism)):
+        if key in fields:
+            fields[key] = _enum_value(enum_type, fields[key])
+    return json_format.ParseDict(fields, recipe_pb2.Recipe())
+
+
+def _now_proto():
+    t = timestamp_pb2.Timestamp()
+    micros = time.time_ns() // 1000
+    t.seconds, t.nanos = micros // 1_000_000, (micros % 1_000_000) * 1000
+    return t
+
+
+def _percentile(values, p):
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), math.ceil(p / 100 * len(ordered))))
+    return ordered[rank - 1]
+
+
+def _torch_memory_gb():
+    """(allocated, reserved) peaks from PyTorch when it is importable and a
+    GPU is there, else (None, None)."""
+    try:
+        import torch  # noqa: PLC0415 (optional dependency)
+    except ImportError:
+        return None, None
+    try:
+        if not torch.cuda.is_available():
+            return None, None
+        return (torch.cuda.max_memory_allocated() / 1e9,
+                torch.cuda.max_memory_reserved() / 1e9)
+    except Exception:  # a broken CUDA setup must not stop the training loop
+        return None, None
+
+
+def _detect_sku():
+    """The node's exact SKU from `placement-agent detect --json`
+    ($PLACEMENT_AGENT or on PATH), else None."""
+    agent = os.environ.get("PLACEMENT_AGENT") or shutil.which("placement-agent")
+    if not agent:
+        return None
+    try:
+        out = subprocess.run([agent, "--json", "detect"], capture_output=True,
+                             text=True, timeout=60)
+        detection = json.loads(out.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return detection.get("sku") if detection.get("named") else None
+
+
+class RunRecorder:
+    """Records one benchmark run of a training loop.
+
+        with RunRecorder(server, pool="l40s-adapters", sku="L40S-PCIE-48GB",
+                         recipe={"model": "Llama-3.1-8B", "method": "lora",
+                                 ...}) as rec:
+            for ...:
+                rec.step(step_time_s=dt, tokens=n, loss=loss)
+
+    The run id is chosen and spooled on entry. Every step is appended to the
+    spool before it is streamed (every `stream_interval` seconds, in the
+    background). On exit the summary is built once, spooled, and uploaded with
+    the samples, retrying UNAVAILABLE with jittered backoff; what cannot be
+    uploaded stays spooled for the next recorder or `flush`. An exception
+    leaving the block is recorded (OUT_OF_MEMORY, COLLECTIVE_TIMEOUT, ...)
+    and re-raised; upload trouble never raises. `restart(reason)` counts a
+    retry of the job inside the same run.
+
+    sku: the exact catalog SKU (else $PLACEMENT_SKU, else placement-agent
+    detect); a name the catalog does not hold exactly is a ValueError.
+    Memory: pass memory_allocated_gb to step(), or let PyTorch's
+    max_memory_allocated() be read when torch is importable.
+    """
+
+    def __init__(self, server=None, *, pool, recipe, sku=None, plan_id="",
+                 team="", agent_id=None, offload="none", interconnect=None,
+                 exclusive=True, spool_dir=None, token=None, ca_file=None,
+                 stream_interval=2.0, upload_attempts=6, backoff_initial=0.25):
+        self.connection = Connection(server, token=token, ca_file=ca_file,
+                                     attempts=upload_attempts,
+                                     backoff_initial=backoff_initial)
+        self.pool = pool
+        self.recipe = make_recipe(recipe)
+        if self.recipe.gpu_count < 1:
+            self.recipe.gpu_count = 1
+        self.sku = sku or os.environ.get("PLACEMENT_SKU") or _detect_sku()
+        if not self.sku:
+            raise ValueError(
+                "the node's SKU is unknown: pass sku= with its exact catalog "
+                "name (e.g. 'A100-SXM4-80GB'); it is never guessed")
+        self.plan_id = plan_id
+        self.team = team
+        self.agent_id = agent_id or f"placement_client@{socket.gethostname()}"
+        self.offload = _enum_value(telemetry_pb2.Offload, offload)
+        self.collectives_opened = (
+            self.recipe.gpu_count > 1 and
+            self.recipe.parallelism != recipe_pb2.PARALLELISM_SINGLE)
+        if self.collectives_opened and not interconnect:
+            raise ValueError(
+                f"a {self.recipe.gpu_count}-GPU run opens collectives: pass "
+                f"interconnect='nvlink', 'pcie' or 'host-memory'")
+        self.interconnect = (
+            _enum_value(telemetry_pb2.Interconnect, interconnect)
+            if self.collectives_opened else telemetry_pb2.INTERCONNECT_NONE)
+        self.exclusive = exclusive
+        self.spool_dir = spool_lib.spool_dir_or_default(spool_dir)
+        self.stream_interval = stream_interval
+        self.card_memory_gb = 0.0
+        self.run_id = str(uuid.uuid4())
+        self.summary = None
+        self.uploaded = False
+        self._samples = []
+        self._attempts = []  # [start, end, steps, outcome, reason]
+        self._record_offload = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+        self._spool = None
+
+    # -- recording --------------------------------------------------------
+
+    def __enter__(self):
+        self._check_sku()
+        self._spool = spool_lib.SpoolRun(self.spool_dir, self.run_id,
+                                         create=True)
+        self._attempts.append([time.time(), None, 0, None, ""])
+        self._thread = threading.Thread(target=self._stream, daemon=True,
+                                        name="placement-run-recorder")
+        self._thread.start()
+        return self
+
+    def step(self, step_time_s, tokens=0, memory_allocated_gb=None,
+             memory_reserved_gb=None, loss=None, offload=None):
+        """Records one step (step_time_s > 0). Memory defaults to PyTorch's
+        peaks when torch is importable."""
+        if not step_time_s > 0:
+            raise ValueError("step_time_s must be positive")
+        if memory_allocated_gb is None:
+            allocated, reserved = _torch_memory_gb()
+            memory_allocated_gb = allocated
+            if memory_reserved_gb is None:
+                memory_reserved_gb = reserved
+        allocated = float(memory_allocated_gb or 0.0)
+        reserved = float(memory_reserved_gb if memory_reserved_gb is not None
+                         else allocated)
+        with self._lock:
+            sample = telemetry_pb2.StepSample(
+                step=len(self._samples), time=_now_proto(),
+                step_time_seconds=float(step_time_s),
+                memory_allocated_gb=allocated, memory_reserved_gb=reserved,
+                tokens=int(tokens))
+            if loss is not None:
+                sample.loss = float(loss)
+            if offload:
+                self._record_offload = _enum_value(telemetry_pb2.Offload, offload)
+            self._spool.append_samples([sample])
+            self._samples.append(sample)
+            self._attempts[-1][2] += 1
+
+    def restart(self, reason):
+        """The job failed and restarts within this run (a retry): `reason`
+        is an exception or text."""
+        if isinstance(reason, BaseException):
+            outcome, text = classify_exception(reason)
+        else:
+            outcome, text = classify_exception(RuntimeError(str(reason)))
+        with self._lock:
+            self._attempts[-1][1:] = [time.time(), self._attempts[-1][2],
+                                      outcome, text]
+            self._attempts.append([time.time(), None, 0, None, ""])
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None:
+            outcome, reason = telemetry_pb2.RUN_OUTCOME_SUCCEEDED, ""
+        elif isinstance(exc, KeyboardInterrupt):
+            outcome, reason = telemetry_pb2.RUN_OUTCOME_PREEMPTED, "interrupted"
+        else:
+            outcome, reason = classify_exception(exc)
+        self._stop.set()
+        self._thread.join(timeout=60)
+        with self._lock:
+            self._attempts[-1][1:] = [time.time(), self._attempts[-1][2],
+                                      outcome, reason]
+        try:
+            self.summary = self._build_summary()
+        except ValueError as e:
+            print(f"placement_client: run {self.run_id} not recorded: {e}",
+                  file=sys.stderr)
+            if not self._samples:
+                self._spool.remove()
+            self._spool.close()
+            return False
+        self._spool.write_run(self.summary)
+        self._spool.close()
+        try:
+            report = spool_lib.flush_spool(self.connection, self.spool_dir)
+            self.uploaded = not os.path.exists(
+                os.path.join(self.spool_dir, self.run_id))
+            if not self.uploaded:
+                print(f"placement_client: run {self.run_id} is spooled in "
+                      f"{self.spool_dir}; flush later", file=sys.stderr)
+            self.flush_report = report
+        except Exception:  # never let an upload problem end the script
+            traceback.print_exc()
+        return False  # an exception from the block propagates
+
+    def close(self):
+        self.connection.close()
+
+    # -- internals --------------------------------------------------------
+
+    def _check_sku(self):
+        stub = catalog_pb2_grpc.CatalogServiceStub(self.connection.channel)
+        try:
+            sku = self.connection.call(
+                stub.GetSku, catalog_pb2.GetSkuRequest(name=self.sku),
+                timeout=5, retry=False).sku
+        except grpc.RpcError as e:
+            if e.code() in RETRYABLE:
+                return  # the service decides at upload; the spool waits
+            raise ValueError(f"sku {self.sku!r}: {e.details()}") from None
+        if sku.name != self.sku:
+            raise ValueError(f"sku {self.sku!r} is not an exact catalog name; "
+                             f"did you mean {sku.name!r}?")
+        self.card_memory_gb = sku.memory_gb
+
+    def _stream(self):
+        failures = 0
+        committed = -1
+        while not self._stop.wait(
+                self.stream_interval if failures == 0
+                else min(60.0, self.connection.delay(failures))):
+            with self._lock:
+                samples = list(self._samples)
+            if len(samples) <= committed + 1:
+                continue
+            try:
+                committed = spool_lib.sync_samples(
+                    self.connection, self.run_id, samples, retry=False)
+                failures = 0
+            except grpc.RpcError:
+                failures += 1
+
+    def _build_summary(self):
+        samples = self._samples
+        if not samples:
+            raise ValueError("no step was recorded")
+        times = [s.step_time_seconds for s in samples]
+        busy = sum(times)
+        peak = max(max(s.memory_allocated_gb, s.memory_reserved_gb)
+                   for s in samples)
+        last = self._attempts[-1]
+        if peak <= 0 and last[3] == telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY:
+            peak = self.card_memory_gb  # the job needed at least the card
+        if peak <= 0:
+            raise ValueError("no memory was measured: pass memory_allocated_gb "
+                             "to step() (or run with PyTorch on a GPU)")
+        run = telemetry_pb2.BenchmarkRun(
+            run_id=self.run_id, agent_id=self.agent_id, pool=self.pool,
+            sku=self.sku, node_names=[socket.gethostname()],
+            gpu_count=self.recipe.gpu_count, recipe=self.recipe,
+            steps_attempted=len(samples),
+            steps_succeeded=(last[2] if last[3] ==
+                             telemetry_pb2.RUN_OUTCOME_SUCCEEDED else 0),
+            step_time_mean_seconds=busy / len(times),
+            step_time_p50_seconds=_percentile(times, 50),
+            step_time_p95_seconds=_percentile(times, 95),
+            tokens_per_second=sum(s.tokens for s in samples) / busy,
+            peak_memory_gb=peak,
+            offload=self._record_offload or self.offload,
+            interconnect=self.interconnect,
+            collectives_opened=self.collectives_opened,
+            retries=len(self._attempts) - 1, outcome=last[3],
+            failure_reason="; ".join(
+                f"attempt {i + 1}: "
+                f"{telemetry_pb2.RunOutcome.Name(a[3])[len('RUN_OUTCOME_'):]}"
+                f" ({a[4]})"
+                for i, a in enumerate(self._attempts)
+                if a[3] != telemetry_pb2.RUN_OUTCOME_SUCCEEDED)[:4096],
+            exclusive=self.exclusive, plan_id=self.plan_id, team=self.team)
+        start, end = timestamp_pb2.Timestamp(), timestamp_pb2.Timestamp()
+        start.FromNanoseconds(int(self._attempts[0][0] * 1e6) * 1000)
+        end.FromNanoseconds(int(last[1] * 1e6) * 1000)
+        run.start_time.CopyFrom(start)
+        run.end_time.CopyFrom(end)
+        return run

@@ -1,0 +1,237 @@
+"""The local spool, shared with placement-agent (docs/AGENT.md):
+
+    <spool>/<run_id>/lock           flock()ed by the process recording it
+    <spool>/<run_id>/samples.jsonl  one StepSample (proto JSON) a line
+    <spool>/<run_id>/run.pb         the finished BenchmarkRun, written once
+
+A run folder is removed once the service committed its samples and
+acknowledged its summary."""
+
+import errno
+import fcntl
+import os
+import shutil
+import sys
+
+import grpc
+from google.protobuf import json_format
+
+from placement.v1 import telemetry_pb2
+from placement.v1 import telemetry_pb2_grpc
+from placement_client.connection import RETRYABLE
+
+SAMPLES = "samples.jsonl"
+RUN = "run.pb"
+LOCK = "lock"
+BATCH = 1000  # samples a stream message carries (the service takes 10,000)
+
+
+def _default_spool_dir():
+    if os.environ.get("PLACEMENT_SPOOL_DIR"):
+        return os.environ["PLACEMENT_SPOOL_DIR"]
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser(
+        "~/.local/state")
+    return os.path.join(state, "placement", "spool")
+
+
+DEFAULT_SPOOL_DIR = None  # resolved at call time by spool_dir_or_default()
+
+
+def spool_dir_or_default(spool_dir):
+    return spool_dir or _default_spool_dir()
+
+
+def list_spooled_runs(spool_dir=None):
+    spool_dir = spool_dir_or_default(spool_dir)
+    try:
+        names = os.listdir(spool_dir)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if len(n) == 36 and n[8] == "-")
+
+
+class SpoolRun:
+    """One run's folder, locked while this object holds it."""
+
+    def __init__(self, spool_dir, run_id, create):
+        self.spool_dir = spool_dir
+        self.run_id = run_id
+        self.dir = os.path.join(spool_dir, run_id)
+        if create:
+            os.makedirs(spool_dir, mode=0o700, exist_ok=True)
+            os.mkdir(self.dir, 0o700)  # FileExistsError if taken
+        elif not os.path.isdir(self.dir):
+            raise FileNotFoundError(self.dir)
+        self._lock = open(os.path.join(self.dir, LOCK), "a")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            self._lock.close()
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise BlockingIOError(f"{self.dir} is locked by a run in progress")
+            raise
+
+    def append_samples(self, samples):
+        lines = "".join(
+            json_format.MessageToJson(s, preserving_proto_field_name=True,
+                                      indent=None) + "\n"
+            for s in samples)
+        fd = os.open(os.path.join(self.dir, SAMPLES),
+                     os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, lines.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def read_samples(self):
+        try:
+            with open(os.path.join(self.dir, SAMPLES), "rb") as f:
+                data = f.read().decode()
+        except FileNotFoundError:
+            return []
+        lines = data.split("\n")
+        # The last element is "" after a final newline, or a torn line.
+        samples = []
+        for line in lines[:-1]:
+            if line:
+                samples.append(json_format.Parse(
+                    line, telemetry_pb2.StepSample(), ignore_unknown_fields=True))
+        return samples
+
+    def write_run(self, run):
+        path = os.path.join(self.dir, RUN)
+        if os.path.exists(path):
+            raise FileExistsError(path)
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(run.SerializeToString())
+            f.flush()
+            os.fsync(f.fileno())
+        os.rename(tmp, path)
+
+    def read_run(self):
+        try:
+            with open(os.path.join(self.dir, RUN), "rb") as f:
+                return telemetry_pb2.BenchmarkRun.FromString(f.read())
+        except FileNotFoundError:
+            return None
+
+    def remove(self):
+        shutil.rmtree(self.dir)
+        self.close()
+
+    def reject(self, why):
+        rejected = os.path.join(self.spool_dir, "rejected")
+        os.makedirs(rejected, exist_ok=True)
+        with open(os.path.join(self.dir, "rejected.txt"), "w") as f:
+            f.write(why + "\n")
+        target = os.path.join(rejected, self.run_id)
+        os.rename(self.dir, target)
+        self.dir = target
+        self.close()
+
+    def close(self):
+        if not self._lock.closed:
+            self._lock.close()
+
+
+def sync_samples(connection, run_id, samples, retry=True):
+    """Streams the samples after the service's committed step; returns the
+    committed step. Raises grpc.RpcError."""
+    stub = telemetry_pb2_grpc.TelemetryServiceStub(connection.channel)
+    progress = connection.call(
+        stub.GetSampleProgress,
+        telemetry_pb2.GetSampleProgressRequest(run_id=run_id), retry=retry)
+    committed = progress.committed_through_step
+    attempts = connection.attempts if retry else 1
+    for i in range(attempts):
+        start = max(0, committed + 1)
+        if start >= len(samples):
+            return committed
+
+        def batches(start=start):
+            for b in range(start, len(samples), BATCH):
+                yield telemetry_pb2.StreamStepSamplesRequest(
+                    run_id=run_id, samples=samples[b:b + BATCH])
+
+        try:
+            response = stub.StreamStepSamples(
+                batches(), timeout=120, metadata=connection.metadata)
+            return response.committed_through_step
+        except grpc.RpcError as e:
+            if e.code() not in RETRYABLE or i == attempts - 1:
+                raise
+            import time
+            time.sleep(connection.delay(i))
+            progress = connection.call(
+                stub.GetSampleProgress,
+                telemetry_pb2.GetSampleProgressRequest(run_id=run_id))
+            committed = progress.committed_through_step
+    return committed
+
+
+def upload_run(connection, run):
+    stub = telemetry_pb2_grpc.TelemetryServiceStub(connection.channel)
+    return connection.call(stub.UploadBenchmarkRun,
+                           telemetry_pb2.UploadBenchmarkRunRequest(run=run))
+
+
+def flush_spool(connection, spool_dir=None, log=sys.stderr):
+    """Uploads every spooled run (samples, then summary) and removes each one
+    acknowledged. Stops at the first run the service cannot be reached for.
+    Returns a dict of counts: uploaded, left, rejected, in_progress,
+    incomplete."""
+    spool_dir = spool_dir_or_default(spool_dir)
+    report = dict(uploaded=0, left=0, rejected=0, in_progress=0, incomplete=0)
+    runs = list_spooled_runs(spool_dir)
+    for index, run_id in enumerate(runs):
+        try:
+            run = SpoolRun(spool_dir, run_id, create=False)
+        except BlockingIOError:
+            report["in_progress"] += 1
+            continue
+        except FileNotFoundError:
+            continue
+        try:
+            samples = run.read_samples()
+            summary = run.read_run()
+            try:
+                committed = sync_samples(connection, run_id, samples)
+                if committed + 1 < len(samples):
+                    raise _Incomplete(committed)
+                if summary is None:
+                    print(f"run {run_id}: {len(samples)} samples uploaded; no "
+                          f"summary (its recorder did not finish)", file=log)
+                    report["incomplete"] += 1
+                    continue
+                ack = upload_run(connection, summary)
+            except _Incomplete as e:
+                print(f"run {run_id}: only steps through {e.args[0]} are "
+                      f"committed; kept in the spool", file=log)
+                report["left"] += len(runs) - index
+                return report
+            except grpc.RpcError as e:
+                if e.code() in RETRYABLE:
+                    print(f"run {run_id}: kept in the spool: {e.code().name}: "
+                          f"{e.details()}", file=log)
+                    report["left"] += len(runs) - index
+                    return report
+                why = f"{e.code().name}: {e.details()}"
+                print(f"run {run_id}: refused, moved to rejected/: {why}",
+                      file=log)
+                run.reject(why)
+                report["rejected"] += 1
+                continue
+            print(f"run {run_id}: uploaded ({len(samples)} samples, "
+                  f"{ack.gpu_hours:.4f} GPU-hours, recipe key {ack.recipe_key})",
+                  file=log)
+            run.remove()
+            report["uploaded"] += 1
+        finally:
+            run.close()
+    return report
+
+
+class _Incomplete(Exception):
+    pass
