@@ -17,7 +17,7 @@ next recorder, by ``python3 -m placement_client flush`` or by
 """
 
 from placement_client.recorder import RunRecorder, classify_exception
-from placement_client.spool import DEFAULT_SPOOL_DIR, flush_spool, list_spooled_runs
+from placement_client.spool import default_spool_dir, flush_spool, list_spooled_runs
 from placement_client.connection import Connection
 
 __all__ = [
@@ -26,5 +26,5 @@ __all__ = [
     "classify_exception",
     "flush_spool",
     "list_spooled_runs",
-    "DEFAULT_SPOOL_DIR",
+    "default_spool_dir",
 ]

@@ -12,6 +12,7 @@ import fcntl
 import os
 import shutil
 import sys
+import time
 
 import grpc
 from google.protobuf import json_format
@@ -26,7 +27,9 @@ LOCK = "lock"
 BATCH = 1000  # samples a stream message carries (the service takes 10,000)
 
 
-def _default_spool_dir():
+def default_spool_dir():
+    """$PLACEMENT_SPOOL_DIR, else $XDG_STATE_HOME/placement/spool, else
+    ~/.local/state/placement/spool (as placement-agent)."""
     if os.environ.get("PLACEMENT_SPOOL_DIR"):
         return os.environ["PLACEMENT_SPOOL_DIR"]
     state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser(
@@ -34,11 +37,8 @@ def _default_spool_dir():
     return os.path.join(state, "placement", "spool")
 
 
-DEFAULT_SPOOL_DIR = None  # resolved at call time by spool_dir_or_default()
-
-
 def spool_dir_or_default(spool_dir):
-    return spool_dir or _default_spool_dir()
+    return spool_dir or default_spool_dir()
 
 
 def list_spooled_runs(spool_dir=None):
@@ -162,7 +162,6 @@ def sync_samples(connection, run_id, samples, retry=True):
         except grpc.RpcError as e:
             if e.code() not in RETRYABLE or i == attempts - 1:
                 raise
-            import time
             time.sleep(connection.delay(i))
             progress = connection.call(
                 stub.GetSampleProgress,
