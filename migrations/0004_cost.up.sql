@@ -122,7 +122,7 @@ GROUP BY day, sku_id, pool_name, recipe_key, model, method, team;
 
 -- The same per calendar month (UTC) and SKU, pool and team.
 CREATE VIEW cost_per_successful_step_monthly AS
-SELECT date_trunc('month', day)::date AS month, sku_id, pool_name, team,
+SELECT date_trunc('month', day::timestamp)::date AS month, sku_id, pool_name, team,
        sum(runs) AS runs,
        sum(successful_runs) AS successful_runs,
        sum(runs) - sum(successful_runs) AS failed_runs,

@@ -55,11 +55,11 @@ DO UPDATE SET
 constexpr char kCostReport[] = R"sql(
 WITH grouped AS (
   SELECT
-    (CASE $17::text
-       WHEN 'DAY' THEN to_char(day, 'YYYY-MM-DD')
-       WHEN 'WEEK' THEN to_char(date_trunc('week', day), 'YYYY-MM-DD')
-       WHEN 'MONTH' THEN to_char(date_trunc('month', day), 'YYYY-MM-DD')
-       ELSE '' END) COLLATE "C" AS k_period,
+    CASE $17::text
+      WHEN 'DAY' THEN day
+      WHEN 'WEEK' THEN date_trunc('week', day::timestamp)::date
+      WHEN 'MONTH' THEN date_trunc('month', day::timestamp)::date
+    END AS period,
     (CASE WHEN $10::bool THEN sku_id ELSE '' END) COLLATE "C" AS k_sku,
     (CASE WHEN $11::bool THEN pool_name ELSE '' END) COLLATE "C" AS k_pool,
     (CASE WHEN $12::bool THEN recipe_key ELSE '' END) COLLATE "C" AS k_recipe_key,
@@ -88,8 +88,14 @@ WITH grouped AS (
     AND (cardinality($9::text[]) = 0 OR outcome = ANY ($9::text[]))
   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
 ),
+keyed AS (
+  -- Periods are formatted after grouping: once a row, not once a day.
+  SELECT coalesce(to_char(period, 'YYYY-MM-DD'), '') COLLATE "C" AS k_period,
+         grouped.*
+  FROM grouped
+),
 page AS (
-  SELECT * FROM grouped
+  SELECT * FROM keyed
   WHERE NOT $26::bool
      OR (k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome)
         > ($18::text COLLATE "C", $19::text COLLATE "C", $20::text COLLATE "C",
@@ -100,11 +106,11 @@ page AS (
 ),
 pool_work AS (
   SELECT
-    (CASE $17::text
-       WHEN 'DAY' THEN to_char(day, 'YYYY-MM-DD')
-       WHEN 'WEEK' THEN to_char(date_trunc('week', day), 'YYYY-MM-DD')
-       WHEN 'MONTH' THEN to_char(date_trunc('month', day), 'YYYY-MM-DD')
-       ELSE '' END) COLLATE "C" AS k_period,
+    CASE $17::text
+      WHEN 'DAY' THEN day
+      WHEN 'WEEK' THEN date_trunc('week', day::timestamp)::date
+      WHEN 'MONTH' THEN date_trunc('month', day::timestamp)::date
+    END AS period,
     pool_name COLLATE "C" AS k_pool,
     sum(gpu_microseconds) AS work_us
   FROM cost_daily_rollups
@@ -117,15 +123,17 @@ windowed AS (
          (p.node_count * p.gpus_per_node)::numeric
            * (CASE $17::text
                 WHEN 'DAY' THEN 1
-                WHEN 'WEEK' THEN least(pg.k_period::date + 7, $2::date)
-                                 - greatest(pg.k_period::date, $1::date)
-                WHEN 'MONTH' THEN least((pg.k_period::date + interval '1 month')::date, $2::date)
-                                  - greatest(pg.k_period::date, $1::date)
+                WHEN 'WEEK' THEN least(pg.period + 7, $2::date)
+                                 - greatest(pg.period, $1::date)
+                WHEN 'MONTH' THEN least((pg.period + interval '1 month')::date, $2::date)
+                                  - greatest(pg.period, $1::date)
                 ELSE $2::date - $1::date END)
            * 86400000000 AS available_us
   FROM page pg
   LEFT JOIN pools p ON $11::bool AND p.name = pg.k_pool
-  LEFT JOIN pool_work w ON w.k_period = pg.k_period AND w.k_pool = pg.k_pool
+  LEFT JOIN pool_work w
+    ON coalesce(w.period, date 'epoch') = coalesce(pg.period, date 'epoch')
+   AND w.k_pool = pg.k_pool
 )
 SELECT k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome,
        runs, successful_runs, retries, steps_attempted, successful_steps, gpu_us,

@@ -73,7 +73,10 @@ int main(int argc, char** argv) {
       "flags given\n"
       "  runs upload FILE|-          upload runs, one JSON BenchmarkRun a line\n"
       "  runs list [--pool P] [--recipe_key K] [--limit N]\n"
-      "  runs get RUN_ID             one stored run as JSON";
+      "  runs get RUN_ID             one stored run as JSON\n"
+      "  cost [--from D] [--to D] [--group_by sku,pool,day,...]\n"
+      "       [--where team=x,outcome=failed,...] [--csv]   cost per "
+      "successful step";
   absl::SetProgramUsageMessage(kUsage);
   placement::placectl::RecordGivenFlags(argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);

@@ -213,6 +213,28 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   EXPECT_GT(l40s.internal_cost_per_successful_step(),
             a100.internal_cost_per_successful_step());
 
+  // The BI views give the same figures, read through the dashboards' role,
+  // which cannot read the raw runs.
+  const std::string as_dashboards = "SET ROLE placement_dashboards; ";
+  EXPECT_EQ(server_.db().QueryValue(
+                as_dashboards +
+                "SELECT string_agg(concat_ws('/', pool_name, "
+                "internal_cost_per_successful_step, "
+                "list_price_cost_per_successful_step, wasted_gpu_hours, "
+                "observed_over_list_price_ratio), ',' ORDER BY pool_name) "
+                "FROM cost_per_successful_step_daily"),
+            "a100-train/0.001111111/0.001666667/0.000000/0.666667,"
+            "l40s-cheap/0.002222222/0.004000000/7.000000/0.555556");
+  // One day: 8 x 24 and 4 x 24 GPU-hours available.
+  EXPECT_EQ(server_.db().QueryValue(
+                as_dashboards +
+                "SELECT string_agg(concat_ws('/', pool_name, occupancy, "
+                "amortized_cost_per_successful_step), ',' ORDER BY pool_name) "
+                "FROM pool_occupancy_daily"),
+            "a100-train/0.015625/0.071111111,l40s-cheap/0.083333/0.026666667");
+  EXPECT_ANY_THROW(server_.db().QueryValue(
+      as_dashboards + "SELECT count(*) FROM benchmark_runs"));
+
   // Grouped by outcome, the waste is where the failures are.
   v1::GetCostReportRequest by_outcome =
       Report(day, day + absl::Hours(72), {v1::COST_DIMENSION_OUTCOME});
