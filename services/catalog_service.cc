@@ -2,7 +2,10 @@
 
 #include <set>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
 #include "core/field_violation.h"
 #include "core/pool.h"
@@ -11,8 +14,11 @@
 #include "services/db_call.h"
 #include "services/grpc_status.h"
 #include "services/page_token.h"
+#include "services/run_validation.h"
+#include "services/uuid.h"
 #include "storage/pool_store.h"
 #include "storage/sku_store.h"
+#include "storage/token_store.h"
 
 namespace placement::services {
 namespace {
@@ -75,6 +81,11 @@ void ApplyField(const std::string& field, const core::Pool& from,
 grpc::ServerUnaryReactor* CatalogService::ListSkus(
     grpc::CallbackServerContext* context, const v1::ListSkusRequest* request,
     v1::ListSkusResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/ListSkus");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   absl::StatusOr<int> page_size =
       EffectivePageSize(request->page_size(), "page_size");
   if (!page_size.ok()) return FinishNow(context, ToGrpcStatus(page_size.status()));
@@ -105,6 +116,11 @@ grpc::ServerUnaryReactor* CatalogService::ListSkus(
 grpc::ServerUnaryReactor* CatalogService::GetSku(
     grpc::CallbackServerContext* context, const v1::GetSkuRequest* request,
     v1::GetSkuResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/GetSku");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
   }
@@ -129,6 +145,11 @@ grpc::ServerUnaryReactor* CatalogService::GetSku(
 grpc::ServerUnaryReactor* CatalogService::CreatePool(
     grpc::CallbackServerContext* context,
     const v1::CreatePoolRequest* request, v1::CreatePoolResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/CreatePool");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   if (!request->has_pool()) {
     return FinishNow(context, InvalidArgument({{"pool", "is required"}}));
   }
@@ -164,6 +185,11 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
 grpc::ServerUnaryReactor* CatalogService::UpdatePool(
     grpc::CallbackServerContext* context,
     const v1::UpdatePoolRequest* request, v1::UpdatePoolResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/UpdatePool");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   if (!request->has_pool() || request->pool().name().empty()) {
     return FinishNow(context, InvalidArgument({{"pool.name", "is required"}}));
   }
@@ -216,6 +242,11 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
 grpc::ServerUnaryReactor* CatalogService::GetPool(
     grpc::CallbackServerContext* context, const v1::GetPoolRequest* request,
     v1::GetPoolResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/GetPool");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
   }
@@ -234,6 +265,11 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
 grpc::ServerUnaryReactor* CatalogService::ListPools(
     grpc::CallbackServerContext* context, const v1::ListPoolsRequest* request,
     v1::ListPoolsResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/ListPools");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   absl::StatusOr<int> page_size =
       EffectivePageSize(request->page_size(), "page_size");
   if (!page_size.ok()) return FinishNow(context, ToGrpcStatus(page_size.status()));
@@ -253,6 +289,147 @@ grpc::ServerUnaryReactor* CatalogService::ListPools(
         if (page->more) {
           response->set_next_page_token(
               EncodePageToken(page->pools.back().pool.name));
+        }
+        return absl::OkStatus();
+      });
+}
+
+namespace {
+
+v1::Role RoleToProto(Role role) {
+  switch (role) {
+    case Role::kAgent:
+      return v1::ROLE_AGENT;
+    case Role::kPlanner:
+      return v1::ROLE_PLANNER;
+    case Role::kFinance:
+      return v1::ROLE_FINANCE;
+    case Role::kAdmin:
+      return v1::ROLE_ADMIN;
+  }
+  return v1::ROLE_UNSPECIFIED;
+}
+
+v1::ApiToken TokenToProto(const storage::TokenRecord& token) {
+  v1::ApiToken out;
+  out.set_token_id(token.token_id);
+  out.set_name(token.name);
+  Role role = Role::kAgent;
+  out.set_role(ParseRole(token.role, &role) ? RoleToProto(role)
+                                            : v1::ROLE_UNSPECIFIED);
+  TimeToProto(token.created_at, out.mutable_create_time());
+  if (token.revoked_at.has_value()) {
+    TimeToProto(*token.revoked_at, out.mutable_revoke_time());
+  }
+  return out;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* CatalogService::CreateToken(
+    grpc::CallbackServerContext* context,
+    const v1::CreateTokenRequest* request, v1::CreateTokenResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/CreateToken");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  core::FieldViolations violations;
+  if (request->name().empty() || request->name().size() > 128) {
+    violations.push_back({"name", "must be 1-128 characters"});
+  }
+  Role role = Role::kAgent;
+  if (request->role() == v1::ROLE_UNSPECIFIED || !v1::Role_IsValid(request->role()) ||
+      !ParseRole(v1::Role_Name(request->role()).substr(sizeof("ROLE_") - 1),
+                 &role)) {
+    violations.push_back({"role", "must be AGENT, PLANNER, FINANCE or ADMIN"});
+  }
+  if (!violations.empty()) return FinishNow(context, InvalidArgument(violations));
+  storage::TokenRecord token;
+  token.token_id = NewUuid();
+  token.name = request->name();
+  token.role = RoleName(role);
+  const std::string secret = NewTokenSecret();
+  token.secret_hash = TokenSecretHash(secret);
+  return FinishOnDbWorker(
+      context, workers_,
+      [this, response, token, secret](
+          storage::DbSession& session) -> absl::Status {
+        if (absl::Status s = storage::InsertToken(session, token); !s.ok()) {
+          return s;
+        }
+        if (evidence_ != nullptr) {
+          (void)evidence_->ReloadWith(session);
+          evidence_->NoteLocalChange();
+        }
+        storage::TokenRecord created = token;
+        created.created_at = absl::Now();
+        *response->mutable_token() = TokenToProto(created);
+        response->set_secret(secret);
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::RevokeToken(
+    grpc::CallbackServerContext* context,
+    const v1::RevokeTokenRequest* request, v1::RevokeTokenResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/RevokeToken");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  if (!IsUuid(request->token_id())) {
+    return FinishNow(context, InvalidArgument({{"token_id", "must be a UUID"}}));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [this, response, token_id = absl::AsciiStrToLower(request->token_id())](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::TokenRecord> revoked =
+            storage::RevokeToken(session, token_id);
+        if (!revoked.ok()) return revoked.status();
+        if (evidence_ != nullptr) {
+          (void)evidence_->ReloadWith(session);
+          evidence_->NoteLocalChange();
+        }
+        *response->mutable_token() = TokenToProto(*revoked);
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::ListTokens(
+    grpc::CallbackServerContext* context, const v1::ListTokensRequest* request,
+    v1::ListTokensResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CatalogService/ListTokens");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  absl::StatusOr<int> page_size =
+      EffectivePageSize(request->page_size(), "page_size");
+  if (!page_size.ok()) return FinishNow(context, ToGrpcStatus(page_size.status()));
+  absl::StatusOr<std::string> after =
+      DecodePageToken(request->page_token(), "page_token");
+  if (!after.ok()) return FinishNow(context, ToGrpcStatus(after.status()));
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, page_size = *page_size,
+       after = *after](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<std::vector<storage::TokenRecord>> tokens =
+            storage::ListTokens(session);
+        if (!tokens.ok()) return tokens.status();
+        // Newest first; the page token is the position after the last one.
+        size_t start = 0;
+        if (!after.empty() && !absl::SimpleAtoi(after, &start)) {
+          return core::InvalidArgumentWithViolations(
+              {{"page_token", "is not a page token returned by this service"}});
+        }
+        for (size_t i = start; i < tokens->size(); ++i) {
+          if (response->tokens_size() == page_size) {
+            response->set_next_page_token(EncodePageToken(std::to_string(i)));
+            break;
+          }
+          *response->add_tokens() = TokenToProto((*tokens)[i]);
         }
         return absl::OkStatus();
       });

@@ -2,6 +2,7 @@
 #define PLACEMENT_SERVICES_CATALOG_SERVICE_H_
 
 #include "placement/v1/catalog.grpc.pb.h"
+#include "services/auth.h"
 #include "services/evidence_cache.h"
 #include "storage/db_workers.h"
 
@@ -14,9 +15,9 @@ class CatalogService final : public v1::CatalogService::CallbackService {
  public:
   // `evidence`, when given, is re-read after every pool change this replica
   // commits, so that its next plan sees the change.
-  explicit CatalogService(storage::DbWorkers& workers,
-                          EvidenceCache* evidence = nullptr)
-      : workers_(workers), evidence_(evidence) {}
+  CatalogService(storage::DbWorkers& workers, Authorizer& auth,
+                 EvidenceCache* evidence = nullptr)
+      : workers_(workers), auth_(auth), evidence_(evidence) {}
 
   grpc::ServerUnaryReactor* ListSkus(grpc::CallbackServerContext* context,
                                      const v1::ListSkusRequest* request,
@@ -39,9 +40,22 @@ class CatalogService final : public v1::CatalogService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::ListPoolsRequest* request,
       v1::ListPoolsResponse* response) override;
+  grpc::ServerUnaryReactor* CreateToken(
+      grpc::CallbackServerContext* context,
+      const v1::CreateTokenRequest* request,
+      v1::CreateTokenResponse* response) override;
+  grpc::ServerUnaryReactor* RevokeToken(
+      grpc::CallbackServerContext* context,
+      const v1::RevokeTokenRequest* request,
+      v1::RevokeTokenResponse* response) override;
+  grpc::ServerUnaryReactor* ListTokens(
+      grpc::CallbackServerContext* context,
+      const v1::ListTokensRequest* request,
+      v1::ListTokensResponse* response) override;
 
  private:
   storage::DbWorkers& workers_;
+  Authorizer& auth_;
   EvidenceCache* const evidence_;
 };
 

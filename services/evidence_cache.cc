@@ -10,6 +10,7 @@
 #include "storage/pool_store.h"
 #include "storage/run_store.h"
 #include "storage/sku_store.h"
+#include "storage/token_store.h"
 
 namespace placement::services {
 namespace {
@@ -33,6 +34,17 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> Load(
   absl::StatusOr<std::vector<storage::StoredRollup>> rollups =
       storage::ListRollups(session);
   if (!rollups.ok()) return rollups.status();
+  absl::StatusOr<std::vector<storage::TokenRecord>> tokens =
+      storage::ListTokens(session);
+  if (!tokens.ok()) return tokens.status();
+  for (const storage::TokenRecord& token : *tokens) {
+    Principal principal{token.token_id, token.name, Role::kAgent};
+    if (token.revoked_at.has_value() ||
+        !ParseRole(token.role, &principal.role)) {
+      continue;
+    }
+    snapshot->tokens.emplace(token.secret_hash, std::move(principal));
+  }
 
   snapshot->skus = *std::move(skus);
   for (storage::PoolRecord& record : *pools) {

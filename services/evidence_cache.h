@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/evidence.h"
 #include "core/pool.h"
 #include "core/sku.h"
+#include "services/auth.h"
 #include "storage/db_session.h"
 
 namespace placement::services {
@@ -25,6 +27,8 @@ class CatalogSnapshot : public core::EvidenceSource {
   std::vector<core::GpuSku> skus;
   std::vector<core::Pool> pools;
   core::InMemoryEvidence evidence;
+  // Unrevoked API tokens by the SHA-256 of their secret.
+  absl::flat_hash_map<std::string, Principal> tokens;
   // When the read that made this snapshot began.
   absl::Time loaded_at = absl::InfinitePast();
 

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "services/auth.h"
 #include "services/catalog_service.h"
 #include "services/cost_service.h"
 #include "services/db_pool_metrics.h"
@@ -34,6 +35,20 @@ struct ServerOptions {
   absl::Duration health_interval = absl::Milliseconds(500);
   // Safety-net re-read of pools and evidence (changes arrive by NOTIFY).
   absl::Duration evidence_reread_interval = absl::Seconds(30);
+
+  // Bearer tokens and roles on every RPC but health and reflection.
+  bool auth_enabled = true;
+  double writes_per_second_per_token = 200;
+  double write_burst_per_token = 400;
+  // TLS: a server certificate chain and key (PEM files); with a client CA,
+  // clients must present a certificate it signed (mTLS).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // Bounds.
+  int max_message_bytes = 8 << 20;
+  int max_concurrent_streams = 64;  // per connection
+  absl::Duration stream_idle_timeout = absl::Seconds(60);
 };
 
 // placementd's server: the gRPC services, health, reflection, metrics and the
@@ -70,6 +85,7 @@ class PlacementServer {
   std::unique_ptr<TelemetryService> telemetry_service_;
   std::unique_ptr<PlacementMetrics> placement_metrics_;
   std::unique_ptr<EvidenceCache> evidence_;
+  std::unique_ptr<Authorizer> auth_;
   std::unique_ptr<PlanAuditWriter> plan_audit_;
   std::unique_ptr<PlacementService> placement_service_;
   std::unique_ptr<grpc::Server> server_;

@@ -119,6 +119,11 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const v1::PlacePlanRequest* request,
     v1::PlacePlanResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.PlacementService/PlacePlan");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   core::PlanRequest plan_request = PlanRequestFromProto(*request);
   const std::string objective =
       ObjectiveName(plan_request.constraints.objective);
@@ -254,6 +259,11 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
 grpc::ServerUnaryReactor* PlacementService::GetPlan(
     grpc::CallbackServerContext* context, const v1::GetPlanRequest* request,
     v1::GetPlanResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.PlacementService/GetPlan");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   if (!IsUuid(request->plan_id())) {
     return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
   }
@@ -275,6 +285,11 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
     grpc::CallbackServerContext* context,
     const v1::GetPlanAccuracyRequest* request,
     v1::GetPlanAccuracyResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.PlacementService/GetPlanAccuracy");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   const absl::Time from = request->has_start_time()
                               ? TimeFromProto(request->start_time())
                               : absl::InfinitePast();

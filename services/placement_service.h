@@ -2,6 +2,7 @@
 #define PLACEMENT_SERVICES_PLACEMENT_SERVICE_H_
 
 #include "placement/v1/placement.grpc.pb.h"
+#include "services/auth.h"
 #include "services/evidence_cache.h"
 #include "services/plan_audit_writer.h"
 #include "services/plan_cache.h"
@@ -20,9 +21,11 @@ namespace placement::services {
 // request_id goes through a database worker instead, to honour it.
 class PlacementService final : public v1::PlacementService::CallbackService {
  public:
-  PlacementService(storage::DbWorkers& workers, PlanAuditWriter& audit,
-                   EvidenceCache& evidence, PlacementMetrics& metrics)
+  PlacementService(storage::DbWorkers& workers, Authorizer& auth,
+                   PlanAuditWriter& audit, EvidenceCache& evidence,
+                   PlacementMetrics& metrics)
       : workers_(workers),
+        auth_(auth),
         audit_(audit),
         evidence_(evidence),
         metrics_(metrics),
@@ -42,6 +45,7 @@ class PlacementService final : public v1::PlacementService::CallbackService {
 
  private:
   storage::DbWorkers& workers_;
+  Authorizer& auth_;
   PlanAuditWriter& audit_;
   EvidenceCache& evidence_;
   PlacementMetrics& metrics_;

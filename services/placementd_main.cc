@@ -16,7 +16,11 @@
 #include "absl/time/time.h"
 #include "services/placement_server.h"
 #include "storage/db_session.h"
+#include "storage/change_listener.h"
 #include "storage/migrations.h"
+#include "storage/token_store.h"
+#include "services/auth.h"
+#include "services/uuid.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address (port 0 picks a free port)");
@@ -31,6 +35,22 @@ ABSL_FLAG(int, db_queue, 512,
           "RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGINT/SIGTERM, how long in-flight calls may take to finish");
+ABSL_FLAG(bool, auth, true,
+          "require a bearer token with the right role on every RPC but "
+          "health and reflection");
+ABSL_FLAG(double, writes_per_second_per_token, 200,
+          "sustained writes a token may make each second");
+ABSL_FLAG(double, write_burst_per_token, 400, "writes a token may burst");
+ABSL_FLAG(std::string, tls_cert, "", "server certificate chain (PEM): TLS on");
+ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "CA (PEM) that must have signed client certificates: mutual TLS");
+ABSL_FLAG(int, max_message_bytes, 8 << 20, "largest message accepted");
+ABSL_FLAG(int, max_concurrent_streams, 64, "concurrent calls per connection");
+ABSL_FLAG(int, stream_idle_timeout_seconds, 60,
+          "close a sample stream that sends nothing for this long");
+ABSL_FLAG(std::string, role, "", "tokens create: agent, planner, finance or admin");
+ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
 ABSL_FLAG(std::string, port_file, "",
           "write 'grpc_port metrics_port' here once serving (for tests and "
           "scripts that listen on port 0)");
@@ -105,6 +125,41 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
   return 2;
 }
 
+// `placementd tokens create --role R --name N`: makes a token directly in the
+// database (how the first admin token comes to be) and prints its secret.
+int Tokens(const std::vector<char*>& args, const std::string& url) {
+  placement::services::Role role;
+  if (args.size() != 3 || std::string(args[2]) != "create" ||
+      !placement::services::ParseRole(absl::GetFlag(FLAGS_role), &role) ||
+      absl::GetFlag(FLAGS_name).empty()) {
+    std::cerr << "usage: placementd tokens create --role "
+                 "agent|planner|finance|admin --name NAME\n";
+    return 2;
+  }
+  placement::storage::TokenRecord token;
+  token.token_id = placement::services::NewUuid();
+  token.name = absl::GetFlag(FLAGS_name);
+  token.role = placement::services::RoleName(role);
+  const std::string secret = placement::services::NewTokenSecret();
+  token.secret_hash = placement::services::TokenSecretHash(secret);
+  DbSession session(url);
+  if (absl::Status status = placement::storage::InsertToken(session, token);
+      !status.ok()) {
+    std::cerr << "tokens create: " << status << "\n";
+    return 1;
+  }
+  if (absl::Status status = placement::storage::NotifyChange(session);
+      !status.ok()) {
+    std::cerr << "tokens create: running replicas learn of the token at "
+                 "their next re-read: "
+              << status << "\n";
+  }
+  std::cout << secret << "\n";
+  std::cerr << "created " << token.role << " token " << token.token_id
+            << " (" << token.name << ")\n";
+  return 0;
+}
+
 int Serve(const std::string& url) {
   // Signals are taken synchronously by this thread; every thread started
   // from here on inherits the blocked mask.
@@ -120,6 +175,21 @@ int Serve(const std::string& url) {
   options.database_url = url;
   options.db_workers = std::max(1, absl::GetFlag(FLAGS_db_workers));
   options.db_queue_capacity = std::max(1, absl::GetFlag(FLAGS_db_queue));
+  options.auth_enabled = absl::GetFlag(FLAGS_auth);
+  options.writes_per_second_per_token =
+      absl::GetFlag(FLAGS_writes_per_second_per_token);
+  options.write_burst_per_token = absl::GetFlag(FLAGS_write_burst_per_token);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.stream_idle_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_stream_idle_timeout_seconds));
+  if (!options.auth_enabled) {
+    std::cerr << "placementd: WARNING: --auth=false: every caller may do "
+                 "everything\n";
+  }
   placement::services::PlacementServer server(options);
   if (absl::Status status = server.Start(); !status.ok()) {
     std::cerr << "placementd: " << status << "\n";
@@ -157,7 +227,8 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::SetProgramUsageMessage(
       "placementd [flags]                      serve the placement API\n"
-      "placementd migrate up|down [N]|status   manage the database schema");
+      "placementd migrate up|down [N]|status   manage the database schema\n"
+      "placementd tokens create --role R --name N   make a token, print it");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   const std::string url = DatabaseUrl();
   if (url.empty()) {
@@ -166,6 +237,9 @@ int main(int argc, char** argv) {
   }
   if (args.size() > 1 && std::string(args[1]) == "migrate") {
     return Migrate(args, url);
+  }
+  if (args.size() > 1 && std::string(args[1]) == "tokens") {
+    return Tokens(args, url);
   }
   if (args.size() > 1) {
     std::cerr << "placementd: unknown command '" << args[1] << "'\n";

@@ -4,6 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "absl/synchronization/mutex.h"
+#include <algorithm>
 #include "core/recipe.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
@@ -83,23 +85,33 @@ v1::FineTuneMethod MethodFromName(const std::string& name) {
   return value;
 }
 
-// Reads a stream of sample batches, one committed batch at a time.
+}  // namespace
+
+// Reads a stream of sample batches, one committed batch at a time. Three
+// threads may touch it (gRPC's, a database worker's, and the idle reaper's),
+// so the decision to finish is taken once, under its mutex.
 class SampleStreamReactor
     : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
  public:
   SampleStreamReactor(storage::DbWorkers& workers,
-                      v1::StreamStepSamplesResponse* response)
-      : workers_(workers), response_(response) {
-    StartRead(&request_);
+                      v1::StreamStepSamplesResponse* response,
+                      SampleStreamRegistry& registry)
+      : workers_(workers), response_(response), registry_(registry) {
+    registry_.Add(this);
+    ReadNext();
   }
 
   void OnReadDone(bool ok) override {
+    {
+      absl::MutexLock lock(&mu_);
+      reading_ = false;
+    }
     if (!ok) {  // the client finished sending, or the call ended
       response_->set_run_id(run_id_);
       response_->set_committed_through_step(committed_through_step_);
       response_->set_samples_stored(stored_);
       response_->set_samples_duplicate(duplicates_);
-      Finish(grpc::Status::OK);
+      FinishOnce(grpc::Status::OK);
       return;
     }
     core::FieldViolations violations =
@@ -110,12 +122,12 @@ class SampleStreamReactor
           {"run_id", "must be the same in every message of a stream"});
     }
     if (!violations.empty()) {
-      Finish(InvalidArgument(violations));
+      FinishOnce(InvalidArgument(violations));
       return;
     }
     run_id_ = run_id;
     if (request_.samples().empty()) {
-      StartRead(&request_);
+      ReadNext();
       return;
     }
     std::vector<storage::StepSampleRow> rows;
@@ -136,32 +148,102 @@ class SampleStreamReactor
           absl::StatusOr<storage::AppendResult> appended =
               storage::AppendSamples(session, run_id_, std::move(rows));
           if (!appended.ok()) {
-            Finish(ToGrpcStatus(appended.status()));
+            FinishOnce(ToGrpcStatus(appended.status()));
             return;
           }
           stored_ += appended->stored;
           duplicates_ += appended->duplicates;
           committed_through_step_ = appended->progress.committed_through_step;
-          StartRead(&request_);  // only now: one batch in memory at a time
+          ReadNext();  // only now: one batch in memory at a time
         });
     if (!queued) {
-      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          "the server's database work queue is full; resume "
-                          "the stream from GetSampleProgress with backoff"));
+      FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                              "the server's database work queue is full; "
+                              "resume the stream from GetSampleProgress with "
+                              "backoff"));
     }
   }
 
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    registry_.Remove(this);
+    delete this;
+  }
+
+  // Closes the stream when it has waited for the client longer than
+  // `timeout` (called by the registry's reaper, never after OnDone).
+  void CloseIfIdle(absl::Time now, absl::Duration timeout) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!reading_ || finished_ || now - waiting_since_ < timeout) return;
+    }
+    FinishOnce(grpc::Status(
+        grpc::StatusCode::DEADLINE_EXCEEDED,
+        absl::StrCat("no samples for ", absl::FormatDuration(timeout),
+                     ": idle stream closed; resume from GetSampleProgress")));
+  }
 
  private:
+  void ReadNext() {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    reading_ = true;
+    waiting_since_ = absl::Now();
+    StartRead(&request_);
+  }
+
+  void FinishOnce(const grpc::Status& status) {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    finished_ = true;
+    Finish(status);
+  }
+
   storage::DbWorkers& workers_;
   v1::StreamStepSamplesResponse* const response_;
+  SampleStreamRegistry& registry_;
   v1::StreamStepSamplesRequest request_;
   std::string run_id_;
   int64_t committed_through_step_ = -1;
   int64_t stored_ = 0;
   int64_t duplicates_ = 0;
+  absl::Mutex mu_;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
 };
+
+SampleStreamRegistry::SampleStreamRegistry(absl::Duration idle_timeout)
+    : idle_timeout_(idle_timeout), reaper_([this] { Reap(); }) {}
+
+SampleStreamRegistry::~SampleStreamRegistry() {
+  stop_.Notify();
+  reaper_.join();
+}
+
+void SampleStreamRegistry::Add(SampleStreamReactor* stream) {
+  absl::MutexLock lock(&mu_);
+  streams_.insert(stream);
+}
+
+void SampleStreamRegistry::Remove(SampleStreamReactor* stream) {
+  absl::MutexLock lock(&mu_);
+  streams_.erase(stream);
+}
+
+void SampleStreamRegistry::Reap() {
+  const absl::Duration period =
+      std::clamp(idle_timeout_ / 4, absl::Milliseconds(50), absl::Seconds(5));
+  while (!stop_.WaitForNotificationWithTimeout(period)) {
+    const absl::Time now = absl::Now();
+    // Holding the lock keeps every listed stream alive (OnDone waits).
+    absl::MutexLock lock(&mu_);
+    for (SampleStreamReactor* stream : streams_) {
+      stream->CloseIfIdle(now, idle_timeout_);
+    }
+  }
+}
+
+namespace {
 
 // Run page tokens carry the last row's (accept time, run id).
 std::string RunCursorKey(const storage::RunSummary& run) {
@@ -189,6 +271,11 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::UploadBenchmarkRunRequest* request,
     v1::UploadBenchmarkRunResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/UploadBenchmarkRun");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   if (!request->has_run()) {
     return FinishNow(context, InvalidArgument({{"run", "is required"}}));
   }
@@ -225,16 +312,40 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
       });
 }
 
+// A stream refused before it starts.
+class RefusedSampleStream
+    : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
+ public:
+  explicit RefusedSampleStream(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
 grpc::ServerReadReactor<v1::StreamStepSamplesRequest>*
-TelemetryService::StreamStepSamples(grpc::CallbackServerContext* /*context*/,
+TelemetryService::StreamStepSamples(grpc::CallbackServerContext* context,
                                     v1::StreamStepSamplesResponse* response) {
-  return new SampleStreamReactor(workers_, response);
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/StreamStepSamples");
+      !denied.ok()) {
+    return new RefusedSampleStream(denied);
+  }
+  if (context->deadline() == std::chrono::system_clock::time_point::max()) {
+    return new RefusedSampleStream(
+        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                     "StreamStepSamples needs a call deadline: an upload "
+                     "without one could hold a stream open forever"));
+  }
+  return new SampleStreamReactor(workers_, response, streams_);
 }
 
 grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
     grpc::CallbackServerContext* context,
     const v1::GetSampleProgressRequest* request,
     v1::GetSampleProgressResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/GetSampleProgress");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
   }
@@ -256,6 +367,11 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::GetBenchmarkRunRequest* request,
     v1::GetBenchmarkRunResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/GetBenchmarkRun");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
   }
@@ -279,6 +395,11 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
     grpc::CallbackServerContext* context,
     const v1::ListBenchmarkRunsRequest* request,
     v1::ListBenchmarkRunsResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/ListBenchmarkRuns");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
   absl::StatusOr<int> page_size =
       EffectivePageSize(request->page_size(), "page_size");
   if (!page_size.ok()) {

@@ -2,12 +2,41 @@
 #define PLACEMENT_SERVICES_TELEMETRY_SERVICE_H_
 
 #include <functional>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 
 #include "placement/v1/telemetry.grpc.pb.h"
+#include "absl/time/time.h"
+#include "services/auth.h"
 #include "storage/db_workers.h"
 #include "storage/run_store.h"
 
 namespace placement::services {
+
+class SampleStreamReactor;
+
+// The open sample streams, and a reaper that closes those idle for longer
+// than the timeout.
+class SampleStreamRegistry {
+ public:
+  explicit SampleStreamRegistry(absl::Duration idle_timeout);
+  ~SampleStreamRegistry();
+
+  void Add(SampleStreamReactor* stream);
+  void Remove(SampleStreamReactor* stream);
+
+ private:
+  void Reap();
+
+  const absl::Duration idle_timeout_;
+  absl::Mutex mu_;
+  absl::flat_hash_set<SampleStreamReactor*> streams_ ABSL_GUARDED_BY(mu_);
+  absl::Notification stop_;
+  std::thread reaper_;
+};
 
 // placement.v1.TelemetryService: measured runs and their per-step samples.
 //
@@ -20,9 +49,15 @@ class TelemetryService final : public v1::TelemetryService::CallbackService {
   // Called on a worker thread after each upload is stored or acknowledged.
   using RunObserver = std::function<void(const storage::RunAck&)>;
 
-  explicit TelemetryService(storage::DbWorkers& workers,
-                            RunObserver on_run_stored = nullptr)
-      : workers_(workers), on_run_stored_(std::move(on_run_stored)) {}
+  // A sample stream that receives nothing for `stream_idle_timeout` is
+  // closed with DEADLINE_EXCEEDED.
+  TelemetryService(storage::DbWorkers& workers, Authorizer& auth,
+                   absl::Duration stream_idle_timeout,
+                   RunObserver on_run_stored = nullptr)
+      : workers_(workers),
+        auth_(auth),
+        on_run_stored_(std::move(on_run_stored)),
+        streams_(stream_idle_timeout) {}
 
   grpc::ServerUnaryReactor* UploadBenchmarkRun(
       grpc::CallbackServerContext* context,
@@ -46,7 +81,9 @@ class TelemetryService final : public v1::TelemetryService::CallbackService {
 
  private:
   storage::DbWorkers& workers_;
+  Authorizer& auth_;
   RunObserver on_run_stored_;
+  SampleStreamRegistry streams_;
 };
 
 }  // namespace placement::services

@@ -1,15 +1,82 @@
 #include "clients/common/channel.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
 namespace placement::clients {
+namespace {
+
+ClientSecurity& Security() {
+  static auto* const security = new ClientSecurity;
+  return *security;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+void ConfigureClientSecurity(ClientSecurity security) {
+  Security() = std::move(security);
+}
+
+std::string DefaultTokenFile() {
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr ? home : "", "/.config/placement/token");
+}
+
+absl::StatusOr<std::string> FindToken(const std::string& token_file) {
+  std::string path = token_file;
+  if (path.empty()) {
+    if (const char* token = std::getenv("PLACEMENT_TOKEN");
+        token != nullptr && *token != '\0') {
+      return std::string(token);
+    }
+    if (const char* file = std::getenv("PLACEMENT_TOKEN_FILE");
+        file != nullptr && *file != '\0') {
+      path = file;
+    }
+  }
+  if (path.empty()) {
+    path = DefaultTokenFile();
+    if (!std::ifstream(path)) return std::string();  // no token anywhere
+  }
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return std::string(absl::StripAsciiWhitespace(*text));
+}
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& server) {
-  return grpc::CreateChannel(server, grpc::InsecureChannelCredentials());
+  const ClientSecurity& security = Security();
+  if (security.ca_file.empty()) {
+    return grpc::CreateChannel(server, grpc::InsecureChannelCredentials());
+  }
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadFile(security.ca_file).value_or("");
+  if (!security.client_cert_file.empty()) {
+    ssl.pem_cert_chain = ReadFile(security.client_cert_file).value_or("");
+    ssl.pem_private_key = ReadFile(security.client_key_file).value_or("");
+  }
+  return grpc::CreateChannel(server, grpc::SslCredentials(ssl));
 }
 
 std::unique_ptr<grpc::ClientContext> ContextWithDeadline(
     std::chrono::milliseconds timeout) {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + timeout);
+  if (!Security().token.empty()) {
+    context->AddMetadata("authorization",
+                         absl::StrCat("Bearer ", Security().token));
+  }
   return context;
 }
 

@@ -7,15 +7,37 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/status/statusor.h"
+
 namespace placement::clients {
 
 // Every call from our clients carries a deadline.
 inline constexpr std::chrono::seconds kDefaultCallTimeout{15};
 
-// A channel to `server` ("host:port").
+// How our clients reach the service: a bearer token for every call, and TLS
+// when a CA is given (with a client certificate for mutual TLS).
+struct ClientSecurity {
+  std::string token;
+  std::string ca_file;
+  std::string client_cert_file;
+  std::string client_key_file;
+};
+
+// Sets the security used by MakeChannel and ContextWithDeadline.
+void ConfigureClientSecurity(ClientSecurity security);
+
+// The token to use: `token_file` when given, else $PLACEMENT_TOKEN, else the
+// file $PLACEMENT_TOKEN_FILE, else ~/.config/placement/token if it exists;
+// empty when none. NOT_FOUND when a named file cannot be read.
+absl::StatusOr<std::string> FindToken(const std::string& token_file);
+
+// Where the quick start keeps the first admin token.
+std::string DefaultTokenFile();
+
+// A channel to `server` ("host:port"): TLS when a CA is configured.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& server);
 
-// A client context whose deadline is `timeout` from now.
+// A client context whose deadline is `timeout` from now, carrying the token.
 std::unique_ptr<grpc::ClientContext> ContextWithDeadline(
     std::chrono::milliseconds timeout = kDefaultCallTimeout);
 

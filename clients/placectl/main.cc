@@ -10,7 +10,9 @@
 #include "absl/strings/strip.h"
 #include "absl/flags/usage.h"
 #include "clients/placectl/catalog_commands.h"
+#include "clients/common/channel.h"
 #include "clients/placectl/cost_commands.h"
+#include "clients/placectl/token_commands.h"
 #include "clients/placectl/flags.h"
 #include "clients/placectl/plan_commands.h"
 #include "clients/placectl/run_commands.h"
@@ -19,6 +21,12 @@ ABSL_FLAG(std::string, server, "",
           "placementd address host:port (default: $PLACEMENT_SERVER, else "
           "127.0.0.1:50051)");
 ABSL_FLAG(bool, json, false, "print JSON for machines instead of tables");
+ABSL_FLAG(std::string, token_file, "",
+          "file holding the bearer token (default: $PLACEMENT_TOKEN, "
+          "$PLACEMENT_TOKEN_FILE, then ~/.config/placement/token)");
+ABSL_FLAG(std::string, ca_file, "", "CA certificate (PEM): connect with TLS");
+ABSL_FLAG(std::string, client_cert, "", "client certificate (PEM) for mutual TLS");
+ABSL_FLAG(std::string, client_key, "", "client private key (PEM) for mutual TLS");
 
 namespace placement::placectl {
 
@@ -76,11 +84,27 @@ int main(int argc, char** argv) {
       "  runs get RUN_ID             one stored run as JSON\n"
       "  cost [--from D] [--to D] [--group_by sku,pool,day,...]\n"
       "       [--where team=x,outcome=failed,...] [--csv]   cost per "
-      "successful step";
+      "successful step\n"
+      "  plan [--recipe FILE] [recipe flags]   a ranked, explained placement\n"
+      "  plans get PLAN_ID | accuracy          a recorded plan; prediction "
+      "error per SKU\n"
+      "  tokens create --role agent|planner|finance|admin --name N | revoke "
+      "ID | list\n"
+      "Auth: --token_file, $PLACEMENT_TOKEN, $PLACEMENT_TOKEN_FILE or "
+      "~/.config/placement/token. TLS: --ca_file [--client_cert --client_key]";
   absl::SetProgramUsageMessage(kUsage);
   placement::placectl::RecordGivenFlags(argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   std::vector<std::string> args(positional.begin() + 1, positional.end());
+  absl::StatusOr<std::string> token =
+      placement::clients::FindToken(absl::GetFlag(FLAGS_token_file));
+  if (!token.ok()) {
+    std::cerr << "placectl: " << token.status().message() << "\n";
+    return 2;
+  }
+  placement::clients::ConfigureClientSecurity(
+      {*token, absl::GetFlag(FLAGS_ca_file), absl::GetFlag(FLAGS_client_cert),
+       absl::GetFlag(FLAGS_client_key)});
   if (args.empty()) {
     std::cerr << "usage: " << kUsage << "\n";
     return 2;
@@ -90,6 +114,7 @@ int main(int argc, char** argv) {
   if (command == "skus") return placement::placectl::RunSkus(args);
   if (command == "pools") return placement::placectl::RunPools(args);
   if (command == "runs") return placement::placectl::RunRuns(args);
+  if (command == "tokens") return placement::placectl::RunTokens(args);
   if (command == "plan") return placement::placectl::RunPlan(args);
   if (command == "plans") return placement::placectl::RunPlans(args);
   if (command == "cost") return placement::placectl::RunCost(args);

@@ -13,6 +13,7 @@ Environment (set by tests/external/CMakeLists.txt):
 """
 
 import ctypes
+import collections
 import os
 import secrets
 import shutil
@@ -83,6 +84,28 @@ def _die_with_parent():
         pass
 
 
+class _BearerToken(grpc.UnaryUnaryClientInterceptor):
+    """Adds 'authorization: Bearer <token>' to every unary call."""
+
+    def __init__(self, token):
+        self._metadata = (("authorization", f"Bearer {token}"),)
+
+    def intercept_unary_unary(self, continuation, details, request):
+        details = _CallDetails(details.method, details.timeout,
+                               tuple(details.metadata or ()) + self._metadata,
+                               details.credentials, details.wait_for_ready,
+                               details.compression)
+        return continuation(details, request)
+
+
+class _CallDetails(
+        collections.namedtuple(
+            "_CallDetails", ("method", "timeout", "metadata", "credentials",
+                             "wait_for_ready", "compression")),
+        grpc.ClientCallDetails):
+    pass
+
+
 class CatalogClientTest(unittest.TestCase):
     """Test methods run in name order; test_99 stops the server."""
 
@@ -124,6 +147,17 @@ class CatalogClientTest(unittest.TestCase):
                 f"placementd migrate up exited {migrate.returncode}:\n"
                 f"{migrate.stdout}")
 
+        # Auth is on: the first admin token is made the way an operator
+        # makes it, and every catalog call carries it.
+        token = subprocess.run(
+            [placementd, "tokens", "create", "--role", "admin",
+             "--name", "external-client-test", "--database_url", cls.db_url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            timeout=60)
+        if token.returncode != 0:
+            raise AssertionError(f"tokens create failed: {token.stderr}")
+        cls.token = token.stdout.strip()
+
         port_file = os.path.join(cls.tmpdir, "ports")
         cls.log_path = os.path.join(cls.tmpdir, "placementd.log")
         with open(cls.log_path, "wb") as log:
@@ -151,7 +185,9 @@ class CatalogClientTest(unittest.TestCase):
         cls.metrics_port = metrics_port
 
         cls.channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
-        cls.catalog = catalog_pb2_grpc.CatalogServiceStub(cls.channel)
+        cls.catalog = catalog_pb2_grpc.CatalogServiceStub(
+            grpc.intercept_channel(cls.channel, _BearerToken(cls.token)))
+        cls.anonymous_catalog = catalog_pb2_grpc.CatalogServiceStub(cls.channel)
         cls.health = health_pb2_grpc.HealthStub(cls.channel)
         cls.reflection = reflection_pb2_grpc.ServerReflectionStub(cls.channel)
 
@@ -225,6 +261,13 @@ class CatalogClientTest(unittest.TestCase):
         with urllib.request.urlopen(url, timeout=RPC_TIMEOUT_S) as response:
             self.assertEqual(response.status, 200)
             self.assertTrue(response.read())
+
+    def test_035_calls_without_a_token_are_unauthenticated(self):
+        with self.assertRaises(grpc.RpcError) as raised:
+            self.anonymous_catalog.ListSkus(catalog_pb2.ListSkusRequest(),
+                                            timeout=10)
+        self.assertEqual(raised.exception.code(),
+                         grpc.StatusCode.UNAUTHENTICATED)
 
     def test_04_list_skus(self):
         response = self.catalog.ListSkus(

@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_TESTS_SUPPORT_IN_PROCESS_SERVER_H_
 #define PLACEMENT_TESTS_SUPPORT_IN_PROCESS_SERVER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -15,7 +16,11 @@ namespace placement::testing {
 // this process (so the sanitizers see the server's code too).
 class InProcessServer {
  public:
+  // Auth off (the auth tests turn it on through `configure`).
   InProcessServer();
+  // With options adjusted by `configure` (auth off unless it turns it on).
+  explicit InProcessServer(
+      const std::function<void(services::ServerOptions&)>& configure);
   ~InProcessServer();
 
   const TestDatabase& db() const { return db_; }

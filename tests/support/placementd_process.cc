@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -32,7 +33,8 @@ int RunCommand(const std::string& command, std::string* output) {
 }
 
 absl::StatusOr<std::unique_ptr<PlacementdProcess>> PlacementdProcess::Start(
-    const std::string& database_url, const std::vector<std::string>& extra_args) {
+    const std::string& database_url, const std::vector<std::string>& extra_args,
+    std::shared_ptr<grpc::ChannelCredentials> credentials) {
   std::unique_ptr<PlacementdProcess> process(new PlacementdProcess);
   char dir_template[] = "/tmp/placementd-test-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) {
@@ -46,6 +48,12 @@ absl::StatusOr<std::unique_ptr<PlacementdProcess>> PlacementdProcess::Start(
       PlacementdPath(), absl::StrCat("--database_url=", database_url),
       "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
       absl::StrCat("--port_file=", port_file)};
+  // Auth has tests of its own (tests/security); elsewhere it is off unless a
+  // test asks for it.
+  const bool auth_given =
+      std::any_of(extra_args.begin(), extra_args.end(),
+                  [](const std::string& a) { return a.rfind("--auth", 0) == 0; });
+  if (!auth_given) args.push_back("--auth=false");
   args.insert(args.end(), extra_args.begin(), extra_args.end());
 
   const pid_t pid = fork();
@@ -79,8 +87,8 @@ absl::StatusOr<std::unique_ptr<PlacementdProcess>> PlacementdProcess::Start(
   if (process->port_ == 0) {
     return absl::DeadlineExceededError("placementd did not start listening");
   }
-  process->channel_ = grpc::CreateChannel(process->address(),
-                                          grpc::InsecureChannelCredentials());
+  if (credentials == nullptr) credentials = grpc::InsecureChannelCredentials();
+  process->channel_ = grpc::CreateChannel(process->address(), credentials);
   return process;
 }
 

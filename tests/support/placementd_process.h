@@ -19,10 +19,12 @@ namespace placement::testing {
 class PlacementdProcess {
  public:
   // Starts the placementd built with the tests against `database_url` and
-  // waits until it listens (not until it is SERVING).
+  // waits until it listens (not until it is SERVING). Auth is off unless
+  // `extra_args` says otherwise (e.g. "--auth=true").
   static absl::StatusOr<std::unique_ptr<PlacementdProcess>> Start(
       const std::string& database_url,
-      const std::vector<std::string>& extra_args = {});
+      const std::vector<std::string>& extra_args = {},
+      std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
   ~PlacementdProcess();
 
   int port() const { return port_; }

@@ -1,0 +1,78 @@
+#include "storage/token_store.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "storage/hex.h"
+
+namespace placement::storage {
+namespace {
+
+constexpr char kInsertToken[] = R"sql(
+INSERT INTO api_tokens (token_id, name, role, secret_hash)
+VALUES ($1::uuid, $2, $3, decode($4, 'hex')))sql";
+
+constexpr char kRevokeToken[] = R"sql(
+UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+WHERE token_id = $1::uuid
+RETURNING token_id::text, name, role, encode(secret_hash, 'hex'),
+          (extract(epoch FROM created_at) * 1e6)::bigint,
+          (extract(epoch FROM revoked_at) * 1e6)::bigint)sql";
+
+constexpr char kListTokens[] = R"sql(
+SELECT token_id::text, name, role, encode(secret_hash, 'hex'),
+       (extract(epoch FROM created_at) * 1e6)::bigint,
+       (extract(epoch FROM revoked_at) * 1e6)::bigint
+FROM api_tokens ORDER BY created_at DESC, token_id)sql";
+
+TokenRecord FromRow(const pqxx::row& row) {
+  TokenRecord token;
+  token.token_id = row[0].as<std::string>();
+  token.name = row[1].as<std::string>();
+  token.role = row[2].as<std::string>();
+  token.secret_hash = HexDecode(row[3].as<std::string>());
+  token.created_at = absl::FromUnixMicros(row[4].as<int64_t>());
+  if (!row[5].is_null()) {
+    token.revoked_at = absl::FromUnixMicros(row[5].as<int64_t>());
+  }
+  return token;
+}
+
+}  // namespace
+
+absl::Status InsertToken(DbSession& session, const TokenRecord& token) {
+  return session.Run([&](pqxx::connection& c) -> absl::Status {
+    pqxx::work txn(c);
+    txn.exec_params(kInsertToken, token.token_id, token.name, token.role,
+                    HexEncode(token.secret_hash));
+    txn.commit();
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<TokenRecord> RevokeToken(DbSession& session,
+                                        const std::string& token_id) {
+  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<TokenRecord> {
+    pqxx::work txn(c);
+    const pqxx::result rows = txn.exec_params(kRevokeToken, token_id);
+    if (rows.empty()) {
+      return absl::NotFoundError(absl::StrCat("no token ", token_id));
+    }
+    TokenRecord token = FromRow(rows[0]);
+    txn.commit();
+    return token;
+  });
+}
+
+absl::StatusOr<std::vector<TokenRecord>> ListTokens(DbSession& session) {
+  return session.Run(
+      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<TokenRecord>> {
+        pqxx::read_transaction txn(c);
+        std::vector<TokenRecord> tokens;
+        for (const pqxx::row& row : txn.exec(kListTokens)) {
+          tokens.push_back(FromRow(row));
+        }
+        return tokens;
+      });
+}
+
+}  // namespace placement::storage
