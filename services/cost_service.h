@@ -2,6 +2,7 @@
 #define PLACEMENT_SERVICES_COST_SERVICE_H_
 
 #include "placement/v1/cost.grpc.pb.h"
+#include "services/auth.h"
 #include "storage/db_workers.h"
 
 namespace placement::services {
@@ -14,7 +15,8 @@ namespace placement::services {
 // worker. Every refusal is INVALID_ARGUMENT with a google.rpc.BadRequest.
 class CostService final : public v1::CostService::CallbackService {
  public:
-  explicit CostService(storage::DbWorkers& workers) : workers_(workers) {}
+  CostService(storage::DbWorkers& workers, Authorizer& auth)
+      : workers_(workers), auth_(auth) {}
 
   grpc::ServerUnaryReactor* GetCostReport(
       grpc::CallbackServerContext* context,
@@ -23,6 +25,7 @@ class CostService final : public v1::CostService::CallbackService {
 
  private:
   storage::DbWorkers& workers_;
+  Authorizer& auth_;
 };
 
 }  // namespace placement::services

@@ -104,7 +104,7 @@ absl::Status PlacementServer::Start() {
       });
   catalog_service_ =
       std::make_unique<CatalogService>(*workers_, *auth_, evidence_.get());
-  cost_service_ = std::make_unique<CostService>(*workers_);
+  cost_service_ = std::make_unique<CostService>(*workers_, *auth_);
   // Plans wait at most for one commit of up to 512 records.
   plan_audit_ = std::make_unique<PlanAuditWriter>(
       options_.database_url, /*queue_capacity=*/4 * options_.db_queue_capacity,

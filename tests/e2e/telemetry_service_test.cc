@@ -406,7 +406,12 @@ TEST_F(TelemetryTest, ResumedStreamAfterADroppedConnectionHasNoGapNorDuplicate) 
       &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.committed_through_step(), 399);
-  EXPECT_EQ(response.samples_duplicate(), committed + 1 - resume);
+  // At least what was committed when it asked is recognised as re-sent (a
+  // batch in flight at the drop may commit after the question); every sample
+  // it sent was either stored or recognised, none twice.
+  EXPECT_GE(response.samples_duplicate(), committed + 1 - resume);
+  EXPECT_EQ(response.samples_duplicate() + response.samples_stored(),
+            400 - resume);
   EXPECT_EQ(Query(absl::StrCat("SELECT count(*) || '/' || count(DISTINCT step) "
                                "|| '/' || min(step) || '/' || max(step) FROM "
                                "step_samples WHERE run_id = '",
