@@ -7,15 +7,11 @@ DO $$
 BEGIN
   EXECUTE format('REVOKE CONNECT ON DATABASE %I FROM placement_dashboards',
                  current_database());
-  -- The role is shared by every database of the cluster: it goes only when
-  -- no other database still grants it anything.
-  BEGIN
-    DROP ROLE placement_dashboards;
-  EXCEPTION WHEN dependent_objects_still_exist THEN
-    NULL;
-  END;
 END
 $$;
+-- The role itself stays: it belongs to the whole cluster, other databases
+-- may use it, and dropping it here would race with their migrations. It
+-- holds nothing in this database any more.
 DROP VIEW pool_occupancy_daily;
 DROP VIEW wasted_gpu_hours_daily;
 DROP VIEW cost_per_successful_step_monthly;
