@@ -12,12 +12,14 @@
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "tests/support/placementd_process.h"
+#include "tests/support/private_cluster.h"
 #include "tests/support/test_database.h"
 
 namespace placement {
 namespace {
 
 using ::placement::testing::PlacementdProcess;
+using ::placement::testing::PrivateCluster;
 using ::placement::testing::RunCommand;
 using ::placement::testing::SourceDir;
 using ::placement::testing::TestDatabase;
@@ -97,33 +99,6 @@ TEST(PlacementdTest, PoolsSurviveARestartAndShutdownIsClean) {
   EXPECT_EQ(response.pool().gpu_quota(), 8);
   EXPECT_EQ(placementd->Stop(SIGINT, absl::Seconds(15)), 0);
 }
-
-// A private PostgreSQL cluster this test may stop and start at will.
-class PrivateCluster {
- public:
-  PrivateCluster() {
-    char dir[] = "/tmp/placement-pg-XXXXXX";
-    dir_ = mkdtemp(dir);
-    chmod(dir_.c_str(), 0755);  // the server runs as an unprivileged user
-    Run("create");
-    std::string url;
-    EXPECT_EQ(Run("start", &url), 0);
-    url_ = std::string(absl::StripTrailingAsciiWhitespace(url));
-  }
-  ~PrivateCluster() { Run("destroy"); }
-
-  int Run(const std::string& command, std::string* output = nullptr,
-          const std::string& mode = "") {
-    return RunCommand(absl::StrCat(SourceDir(), "/scripts/pg ", command, " ",
-                                   dir_, "/cluster ", mode),
-                      output);
-  }
-  const std::string& url() const { return url_; }
-
- private:
-  std::string dir_;
-  std::string url_;
-};
 
 TEST(PlacementdTest, HealthFollowsTheDatabaseWithoutARestart) {
   PrivateCluster cluster;
