@@ -27,7 +27,7 @@ admin=$(scripts/pg start "$work/pg")
 psql "$admin" -qc "CREATE DATABASE bench"
 db="${admin%/postgres}/bench"
 "$build/services/placementd" migrate up --database_url "$db" >/dev/null
-"$build/services/placementd" --database_url "$db" --listen 127.0.0.1:0 \
+"$build/services/placementd" --database_url "$db" --auth=false --listen 127.0.0.1:0 \
   --metrics_listen 127.0.0.1:0 --port_file "$work/ports" 2>"$work/placementd.log" &
 pid=$!
 for _ in $(seq 100); do [ -s "$work/ports" ] && break; sleep 0.1; done

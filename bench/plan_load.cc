@@ -31,6 +31,7 @@ ABSL_FLAG(int64_t, runs, 100'000, "seed: runs to upload");
 ABSL_FLAG(int, clients, 16, "concurrent clients (closed loop)");
 ABSL_FLAG(int, seconds, 10, "load: how long to run");
 ABSL_FLAG(std::string, rpc, "plan", "load: plan or empty");
+ABSL_FLAG(int, deadline_ms, 10000, "load: deadline of each call");
 
 namespace {
 
@@ -134,6 +135,11 @@ int Load() {
   const auto duration = std::chrono::seconds(absl::GetFlag(FLAGS_seconds));
   std::vector<std::vector<double>> latencies(clients);
   std::atomic<int64_t> errors{0};
+  // Refusals by status code: under overload placementd sheds load with
+  // RESOURCE_EXHAUSTED, or the caller's deadline passes.
+  std::vector<std::atomic<int64_t>> by_code(17);
+  const auto call_deadline =
+      std::chrono::milliseconds(absl::GetFlag(FLAGS_deadline_ms));
   // One channel per client: separate HTTP/2 connections, as separate
   // orchestrators would have.
   std::vector<std::thread> threads;
@@ -156,7 +162,9 @@ int Load() {
           *request.mutable_recipe() = RecipeNumber(i++ % kRecipes);
           request.set_total_steps(20'000);
           v1::PlacePlanResponse response;
-          status = placement->PlacePlan(Deadline().get(), request, &response);
+          grpc::ClientContext context;
+          context.set_deadline(std::chrono::system_clock::now() + call_deadline);
+          status = placement->PlacePlan(&context, request, &response);
           if (status.ok() && response.candidates_size() == 0) ++errors;
           if (c == 0 && i == kRecipes) {
             std::printf("response: %zu bytes, %d candidates, %d rejections\n",
@@ -166,9 +174,15 @@ int Load() {
         } else {
           grpc::health::v1::HealthCheckRequest request;
           grpc::health::v1::HealthCheckResponse response;
-          status = health->Check(Deadline().get(), request, &response);
+          grpc::ClientContext context;
+          context.set_deadline(std::chrono::system_clock::now() + call_deadline);
+          status = health->Check(&context, request, &response);
         }
-        if (!status.ok()) ++errors;
+        if (!status.ok()) {
+          ++errors;
+          ++by_code[static_cast<int>(status.error_code()) % 17];
+          continue;  // latency percentiles are of answered calls
+        }
         latencies[c].push_back(std::chrono::duration<double, std::milli>(
                                    std::chrono::steady_clock::now() - start)
                                    .count());
@@ -188,6 +202,12 @@ int Load() {
   std::printf("%s calls=%zu clients=%d seconds=%.1f calls_per_s=%.0f p50_ms=%.3f p99_ms=%.3f errors=%lld\n",
               rpc.c_str(), all.size(), clients, seconds, all.size() / seconds,
               pct(0.5), pct(0.99), static_cast<long long>(errors.load()));
+  for (int code = 1; code < 17; ++code) {
+    if (by_code[code] > 0) {
+      std::printf("  refused with code %d: %lld\n", code,
+                  static_cast<long long>(by_code[code].load()));
+    }
+  }
   return errors == 0 ? 0 : 1;
 }
 

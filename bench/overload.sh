@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A bounded burst far above PlacePlan's capacity: first the closed-loop
+# throughput with 16 clients, then ten times the clients for 20 s with a
+# 250 ms deadline, then 16 clients again. Prints what was answered and
+# refused (and how), placementd's peak RSS, and whether latency came back.
+#
+#   bench/overload.sh [RUNS]   (default 20000 runs over 50 pools)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+runs=${1:-20000}
+build=build/release
+scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+source bench/lib.sh
+start_placementd
+"$build/bench/plan_load" seed --server "$server" --pools 50 --runs "$runs" --clients 8
+sleep 1
+
+echo "== before: 16 clients, 10 s"
+"$build/bench/plan_load" load --server "$server" --rpc plan --clients 16 --seconds 10 || true
+echo "rss_before_kb=$(rss_kb)"
+
+echo "== burst: 160 clients, 20 s, 250 ms deadline"
+peak=0
+( while kill -0 "$pid" 2>/dev/null; do r=$(rss_kb); [ "$r" -gt "$peak" ] && peak=$r && echo "$peak" >"$work/peak"; sleep 0.2; done ) &
+sampler=$!
+"$build/bench/plan_load" load --server "$server" --rpc plan --clients 160 --seconds 20 --deadline_ms 250 || true
+kill "$sampler" 2>/dev/null || true
+echo "rss_peak_during_burst_kb=$(cat "$work/peak" 2>/dev/null || rss_kb) vm_hwm_kb=$(hwm_kb)"
+
+echo "== after: 16 clients, 10 s"
+"$build/bench/plan_load" load --server "$server" --rpc plan --clients 16 --seconds 10 || true
+echo "rss_after_kb=$(rss_kb)"
+kill -0 "$pid" && echo "placementd still running"
