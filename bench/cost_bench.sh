@@ -28,29 +28,8 @@ if [ -z "${PLACEMENT_BUILD:-}" ]; then
   scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
 fi
 
-work=$(mktemp -d /tmp/placement-bench.XXXXXX)
-chmod 755 "$work"
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  scripts/pg destroy "$work/pg" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-scripts/pg create "$work/pg"
-admin=$(scripts/pg start "$work/pg")
-psql "$admin" -qc "CREATE DATABASE bench"
-db="${admin%/postgres}/bench"
-"$build/services/placementd" migrate up --database_url "$db" >/dev/null
-# --auth=false: the benchmark measures the report, not bearer tokens (a
-# loopback-only server that dies with the script).
-"$build/services/placementd" --database_url "$db" --listen 127.0.0.1:0 \
-  --metrics_listen 127.0.0.1:0 --port_file "$work/ports" --auth=false \
-  2>"$work/placementd.log" &
-pid=$!
-for _ in $(seq 100); do [ -s "$work/ports" ] && break; sleep 0.1; done
-server="127.0.0.1:$(cut -d' ' -f1 "$work/ports")"
-sleep 1  # health SERVING
+source bench/lib.sh
+start_placementd
 
 now() { date +%s.%N; }
 "$build/bench/cost_load" pools --server "$server"

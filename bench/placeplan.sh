@@ -13,26 +13,8 @@ runs=${3:-100000}
 build=build/release
 scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
 
-work=$(mktemp -d /tmp/placement-bench.XXXXXX)
-chmod 755 "$work"
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  scripts/pg destroy "$work/pg" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-scripts/pg create "$work/pg"
-admin=$(scripts/pg start "$work/pg")
-psql "$admin" -qc "CREATE DATABASE bench"
-db="${admin%/postgres}/bench"
-"$build/services/placementd" migrate up --database_url "$db" >/dev/null
-"$build/services/placementd" --database_url "$db" --auth=false --listen 127.0.0.1:0 \
-  --metrics_listen 127.0.0.1:0 --port_file "$work/ports" 2>"$work/placementd.log" &
-pid=$!
-for _ in $(seq 100); do [ -s "$work/ports" ] && break; sleep 0.1; done
-server="127.0.0.1:$(cut -d' ' -f1 "$work/ports")"
-sleep 1
+source bench/lib.sh
+start_placementd
 
 echo "== seeding 50 pools and $runs runs through the public API"
 "$build/bench/plan_load" seed --server "$server" --pools 50 --runs "$runs" --clients 8
