@@ -12,8 +12,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 samples=${1:-1000000}
 runs=${2:-4000}
-build=build/release
-scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+build=${PLACEMENT_BUILD:-build/release}  # an existing build: skip building
+if [ -z "${PLACEMENT_BUILD:-}" ]; then
+  scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+fi
 
 source bench/lib.sh
 start_placementd

@@ -9,8 +9,10 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 runs=${1:-20000}
-build=build/release
-scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+build=${PLACEMENT_BUILD:-build/release}  # an existing build: skip building
+if [ -z "${PLACEMENT_BUILD:-}" ]; then
+  scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+fi
 source bench/lib.sh
 start_placementd
 "$build/bench/plan_load" seed --server "$server" --pools 50 --runs "$runs" --clients 8

@@ -10,8 +10,10 @@ cd "$root"
 clients=${1:-16}
 seconds=${2:-10}
 runs=${3:-100000}
-build=build/release
-scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+build=${PLACEMENT_BUILD:-build/release}  # an existing build: skip building
+if [ -z "${PLACEMENT_BUILD:-}" ]; then
+  scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
+fi
 
 source bench/lib.sh
 start_placementd
