@@ -86,17 +86,14 @@ grpc::ServerUnaryReactor* CatalogService::ListSkus(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
-  absl::StatusOr<int> page_size =
-      EffectivePageSize(request->page_size(), "page_size");
-  if (!page_size.ok()) return FinishNow(context, ToGrpcStatus(page_size.status()));
-  absl::StatusOr<std::string> after =
-      DecodePageToken(request->page_token(), "page_token");
-  if (!after.ok()) return FinishNow(context, ToGrpcStatus(after.status()));
+  absl::StatusOr<PageRequest> page =
+      ParsePageRequest(request->page_size(), request->page_token());
+  if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
 
   return FinishOnDbWorker(
       context, workers_,
-      [response, page_size = *page_size,
-       after = *after](storage::DbSession& session) -> absl::Status {
+      [response, page_size = page->size,
+       after = page->after](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<core::GpuSku>> skus =
             storage::ListSkus(session);
         if (!skus.ok()) return skus.status();
@@ -270,16 +267,13 @@ grpc::ServerUnaryReactor* CatalogService::ListPools(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
-  absl::StatusOr<int> page_size =
-      EffectivePageSize(request->page_size(), "page_size");
-  if (!page_size.ok()) return FinishNow(context, ToGrpcStatus(page_size.status()));
-  absl::StatusOr<std::string> after =
-      DecodePageToken(request->page_token(), "page_token");
-  if (!after.ok()) return FinishNow(context, ToGrpcStatus(after.status()));
+  absl::StatusOr<PageRequest> page =
+      ParsePageRequest(request->page_size(), request->page_token());
+  if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
   return FinishOnDbWorker(
       context, workers_,
-      [response, page_size = *page_size,
-       after = *after](storage::DbSession& session) -> absl::Status {
+      [response, page_size = page->size,
+       after = page->after](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::PoolPage> page =
             storage::ListPools(session, page_size, after);
         if (!page.ok()) return page.status();
@@ -405,16 +399,13 @@ grpc::ServerUnaryReactor* CatalogService::ListTokens(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
-  absl::StatusOr<int> page_size =
-      EffectivePageSize(request->page_size(), "page_size");
-  if (!page_size.ok()) return FinishNow(context, ToGrpcStatus(page_size.status()));
-  absl::StatusOr<std::string> after =
-      DecodePageToken(request->page_token(), "page_token");
-  if (!after.ok()) return FinishNow(context, ToGrpcStatus(after.status()));
+  absl::StatusOr<PageRequest> page =
+      ParsePageRequest(request->page_size(), request->page_token());
+  if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
   return FinishOnDbWorker(
       context, workers_,
-      [response, page_size = *page_size,
-       after = *after](storage::DbSession& session) -> absl::Status {
+      [response, page_size = page->size,
+       after = page->after](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<storage::TokenRecord>> tokens =
             storage::ListTokens(session);
         if (!tokens.ok()) return tokens.status();

@@ -40,4 +40,13 @@ absl::StatusOr<int> EffectivePageSize(int page_size, absl::string_view field) {
   return std::min(page_size, kMaxPageSize);
 }
 
+absl::StatusOr<PageRequest> ParsePageRequest(int page_size,
+                                             absl::string_view page_token) {
+  absl::StatusOr<int> size = EffectivePageSize(page_size, "page_size");
+  if (!size.ok()) return size.status();
+  absl::StatusOr<std::string> after = DecodePageToken(page_token, "page_token");
+  if (!after.ok()) return after.status();
+  return PageRequest{*size, *std::move(after)};
+}
+
 }  // namespace placement::services

@@ -24,6 +24,17 @@ absl::StatusOr<std::string> DecodePageToken(absl::string_view token,
 // INVALID_ARGUMENT naming `field` when it is negative.
 absl::StatusOr<int> EffectivePageSize(int page_size, absl::string_view field);
 
+// A list request's page: its effective size and the last key of the previous
+// page ("" for the first).
+struct PageRequest {
+  int size = kDefaultPageSize;
+  std::string after;
+};
+
+// Both checks above for the usual `page_size` and `page_token` fields.
+absl::StatusOr<PageRequest> ParsePageRequest(int page_size,
+                                             absl::string_view page_token);
+
 }  // namespace placement::services
 
 #endif  // PLACEMENT_SERVICES_PAGE_TOKEN_H_

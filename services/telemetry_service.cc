@@ -400,22 +400,17 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
-  absl::StatusOr<int> page_size =
-      EffectivePageSize(request->page_size(), "page_size");
-  if (!page_size.ok()) {
-    return FinishNow(context, ToGrpcStatus(page_size.status()));
-  }
-  absl::StatusOr<std::string> key =
-      DecodePageToken(request->page_token(), "page_token");
-  if (!key.ok()) return FinishNow(context, ToGrpcStatus(key.status()));
-  absl::StatusOr<storage::RunCursor> cursor = RunCursorFromKey(*key);
+  absl::StatusOr<PageRequest> page =
+      ParsePageRequest(request->page_size(), request->page_token());
+  if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
+  absl::StatusOr<storage::RunCursor> cursor = RunCursorFromKey(page->after);
   if (!cursor.ok()) return FinishNow(context, ToGrpcStatus(cursor.status()));
   storage::RunFilter filter{request->pool(), request->sku(),
                             request->recipe_key()};
   return FinishOnDbWorker(
       context, workers_,
       [response, filter, cursor = *cursor,
-       page_size = *page_size](storage::DbSession& session) -> absl::Status {
+       page_size = page->size](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::RunPage> page =
             storage::ListRuns(session, filter, cursor, page_size);
         if (!page.ok()) return page.status();
