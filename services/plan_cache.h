@@ -4,20 +4,22 @@
 #include <memory>
 #include <string>
 
+#include <grpcpp/support/slice.h>
+
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "core/planner.h"
-#include "placement/v1/placement.pb.h"
 #include "storage/plan_store.h"
 
 namespace placement::services {
 
-// A planner result ready to answer with: the planner's output, the response
-// without its per-plan fields, and the record stored for audit.
+// A planner result ready to answer with: the planner's output, the
+// serialized response without its per-plan fields (see PlanResponseBytes),
+// and the record stored for audit.
 struct CachedPlan {
   core::PlanResult result;
-  v1::PlacePlanResponse response;
+  grpc::Slice response_bytes;
   std::shared_ptr<const storage::PlanResultRecord> record;
 };
 
