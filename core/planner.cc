@@ -82,8 +82,9 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
   absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(recipe);
   if (!arch.ok()) return arch.status();
   result.recipe_key = RecipeKey(recipe);
-  const MemoryBreakdown predicted =
+  result.predicted_memory =
       PredictPeakMemory(recipe, *arch, DefaultMemoryModelConstants());
+  const MemoryBreakdown& predicted = result.predicted_memory;
   const PlanConstraints& c = request.constraints;
 
   std::vector<const Pool*> ordered;
@@ -163,7 +164,6 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
     cand.sku_id = sku.id;
     cand.gpu_count = recipe.gpu_count;
     cand.fits = true;
-    cand.predicted_memory = predicted;
     cand.peak_memory_gb = fit.peak_gb;
     cand.headroom_gb = fit.headroom_gb;
     const EvidenceChoice choice = ChooseEvidence(measured, transferred);

@@ -57,9 +57,8 @@ struct Candidate {
   std::string sku_id;
   int gpu_count = 0;
   bool fits = false;  // always true for a candidate; kept for the API
-  MemoryBreakdown predicted_memory;  // the model's terms, per GPU
-  double peak_memory_gb = 0;         // per GPU: measured p95 when measured
-  double headroom_gb = 0;            // card memory - peak_memory_gb
+  double peak_memory_gb = 0;  // per GPU: measured p95 when measured
+  double headroom_gb = 0;     // card memory - peak_memory_gb
   double gpu_hours_per_1k_successful_steps = 0;
   double expected_gpu_hours = 0;
   int64_t expected_cost_micros = 0;               // at the pool's internal rate
@@ -102,7 +101,9 @@ struct BakeOff {
 
 struct PlanResult {
   std::string recipe_key;
-  Recipe recipe;                      // normalized
+  Recipe recipe;  // normalized
+  // The memory model's terms per GPU for the recipe: the same on every pool.
+  MemoryBreakdown predicted_memory;
   std::vector<Candidate> candidates;  // ranked, best first
   std::vector<Rejection> rejections;  // in pool name order
   std::optional<BakeOff> bake_off;

@@ -93,7 +93,6 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
     p->set_sku(c.sku_id);
     p->set_gpu_count(c.gpu_count);
     p->set_fits(c.fits);
-    MemoryToProto(c.predicted_memory, p->mutable_predicted_memory());
     p->set_peak_memory_gb(c.peak_memory_gb);
     p->set_headroom_gb(c.headroom_gb);
     p->set_gpu_hours_per_1k_successful_steps(
@@ -142,6 +141,7 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
   if (result.eval_requirement.has_value()) {
     out.set_eval_requirement(*result.eval_requirement);
   }
+  MemoryToProto(result.predicted_memory, out.mutable_predicted_memory());
   return out;
 }
 

@@ -365,9 +365,6 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
         << c.gpu_count() << (c.fits() ? "" : ", DOES NOT FIT") << ")\n";
-    if (c.has_predicted_memory()) {
-      out << "    " << MemoryText(c.predicted_memory()) << "\n";
-    }
     if (!c.transferred_from_recipe_key().empty()) {
       out << "    evidence transferred from recipe "
           << c.transferred_from_recipe_key() << "\n";
@@ -436,6 +433,9 @@ void PrintPlan(const v1::PlacePlanRequest& request,
   out << "  settings: " << Settings(plan.recipe()) << "\n";
   out << "  planned " << TimeText(plan.create_time()) << ", evidence read "
       << TimeText(plan.evidence_time()) << "\n";
+  if (plan.has_predicted_memory()) {
+    out << "  " << MemoryText(plan.predicted_memory()) << "\n";
+  }
   PrintCandidates(plan, out);
   PrintRejections(plan, out);
   if (plan.has_bake_off()) {
