@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "storage/binary_copy.h"
 #include "storage/double_text.h"
 #include "storage/hex.h"
 
@@ -25,7 +26,7 @@ constexpr char kCopyPredictions[] =
 constexpr char kCopyPlacements[] =
     "COPY placements (plan_id, request_id, team, recipe_key, objective, "
     "chosen_pool, chosen_sku, request, result_hash, evidence_time, warnings, "
-    "created_at) FROM STDIN";
+    "created_at) FROM STDIN WITH (FORMAT binary)";
 
 constexpr char kInsertPlacement[] = R"sql(
 INSERT INTO placements (plan_id, request_id, team, recipe_key, objective,
@@ -34,7 +35,7 @@ INSERT INTO placements (plan_id, request_id, team, recipe_key, objective,
 VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, decode($8, 'hex'), decode($9, 'hex'),
         to_timestamp($10::float8 / 1e6), $11::text[],
         to_timestamp($12::float8 / 1e6))
-ON CONFLICT (request_id) DO NOTHING
+ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING
 RETURNING plan_id)sql";
 
 constexpr char kSelectPlanIdByRequestId[] =
@@ -110,14 +111,6 @@ void AppendCopyText(absl::string_view text, std::string* out) {
   }
 }
 
-void AppendCopyTextOrNull(const std::string& text, std::string* out) {
-  if (text.empty()) {
-    out->append("\\N");
-  } else {
-    AppendCopyText(text, out);
-  }
-}
-
 // A PostgreSQL array literal of strings, every element quoted.
 std::string TextArrayLiteral(const std::vector<std::string>& items) {
   std::string literal = "{";
@@ -132,10 +125,6 @@ std::string TextArrayLiteral(const std::vector<std::string>& items) {
   }
   literal.push_back('}');
   return literal;
-}
-
-std::string TimestampText(absl::Time time) {
-  return absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time, absl::UTCTimeZone());
 }
 
 int64_t Int64Field(const PGresult* result, int row, int column) {
@@ -211,28 +200,29 @@ absl::Status EnsureResult(PqConnection& c, const PlanResultRecord& result) {
   return c.CopyIn(kCopyPredictions, rows).status();
 }
 
-void AppendPlacementRow(const PlacementRecord& p, std::string* rows) {
-  AppendCopyText(p.plan_id, rows);
-  rows->push_back('\t');
-  AppendCopyTextOrNull(p.request_id, rows);
-  rows->push_back('\t');
-  AppendCopyText(p.team, rows);
-  rows->push_back('\t');
-  AppendCopyText(p.recipe_key, rows);
-  rows->push_back('\t');
-  AppendCopyText(p.objective, rows);
-  rows->push_back('\t');
-  AppendCopyTextOrNull(p.chosen_pool, rows);
-  rows->push_back('\t');
-  AppendCopyTextOrNull(p.chosen_sku, rows);
-  absl::StrAppend(rows, "\t\\\\x", HexEncode(p.request), "\t\\\\x",
-                  HexEncode(p.result->hash), "\t");
-  rows->append(TimestampText(p.evidence_time));
-  rows->push_back('\t');
-  AppendCopyText(TextArrayLiteral(p.warnings), rows);
-  rows->push_back('\t');
-  rows->append(TimestampText(p.created_at));
-  rows->push_back('\n');
+// One kCopyPlacements row; false if the plan id is not a UUID.
+bool AddPlacementRow(const PlacementRecord& p, BinaryCopyRows* rows) {
+  auto text_or_null = [rows](const std::string& text) {
+    if (text.empty()) {
+      rows->AddNull();
+    } else {
+      rows->AddBytes(text);
+    }
+  };
+  rows->StartRow(12);
+  if (!rows->AddUuid(p.plan_id)) return false;
+  text_or_null(p.request_id);
+  rows->AddBytes(p.team);
+  rows->AddBytes(p.recipe_key);
+  rows->AddBytes(p.objective);
+  text_or_null(p.chosen_pool);
+  text_or_null(p.chosen_sku);
+  rows->AddBytes(p.request);
+  rows->AddBytes(p.result->hash);
+  rows->AddTimestamp(p.evidence_time);
+  rows->AddTextArray(p.warnings);
+  rows->AddTimestamp(p.created_at);
+  return true;
 }
 
 }  // namespace
@@ -241,17 +231,27 @@ absl::Status InsertPlacements(
     DbSession& session, const std::vector<const PlacementRecord*>& plans,
     const std::function<bool(const std::string& hash)>& known) {
   if (plans.empty()) return absl::OkStatus();
+  std::vector<const PlanResultRecord*> unknown;
+  absl::flat_hash_set<const PlanResultRecord*> seen;
+  BinaryCopyRows copy_rows;
+  for (const PlacementRecord* plan : plans) {
+    if (seen.insert(plan->result.get()).second && !known(plan->result->hash)) {
+      unknown.push_back(plan->result.get());
+    }
+    if (!AddPlacementRow(*plan, &copy_rows)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("plan id ", plan->plan_id, " is not a UUID"));
+    }
+  }
+  const std::string rows = std::move(copy_rows).Finish();
   return session.RunRaw([&](PqConnection& c) -> absl::Status {
+    // With every result already stored (the usual case) the COPY is the
+    // whole write and commits on its own: two round trips, not four.
+    if (unknown.empty()) return c.CopyIn(kCopyPlacements, rows).status();
     PqTransaction txn(c);
     if (absl::Status s = txn.Begin(); !s.ok()) return s;
-    absl::flat_hash_set<const PlanResultRecord*> seen;
-    std::string rows;
-    for (const PlacementRecord* plan : plans) {
-      if (seen.insert(plan->result.get()).second &&
-          !known(plan->result->hash)) {
-        if (absl::Status s = EnsureResult(c, *plan->result); !s.ok()) return s;
-      }
-      AppendPlacementRow(*plan, &rows);
+    for (const PlanResultRecord* result : unknown) {
+      if (absl::Status s = EnsureResult(c, *result); !s.ok()) return s;
     }
     if (absl::StatusOr<int64_t> copied = c.CopyIn(kCopyPlacements, rows);
         !copied.ok()) {
