@@ -1,5 +1,6 @@
 #include "services/evidence_cache.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "absl/time/clock.h"
@@ -80,10 +81,18 @@ std::shared_ptr<const CatalogSnapshot> EvidenceCache::Current() const {
   return current_;
 }
 
+absl::Time EvidenceCache::CurrentAsOf() const {
+  absl::MutexLock lock(&mu_);
+  return current_as_of_;
+}
+
 absl::Duration EvidenceCache::Age() const {
-  std::shared_ptr<const CatalogSnapshot> snapshot = Current();
-  if (snapshot == nullptr) return absl::InfiniteDuration();
-  return absl::Now() - snapshot->loaded_at;
+  return absl::Now() - CurrentAsOf();
+}
+
+void EvidenceCache::ConfirmCurrentAsOf(absl::Time as_of) {
+  absl::MutexLock lock(&mu_);
+  if (current_ != nullptr) current_as_of_ = std::max(current_as_of_, as_of);
 }
 
 void EvidenceCache::RefreshSoon() { refresh_requested_.store(true); }
@@ -93,6 +102,7 @@ void EvidenceCache::NoteLocalChange() { notify_pending_.store(true); }
 void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
   absl::MutexLock lock(&mu_);
   if (current_ == nullptr || current_->loaded_at <= snapshot->loaded_at) {
+    current_as_of_ = std::max(current_as_of_, snapshot->loaded_at);
     current_ = std::move(snapshot);
   }
 }
@@ -111,6 +121,7 @@ void EvidenceCache::Loop() {
   absl::Time last_load = absl::InfinitePast();
   absl::Time last_notify = absl::InfinitePast();
   while (!stop_.HasBeenNotified()) {
+    const absl::Time wait_start = absl::Now();
     absl::StatusOr<int> notified =
         listener.Wait(stale || notify_pending_ ? kCoalesce / 2 : kWaitSlice);
     if (!notified.ok()) {
@@ -132,7 +143,13 @@ void EvidenceCache::Loop() {
         notify_pending_.store(true);  // retried on the next turn
       }
     }
-    if (!stale || absl::Now() - last_load < kCoalesce) continue;
+    if (!stale) {
+      // Nothing changed: a commit before the wait would have been notified
+      // by now (replicas hold notifications back at most kCoalesce).
+      ConfirmCurrentAsOf(wait_start - kCoalesce);
+      continue;
+    }
+    if (absl::Now() - last_load < kCoalesce) continue;
     if (!ReloadWith(session).ok()) continue;  // retried on the next turn
     last_load = absl::Now();
     stale = false;

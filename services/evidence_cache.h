@@ -49,7 +49,8 @@ class CatalogSnapshot : public core::EvidenceSource {
 // NoteLocalChange) and re-reads at once (at most every 50 ms); it also
 // re-reads every `reread_interval` as a safety net (changes made behind the
 // service's back), and after every reconnection. When the database is away the
-// last snapshot keeps serving, and Age() says how old it is.
+// last snapshot keeps serving, and Age() says since when it may have missed
+// a change.
 class EvidenceCache {
  public:
   EvidenceCache(std::string database_url, absl::Duration reread_interval);
@@ -61,7 +62,14 @@ class EvidenceCache {
   // The latest snapshot; null until the first successful read.
   std::shared_ptr<const CatalogSnapshot> Current() const;
 
-  // Time since the current snapshot was read (infinite before the first).
+  // Until when the current snapshot is known to match the database: the
+  // start of its read, then the start of each wait on the change listener's
+  // live connection that brought no change (less the 50 ms a replica may
+  // hold back its notification). It stops advancing while the database is
+  // away. InfinitePast before the first read.
+  absl::Time CurrentAsOf() const;
+
+  // Time since CurrentAsOf() (infinite before the first read).
   absl::Duration Age() const;
 
   // Asks the thread to re-read now.
@@ -78,6 +86,7 @@ class EvidenceCache {
 
  private:
   void Loop();
+  void ConfirmCurrentAsOf(absl::Time as_of);
   // Publishes `snapshot` unless a snapshot read later is already current.
   void Publish(std::shared_ptr<const CatalogSnapshot> snapshot);
 
@@ -85,6 +94,7 @@ class EvidenceCache {
   const absl::Duration reread_interval_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const CatalogSnapshot> current_ ABSL_GUARDED_BY(mu_);
+  absl::Time current_as_of_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::atomic<bool> refresh_requested_{false};
   std::atomic<bool> notify_pending_{false};
   absl::Notification stop_;
