@@ -1,5 +1,9 @@
 #include "services/placement_service.h"
 
+#include <chrono>
+
+#include <grpcpp/support/proto_buffer_reader.h>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,6 +14,7 @@
 #include "services/db_call.h"
 #include "services/grpc_status.h"
 #include "services/placement_convert.h"
+#include "services/plan_response_bytes.h"
 #include "services/proto_bytes.h"
 #include "services/run_validation.h"
 #include "services/sha256.h"
@@ -85,15 +90,15 @@ std::string CacheKey(const v1::PlacePlanRequest& request,
 
 std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   auto cached = std::make_shared<CachedPlan>();
-  cached->response = PlanResultToProto(result);
   auto record = std::make_shared<storage::PlanResultRecord>();
-  record->response = DeterministicBytes(cached->response);
+  record->response = DeterministicBytes(PlanResultToProto(result));
   record->hash = Sha256(record->response);
   for (const core::Candidate& c : result.candidates) {
     record->predictions.push_back(
         {c.pool_name, c.sku_id, c.rank, core::EvidenceBasisName(c.basis),
          c.peak_memory_gb, c.gpu_hours_per_1k_successful_steps / 1000.0});
   }
+  cached->response_bytes = grpc::Slice(record->response);
   cached->record = std::move(record);
   cached->result = std::move(result);
   return cached;
@@ -114,19 +119,48 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
   return absl::OkStatus();
 }
 
+// The answer for a stored plan, as PlacePlan's bytes.
+grpc::ByteBuffer ResponseBytesFromStored(const storage::StoredPlan& stored) {
+  return PlanResponseBytes(grpc::Slice(stored.result_response),
+                           {stored.plan_id, stored.created_at,
+                            stored.evidence_time, stored.warnings});
+}
+
+bool ParseRequest(const grpc::ByteBuffer& bytes,
+                  v1::PlacePlanRequest* request) {
+  grpc::ByteBuffer shared(bytes);  // references the same slices
+  return grpc::SerializationTraits<v1::PlacePlanRequest>::Deserialize(&shared,
+                                                                     request)
+      .ok();
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
-    grpc::CallbackServerContext* context, const v1::PlacePlanRequest* request,
-    v1::PlacePlanResponse* response) {
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
+    grpc::ByteBuffer* response) {
   if (grpc::Status denied = auth_.Authorize(
           *context, "/placement.v1.PlacementService/PlacePlan");
       !denied.ok()) {
     return FinishNow(context, denied);
   }
-  core::PlanRequest plan_request = PlanRequestFromProto(*request);
+  v1::PlacePlanRequest request;
+  if (!ParseRequest(*request_bytes, &request)) {
+    return FinishNow(context,
+                     grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                  "the request is not a "
+                                  "placement.v1.PlacePlanRequest"));
+  }
+  core::PlanRequest plan_request = PlanRequestFromProto(request);
   const std::string objective =
       ObjectiveName(plan_request.constraints.objective);
+  if (context->deadline() <= std::chrono::system_clock::now()) {
+    // Queued behind an overload: the caller has given up already.
+    metrics_.PlanAnswered(objective, "deadline_exceeded");
+    return FinishNow(context,
+                     grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                  "the deadline passed before planning began"));
+  }
   std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
   if (snapshot == nullptr) {
     metrics_.PlanAnswered(objective, "unavailable");
@@ -135,7 +169,7 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                                   "pools and evidence are not loaded yet"));
   }
   core::FieldViolations violations =
-      ValidateRequest(*request, snapshot->skus, &plan_request);
+      ValidateRequest(request, snapshot->skus, &plan_request);
   if (!violations.empty()) {
     metrics_.PlanAnswered(objective, "invalid");
     return FinishNow(context, InvalidArgument(violations));
@@ -150,7 +184,7 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
   }
 
   // Plan from the snapshot, or reuse the same request's plan against it.
-  const std::string key = CacheKey(*request, plan_request);
+  const std::string key = CacheKey(request, plan_request);
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan == nullptr) {
     absl::StatusOr<core::PlanResult> result = core::Plan(
@@ -164,58 +198,61 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
   }
 
   const absl::Time now = absl::Now();
-  *response = plan->response;
-  response->set_plan_id(NewUuid());
-  TimeToProto(now, response->mutable_create_time());
-  TimeToProto(snapshot->loaded_at, response->mutable_evidence_time());
-  const absl::Duration age = now - snapshot->loaded_at;
+  PlanStamp stamp{NewTimeOrderedUuid(now), now, snapshot->loaded_at, {}};
+  const absl::Duration age = now - evidence_.CurrentAsOf();
   if (age > kStaleEvidence) {
-    response->add_warnings(absl::StrFormat(
-        "stale_evidence: pools and evidence were last read %.0f s ago; the "
-        "database may be unreachable",
+    stamp.warnings.push_back(absl::StrFormat(
+        "stale_evidence: pools and evidence were last known current %.0f s "
+        "ago; the database may be unreachable",
         absl::ToDoubleSeconds(age)));
   }
 
   storage::PlacementRecord record;
-  record.plan_id = response->plan_id();
-  record.request_id = request->request_id();
-  record.team = request->team();
+  record.plan_id = stamp.plan_id;
+  record.request_id = request.request_id();
+  record.team = request.team();
   record.recipe_key = plan->result.recipe_key;
   record.objective = objective;
   if (!plan->result.candidates.empty()) {
     record.chosen_pool = plan->result.candidates.front().pool_name;
     record.chosen_sku = plan->result.candidates.front().sku_id;
   }
-  record.request = DeterministicBytes(*request);
+  record.request = DeterministicBytes(request);
   record.result = plan->record;
-  record.evidence_time = snapshot->loaded_at;
-  record.warnings.assign(response->warnings().begin(),
-                         response->warnings().end());
-  record.created_at = now;
+  record.evidence_time = stamp.evidence_time;
+  record.warnings = stamp.warnings;
+  record.created_at = stamp.create_time;
 
   // Counted once answered, whatever the audit's fate.
-  auto count = [this, objective, response] {
-    const bool placed = response->candidates_size() > 0;
-    metrics_.PlanAnswered(objective, placed ? "placed" : "no_candidate");
-    if (placed) {
-      metrics_.CandidateChosen(
-          response->candidates(0).sku(),
-          v1::EvidenceBasis_Name(response->candidates(0).basis())
-              .substr(sizeof("EVIDENCE_BASIS_") - 1));
+  auto count = [this, objective, plan] {
+    if (plan->result.candidates.empty()) {
+      metrics_.PlanAnswered(objective, "no_candidate");
+      return;
     }
+    metrics_.PlanAnswered(objective, "placed");
+    const core::Candidate& chosen = plan->result.candidates.front();
+    metrics_.CandidateChosen(chosen.sku_id,
+                             core::EvidenceBasisName(chosen.basis));
   };
 
-  if (request->request_id().empty()) {
+  if (request.request_id().empty()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     const bool queued = audit_.TrySubmit(
-        std::move(record),
-        [reactor, response, count](const absl::Status& status) {
+        std::move(record), absl::FromChrono(context->deadline()),
+        [reactor, response, count, objective, plan, stamp = std::move(stamp),
+         this](const absl::Status& status) mutable {
+          if (absl::IsDeadlineExceeded(status)) {
+            metrics_.PlanAnswered(objective, "deadline_exceeded");
+            reactor->Finish(ToGrpcStatus(status));
+            return;
+          }
           if (!status.ok()) {
             // The plan stands without its record; the caller is told.
-            response->add_warnings(absl::StrCat(
+            stamp.warnings.push_back(absl::StrCat(
                 "not_recorded: the plan could not be recorded (",
                 status.message(), "); runs cannot be matched to it"));
           }
+          *response = PlanResponseBytes(plan->response_bytes, stamp);
           count();
           reactor->Finish(grpc::Status::OK);
         });
@@ -232,14 +269,15 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
   // With an idempotency key, a retry returns the plan recorded first.
   return FinishOnDbWorker(
       context, workers_,
-      [response, count, record = std::move(record)](
+      [response, count, plan, stamp = std::move(stamp),
+       record = std::move(record)](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::optional<storage::StoredPlan>> existing =
             storage::FindPlanByRequestId(session, record.request_id);
         if (!existing.ok()) return existing.status();
         if (existing->has_value()) {
-          response->Clear();
-          return ResponseFromStored(**existing, response);
+          *response = ResponseBytesFromStored(**existing);
+          return absl::OkStatus();
         }
         absl::StatusOr<std::optional<std::string>> raced =
             storage::InsertPlacementWithRequestId(session, record);
@@ -248,9 +286,10 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
           absl::StatusOr<storage::StoredPlan> first =
               storage::GetPlan(session, **raced);
           if (!first.ok()) return first.status();
-          response->Clear();
-          return ResponseFromStored(*first, response);
+          *response = ResponseBytesFromStored(*first);
+          return absl::OkStatus();
         }
+        *response = PlanResponseBytes(plan->response_bytes, stamp);
         count();
         return absl::OkStatus();
       });

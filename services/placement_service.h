@@ -19,7 +19,13 @@ namespace placement::services {
 // is committed, so that a run naming the plan id can be matched to it. The
 // records are written with group commit (PlanAuditWriter); a plan carrying a
 // request_id goes through a database worker instead, to honour it.
-class PlacementService final : public v1::PlacementService::CallbackService {
+//
+// PlacePlan is a raw method: it answers with bytes assembled from the cached
+// result's serialization and the plan's own fields (PlanResponseBytes), so a
+// result is serialized once however many plans it answers.
+class PlacementService final
+    : public v1::PlacementService::WithRawCallbackMethod_PlacePlan<
+          v1::PlacementService::CallbackService> {
  public:
   PlacementService(storage::DbWorkers& workers, Authorizer& auth,
                    PlanAuditWriter& audit, EvidenceCache& evidence,
@@ -31,10 +37,9 @@ class PlacementService final : public v1::PlacementService::CallbackService {
         metrics_(metrics),
         cache_(/*capacity=*/4096) {}
 
-  grpc::ServerUnaryReactor* PlacePlan(
-      grpc::CallbackServerContext* context,
-      const v1::PlacePlanRequest* request,
-      v1::PlacePlanResponse* response) override;
+  grpc::ServerUnaryReactor* PlacePlan(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* GetPlan(grpc::CallbackServerContext* context,
                                     const v1::GetPlanRequest* request,
                                     v1::GetPlanResponse* response) override;

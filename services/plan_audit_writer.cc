@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/time/clock.h"
 
 #include "storage/db_session.h"
 
@@ -23,10 +24,11 @@ PlanAuditWriter::~PlanAuditWriter() {
   thread_.join();
 }
 
-bool PlanAuditWriter::TrySubmit(storage::PlacementRecord plan, Done done) {
+bool PlanAuditWriter::TrySubmit(storage::PlacementRecord plan,
+                                absl::Time deadline, Done done) {
   absl::MutexLock lock(&mu_);
   if (stopping_ || queue_.size() >= queue_capacity_) return false;
-  queue_.push_back({std::move(plan), std::move(done)});
+  queue_.push_back({std::move(plan), deadline, std::move(done)});
   return true;
 }
 
@@ -41,15 +43,25 @@ void PlanAuditWriter::Loop() {
   };
   while (true) {
     std::vector<Pending> batch;
+    std::vector<Pending> expired;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(&ready));
       if (queue_.empty()) return;  // stopping, everything written
+      const absl::Time now = absl::Now();
       while (!queue_.empty() && batch.size() < max_batch_) {
-        batch.push_back(std::move(queue_.front()));
+        // Under overload the queue holds calls whose callers gave up: writing
+        // them would only delay the calls still waiting.
+        (queue_.front().deadline < now ? expired : batch)
+            .push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
     }
+    for (Pending& p : expired) {
+      p.done(absl::DeadlineExceededError(
+          "the deadline passed before the plan could be recorded"));
+    }
+    if (batch.empty()) continue;
     std::vector<const storage::PlacementRecord*> plans;
     plans.reserve(batch.size());
     for (const Pending& p : batch) plans.push_back(&p.plan);
@@ -59,6 +71,8 @@ void PlanAuditWriter::Loop() {
     if (status.ok()) {
       if (known.size() > kMaxKnownResults) known.clear();
       for (const Pending& p : batch) known.insert(p.plan.result->hash);
+    } else {
+      known.clear();  // in case a result it names is gone: send them again
     }
     for (Pending& p : batch) p.done(status);
   }

@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "storage/plan_store.h"
 
 namespace placement::services {
@@ -30,13 +31,17 @@ class PlanAuditWriter {
   PlanAuditWriter& operator=(const PlanAuditWriter&) = delete;
 
   // Queues `plan` (which must carry no request_id); `done` is called on the
-  // writer's thread with the commit's status. Returns false, without calling
+  // writer's thread with the commit's status, or DEADLINE_EXCEEDED without
+  // writing when `deadline` (the caller's) passed while the plan was queued:
+  // nobody is waiting for it any more. Returns false, without calling
   // `done`, when the queue is full or the writer is stopping.
-  bool TrySubmit(storage::PlacementRecord plan, Done done);
+  bool TrySubmit(storage::PlacementRecord plan, absl::Time deadline,
+                 Done done);
 
  private:
   struct Pending {
     storage::PlacementRecord plan;
+    absl::Time deadline;
     Done done;
   };
   void Loop();
