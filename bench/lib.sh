@@ -18,8 +18,11 @@ start_placementd() {
   psql "$admin" -qc "CREATE DATABASE bench"
   db="${admin%/postgres}/bench"
   "$build/services/placementd" migrate up --database_url "$db" >/dev/null
-  # Tokens are not what the benchmarks measure.
-  "$build/services/placementd" --database_url "$db" --auth=false \
+  # PostgreSQL is on this machine: placementd reaches it through its Unix
+  # socket, as a one-machine deployment would (loopback TCP costs both ends
+  # a TCP stack per round trip). Tokens are not what the benchmarks measure.
+  "$build/services/placementd" \
+    --database_url "$(scripts/pg socket-url "$work/pg" bench)" --auth=false \
     --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 \
     --port_file "$work/ports" "$@" 2>"$work/placementd.log" &
   pid=$!

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # PlacePlan throughput against an empty RPC on the same server, with the same
 # closed-loop load: 50 pools and 100,000 runs uploaded through the public API
-# first. Prints both throughputs, their ratio and PlacePlan's p50/p99.
+# first. Rounds of the empty RPC (grpc.health.v1.Health/Check) and of
+# PlacePlan alternate on the same connections, so that whatever else the
+# machine does weighs on both alike. Prints both throughputs, their ratio
+# (overall and per round) and PlacePlan's p50/p99.
 #
-#   bench/placeplan.sh [CLIENTS] [SECONDS] [RUNS]   (defaults 16, 10, 100000)
+#   bench/placeplan.sh [CLIENTS] [SECONDS] [RUNS] [ROUNDS]
+#       defaults: 16 clients, 4 s a round, 100000 runs, 10 rounds of each
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 clients=${1:-16}
-seconds=${2:-10}
+seconds=${2:-4}
 runs=${3:-100000}
+rounds=${4:-10}
 build=${PLACEMENT_BUILD:-build/release}  # an existing build: skip building
 if [ -z "${PLACEMENT_BUILD:-}" ]; then
   scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON >/dev/null
@@ -23,9 +28,7 @@ echo "== seeding 50 pools and $runs runs through the public API"
 sleep 1  # the last rollups reach the replica's memory
 psql "$db" -qtAc "SELECT 'rollups=' || count(*) || ' runs=' || sum(runs) FROM evidence_rollups"
 
-echo "== closed loop, $clients clients, $seconds s each"
-"$build/bench/plan_load" load --server "$server" --rpc empty --clients "$clients" --seconds "$seconds" | tee "$work/empty.txt"
-"$build/bench/plan_load" load --server "$server" --rpc plan --clients "$clients" --seconds "$seconds" | tee "$work/plan.txt"
-rate() { sed -n 's/.*calls_per_s=\([0-9]*\).*/\1/p' "$1"; }
-printf 'ratio PlacePlan/empty = %.2f (target >= 0.5)\n' \
-  "$(echo "$(rate "$work/plan.txt") / $(rate "$work/empty.txt")" | bc -l)"
+echo "== closed loop, $clients clients, $rounds rounds of $seconds s of each RPC"
+"$build/bench/plan_load" compare --server "$server" --clients "$clients" \
+  --seconds "$seconds" --rounds "$rounds"
+psql "$db" -qtAc "SELECT 'plans recorded=' || count(*) FROM placements"

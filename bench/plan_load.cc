@@ -7,6 +7,16 @@
 //       answered; prints calls/s and latency percentiles. "empty" is
 //       grpc.health.v1.Health/Check on the same server: the cost of a call
 //       that does nothing.
+//
+//   plan_load compare --server H:P [--clients 16] [--seconds 4] [--rounds 5]
+//       rounds of the empty RPC and of PlacePlan in turn, on the same
+//       connections; prints both, and their ratio overall and per round.
+//
+// Like h2load, the load clients send ready-made request bytes and take the
+// answer's bytes without parsing them: the load generator shares the
+// machine's cores with placementd, and what is measured is the server. Every
+// 64th answer (and each client's first) is parsed and checked. --parse
+// parses every answer, as a typed client does.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,6 +24,10 @@
 #include <iostream>
 #include <thread>
 #include <vector>
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/impl/rpc_method.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -32,6 +46,8 @@ ABSL_FLAG(int, clients, 16, "concurrent clients (closed loop)");
 ABSL_FLAG(int, seconds, 10, "load: how long to run");
 ABSL_FLAG(std::string, rpc, "plan", "load: plan or empty");
 ABSL_FLAG(int, deadline_ms, 10000, "load: deadline of each call");
+ABSL_FLAG(bool, parse, false, "load: parse every answer (default: 1 in 64)");
+ABSL_FLAG(int, rounds, 5, "compare: rounds of each RPC, in turn");
 
 namespace {
 
@@ -129,60 +145,122 @@ int Seed() {
   return failures == 0 ? 0 : 1;
 }
 
-int Load() {
-  const std::string rpc = absl::GetFlag(FLAGS_rpc);
-  const int clients = absl::GetFlag(FLAGS_clients);
-  const auto duration = std::chrono::seconds(absl::GetFlag(FLAGS_seconds));
+// The calls of one closed-loop round of one RPC.
+struct Round {
+  std::string rpc;
+  std::vector<double> latencies_ms;  // of answered calls, sorted
+  int64_t errors = 0;
+  std::vector<int64_t> refused = std::vector<int64_t>(17);  // by status code
+  double seconds = 0;
+
+  double CallsPerSecond() const { return latencies_ms.size() / seconds; }
+  double Percentile(double q) const {
+    return latencies_ms.empty()
+               ? 0.0
+               : latencies_ms[static_cast<size_t>(q * (latencies_ms.size() - 1))];
+  }
+  void Print() const {
+    std::printf(
+        "%s calls=%zu clients=%d seconds=%.1f calls_per_s=%.0f p50_ms=%.3f "
+        "p99_ms=%.3f errors=%lld\n",
+        rpc.c_str(), latencies_ms.size(), absl::GetFlag(FLAGS_clients), seconds,
+        CallsPerSecond(), Percentile(0.5), Percentile(0.99),
+        static_cast<long long>(errors));
+    for (int code = 1; code < 17; ++code) {
+      if (refused[code] > 0) {
+        std::printf("  refused with code %d: %lld\n", code,
+                    static_cast<long long>(refused[code]));
+      }
+    }
+  }
+};
+
+// One channel per client: separate HTTP/2 connections, as separate
+// orchestrators would have. Kept across rounds.
+std::vector<std::shared_ptr<grpc::Channel>> ClientChannels() {
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int c = 0; c < absl::GetFlag(FLAGS_clients); ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.channel_id", c);  // distinct channels
+    channels.push_back(grpc::CreateCustomChannel(
+        absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(), args));
+  }
+  return channels;
+}
+
+// Ready-made request bytes: the recipes for plans, nothing for the check.
+std::vector<std::string> RequestBytes(bool plan) {
+  std::vector<std::string> requests;
+  if (!plan) {
+    requests.push_back(
+        grpc::health::v1::HealthCheckRequest().SerializeAsString());
+    return requests;
+  }
+  for (int i = 0; i < kRecipes; ++i) {
+    v1::PlacePlanRequest request;
+    *request.mutable_recipe() = RecipeNumber(i);
+    request.set_total_steps(20'000);
+    requests.push_back(request.SerializeAsString());
+  }
+  return requests;
+}
+
+Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
+               const std::string& rpc, std::chrono::seconds duration) {
+  const bool plan = rpc == "plan";
+  const bool parse_all = absl::GetFlag(FLAGS_parse);
+  const std::vector<std::string> requests = RequestBytes(plan);
+  const auto call_deadline =
+      std::chrono::milliseconds(absl::GetFlag(FLAGS_deadline_ms));
+  const int clients = static_cast<int>(channels.size());
   std::vector<std::vector<double>> latencies(clients);
   std::atomic<int64_t> errors{0};
   // Refusals by status code: under overload placementd sheds load with
   // RESOURCE_EXHAUSTED, or the caller's deadline passes.
   std::vector<std::atomic<int64_t>> by_code(17);
-  const auto call_deadline =
-      std::chrono::milliseconds(absl::GetFlag(FLAGS_deadline_ms));
-  // One channel per client: separate HTTP/2 connections, as separate
-  // orchestrators would have.
   std::vector<std::thread> threads;
   const auto begin = std::chrono::steady_clock::now();
   const auto end = begin + duration;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
-      grpc::ChannelArguments args;
-      args.SetInt("grpc.channel_id", c);  // distinct channels
-      auto channel = grpc::CreateCustomChannel(
-          absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(), args);
-      auto placement = v1::PlacementService::NewStub(channel);
-      auto health = grpc::health::v1::Health::NewStub(channel);
-      int i = c;
+      const std::shared_ptr<grpc::Channel>& channel = channels[c];
+      const grpc::internal::RpcMethod method(
+          plan ? "/placement.v1.PlacementService/PlacePlan"
+               : "/grpc.health.v1.Health/Check",
+          grpc::internal::RpcMethod::NORMAL_RPC, channel);
+      int64_t calls = 0;
       while (std::chrono::steady_clock::now() < end) {
         const auto start = std::chrono::steady_clock::now();
-        grpc::Status status;
-        if (rpc == "plan") {
-          v1::PlacePlanRequest request;
-          *request.mutable_recipe() = RecipeNumber(i++ % kRecipes);
-          request.set_total_steps(20'000);
-          v1::PlacePlanResponse response;
-          grpc::ClientContext context;
-          context.set_deadline(std::chrono::system_clock::now() + call_deadline);
-          status = placement->PlacePlan(&context, request, &response);
-          if (status.ok() && response.candidates_size() == 0) ++errors;
-          if (c == 0 && i == kRecipes) {
-            std::printf("response: %zu bytes, %d candidates, %d rejections\n",
-                        response.ByteSizeLong(), response.candidates_size(),
-                        response.rejections_size());
-          }
-        } else {
-          grpc::health::v1::HealthCheckRequest request;
-          grpc::health::v1::HealthCheckResponse response;
-          grpc::ClientContext context;
-          context.set_deadline(std::chrono::system_clock::now() + call_deadline);
-          status = health->Check(&context, request, &response);
-        }
+        const grpc::Slice request_slice(requests[(c + calls) % requests.size()]);
+        const grpc::ByteBuffer request(&request_slice, 1);
+        grpc::ByteBuffer answer;
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + call_deadline);
+        const grpc::Status status =
+            grpc::internal::BlockingUnaryCall<grpc::ByteBuffer,
+                                              grpc::ByteBuffer>(
+                channel.get(), method, &context, request, &answer);
         if (!status.ok()) {
           ++errors;
           ++by_code[static_cast<int>(status.error_code()) % 17];
           continue;  // latency percentiles are of answered calls
         }
+        if (parse_all || calls % 64 == 0) {
+          // The answer is what a typed client would get.
+          grpc::Slice bytes;
+          bool good = answer.DumpToSingleSlice(&bytes).ok();
+          if (plan) {
+            v1::PlacePlanResponse response;
+            good = good &&
+                   response.ParseFromArray(bytes.begin(), bytes.size()) &&
+                   response.candidates_size() > 0;
+          } else {
+            grpc::health::v1::HealthCheckResponse response;
+            good = good && response.ParseFromArray(bytes.begin(), bytes.size());
+          }
+          if (!good) ++errors;
+        }
+        ++calls;
         latencies[c].push_back(std::chrono::duration<double, std::milli>(
                                    std::chrono::steady_clock::now() - start)
                                    .count());
@@ -190,25 +268,83 @@ int Load() {
     });
   }
   for (auto& t : threads) t.join();
-  const double seconds =
+  Round round;
+  round.rpc = rpc;
+  round.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
-  std::vector<double> all;
-  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  std::sort(all.begin(), all.end());
-  auto pct = [&](double q) {
-    return all.empty() ? 0.0 : all[static_cast<size_t>(q * (all.size() - 1))];
-  };
-  std::printf("%s calls=%zu clients=%d seconds=%.1f calls_per_s=%.0f p50_ms=%.3f p99_ms=%.3f errors=%lld\n",
-              rpc.c_str(), all.size(), clients, seconds, all.size() / seconds,
-              pct(0.5), pct(0.99), static_cast<long long>(errors.load()));
-  for (int code = 1; code < 17; ++code) {
-    if (by_code[code] > 0) {
-      std::printf("  refused with code %d: %lld\n", code,
-                  static_cast<long long>(by_code[code].load()));
-    }
+  for (const auto& l : latencies) {
+    round.latencies_ms.insert(round.latencies_ms.end(), l.begin(), l.end());
   }
-  return errors == 0 ? 0 : 1;
+  std::sort(round.latencies_ms.begin(), round.latencies_ms.end());
+  round.errors = errors.load();
+  for (int code = 0; code < 17; ++code) round.refused[code] = by_code[code];
+  return round;
+}
+
+// What a plan answer looks like, for the record.
+void DescribePlanAnswer(const std::shared_ptr<grpc::Channel>& channel) {
+  v1::PlacePlanRequest request;
+  *request.mutable_recipe() = RecipeNumber(0);
+  request.set_total_steps(20'000);
+  v1::PlacePlanResponse response;
+  grpc::Status status = v1::PlacementService::NewStub(channel)->PlacePlan(
+      Deadline().get(), request, &response);
+  std::printf("response: %zu bytes, %d candidates, %d rejections%s\n",
+              response.ByteSizeLong(), response.candidates_size(),
+              response.rejections_size(), status.ok() ? "" : " (failed)");
+}
+
+int Load() {
+  const std::vector<std::shared_ptr<grpc::Channel>> channels = ClientChannels();
+  const std::string rpc = absl::GetFlag(FLAGS_rpc);
+  if (rpc == "plan") DescribePlanAnswer(channels.front());
+  const Round round = RunRound(channels, rpc,
+                               std::chrono::seconds(absl::GetFlag(FLAGS_seconds)));
+  round.Print();
+  return round.errors == 0 ? 0 : 1;
+}
+
+// Rounds of the empty RPC and of PlacePlan in turn on the same connections,
+// so that whatever else the machine does weighs on both alike.
+int Compare() {
+  const std::vector<std::shared_ptr<grpc::Channel>> channels = ClientChannels();
+  DescribePlanAnswer(channels.front());
+  const auto duration = std::chrono::seconds(absl::GetFlag(FLAGS_seconds));
+  Round empty_total, plan_total;
+  empty_total.rpc = "empty";
+  plan_total.rpc = "plan";
+  std::vector<double> ratios;
+  for (int r = 0; r < absl::GetFlag(FLAGS_rounds); ++r) {
+    Round rounds[] = {RunRound(channels, "empty", duration),
+                      RunRound(channels, "plan", duration)};
+    for (Round& round : rounds) {
+      Round& total = round.rpc == "empty" ? empty_total : plan_total;
+      total.latencies_ms.insert(total.latencies_ms.end(),
+                                round.latencies_ms.begin(),
+                                round.latencies_ms.end());
+      total.errors += round.errors;
+      total.seconds += round.seconds;
+      for (int code = 0; code < 17; ++code) {
+        total.refused[code] += round.refused[code];
+      }
+    }
+    ratios.push_back(rounds[1].CallsPerSecond() / rounds[0].CallsPerSecond());
+    std::printf("round %d: empty %.0f calls/s, plan %.0f calls/s, ratio %.2f\n",
+                r + 1, rounds[0].CallsPerSecond(), rounds[1].CallsPerSecond(),
+                ratios.back());
+  }
+  for (Round* total : {&empty_total, &plan_total}) {
+    std::sort(total->latencies_ms.begin(), total->latencies_ms.end());
+    total->Print();
+  }
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("ratio PlacePlan/empty = %.2f overall, %.2f median of %zu rounds "
+              "(%.2f-%.2f) (target >= 0.5)\n",
+              plan_total.CallsPerSecond() / empty_total.CallsPerSecond(),
+              ratios[ratios.size() / 2], ratios.size(), ratios.front(),
+              ratios.back());
+  return empty_total.errors + plan_total.errors == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -218,6 +354,7 @@ int main(int argc, char** argv) {
   const std::string mode = args.size() > 1 ? args[1] : "";
   if (mode == "seed") return Seed();
   if (mode == "load") return Load();
-  std::cerr << "usage: plan_load seed|load [flags]\n";
+  if (mode == "compare") return Compare();
+  std::cerr << "usage: plan_load seed|load|compare [flags]\n";
   return 2;
 }
