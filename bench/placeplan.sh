@@ -7,7 +7,8 @@
 # (overall and per round) and PlacePlan's p50/p99.
 #
 #   bench/placeplan.sh [CLIENTS] [SECONDS] [RUNS] [ROUNDS]
-#       defaults: 16 clients, 4 s a round, 100000 runs, 10 rounds of each
+#       defaults: 16 clients, 4 s a round, 100000 runs, 10 rounds of each;
+#       CLIENTS may list several counts, e.g. 16,32,64: one comparison each
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -28,7 +29,9 @@ echo "== seeding 50 pools and $runs runs through the public API"
 sleep 1  # the last rollups reach the replica's memory
 psql "$db" -qtAc "SELECT 'rollups=' || count(*) || ' runs=' || sum(runs) FROM evidence_rollups"
 
-echo "== closed loop, $clients clients, $rounds rounds of $seconds s of each RPC"
-"$build/bench/plan_load" compare --server "$server" --clients "$clients" \
-  --seconds "$seconds" --rounds "$rounds"
+for n in ${clients//,/ }; do
+  echo "== closed loop, $n clients, $rounds rounds of $seconds s of each RPC"
+  "$build/bench/plan_load" compare --server "$server" --clients "$n" \
+    --seconds "$seconds" --rounds "$rounds"
+done
 psql "$db" -qtAc "SELECT 'plans recorded=' || count(*) FROM placements"
