@@ -163,8 +163,7 @@ TEST_F(QuietEvidenceTest, NoChangeForLongIsNotStaleEvidence) {
   EXPECT_FALSE(HasWarning(after, "stale_evidence"))
       << after.ShortDebugString();
   // The evidence was read over 10 s before: not read again, yet not stale.
-  EXPECT_GT(after.create_time().seconds() - after.evidence_time().seconds(),
-            10)
+  EXPECT_GT(after.create_time().seconds() - after.evidence_time().seconds(), 10)
       << after.ShortDebugString();
 }
 
