@@ -170,10 +170,7 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
         absl::StatusOr<storage::PoolRecord> created =
             storage::CreatePool(session, *valid, request_id);
         if (!created.ok()) return created.status();
-        if (evidence_ != nullptr) {
-          (void)evidence_->ReloadWith(session);
-          evidence_->NoteLocalChange();
-        }
+        PublishChange(session);
         *response->mutable_pool() = PoolToProto(*created);
         return absl::OkStatus();
       });
@@ -227,10 +224,7 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
               return absl::OkStatus();
             });
         if (!updated.ok()) return updated.status();
-        if (evidence_ != nullptr) {
-          (void)evidence_->ReloadWith(session);
-          evidence_->NoteLocalChange();
-        }
+        PublishChange(session);
         *response->mutable_pool() = PoolToProto(*updated);
         return absl::OkStatus();
       });
@@ -352,10 +346,7 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
         if (absl::Status s = storage::InsertToken(session, token); !s.ok()) {
           return s;
         }
-        if (evidence_ != nullptr) {
-          (void)evidence_->ReloadWith(session);
-          evidence_->NoteLocalChange();
-        }
+        PublishChange(session);
         storage::TokenRecord created = token;
         created.created_at = absl::Now();
         *response->mutable_token() = TokenToProto(created);
@@ -382,10 +373,7 @@ grpc::ServerUnaryReactor* CatalogService::RevokeToken(
         absl::StatusOr<storage::TokenRecord> revoked =
             storage::RevokeToken(session, token_id);
         if (!revoked.ok()) return revoked.status();
-        if (evidence_ != nullptr) {
-          (void)evidence_->ReloadWith(session);
-          evidence_->NoteLocalChange();
-        }
+        PublishChange(session);
         *response->mutable_token() = TokenToProto(*revoked);
         return absl::OkStatus();
       });
@@ -424,6 +412,14 @@ grpc::ServerUnaryReactor* CatalogService::ListTokens(
         }
         return absl::OkStatus();
       });
+}
+
+void CatalogService::PublishChange(storage::DbSession& session) {
+  if (evidence_ == nullptr) return;
+  // This replica's next plan sees the change at once (its own read, on the
+  // session that committed it); the others re-read when notified.
+  (void)evidence_->ReloadWith(session);
+  evidence_->NoteLocalChange();
 }
 
 }  // namespace placement::services

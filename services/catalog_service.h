@@ -4,6 +4,7 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "services/auth.h"
 #include "services/evidence_cache.h"
+#include "storage/db_session.h"
 #include "storage/db_workers.h"
 
 namespace placement::services {
@@ -54,6 +55,10 @@ class CatalogService final : public v1::CatalogService::CallbackService {
       v1::ListTokensResponse* response) override;
 
  private:
+  // After a committed change to pools or tokens: every replica's snapshot
+  // follows.
+  void PublishChange(storage::DbSession& session);
+
   storage::DbWorkers& workers_;
   Authorizer& auth_;
   EvidenceCache* const evidence_;
