@@ -5,7 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "storage/binary_copy.h"
+#include "storage/binary_array.h"
 #include "storage/double_text.h"
 #include "storage/hex.h"
 
@@ -23,10 +23,21 @@ constexpr char kCopyPredictions[] =
     "predicted_peak_memory_gb, predicted_gpu_hours_per_successful_step) "
     "FROM STDIN";
 
-constexpr char kCopyPlacements[] =
-    "COPY placements (plan_id, request_id, team, recipe_key, objective, "
-    "chosen_pool, chosen_sku, request, result_hash, evidence_time, warnings, "
-    "created_at) FROM STDIN WITH (FORMAT binary)";
+// A batch of plans, one binary array per column (see PlacementColumns).
+constexpr char kInsertPlacementsName[] = "insert_placements";
+constexpr char kInsertPlacements[] = R"sql(
+INSERT INTO placements (plan_id, request_id, team, recipe_key, objective,
+                        chosen_pool, chosen_sku, request, result_hash,
+                        evidence_time, warnings, created_at)
+SELECT plan_id, request_id, team, recipe_key, objective, chosen_pool,
+       chosen_sku, request, result_hash, evidence_time, warnings::text[],
+       created_at
+FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[],
+            $6::text[], $7::text[], $8::bytea[], $9::bytea[],
+            $10::timestamptz[], $11::text[], $12::timestamptz[])
+  AS batch(plan_id, request_id, team, recipe_key, objective, chosen_pool,
+           chosen_sku, request, result_hash, evidence_time, warnings,
+           created_at))sql";
 
 constexpr char kInsertPlacement[] = R"sql(
 INSERT INTO placements (plan_id, request_id, team, recipe_key, objective,
@@ -200,30 +211,62 @@ absl::Status EnsureResult(PqConnection& c, const PlanResultRecord& result) {
   return c.CopyIn(kCopyPredictions, rows).status();
 }
 
-// One kCopyPlacements row; false if the plan id is not a UUID.
-bool AddPlacementRow(const PlacementRecord& p, BinaryCopyRows* rows) {
-  auto text_or_null = [rows](const std::string& text) {
-    if (text.empty()) {
-      rows->AddNull();
-    } else {
-      rows->AddBytes(text);
+// kInsertPlacements' parameters: the plans' columns, one array each.
+class PlacementColumns {
+ public:
+  // False, adding nothing, if the plan id is not a UUID.
+  bool Add(const PlacementRecord& p) {
+    if (!plan_id_.AddUuid(p.plan_id)) return false;
+    TextOrNull(p.request_id, request_id_);
+    team_.AddBytes(p.team);
+    recipe_key_.AddBytes(p.recipe_key);
+    objective_.AddBytes(p.objective);
+    TextOrNull(p.chosen_pool, chosen_pool_);
+    TextOrNull(p.chosen_sku, chosen_sku_);
+    request_.AddBytes(p.request);
+    result_hash_.AddBytes(p.result->hash);
+    evidence_time_.AddTimestamp(p.evidence_time);
+    // An array of arrays must be rectangular: each plan's warnings go as
+    // one literal, cast back to text[] by the statement.
+    warnings_.AddBytes(TextArrayLiteral(p.warnings));
+    created_at_.AddTimestamp(p.created_at);
+    return true;
+  }
+
+  std::vector<std::string> Finish() && {
+    std::vector<std::string> params;
+    params.reserve(12);
+    for (BinaryArray* column :
+         {&plan_id_, &request_id_, &team_, &recipe_key_, &objective_,
+          &chosen_pool_, &chosen_sku_, &request_, &result_hash_,
+          &evidence_time_, &warnings_, &created_at_}) {
+      params.push_back(std::move(*column).Finish());
     }
-  };
-  rows->StartRow(12);
-  if (!rows->AddUuid(p.plan_id)) return false;
-  text_or_null(p.request_id);
-  rows->AddBytes(p.team);
-  rows->AddBytes(p.recipe_key);
-  rows->AddBytes(p.objective);
-  text_or_null(p.chosen_pool);
-  text_or_null(p.chosen_sku);
-  rows->AddBytes(p.request);
-  rows->AddBytes(p.result->hash);
-  rows->AddTimestamp(p.evidence_time);
-  rows->AddTextArray(p.warnings);
-  rows->AddTimestamp(p.created_at);
-  return true;
-}
+    return params;
+  }
+
+ private:
+  static void TextOrNull(const std::string& text, BinaryArray& column) {
+    if (text.empty()) {
+      column.AddNull();
+    } else {
+      column.AddBytes(text);
+    }
+  }
+
+  BinaryArray plan_id_{BinaryArray::kUuid};
+  BinaryArray request_id_{BinaryArray::kText};
+  BinaryArray team_{BinaryArray::kText};
+  BinaryArray recipe_key_{BinaryArray::kText};
+  BinaryArray objective_{BinaryArray::kText};
+  BinaryArray chosen_pool_{BinaryArray::kText};
+  BinaryArray chosen_sku_{BinaryArray::kText};
+  BinaryArray request_{BinaryArray::kBytea};
+  BinaryArray result_hash_{BinaryArray::kBytea};
+  BinaryArray evidence_time_{BinaryArray::kTimestamptz};
+  BinaryArray warnings_{BinaryArray::kText};
+  BinaryArray created_at_{BinaryArray::kTimestamptz};
+};
 
 }  // namespace
 
@@ -233,29 +276,33 @@ absl::Status InsertPlacements(
   if (plans.empty()) return absl::OkStatus();
   std::vector<const PlanResultRecord*> unknown;
   absl::flat_hash_set<const PlanResultRecord*> seen;
-  BinaryCopyRows copy_rows;
+  PlacementColumns columns;
   for (const PlacementRecord* plan : plans) {
     if (seen.insert(plan->result.get()).second && !known(plan->result->hash)) {
       unknown.push_back(plan->result.get());
     }
-    if (!AddPlacementRow(*plan, &copy_rows)) {
+    if (!columns.Add(*plan)) {
       return absl::InvalidArgumentError(
           absl::StrCat("plan id ", plan->plan_id, " is not a UUID"));
     }
   }
-  const std::string rows = std::move(copy_rows).Finish();
+  const std::vector<std::string> params = std::move(columns).Finish();
   return session.RunRaw([&](PqConnection& c) -> absl::Status {
-    // With every result already stored (the usual case) the COPY is the
-    // whole write and commits on its own: two round trips, not four.
-    if (unknown.empty()) return c.CopyIn(kCopyPlacements, rows).status();
+    // With every result already stored (the usual case) the insert is the
+    // whole write and commits on its own: one round trip.
+    if (unknown.empty()) {
+      return c.ExecPrepared(kInsertPlacementsName, kInsertPlacements, params)
+          .status();
+    }
     PqTransaction txn(c);
     if (absl::Status s = txn.Begin(); !s.ok()) return s;
     for (const PlanResultRecord* result : unknown) {
       if (absl::Status s = EnsureResult(c, *result); !s.ok()) return s;
     }
-    if (absl::StatusOr<int64_t> copied = c.CopyIn(kCopyPlacements, rows);
-        !copied.ok()) {
-      return copied.status();
+    if (absl::StatusOr<PqResult> inserted =
+            c.ExecPrepared(kInsertPlacementsName, kInsertPlacements, params);
+        !inserted.ok()) {
+      return inserted.status();
     }
     return txn.Commit();
   });

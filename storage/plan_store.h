@@ -48,7 +48,8 @@ struct PlacementRecord {
 };
 
 // Records plans without a request_id in one transaction: each result not
-// stored yet (with its predictions), then every placement with one COPY.
+// stored yet (with its predictions), then every placement with one prepared
+// INSERT.
 // Everything or nothing is written. Results for which `known(hash)` is true
 // are taken as stored already and not sent again.
 absl::Status InsertPlacements(

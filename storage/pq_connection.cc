@@ -78,6 +78,40 @@ absl::StatusOr<PqResult> PqConnection::Exec(
   return result;
 }
 
+absl::StatusOr<PqResult> PqConnection::ExecPrepared(
+    const std::string& name, absl::string_view sql,
+    const std::vector<std::string>& binary_params) {
+  if (!prepared_.contains(name)) {
+    const std::string statement(sql);
+    PqResult prepared(PQprepare(connection_, name.c_str(), statement.c_str(),
+                                static_cast<int>(binary_params.size()),
+                                /*paramTypes=*/nullptr),
+                      &PQclear);
+    if (absl::Status status = StatusOfResult(prepared.get()); !status.ok()) {
+      return status;
+    }
+    prepared_.insert(name);
+  }
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  values.reserve(binary_params.size());
+  lengths.reserve(binary_params.size());
+  for (const std::string& param : binary_params) {
+    values.push_back(param.data());
+    lengths.push_back(static_cast<int>(param.size()));
+  }
+  const std::vector<int> formats(binary_params.size(), 1);
+  PqResult result(
+      PQexecPrepared(connection_, name.c_str(),
+                     static_cast<int>(binary_params.size()), values.data(),
+                     lengths.data(), formats.data(), /*resultFormat=*/0),
+      &PQclear);
+  if (absl::Status status = StatusOfResult(result.get()); !status.ok()) {
+    return status;
+  }
+  return result;
+}
+
 absl::StatusOr<int64_t> PqConnection::CopyIn(absl::string_view copy_sql,
                                              absl::string_view data) {
   absl::StatusOr<PqResult> started = Exec(copy_sql);

@@ -1,12 +1,13 @@
 #ifndef PLACEMENT_STORAGE_PQ_CONNECTION_H_
 #define PLACEMENT_STORAGE_PQ_CONNECTION_H_
 
+#include <libpq-fe.h>
+
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <libpq-fe.h>
-
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -36,6 +37,14 @@ class PqConnection {
   absl::StatusOr<PqResult> Exec(absl::string_view sql,
                                 const std::vector<const char*>& params = {});
 
+  // Runs `sql` with parameters in binary format (see BinaryArray), as the
+  // statement prepared on this connection under `name`, preparing it the
+  // first time: one round trip, and no parsing or planning after the first.
+  // `name` must always come with the same `sql`.
+  absl::StatusOr<PqResult> ExecPrepared(
+      const std::string& name, absl::string_view sql,
+      const std::vector<std::string>& binary_params);
+
   // Runs `copy_sql` (COPY ... FROM STDIN), sends `data` in COPY text format,
   // and ends the copy. Returns the number of rows copied.
   absl::StatusOr<int64_t> CopyIn(absl::string_view copy_sql,
@@ -48,6 +57,7 @@ class PqConnection {
   absl::Status StatusOfResult(const PGresult* result) const;
 
   PGconn* connection_;
+  absl::flat_hash_set<std::string> prepared_;
 };
 
 // A transaction on a PqConnection that rolls back unless committed.
