@@ -10,24 +10,30 @@
 //
 //   plan_load compare --server H:P [--clients 16] [--seconds 4] [--rounds 5]
 //       rounds of the empty RPC and of PlacePlan in turn, on the same
-//       connections; prints both, and their ratio overall and per round.
+//       connections; prints both, and their ratio overall and per round;
+//       then what a call of each costs the server side in CPU (the machine's
+//       CPU time less the load generator's), which does not depend on how
+//       the load generator and the server shared the cores.
 //
 // Like h2load, the load clients send ready-made request bytes and take the
 // answer's bytes without parsing them: the load generator shares the
 // machine's cores with placementd, and what is measured is the server. Every
 // 64th answer (and each client's first) is parsed and checked. --parse
 // parses every answer, as a typed client does.
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/impl/rpc_method.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/impl/client_unary_call.h>
-#include <grpcpp/impl/rpc_method.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -145,6 +151,33 @@ int Seed() {
   return failures == 0 ? 0 : 1;
 }
 
+// CPU time used so far, in seconds: by the whole machine (all cores), and by
+// this process (the load generator). Their difference over a round is what
+// the server side (placementd and PostgreSQL) spent, give or take the
+// machine's background: a cost per call that does not depend on how the
+// cores were shared, unlike throughput.
+struct CpuClock {
+  double machine = 0;
+  double load_generator = 0;
+
+  static CpuClock Now() {
+    CpuClock clock;
+    std::ifstream stat("/proc/stat");
+    std::string cpu;
+    // user nice system idle iowait irq softirq steal
+    int64_t ticks[8] = {};
+    stat >> cpu;
+    for (int64_t& t : ticks) stat >> t;
+    const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+    clock.machine = (ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6]) / hz;
+    rusage self{};
+    getrusage(RUSAGE_SELF, &self);
+    auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+    clock.load_generator = seconds(self.ru_utime) + seconds(self.ru_stime);
+    return clock;
+  }
+};
+
 // The calls of one closed-loop round of one RPC.
 struct Round {
   std::string rpc;
@@ -152,8 +185,18 @@ struct Round {
   int64_t errors = 0;
   std::vector<int64_t> refused = std::vector<int64_t>(17);  // by status code
   double seconds = 0;
+  double server_cpu_seconds = 0;  // everything but the load generator
+  double load_generator_cpu_seconds = 0;
 
   double CallsPerSecond() const { return latencies_ms.size() / seconds; }
+  // Microseconds of CPU per answered call.
+  double ServerCpuPerCall() const {
+    return server_cpu_seconds * 1e6 / std::max<size_t>(latencies_ms.size(), 1);
+  }
+  double LoadGeneratorCpuPerCall() const {
+    return load_generator_cpu_seconds * 1e6 /
+           std::max<size_t>(latencies_ms.size(), 1);
+  }
   double Percentile(double q) const {
     return latencies_ms.empty()
                ? 0.0
@@ -162,10 +205,12 @@ struct Round {
   void Print() const {
     std::printf(
         "%s calls=%zu clients=%d seconds=%.1f calls_per_s=%.0f p50_ms=%.3f "
-        "p99_ms=%.3f errors=%lld\n",
+        "p99_ms=%.3f errors=%lld cpu_us_per_call: server=%.0f "
+        "load_generator=%.0f\n",
         rpc.c_str(), latencies_ms.size(), absl::GetFlag(FLAGS_clients), seconds,
         CallsPerSecond(), Percentile(0.5), Percentile(0.99),
-        static_cast<long long>(errors));
+        static_cast<long long>(errors), ServerCpuPerCall(),
+        LoadGeneratorCpuPerCall());
     for (int code = 1; code < 17; ++code) {
       if (refused[code] > 0) {
         std::printf("  refused with code %d: %lld\n", code,
@@ -219,6 +264,7 @@ Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
   // RESOURCE_EXHAUSTED, or the caller's deadline passes.
   std::vector<std::atomic<int64_t>> by_code(17);
   std::vector<std::thread> threads;
+  const CpuClock cpu_begin = CpuClock::Now();
   const auto begin = std::chrono::steady_clock::now();
   const auto end = begin + duration;
   for (int c = 0; c < clients; ++c) {
@@ -268,11 +314,16 @@ Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
     });
   }
   for (auto& t : threads) t.join();
+  const CpuClock cpu_end = CpuClock::Now();
   Round round;
   round.rpc = rpc;
   round.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
+  round.load_generator_cpu_seconds =
+      cpu_end.load_generator - cpu_begin.load_generator;
+  round.server_cpu_seconds =
+      cpu_end.machine - cpu_begin.machine - round.load_generator_cpu_seconds;
   for (const auto& l : latencies) {
     round.latencies_ms.insert(round.latencies_ms.end(), l.begin(), l.end());
   }
@@ -325,6 +376,8 @@ int Compare() {
                                 round.latencies_ms.end());
       total.errors += round.errors;
       total.seconds += round.seconds;
+      total.server_cpu_seconds += round.server_cpu_seconds;
+      total.load_generator_cpu_seconds += round.load_generator_cpu_seconds;
       for (int code = 0; code < 17; ++code) {
         total.refused[code] += round.refused[code];
       }
@@ -344,6 +397,13 @@ int Compare() {
               plan_total.CallsPerSecond() / empty_total.CallsPerSecond(),
               ratios[ratios.size() / 2], ratios.size(), ratios.front(),
               ratios.back());
+  // The same comparison by what each call costs the server, whatever the
+  // load generator (which shares the cores) costs.
+  std::printf(
+      "server CPU per call: empty %.0f us, PlacePlan %.0f us; "
+      "ratio empty/PlacePlan = %.2f\n",
+      empty_total.ServerCpuPerCall(), plan_total.ServerCpuPerCall(),
+      empty_total.ServerCpuPerCall() / plan_total.ServerCpuPerCall());
   return empty_total.errors + plan_total.errors == 0 ? 0 : 1;
 }
 
