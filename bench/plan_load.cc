@@ -190,12 +190,12 @@ struct Round {
 
   double CallsPerSecond() const { return latencies_ms.size() / seconds; }
   // Microseconds of CPU per answered call.
-  double ServerCpuPerCall() const {
-    return server_cpu_seconds * 1e6 / std::max<size_t>(latencies_ms.size(), 1);
-  }
+  double ServerCpuPerCall() const { return PerCallMicros(server_cpu_seconds); }
   double LoadGeneratorCpuPerCall() const {
-    return load_generator_cpu_seconds * 1e6 /
-           std::max<size_t>(latencies_ms.size(), 1);
+    return PerCallMicros(load_generator_cpu_seconds);
+  }
+  double PerCallMicros(double cpu_seconds) const {
+    return cpu_seconds * 1e6 / std::max<size_t>(latencies_ms.size(), 1);
   }
   double Percentile(double q) const {
     return latencies_ms.empty()

@@ -104,19 +104,11 @@ std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   return cached;
 }
 
-// The answer for a stored plan.
-absl::Status ResponseFromStored(const storage::StoredPlan& stored,
-                                v1::PlacePlanResponse* response) {
-  if (!response->ParseFromString(stored.result_response)) {
-    return absl::DataLossError("stored plan does not parse");
-  }
-  response->set_plan_id(stored.plan_id);
-  TimeToProto(stored.created_at, response->mutable_create_time());
-  TimeToProto(stored.evidence_time, response->mutable_evidence_time());
-  for (const std::string& warning : stored.warnings) {
-    response->add_warnings(warning);
-  }
-  return absl::OkStatus();
+// Parses bytes gRPC received or assembled into `message`.
+template <typename Message>
+bool ParseBytes(const grpc::ByteBuffer& bytes, Message* message) {
+  grpc::ByteBuffer shared(bytes);  // references the same slices
+  return grpc::SerializationTraits<Message>::Deserialize(&shared, message).ok();
 }
 
 // The answer for a stored plan, as PlacePlan's bytes.
@@ -126,12 +118,13 @@ grpc::ByteBuffer ResponseBytesFromStored(const storage::StoredPlan& stored) {
                             stored.evidence_time, stored.warnings});
 }
 
-bool ParseRequest(const grpc::ByteBuffer& bytes,
-                  v1::PlacePlanRequest* request) {
-  grpc::ByteBuffer shared(bytes);  // references the same slices
-  return grpc::SerializationTraits<v1::PlacePlanRequest>::Deserialize(&shared,
-                                                                     request)
-      .ok();
+// The same answer typed, for GetPlan, which nests it.
+absl::Status ResponseFromStored(const storage::StoredPlan& stored,
+                                v1::PlacePlanResponse* response) {
+  if (!ParseBytes(ResponseBytesFromStored(stored), response)) {
+    return absl::DataLossError("stored plan does not parse");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -145,7 +138,7 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     return FinishNow(context, denied);
   }
   v1::PlacePlanRequest request;
-  if (!ParseRequest(*request_bytes, &request)) {
+  if (!ParseBytes(*request_bytes, &request)) {
     return FinishNow(context,
                      grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                   "the request is not a "
