@@ -1,14 +1,12 @@
 // placectl plan / plans end to end: a real placementd process on a real
 // PostgreSQL, pools and runs set up through the gRPC API, then the placectl
 // binary run as an operator or an orchestrator would run it.
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
 #include <stdlib.h>
 
 #include <algorithm>
 #include <fstream>
-#include <functional>
-
-#include <google/protobuf/util/json_util.h>
-#include <google/protobuf/util/message_differencer.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -18,9 +16,8 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "placement/v1/catalog.grpc.pb.h"
-#include "placement/v1/placement.grpc.pb.h"
-#include "placement/v1/telemetry.grpc.pb.h"
+#include "placement/v1/placement.pb.h"
+#include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/placementd_process.h"
 #include "tests/support/test_database.h"
@@ -28,9 +25,12 @@
 namespace placement {
 namespace {
 
-using ::placement::testing::Deadline;
+using ::placement::testing::ApiClient;
+using ::placement::testing::Lora8b;
+using ::placement::testing::Measured;
 using ::placement::testing::NewUuid;
 using ::placement::testing::PlacementdProcess;
+using ::placement::testing::PlanFor;
 using ::placement::testing::RunCommand;
 using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
@@ -40,40 +40,11 @@ using ::testing::Not;
 constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 
-// The recipe the flags below describe.
-v1::Recipe Lora8b() {
-  v1::Recipe r;
-  r.set_model("Llama-3.1-8B");
-  r.set_method(v1::FINE_TUNE_METHOD_LORA);
-  r.set_lora_rank(16);
-  r.add_target_modules(std::string("all-linear"));
-  r.set_sequence_length(2048);
-  r.set_micro_batch_size(2);
-  r.set_activation_checkpointing(true);
-  r.set_flash_attention(true);
-  return r;
-}
-
+// The recipe the flags below describe: Lora8b().
 constexpr char kLora8bFlags[] =
     "plan --model Llama-3.1-8B --method lora --lora_rank 16 "
     "--target_modules all-linear --seq_len 2048 --micro_batch 2 "
     "--checkpointing --flash_attention --steps 10000 --team ml-platform";
-
-v1::PlacePlanRequest PlanFor(const v1::Recipe& recipe) {
-  v1::PlacePlanRequest request;
-  *request.mutable_recipe() = recipe;
-  request.set_total_steps(10'000);
-  request.set_team("ml-platform");
-  return request;
-}
-
-const v1::PlacementCandidate* Candidate(const v1::PlacePlanResponse& plan,
-                                        const std::string& pool) {
-  for (const auto& c : plan.candidates()) {
-    if (c.pool() == pool) return &c;
-  }
-  return nullptr;
-}
 
 std::vector<std::string> CandidatePools(const v1::PlacePlanResponse& plan) {
   std::vector<std::string> pools;
@@ -115,10 +86,7 @@ class PlacectlTest : public ::testing::Test {
     ASSERT_TRUE(process.ok()) << process.status();
     placementd_ = *std::move(process);
     ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    auto channel = placementd_->channel();
-    catalog_ = v1::CatalogService::NewStub(channel);
-    telemetry_ = v1::TelemetryService::NewStub(channel);
-    placement_ = v1::PlacementService::NewStub(channel);
+    client_ = std::make_unique<ApiClient>(placementd_->channel());
     char dir[] = "/tmp/placectl-test-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     dir_ = dir;
@@ -148,110 +116,34 @@ class PlacectlTest : public ::testing::Test {
     return path;
   }
 
-  void CreatePool(const v1::Pool& pool) {
-    v1::CreatePoolRequest request;
-    *request.mutable_pool() = pool;
-    v1::CreatePoolResponse response;
-    grpc::Status status =
-        catalog_->CreatePool(Deadline().get(), request, &response);
-    ASSERT_TRUE(status.ok()) << status.error_message();
-  }
-
-  // A finished single-GPU run of `recipe`: `gpu_hours` for `steps_ok`
-  // successful steps, peaking at `peak_gb`.
-  void UploadRun(const std::string& pool, const std::string& sku,
-                 const v1::Recipe& recipe, double gpu_hours, int64_t steps_ok,
-                 double peak_gb, const std::string& plan_id = "") {
-    v1::BenchmarkRun run;
-    run.set_run_id(NewUuid());
-    run.set_agent_id("test-agent");
-    run.set_pool(pool);
-    run.set_sku(sku);
-    *run.mutable_recipe() = recipe;
-    run.set_gpu_count(1);
-    run.mutable_recipe()->set_gpu_count(1);
-    const int64_t wall_seconds = static_cast<int64_t>(gpu_hours * 3600);
-    const int64_t end = absl::ToUnixSeconds(absl::Now()) - 60;
-    run.mutable_start_time()->set_seconds(end - wall_seconds);
-    run.mutable_end_time()->set_seconds(end);
-    run.set_steps_attempted(steps_ok);
-    run.set_steps_succeeded(steps_ok);
-    const double step = static_cast<double>(wall_seconds) / steps_ok;
-    run.set_step_time_mean_seconds(step);
-    run.set_step_time_p50_seconds(step);
-    run.set_step_time_p95_seconds(step * 1.1);
-    run.set_tokens_per_second(1000);
-    run.set_peak_memory_gb(peak_gb);
-    run.set_offload(v1::OFFLOAD_NONE);
-    run.set_interconnect(v1::INTERCONNECT_NONE);
-    run.set_outcome(v1::RUN_OUTCOME_SUCCEEDED);
-    run.set_exclusive(true);
-    run.set_plan_id(plan_id);
-    v1::UploadBenchmarkRunRequest request;
-    *request.mutable_run() = run;
-    v1::UploadBenchmarkRunResponse response;
-    grpc::Status status =
-        telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
-    ASSERT_TRUE(status.ok()) << status.error_message();
-  }
-
-  // Plans over gRPC until `done` holds (pools and evidence reach placementd's
-  // memory shortly after they commit).
-  v1::PlacePlanResponse PlanUntil(
-      const v1::PlacePlanRequest& request,
-      const std::function<bool(const v1::PlacePlanResponse&)>& done) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(5);
-    v1::PlacePlanResponse response;
-    do {
-      response.Clear();
-      grpc::Status status =
-          placement_->PlacePlan(Deadline().get(), request, &response);
-      if (status.ok() && done(response)) return response;
-      absl::SleepFor(absl::Milliseconds(20));
-    } while (absl::Now() < deadline);
-    ADD_FAILURE() << "placementd never answered the plan expected";
-    return response;
-  }
-
-  static std::function<bool(const v1::PlacePlanResponse&)> Measured(
-      const std::string& pool, int runs) {
-    return [pool, runs](const v1::PlacePlanResponse& plan) {
-      const v1::PlacementCandidate* c = Candidate(plan, pool);
-      return c != nullptr && c->basis() == v1::EVIDENCE_BASIS_MEASURED &&
-             c->evidence_runs() == runs;
-    };
-  }
-
   // One L40S training pool, visible to plans.
   void OneL40sPool() {
-    CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000));
-    PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+    client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000));
+    client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
       return p.candidates_size() == 1;
     });
   }
 
   TestDatabase db_;
   std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<v1::CatalogService::Stub> catalog_;
-  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
-  std::unique_ptr<v1::PlacementService::Stub> placement_;
+  std::unique_ptr<ApiClient> client_;
   std::string dir_;
 };
 
 // The guide's small LoRA: measured cheaper per successful step on the L40S,
 // the A100 over-bought, the serving pool never a candidate.
 TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
-  CreatePool(TrainingPool("a100-train", kA100, 1, 8, 2'500'000));
-  CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000));
+  client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8, 2'500'000));
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000));
   v1::Pool serving = TrainingPool("h100-serve", "H100-SXM5-80GB", 1, 8);
   serving.set_purpose(v1::POOL_PURPOSE_SERVING);
-  CreatePool(serving);
+  client_->CreatePool(serving);
   for (int i = 0; i < 3; ++i) {
-    UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
-    UploadRun("a100-train", kA100, Lora8b(), 6, 10'000, 25);
+    client_->UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
+    client_->UploadRun("a100-train", kA100, Lora8b(), 6, 10'000, 25);
   }
-  const v1::PlacePlanResponse expected = PlanUntil(
-      PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+  const v1::PlacePlanResponse expected =
+      client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
         return Measured("l40s-train", 3)(p) && Measured("a100-train", 3)(p);
       });
 
@@ -301,9 +193,9 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
 }
 
 TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
-  CreatePool(TrainingPool("a100-train", kA100, 1, 8));
-  CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
-  PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+  client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8));
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
     return p.candidates_size() == 2;
   });
   std::string out;
@@ -435,8 +327,8 @@ TEST_F(PlacectlTest, BadRecipePrintsTheFieldViolationAndExitsOne) {
 
 TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
   OneL40sPool();
-  UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
-  PlanUntil(PlanFor(Lora8b()), Measured("l40s-train", 1));
+  client_->UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
+  client_->PlanUntil(PlanFor(Lora8b()), Measured("l40s-train", 1));
   std::string out;
   ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags,
                                   " --request_id job-7 --deadline 36h --json"),
@@ -467,7 +359,9 @@ TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
   ASSERT_EQ(Placectl("plans accuracy", &out), 0);
   EXPECT_THAT(out, Not(HasSubstr(kL40s)));
   // A run carries it out: 12 GPU-hours against the predicted 10.
-  UploadRun("l40s-train", kL40s, Lora8b(), 12, 10'000, 30, plan.plan_id());
+  client_->UploadRun("l40s-train", kL40s, Lora8b(), 12, 10'000, 30,
+                     v1::RUN_OUTCOME_SUCCEEDED, 0, v1::OFFLOAD_NONE,
+                     plan.plan_id());
   ASSERT_EQ(Placectl("plans accuracy", &out), 0);
   const std::vector<std::string> row = RowAfterHeader(out, "SKU", 0);
   ASSERT_GE(row.size(), 5u) << out;

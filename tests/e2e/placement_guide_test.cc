@@ -6,16 +6,14 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
-#include "placement/v1/telemetry.grpc.pb.h"
+#include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/placementd_process.h"
 #include "tests/support/test_database.h"
@@ -23,9 +21,15 @@
 namespace placement {
 namespace {
 
+using ::placement::testing::ApiClient;
+using ::placement::testing::Candidate;
 using ::placement::testing::Deadline;
-using ::placement::testing::NewUuid;
+using ::placement::testing::Lora8b;
+using ::placement::testing::Measured;
 using ::placement::testing::PlacementdProcess;
+using ::placement::testing::PlanFor;
+using ::placement::testing::Qlora70b;
+using ::placement::testing::Rejection;
 using ::placement::testing::RunCommand;
 using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
@@ -36,170 +40,11 @@ using ::testing::HasSubstr;
 constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 
-v1::Recipe Lora8b() {
-  v1::Recipe r;
-  r.set_model("Llama-3.1-8B");
-  r.set_method(v1::FINE_TUNE_METHOD_LORA);
-  r.set_lora_rank(16);
-  r.add_target_modules(std::string("all-linear"));
-  r.set_sequence_length(2048);
-  r.set_micro_batch_size(2);
-  r.set_activation_checkpointing(true);
-  r.set_flash_attention(true);
-  return r;
-}
-
-v1::Recipe Qlora70b() {
-  v1::Recipe r;
-  r.set_model("Llama-3.1-70B");
-  r.set_method(v1::FINE_TUNE_METHOD_QLORA);
-  r.set_lora_rank(16);
-  r.set_double_quantization(true);
-  r.set_sequence_length(1024);
-  r.set_activation_checkpointing(true);
-  r.set_flash_attention(true);
-  return r;
-}
-
-// Runs on one replica of the service, through its public API.
-class Client {
- public:
-  explicit Client(std::shared_ptr<grpc::Channel> channel)
-      : catalog_(v1::CatalogService::NewStub(channel)),
-        telemetry_(v1::TelemetryService::NewStub(channel)),
-        placement_(v1::PlacementService::NewStub(channel)) {}
-
-  void CreatePool(const v1::Pool& pool) {
-    v1::CreatePoolRequest request;
-    *request.mutable_pool() = pool;
-    v1::CreatePoolResponse response;
-    grpc::Status status =
-        catalog_->CreatePool(Deadline().get(), request, &response);
-    ASSERT_TRUE(status.ok()) << status.error_message();
-  }
-
-  // A finished run of `recipe` on `pool`: `gpu_hours` of wall time x GPUs,
-  // `steps_ok` successful steps.
-  void UploadRun(const std::string& pool, const std::string& sku,
-                 const v1::Recipe& recipe, double gpu_hours, int64_t steps_ok,
-                 double peak_gb,
-                 v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED,
-                 int retries = 0, v1::Offload offload = v1::OFFLOAD_NONE,
-                 const std::string& plan_id = "") {
-    v1::BenchmarkRun run;
-    run.set_run_id(NewUuid());
-    run.set_agent_id("test-agent");
-    run.set_pool(pool);
-    run.set_sku(sku);
-    *run.mutable_recipe() = recipe;
-    const int gpus = std::max(1, recipe.gpu_count());
-    run.set_gpu_count(gpus);
-    run.mutable_recipe()->set_gpu_count(gpus);
-    const int64_t wall_seconds =
-        static_cast<int64_t>(gpu_hours * 3600 / gpus);
-    const int64_t end = absl::ToUnixSeconds(absl::Now()) - 60;
-    run.mutable_start_time()->set_seconds(end - wall_seconds);
-    run.mutable_end_time()->set_seconds(end);
-    const int64_t attempted = std::max<int64_t>(steps_ok, 100);
-    run.set_steps_attempted(attempted);
-    run.set_steps_succeeded(steps_ok);
-    const double step = static_cast<double>(wall_seconds) / attempted;
-    run.set_step_time_mean_seconds(step);
-    run.set_step_time_p50_seconds(step);
-    run.set_step_time_p95_seconds(step * 1.1);
-    run.set_tokens_per_second(1000);
-    run.set_peak_memory_gb(peak_gb);
-    run.set_offload(offload);
-    run.set_interconnect(gpus > 1 ? (sku == kL40s ? v1::INTERCONNECT_PCIE
-                                                  : v1::INTERCONNECT_NVLINK)
-                                  : v1::INTERCONNECT_NONE);
-    run.set_collectives_opened(gpus > 1);
-    run.set_retries(retries);
-    run.set_outcome(outcome);
-    run.set_exclusive(true);
-    run.set_plan_id(plan_id);
-    v1::UploadBenchmarkRunRequest request;
-    *request.mutable_run() = run;
-    v1::UploadBenchmarkRunResponse response;
-    grpc::Status status =
-        telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
-    ASSERT_TRUE(status.ok()) << status.error_message();
-  }
-
-  grpc::Status Plan(const v1::PlacePlanRequest& request,
-                    v1::PlacePlanResponse* response) {
-    return placement_->PlacePlan(Deadline().get(), request, response);
-  }
-
-  // Plans until `done` holds (evidence reaches the replica's memory through
-  // NOTIFY shortly after the upload commits), for at most `timeout`.
-  v1::PlacePlanResponse PlanUntil(
-      const v1::PlacePlanRequest& request,
-      const std::function<bool(const v1::PlacePlanResponse&)>& done,
-      absl::Duration timeout = absl::Seconds(5)) {
-    const absl::Time deadline = absl::Now() + timeout;
-    v1::PlacePlanResponse response;
-    grpc::Status status;
-    do {
-      response.Clear();
-      // Until the change arrives the answer may also be an error (no
-      // training pool yet on another replica).
-      status = Plan(request, &response);
-      if (status.ok() && done(response)) return response;
-      absl::SleepFor(absl::Milliseconds(20));
-    } while (absl::Now() < deadline);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return response;
-  }
-
-  v1::PlacementService::Stub& placement() { return *placement_; }
-
- private:
-  std::unique_ptr<v1::CatalogService::Stub> catalog_;
-  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
-  std::unique_ptr<v1::PlacementService::Stub> placement_;
-};
-
-v1::PlacePlanRequest PlanFor(const v1::Recipe& recipe,
-                             int64_t total_steps = 10'000) {
-  v1::PlacePlanRequest request;
-  *request.mutable_recipe() = recipe;
-  request.set_total_steps(total_steps);
-  request.set_team("ml-platform");
-  return request;
-}
-
-const v1::PlacementCandidate* Candidate(const v1::PlacePlanResponse& plan,
-                                        const std::string& pool) {
-  for (const auto& c : plan.candidates()) {
-    if (c.pool() == pool) return &c;
-  }
-  return nullptr;
-}
-
-const v1::PoolRejection* Rejection(const v1::PlacePlanResponse& plan,
-                                   const std::string& pool) {
-  for (const auto& r : plan.rejections()) {
-    if (r.pool() == pool) return &r;
-  }
-  return nullptr;
-}
-
 bool HasWarning(const v1::PlacementCandidate& c, const std::string& prefix) {
   return std::any_of(c.warnings().begin(), c.warnings().end(),
                      [&](const std::string& w) {
                        return absl::StartsWith(w, prefix);
                      });
-}
-
-// Evidence for `pool` reached the plan: `runs` measured runs.
-std::function<bool(const v1::PlacePlanResponse&)> Measured(
-    const std::string& pool, int runs) {
-  return [pool, runs](const v1::PlacePlanResponse& plan) {
-    const v1::PlacementCandidate* c = Candidate(plan, pool);
-    return c != nullptr && c->basis() == v1::EVIDENCE_BASIS_MEASURED &&
-           c->evidence_runs() == runs;
-  };
 }
 
 class PlacementGuideTest : public ::testing::Test {
@@ -210,12 +55,12 @@ class PlacementGuideTest : public ::testing::Test {
     ASSERT_TRUE(process.ok()) << process.status();
     placementd_ = *std::move(process);
     ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<Client>(placementd_->channel());
+    client_ = std::make_unique<ApiClient>(placementd_->channel());
   }
 
   TestDatabase db_;
   std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<Client> client_;
+  std::unique_ptr<ApiClient> client_;
 };
 
 // The guide: an 8B LoRA that fits an L40S with room goes to the L40S when it
@@ -478,8 +323,8 @@ TEST(TwoReplicasTest, RunUploadedToOneChangesTheOthersPlanWithinASecond) {
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_TRUE((*a)->WaitForHealth(true, absl::Seconds(10)));
   ASSERT_TRUE((*b)->WaitForHealth(true, absl::Seconds(10)));
-  Client on_a((*a)->channel());
-  Client on_b((*b)->channel());
+  ApiClient on_a((*a)->channel());
+  ApiClient on_b((*b)->channel());
 
   on_a.CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
   // The pool created on A reaches B's memory too.

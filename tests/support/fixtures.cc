@@ -100,4 +100,62 @@ v1::BenchmarkRun SucceededRun(const std::string& pool, const std::string& sku) {
   return run;
 }
 
+v1::Recipe Lora8b() {
+  v1::Recipe r;
+  r.set_model("Llama-3.1-8B");
+  r.set_method(v1::FINE_TUNE_METHOD_LORA);
+  r.set_lora_rank(16);
+  r.add_target_modules(std::string("all-linear"));
+  r.set_sequence_length(2048);
+  r.set_micro_batch_size(2);
+  r.set_activation_checkpointing(true);
+  r.set_flash_attention(true);
+  return r;
+}
+
+v1::Recipe Qlora70b() {
+  v1::Recipe r;
+  r.set_model("Llama-3.1-70B");
+  r.set_method(v1::FINE_TUNE_METHOD_QLORA);
+  r.set_lora_rank(16);
+  r.set_double_quantization(true);
+  r.set_sequence_length(1024);
+  r.set_activation_checkpointing(true);
+  r.set_flash_attention(true);
+  return r;
+}
+
+v1::PlacePlanRequest PlanFor(const v1::Recipe& recipe, int64_t total_steps) {
+  v1::PlacePlanRequest request;
+  *request.mutable_recipe() = recipe;
+  request.set_total_steps(total_steps);
+  request.set_team("ml-platform");
+  return request;
+}
+
+const v1::PlacementCandidate* Candidate(const v1::PlacePlanResponse& plan,
+                                        const std::string& pool) {
+  for (const auto& c : plan.candidates()) {
+    if (c.pool() == pool) return &c;
+  }
+  return nullptr;
+}
+
+const v1::PoolRejection* Rejection(const v1::PlacePlanResponse& plan,
+                                   const std::string& pool) {
+  for (const auto& r : plan.rejections()) {
+    if (r.pool() == pool) return &r;
+  }
+  return nullptr;
+}
+
+std::function<bool(const v1::PlacePlanResponse&)> Measured(
+    const std::string& pool, int runs) {
+  return [pool, runs](const v1::PlacePlanResponse& plan) {
+    const v1::PlacementCandidate* c = Candidate(plan, pool);
+    return c != nullptr && c->basis() == v1::EVIDENCE_BASIS_MEASURED &&
+           c->evidence_runs() == runs;
+  };
+}
+
 }  // namespace placement::testing

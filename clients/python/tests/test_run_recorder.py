@@ -2,34 +2,28 @@
 for the bearer token).
 
 placementd runs on its own fresh database on the throwaway PostgreSQL server
-named by PLACEMENT_TEST_DATABASE_URL (created and dropped here), as in
-tests/external/test_catalog_client.py.
+named by PLACEMENT_TEST_DATABASE_URL (tests/support/placementd_launcher.py).
 
 Environment (set by tests/agent/CMakeLists.txt):
   PLACEMENTD                    the placementd binary
   PLACEMENT_AGENT               the placement-agent binary (spool interop)
-  PYTHONPATH                    the generated stubs and clients/python
+  PYTHONPATH                    the generated stubs, clients/python and
+                                tests/support
   PLACEMENT_TEST_DATABASE_URL   admin URL of a throwaway server
 """
 
 import concurrent.futures
-import ctypes
 import os
-import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import types
 import unittest
-import urllib.parse
 
 import grpc
 
-from health.v1 import health_pb2
-from health.v1 import health_pb2_grpc
 from placement.v1 import catalog_pb2
 from placement.v1 import catalog_pb2_grpc
 from placement.v1 import telemetry_pb2
@@ -37,9 +31,10 @@ from placement.v1 import telemetry_pb2_grpc
 import placement_client
 from placement_client import RunRecorder
 from placement_client.connection import Connection
+from placementd_launcher import Placementd
+from placementd_launcher import psql
 
 RPC_TIMEOUT_S = 10
-STARTUP_TIMEOUT_S = 30
 L40S = "L40S-PCIE-48GB"
 RECIPE = {
     "model": "Llama-3.1-8B", "method": "lora", "lora_rank": 16,
@@ -53,128 +48,35 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "examples", "train_loop.py")
 
 
-def _psql(admin_url, sql):
-    out = subprocess.run(
-        ["psql", admin_url, "-v", "ON_ERROR_STOP=1", "-qAtX", "-c", sql],
-        check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        timeout=60, text=True)
-    return out.stdout.strip()
-
-
-def _database_url(admin_url, database):
-    parts = urllib.parse.urlsplit(admin_url)
-    return urllib.parse.urlunsplit(parts._replace(path="/" + database))
-
-
-def _die_with_parent():
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
-    except OSError:
-        pass
-
-
 class RunRecorderTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.proc = None
-        cls.database = None
-        cls.channel = None
-        cls.tmpdir = tempfile.mkdtemp(prefix="placement-py-")
+        # Without auth: tokens are not what these tests are about.
+        cls.placementd = Placementd("pyrec", auth=False)
+        cls.placementd.start()
+        cls.server = cls.placementd.server
+        cls.db_url = cls.placementd.db_url
+        cls.tmpdir = cls.placementd.tmpdir
+        cls.catalog = catalog_pb2_grpc.CatalogServiceStub(
+            cls.placementd.channel)
+        cls.telemetry = telemetry_pb2_grpc.TelemetryServiceStub(
+            cls.placementd.channel)
         try:
-            cls._start()
+            cls.catalog.CreatePool(catalog_pb2.CreatePoolRequest(
+                pool=catalog_pb2.Pool(
+                    name="l40s-adapters", sku=L40S, node_count=1,
+                    gpus_per_node=4, fabric=catalog_pb2.FABRIC_PCIE,
+                    purpose=catalog_pb2.POOL_PURPOSE_TRAINING, exclusive=True,
+                    gpu_quota=4, internal_rate_micros_per_gpu_hour=1_000_000,
+                    labels={"team": "ml-platform"})), timeout=RPC_TIMEOUT_S)
         except BaseException:
-            cls._cleanup()
+            cls.placementd.stop()
             raise
 
     @classmethod
-    def _start(cls):
-        cls.admin_url = os.environ.get("PLACEMENT_TEST_DATABASE_URL", "")
-        if not cls.admin_url:
-            raise AssertionError("PLACEMENT_TEST_DATABASE_URL is not set")
-        placementd = os.environ.get("PLACEMENTD", "")
-        if not placementd or not os.access(placementd, os.X_OK):
-            raise AssertionError(f"PLACEMENTD must name placementd ({placementd!r})")
-        cls.database = "pyrec_" + secrets.token_hex(8)
-        _psql(cls.admin_url, f"CREATE DATABASE {cls.database}")
-        cls.db_url = _database_url(cls.admin_url, cls.database)
-        migrate = subprocess.run(
-            [placementd, "migrate", "up", "--database_url", cls.db_url],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            timeout=60)
-        if migrate.returncode != 0:
-            raise AssertionError(f"migrate failed:\n{migrate.stdout}")
-        # Without auth: tokens are not what these tests are about.
-        no_auth = ["--auth=false"]
-        port_file = os.path.join(cls.tmpdir, "ports")
-        cls.log_path = os.path.join(cls.tmpdir, "placementd.log")
-        with open(cls.log_path, "wb") as log:
-            cls.proc = subprocess.Popen(
-                [placementd, "--database_url", cls.db_url,
-                 "--listen", "127.0.0.1:0", "--metrics_listen", "127.0.0.1:0",
-                 "--port_file", port_file] + no_auth,
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                preexec_fn=_die_with_parent)
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while not os.path.exists(port_file):
-            if cls.proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"placementd did not start:\n{cls._log()}")
-            time.sleep(0.05)
-        time.sleep(0.05)
-        with open(port_file) as f:
-            cls.port = int(f.read().split()[0])
-        cls.server = f"127.0.0.1:{cls.port}"
-        cls.channel = grpc.insecure_channel(cls.server)
-        health = health_pb2_grpc.HealthStub(cls.channel)
-        while True:
-            try:
-                if health.Check(health_pb2.HealthCheckRequest(), timeout=2).status \
-                        == health_pb2.HealthCheckResponse.SERVING:
-                    break
-            except grpc.RpcError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"not SERVING:\n{cls._log()}")
-            time.sleep(0.1)
-        cls.catalog = catalog_pb2_grpc.CatalogServiceStub(cls.channel)
-        cls.telemetry = telemetry_pb2_grpc.TelemetryServiceStub(cls.channel)
-        cls.catalog.CreatePool(catalog_pb2.CreatePoolRequest(pool=catalog_pb2.Pool(
-            name="l40s-adapters", sku=L40S, node_count=1, gpus_per_node=4,
-            fabric=catalog_pb2.FABRIC_PCIE,
-            purpose=catalog_pb2.POOL_PURPOSE_TRAINING, exclusive=True,
-            gpu_quota=4, internal_rate_micros_per_gpu_hour=1_000_000,
-            labels={"team": "ml-platform"})), timeout=RPC_TIMEOUT_S)
-
-    @classmethod
-    def _log(cls):
-        try:
-            with open(cls.log_path, errors="replace") as f:
-                return f.read()[-4000:]
-        except OSError:
-            return "(no log)"
-
-    @classmethod
-    def _cleanup(cls):
-        if cls.channel is not None:
-            cls.channel.close()
-        if cls.proc is not None and cls.proc.poll() is None:
-            cls.proc.send_signal(signal.SIGTERM)
-            try:
-                cls.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                cls.proc.kill()
-                cls.proc.wait()
-        if cls.database is not None:
-            try:
-                _psql(cls.admin_url,
-                      f"DROP DATABASE IF EXISTS {cls.database} WITH (FORCE)")
-            except (subprocess.SubprocessError, OSError) as e:
-                print(f"could not drop database {cls.database}: {e}")
-        shutil.rmtree(cls.tmpdir, ignore_errors=True)
-
-    @classmethod
     def tearDownClass(cls):
-        cls._cleanup()
+        cls.placementd.stop()
 
     def setUp(self):
         self.spool = tempfile.mkdtemp(dir=self.tmpdir, prefix="spool-")
@@ -197,7 +99,7 @@ class RunRecorderTest(unittest.TestCase):
             timeout=RPC_TIMEOUT_S)
 
     def sql(self, query):
-        return _psql(self.db_url, query)
+        return psql(self.db_url, query)
 
     def flush(self, *extra):
         return subprocess.run(

@@ -1,0 +1,57 @@
+#ifndef PLACEMENT_TESTS_SUPPORT_API_CLIENT_H_
+#define PLACEMENT_TESTS_SUPPORT_API_CLIENT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "placement/v1/catalog.grpc.pb.h"
+#include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+
+namespace placement::testing {
+
+// One replica of the service as the end-to-end tests drive it: pools through
+// CatalogService, evidence through TelemetryService, decisions from
+// PlacementService. A failed setup call fails the test.
+class ApiClient {
+ public:
+  explicit ApiClient(const std::shared_ptr<grpc::Channel>& channel);
+
+  void CreatePool(const v1::Pool& pool);
+
+  // A finished run of `recipe` on `pool`: `gpu_hours` of wall time x GPUs,
+  // `steps_ok` successful steps (of at least 100 attempted), peaking at
+  // `peak_gb` per GPU, ending a minute ago.
+  void UploadRun(const std::string& pool, const std::string& sku,
+                 const v1::Recipe& recipe, double gpu_hours, int64_t steps_ok,
+                 double peak_gb,
+                 v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED,
+                 int retries = 0, v1::Offload offload = v1::OFFLOAD_NONE,
+                 const std::string& plan_id = "");
+
+  grpc::Status Plan(const v1::PlacePlanRequest& request,
+                    v1::PlacePlanResponse* response);
+
+  // Plans until `done` holds, for at most `timeout`: pools and evidence reach
+  // the replica's memory through NOTIFY shortly after they commit. Fails the
+  // test, returning the last answer, when `done` never held.
+  v1::PlacePlanResponse PlanUntil(
+      const v1::PlacePlanRequest& request,
+      const std::function<bool(const v1::PlacePlanResponse&)>& done,
+      absl::Duration timeout = absl::Seconds(5));
+
+  v1::PlacementService::Stub& placement() { return *placement_; }
+
+ private:
+  std::unique_ptr<v1::CatalogService::Stub> catalog_;
+  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
+  std::unique_ptr<v1::PlacementService::Stub> placement_;
+};
+
+}  // namespace placement::testing
+
+#endif  // PLACEMENT_TESTS_SUPPORT_API_CLIENT_H_
