@@ -1,6 +1,7 @@
 # Shared by the bench/ scripts: a private PostgreSQL and a placementd on
 # loopback, stopped on exit. Source it after setting `build`.
 #   start_placementd [placementd flags...]   sets $server, $db, $pid, $work
+#   restart_placementd [placementd flags...] the same database, new flags
 work=$(mktemp -d /tmp/placement-bench.XXXXXX)
 chmod 755 "$work"
 pid=
@@ -18,6 +19,18 @@ start_placementd() {
   psql "$admin" -qc "CREATE DATABASE bench"
   db="${admin%/postgres}/bench"
   "$build/services/placementd" migrate up --database_url "$db" >/dev/null
+  launch_placementd "$@"
+}
+
+# Stops placementd and starts it again on the same database with `flags...`.
+restart_placementd() {
+  kill "$pid" && wait "$pid" 2>/dev/null || true
+  pid=
+  launch_placementd "$@"
+}
+
+launch_placementd() {
+  rm -f "$work/ports"
   # PostgreSQL is on this machine: placementd reaches it through its Unix
   # socket, as a one-machine deployment would (loopback TCP costs both ends
   # a TCP stack per round trip). Tokens are not what the benchmarks measure.

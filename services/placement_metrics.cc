@@ -33,7 +33,13 @@ PlacementMetrics::PlacementMetrics(prometheus::Registry& registry)
               .Name("placement_prediction_error_ratio")
               .Help("(predicted - observed) / observed for runs that carried "
                     "out a plan, by quantity and SKU.")
-              .Register(registry)) {}
+              .Register(registry)),
+      records_lost_(prometheus::BuildCounter()
+                        .Name("placement_plan_records_lost_total")
+                        .Help("Plans answered before their record (deferred "
+                              "records) that could not be recorded.")
+                        .Register(registry)
+                        .Add({})) {}
 
 prometheus::Counter& PlacementMetrics::Counter(
     prometheus::Family<prometheus::Counter>& family,

@@ -19,6 +19,8 @@ namespace placement::services {
 //   placement_plans_total{objective,outcome}
 //   placement_plan_chosen_sku_total{sku}
 //   placement_plan_evidence_basis_total{basis}       (of the chosen candidate)
+//   placement_plan_records_lost_total                plans answered before
+//       their record (deferred records) that could not be recorded
 //   placement_prediction_error_ratio{quantity,sku}   (predicted - observed) /
 //       observed, for runs that carried out a plan; quantity is peak_memory
 //       or gpu_hours_per_step.
@@ -31,6 +33,7 @@ class PlacementMetrics {
   void PlanAnswered(const std::string& objective, const std::string& outcome);
   void CandidateChosen(const std::string& sku, const std::string& basis);
   void PredictionObserved(const storage::PlanOutcome& outcome);
+  void PlanRecordLost() { records_lost_.Increment(); }
 
  private:
   prometheus::Counter& Counter(prometheus::Family<prometheus::Counter>& family,
@@ -40,6 +43,7 @@ class PlacementMetrics {
   prometheus::Family<prometheus::Counter>& chosen_sku_;
   prometheus::Family<prometheus::Counter>& basis_;
   prometheus::Family<prometheus::Histogram>& prediction_error_;
+  prometheus::Counter& records_lost_;
   absl::Mutex mu_;
   std::map<std::pair<const void*, std::map<std::string, std::string>>,
            void*>

@@ -105,12 +105,15 @@ absl::Status PlacementServer::Start() {
   catalog_service_ =
       std::make_unique<CatalogService>(*workers_, *auth_, evidence_.get());
   cost_service_ = std::make_unique<CostService>(*workers_, *auth_);
-  // Plans wait at most for one commit of up to 512 records.
+  // Durable plans wait at most for one commit of up to 512 records.
+  const bool deferred = options_.plan_records == PlanRecords::kDeferred;
   plan_audit_ = std::make_unique<PlanAuditWriter>(
       options_.database_url, /*queue_capacity=*/4 * options_.db_queue_capacity,
-      /*max_batch=*/512);
+      /*max_batch=*/512,
+      deferred ? options_.deferred_record_interval : absl::ZeroDuration());
   placement_service_ = std::make_unique<PlacementService>(
-      *workers_, *auth_, *plan_audit_, *evidence_, *placement_metrics_);
+      *workers_, *auth_, *plan_audit_, *evidence_, *placement_metrics_,
+      options_.plan_records);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

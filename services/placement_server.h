@@ -35,6 +35,10 @@ struct ServerOptions {
   absl::Duration health_interval = absl::Milliseconds(500);
   // Safety-net re-read of pools and evidence (changes arrive by NOTIFY).
   absl::Duration evidence_reread_interval = absl::Seconds(30);
+  // Whether a plan is answered after its record commits (durable) or before
+  // (deferred: committed in groups at most once an interval).
+  PlanRecords plan_records = PlanRecords::kDurable;
+  absl::Duration deferred_record_interval = absl::Milliseconds(2);
 
   // Bearer tokens and roles on every RPC but health and reflection.
   bool auth_enabled = true;

@@ -1,8 +1,9 @@
 #include "services/placement_service.h"
 
-#include <chrono>
-
 #include <grpcpp/support/proto_buffer_reader.h>
+
+#include <chrono>
+#include <iostream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -228,6 +229,32 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                              core::EvidenceBasisName(chosen.basis));
   };
 
+  if (request.request_id().empty() && records_ == PlanRecords::kDeferred) {
+    // Recorded whatever the caller does next; answered now.
+    const bool queued = audit_.TrySubmit(
+        std::move(record), absl::InfiniteFuture(),
+        [this, plan_id = stamp.plan_id](const absl::Status& status) {
+          if (status.ok()) return;
+          metrics_.PlanRecordLost();
+          // A database outage loses every plan: say so now and then.
+          const uint64_t lost = ++records_lost_;
+          if (lost == 1 || lost % 1000 == 0) {
+            std::cerr << "placementd: plan " << plan_id
+                      << " was answered but not recorded (" << lost
+                      << " so far): " << status << "\n";
+          }
+        });
+    if (!queued) {
+      metrics_.PlanAnswered(objective, "overloaded");
+      return FinishNow(
+          context, grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                                "too many plans are waiting to be recorded; "
+                                "retry with backoff"));
+    }
+    *response = PlanResponseBytes(plan->response_bytes, stamp);
+    count();
+    return FinishNow(context, grpc::Status::OK);
+  }
   if (request.request_id().empty()) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     const bool queued = audit_.TrySubmit(
@@ -301,10 +328,17 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, plan_id = absl::AsciiStrToLower(request->plan_id())](
+      [this, response, plan_id = absl::AsciiStrToLower(request->plan_id()),
+       deadline = absl::FromChrono(context->deadline())](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::StoredPlan> stored =
             storage::GetPlan(session, plan_id);
+        if (absl::IsNotFound(stored.status()) &&
+            records_ == PlanRecords::kDeferred &&
+            audit_.AwaitSubmittedWritten(deadline)) {
+          // It may be a plan of this replica's still queued for its record.
+          stored = storage::GetPlan(session, plan_id);
+        }
         if (!stored.ok()) return stored.status();
         if (!response->mutable_request()->ParseFromString(stored->request)) {
           return absl::DataLossError("stored request does not parse");

@@ -1,12 +1,15 @@
 #ifndef PLACEMENT_SERVICES_PLACEMENT_SERVICE_H_
 #define PLACEMENT_SERVICES_PLACEMENT_SERVICE_H_
 
+#include <atomic>
+#include <cstdint>
+
 #include "placement/v1/placement.grpc.pb.h"
 #include "services/auth.h"
 #include "services/evidence_cache.h"
+#include "services/placement_metrics.h"
 #include "services/plan_audit_writer.h"
 #include "services/plan_cache.h"
-#include "services/placement_metrics.h"
 #include "storage/db_workers.h"
 
 namespace placement::services {
@@ -20,21 +23,37 @@ namespace placement::services {
 // records are written with group commit (PlanAuditWriter); a plan carrying a
 // request_id goes through a database worker instead, to honour it.
 //
+// With deferred records (PlanRecords::kDeferred) a plan without a request_id
+// is answered as soon as its record is queued, and the writer commits the
+// queue in groups: more plans per core, at the price of the records still
+// queued when the process dies, and of a plan that fails to be recorded
+// being counted (placement_plan_records_lost_total) rather than flagged to
+// its caller. GetPlan on this replica waits for the queue, so a caller
+// finds the plan it was just given.
+//
 // PlacePlan is a raw method: it answers with bytes assembled from the cached
 // result's serialization and the plan's own fields (PlanResponseBytes), so a
 // result is serialized once however many plans it answers.
+// When a plan's record is committed relative to its answer.
+enum class PlanRecords {
+  kDurable,   // before the answer (the default)
+  kDeferred,  // after the answer, in groups
+};
+
 class PlacementService final
     : public v1::PlacementService::WithRawCallbackMethod_PlacePlan<
           v1::PlacementService::CallbackService> {
  public:
   PlacementService(storage::DbWorkers& workers, Authorizer& auth,
                    PlanAuditWriter& audit, EvidenceCache& evidence,
-                   PlacementMetrics& metrics)
+                   PlacementMetrics& metrics,
+                   PlanRecords records = PlanRecords::kDurable)
       : workers_(workers),
         auth_(auth),
         audit_(audit),
         evidence_(evidence),
         metrics_(metrics),
+        records_(records),
         cache_(/*capacity=*/4096) {}
 
   grpc::ServerUnaryReactor* PlacePlan(grpc::CallbackServerContext* context,
@@ -54,6 +73,8 @@ class PlacementService final
   PlanAuditWriter& audit_;
   EvidenceCache& evidence_;
   PlacementMetrics& metrics_;
+  const PlanRecords records_;
+  std::atomic<uint64_t> records_lost_{0};
   PlanCache cache_;
 };
 

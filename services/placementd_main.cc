@@ -33,6 +33,15 @@ ABSL_FLAG(int, db_workers, 8,
 ABSL_FLAG(int, db_queue, 512,
           "database tasks that may wait for a worker; more are refused with "
           "RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, plan_records, "durable",
+          "durable: a plan is answered once its record is committed, so its "
+          "id can always be looked up and matched with its runs; deferred: "
+          "answered as soon as its record is queued, records committed in "
+          "groups every --deferred_record_ms (more plans per core; the plans "
+          "of the last interval are lost if the process dies)");
+ABSL_FLAG(int, deferred_record_ms, 2,
+          "with --plan_records=deferred: the longest a record waits to be "
+          "committed with others");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGINT/SIGTERM, how long in-flight calls may take to finish");
 ABSL_FLAG(bool, auth, true,
@@ -175,6 +184,18 @@ int Serve(const std::string& url) {
   options.database_url = url;
   options.db_workers = std::max(1, absl::GetFlag(FLAGS_db_workers));
   options.db_queue_capacity = std::max(1, absl::GetFlag(FLAGS_db_queue));
+  const std::string plan_records = absl::GetFlag(FLAGS_plan_records);
+  if (plan_records != "durable" && plan_records != "deferred") {
+    std::cerr << "placementd: --plan_records must be durable or deferred, "
+                 "not '"
+              << plan_records << "'\n";
+    return 2;
+  }
+  options.plan_records = plan_records == "deferred"
+                             ? placement::services::PlanRecords::kDeferred
+                             : placement::services::PlanRecords::kDurable;
+  options.deferred_record_interval =
+      absl::Milliseconds(std::max(0, absl::GetFlag(FLAGS_deferred_record_ms)));
   options.auth_enabled = absl::GetFlag(FLAGS_auth);
   options.writes_per_second_per_token =
       absl::GetFlag(FLAGS_writes_per_second_per_token);
@@ -189,6 +210,10 @@ int Serve(const std::string& url) {
   if (!options.auth_enabled) {
     std::cerr << "placementd: WARNING: --auth=false: every caller may do "
                  "everything\n";
+  }
+  if (options.plan_records == placement::services::PlanRecords::kDeferred) {
+    std::cerr << "placementd: --plan_records=deferred: plans are answered "
+                 "before they are recorded\n";
   }
   placement::services::PlacementServer server(options);
   if (absl::Status status = server.Start(); !status.ok()) {

@@ -10,10 +10,12 @@
 namespace placement::services {
 
 PlanAuditWriter::PlanAuditWriter(std::string database_url,
-                                 size_t queue_capacity, size_t max_batch)
+                                 size_t queue_capacity, size_t max_batch,
+                                 absl::Duration commit_interval)
     : database_url_(std::move(database_url)),
       queue_capacity_(queue_capacity),
       max_batch_(max_batch),
+      commit_interval_(commit_interval),
       thread_([this] { Loop(); }) {}
 
 PlanAuditWriter::~PlanAuditWriter() {
@@ -29,7 +31,17 @@ bool PlanAuditWriter::TrySubmit(storage::PlacementRecord plan,
   absl::MutexLock lock(&mu_);
   if (stopping_ || queue_.size() >= queue_capacity_) return false;
   queue_.push_back({std::move(plan), deadline, std::move(done)});
+  ++submitted_;
   return true;
+}
+
+bool PlanAuditWriter::AwaitSubmittedWritten(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  const uint64_t target = submitted_;
+  auto written = [this, target]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return finished_ >= target;
+  };
+  return mu_.AwaitWithDeadline(absl::Condition(&written), deadline);
 }
 
 void PlanAuditWriter::Loop() {
@@ -41,12 +53,18 @@ void PlanAuditWriter::Loop() {
   auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return stopping_ || !queue_.empty();
   };
+  auto full = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return stopping_ || queue_.size() >= max_batch_;
+  };
+  absl::Time next_commit = absl::InfinitePast();
   while (true) {
     std::vector<Pending> batch;
     std::vector<Pending> expired;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(&ready));
+      // Gather what arrives until the interval is up.
+      mu_.AwaitWithDeadline(absl::Condition(&full), next_commit);
       if (queue_.empty()) return;  // stopping, everything written
       const absl::Time now = absl::Now();
       while (!queue_.empty() && batch.size() < max_batch_) {
@@ -61,7 +79,12 @@ void PlanAuditWriter::Loop() {
       p.done(absl::DeadlineExceededError(
           "the deadline passed before the plan could be recorded"));
     }
+    if (!expired.empty()) {
+      absl::MutexLock lock(&mu_);
+      finished_ += expired.size();
+    }
     if (batch.empty()) continue;
+    next_commit = absl::Now() + commit_interval_;
     std::vector<const storage::PlacementRecord*> plans;
     plans.reserve(batch.size());
     for (const Pending& p : batch) plans.push_back(&p.plan);
@@ -75,6 +98,8 @@ void PlanAuditWriter::Loop() {
       known.clear();  // in case a result it names is gone: send them again
     }
     for (Pending& p : batch) p.done(status);
+    absl::MutexLock lock(&mu_);
+    finished_ += batch.size();
   }
 }
 

@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_SERVICES_PLAN_AUDIT_WRITER_H_
 #define PLACEMENT_SERVICES_PLAN_AUDIT_WRITER_H_
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <string>
@@ -18,12 +19,18 @@ namespace placement::services {
 // transaction writes every plan queued while the previous one committed. A
 // plan is answered only once its record is committed, yet under load the
 // cost of a commit is shared by many plans.
+//
+// With a `commit_interval`, a transaction starts at most once an interval
+// (or when `max_batch` plans are queued): fewer, larger commits, each plan
+// waiting up to the interval. That suits plans answered before their record
+// (PlacementService's deferred records), for whom nobody waits.
 class PlanAuditWriter {
  public:
   using Done = std::function<void(const absl::Status&)>;
 
   PlanAuditWriter(std::string database_url, size_t queue_capacity,
-                  size_t max_batch);
+                  size_t max_batch,
+                  absl::Duration commit_interval = absl::ZeroDuration());
   // Writes what is queued, then stops.
   ~PlanAuditWriter();
 
@@ -38,6 +45,10 @@ class PlanAuditWriter {
   bool TrySubmit(storage::PlacementRecord plan, absl::Time deadline,
                  Done done);
 
+  // Waits until every plan submitted before the call has been written (or
+  // has failed to be), or until `deadline`; false on the deadline.
+  bool AwaitSubmittedWritten(absl::Time deadline);
+
  private:
   struct Pending {
     storage::PlacementRecord plan;
@@ -49,8 +60,13 @@ class PlanAuditWriter {
   const std::string database_url_;
   const size_t queue_capacity_;
   const size_t max_batch_;
+  const absl::Duration commit_interval_;
   absl::Mutex mu_;
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  // Plans ever submitted, and those of them whose `done` has been called:
+  // plans are written in the order submitted.
+  uint64_t submitted_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -1,14 +1,15 @@
 // The guide's cases end to end: a real placementd process on a real
 // PostgreSQL, driven only through the public API (pools through
 // CatalogService, evidence through TelemetryService, decisions from
-// PlacePlan). Also the audit and feedback loop, and two replicas sharing one
-// database.
+// PlacePlan). Also the audit and feedback loop, two replicas sharing one
+// database, and plans recorded after they are answered.
 #include <signal.h>
 
 #include <algorithm>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -345,6 +346,50 @@ TEST(TwoReplicasTest, RunUploadedToOneChangesTheOthersPlanWithinASecond) {
             << "after " << absl::FormatDuration(visible_after) << "\n";
   EXPECT_EQ((*a)->Stop(SIGTERM, absl::Seconds(15)), 0);
   EXPECT_EQ((*b)->Stop(SIGTERM, absl::Seconds(15)), 0);
+}
+
+// Deferred records (--plan_records=deferred): a plan is answered before its
+// record commits, yet its caller can look it up at once on the same replica,
+// and a clean shutdown records every plan answered.
+TEST(DeferredPlanRecordsTest, AnsweredPlansCanBeLookedUpAtOnceAndAreRecorded) {
+  TestDatabase db;
+  db.Migrate();
+  // A long interval, so that the lookups below come before the commits.
+  auto process = PlacementdProcess::Start(
+      db.url(), {"--plan_records=deferred", "--deferred_record_ms=300"});
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_TRUE((*process)->WaitForHealth(true, absl::Seconds(10)));
+  ApiClient client((*process)->channel());
+  client.CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client.PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+    return p.candidates_size() == 1;
+  });
+
+  std::vector<std::string> plan_ids;
+  for (int i = 0; i < 20; ++i) {
+    v1::PlacePlanResponse plan;
+    ASSERT_TRUE(client.Plan(PlanFor(Lora8b()), &plan).ok());
+    plan_ids.push_back(plan.plan_id());
+    if (i % 5 == 0) {
+      v1::GetPlanRequest get;
+      get.set_plan_id(plan.plan_id());
+      v1::GetPlanResponse stored;
+      const grpc::Status status =
+          client.placement().GetPlan(Deadline().get(), get, &stored);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+      EXPECT_EQ(stored.plan().SerializeAsString(), plan.SerializeAsString());
+    }
+  }
+  for (int i = 0; i < 30; ++i) {
+    v1::PlacePlanResponse plan;
+    ASSERT_TRUE(client.Plan(PlanFor(Lora8b()), &plan).ok());
+    plan_ids.push_back(plan.plan_id());
+  }
+  EXPECT_EQ((*process)->Stop(SIGTERM, absl::Seconds(15)), 0);
+  EXPECT_EQ(db.QueryValue(absl::StrCat(
+                "SELECT count(*) FROM placements WHERE plan_id = ANY('{",
+                absl::StrJoin(plan_ids, ","), "}'::uuid[])")),
+            "50");
 }
 
 }  // namespace

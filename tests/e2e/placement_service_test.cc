@@ -1,10 +1,14 @@
 // PlacementService in process over loopback gRPC on a real PostgreSQL: the
 // answer PlacePlan assembles from a cached result is the whole plan, the
 // record says exactly what was answered, a quiet database does not make
-// evidence "stale", and the audit writer skips calls nobody waits for.
+// evidence "stale", and the audit writer skips calls nobody waits for and
+// groups records by its commit interval.
 #include <google/protobuf/util/message_differencer.h>
 
+#include <atomic>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -234,6 +238,54 @@ TEST(PlanAuditWriterTest, RecordsPlansAndSkipsThoseWhoseCallerGaveUp) {
                           "encode(result_hash, 'hex') = repeat('07', 32) "
                           "FROM placements"),
             "t");
+}
+
+// With a commit interval the writer groups records: once one commit has
+// started, the next waits for the interval (an hour here) unless a full
+// batch is queued; stopping writes what is queued.
+TEST(PlanAuditWriterTest, CommitIntervalGroupsRecordsUntilABatchIsFull) {
+  testing::TestDatabase db;
+  db.Migrate();
+  auto result = std::make_shared<storage::PlanResultRecord>();
+  result->response = "result bytes";
+  result->hash = std::string(32, '\x07');
+  std::atomic<int> recorded{0};
+  auto count = [&recorded](const absl::Status& status) {
+    EXPECT_TRUE(status.ok()) << status;
+    ++recorded;
+  };
+  int next_id = 0;
+  auto submit = [&](services::PlanAuditWriter& writer) {
+    const std::string id =
+        absl::StrFormat("01890a5d-ac96-7000-8000-%012d", next_id++);
+    ASSERT_TRUE(
+        writer.TrySubmit(Record(id, result), absl::InfiniteFuture(), count));
+  };
+  auto rows = [&db] {
+    return db.QueryValue("SELECT count(*) FROM placements");
+  };
+  {
+    services::PlanAuditWriter writer(db.url(), /*queue_capacity=*/16,
+                                     /*max_batch=*/3,
+                                     /*commit_interval=*/absl::Hours(1));
+    submit(writer);  // the first commit starts at once
+    ASSERT_TRUE(writer.AwaitSubmittedWritten(absl::Now() + absl::Seconds(30)));
+    EXPECT_EQ(rows(), "1");
+
+    submit(writer);
+    submit(writer);
+    EXPECT_FALSE(
+        writer.AwaitSubmittedWritten(absl::Now() + absl::Milliseconds(300)));
+    EXPECT_EQ(rows(), "1");
+
+    submit(writer);  // a full batch does not wait for the interval
+    ASSERT_TRUE(writer.AwaitSubmittedWritten(absl::Now() + absl::Seconds(30)));
+    EXPECT_EQ(rows(), "4");
+
+    submit(writer);
+  }
+  EXPECT_EQ(rows(), "5");
+  EXPECT_EQ(recorded.load(), 5);
 }
 
 }  // namespace
