@@ -30,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -221,7 +222,9 @@ struct Round {
 };
 
 // One channel per client: separate HTTP/2 connections, as separate
-// orchestrators would have. Kept across rounds.
+// orchestrators would have. Kept across rounds, and connected before the
+// first: a client whose connection is not up would otherwise fail its calls
+// at once, again and again, and its round would count fewer calls.
 std::vector<std::shared_ptr<grpc::Channel>> ClientChannels() {
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (int c = 0; c < absl::GetFlag(FLAGS_clients); ++c) {
@@ -229,6 +232,15 @@ std::vector<std::shared_ptr<grpc::Channel>> ClientChannels() {
     args.SetInt("grpc.channel_id", c);  // distinct channels
     channels.push_back(grpc::CreateCustomChannel(
         absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(), args));
+  }
+  const auto deadline =
+      std::chrono::system_clock::now() + std::chrono::seconds(10);
+  for (const auto& channel : channels) {
+    if (!channel->WaitForConnected(deadline)) {
+      std::fprintf(stderr, "plan_load: cannot connect to %s\n",
+                   absl::GetFlag(FLAGS_server).c_str());
+      std::exit(1);
+    }
   }
   return channels;
 }
@@ -282,6 +294,9 @@ Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
         grpc::ByteBuffer answer;
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + call_deadline);
+        // A dropped connection makes the call wait for the next one (within
+        // its deadline) instead of failing at once.
+        context.set_wait_for_ready(true);
         const grpc::Status status =
             grpc::internal::BlockingUnaryCall<grpc::ByteBuffer,
                                               grpc::ByteBuffer>(
