@@ -30,6 +30,12 @@ constexpr absl::Duration kStaleEvidence = absl::Seconds(10);
 constexpr int kMaxAllowedPools = 1000;
 constexpr int kMaxRequiredLabels = 32;
 
+grpc::Status AuditQueueFull() {
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      "too many plans are waiting to be recorded; retry with "
+                      "backoff");
+}
+
 // Checks the request beyond core::ValidatePlanRequest, and resolves the
 // serving SKU against the catalog into `plan_request`.
 core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
@@ -246,10 +252,7 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
         });
     if (!queued) {
       metrics_.PlanAnswered(objective, "overloaded");
-      return FinishNow(
-          context, grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                "too many plans are waiting to be recorded; "
-                                "retry with backoff"));
+      return FinishNow(context, AuditQueueFull());
     }
     *response = PlanResponseBytes(plan->response_bytes, stamp);
     count();
@@ -278,10 +281,7 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
         });
     if (!queued) {
       metrics_.PlanAnswered(objective, "overloaded");
-      reactor->Finish(
-          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                       "too many plans are waiting to be recorded; retry "
-                       "with backoff"));
+      reactor->Finish(AuditQueueFull());
     }
     return reactor;
   }
