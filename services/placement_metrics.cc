@@ -41,6 +41,11 @@ PlacementMetrics::PlacementMetrics(prometheus::Registry& registry)
                         .Register(registry)
                         .Add({})) {}
 
+int64_t PlacementMetrics::PlanRecordLost() {
+  records_lost_.Increment();
+  return static_cast<int64_t>(records_lost_.Value());
+}
+
 prometheus::Counter& PlacementMetrics::Counter(
     prometheus::Family<prometheus::Counter>& family,
     const std::map<std::string, std::string>& labels) {

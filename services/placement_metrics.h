@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_SERVICES_PLACEMENT_METRICS_H_
 #define PLACEMENT_SERVICES_PLACEMENT_METRICS_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,7 +34,8 @@ class PlacementMetrics {
   void PlanAnswered(const std::string& objective, const std::string& outcome);
   void CandidateChosen(const std::string& sku, const std::string& basis);
   void PredictionObserved(const storage::PlanOutcome& outcome);
-  void PlanRecordLost() { records_lost_.Increment(); }
+  // Returns how many have been lost since the start.
+  int64_t PlanRecordLost();
 
  private:
   prometheus::Counter& Counter(prometheus::Family<prometheus::Counter>& family,

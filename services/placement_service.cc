@@ -241,9 +241,8 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
         std::move(record), absl::InfiniteFuture(),
         [this, plan_id = stamp.plan_id](const absl::Status& status) {
           if (status.ok()) return;
-          metrics_.PlanRecordLost();
           // A database outage loses every plan: say so now and then.
-          const uint64_t lost = ++records_lost_;
+          const int64_t lost = metrics_.PlanRecordLost();
           if (lost == 1 || lost % 1000 == 0) {
             std::cerr << "placementd: plan " << plan_id
                       << " was answered but not recorded (" << lost

@@ -1,9 +1,6 @@
 #ifndef PLACEMENT_SERVICES_PLACEMENT_SERVICE_H_
 #define PLACEMENT_SERVICES_PLACEMENT_SERVICE_H_
 
-#include <atomic>
-#include <cstdint>
-
 #include "placement/v1/placement.grpc.pb.h"
 #include "services/auth.h"
 #include "services/evidence_cache.h"
@@ -13,6 +10,12 @@
 #include "storage/db_workers.h"
 
 namespace placement::services {
+
+// When a plan's record is committed relative to its answer.
+enum class PlanRecords {
+  kDurable,   // before the answer (the default)
+  kDeferred,  // after the answer, in groups
+};
 
 // placement.v1.PlacementService.
 //
@@ -34,12 +37,6 @@ namespace placement::services {
 // PlacePlan is a raw method: it answers with bytes assembled from the cached
 // result's serialization and the plan's own fields (PlanResponseBytes), so a
 // result is serialized once however many plans it answers.
-// When a plan's record is committed relative to its answer.
-enum class PlanRecords {
-  kDurable,   // before the answer (the default)
-  kDeferred,  // after the answer, in groups
-};
-
 class PlacementService final
     : public v1::PlacementService::WithRawCallbackMethod_PlacePlan<
           v1::PlacementService::CallbackService> {
@@ -74,7 +71,6 @@ class PlacementService final
   EvidenceCache& evidence_;
   PlacementMetrics& metrics_;
   const PlanRecords records_;
-  std::atomic<uint64_t> records_lost_{0};
   PlanCache cache_;
 };
 

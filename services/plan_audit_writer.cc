@@ -79,27 +79,24 @@ void PlanAuditWriter::Loop() {
       p.done(absl::DeadlineExceededError(
           "the deadline passed before the plan could be recorded"));
     }
-    if (!expired.empty()) {
-      absl::MutexLock lock(&mu_);
-      finished_ += expired.size();
+    if (!batch.empty()) {
+      next_commit = absl::Now() + commit_interval_;
+      std::vector<const storage::PlacementRecord*> plans;
+      plans.reserve(batch.size());
+      for (const Pending& p : batch) plans.push_back(&p.plan);
+      const absl::Status status = storage::InsertPlacements(
+          session, plans,
+          [&known](const std::string& hash) { return known.contains(hash); });
+      if (status.ok()) {
+        if (known.size() > kMaxKnownResults) known.clear();
+        for (const Pending& p : batch) known.insert(p.plan.result->hash);
+      } else {
+        known.clear();  // in case a result it names is gone: send them again
+      }
+      for (Pending& p : batch) p.done(status);
     }
-    if (batch.empty()) continue;
-    next_commit = absl::Now() + commit_interval_;
-    std::vector<const storage::PlacementRecord*> plans;
-    plans.reserve(batch.size());
-    for (const Pending& p : batch) plans.push_back(&p.plan);
-    const absl::Status status = storage::InsertPlacements(
-        session, plans,
-        [&known](const std::string& hash) { return known.contains(hash); });
-    if (status.ok()) {
-      if (known.size() > kMaxKnownResults) known.clear();
-      for (const Pending& p : batch) known.insert(p.plan.result->hash);
-    } else {
-      known.clear();  // in case a result it names is gone: send them again
-    }
-    for (Pending& p : batch) p.done(status);
     absl::MutexLock lock(&mu_);
-    finished_ += batch.size();
+    finished_ += expired.size() + batch.size();
   }
 }
 
