@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <initializer_list>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -52,12 +53,16 @@ ABSL_FLAG(std::string, nvml_library, "libnvidia-ml.so.1",
           "NVML library to dlopen (\"\" skips NVML)");
 ABSL_FLAG(std::string, nvidia_smi, "nvidia-smi",
           "nvidia-smi binary for the fallback");
-ABSL_FLAG(std::string, pool, "", "run: the pool this node belongs to");
+ABSL_FLAG(std::string, pool, "",
+          "run: the pool this node belongs to (default: $PLACEMENT_POOL, "
+          "else $SLURM_JOB_PARTITION)");
 ABSL_FLAG(std::string, recipe, "", "run: recipe file (YAML or JSON)");
 ABSL_FLAG(std::string, sku, "",
           "run: the node's exact catalog SKU, stated by the operator instead "
           "of detected; checked against the catalog, never guessed");
-ABSL_FLAG(std::string, plan_id, "", "run: the plan this run carries out");
+ABSL_FLAG(std::string, plan_id, "",
+          "run: the plan this run carries out (default: $PLACEMENT_PLAN_ID, "
+          "which the Slurm plugin sets)");
 ABSL_FLAG(std::string, team, "", "run: team charged (default: the pool's)");
 ABSL_FLAG(std::string, agent_id, "", "run: this agent's id (default: host name)");
 ABSL_FLAG(int, max_retries, 2, "run: restarts of a failed command");
@@ -94,6 +99,17 @@ std::string ServerAddress() {
     server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
   }
   return server;
+}
+
+// The flag's value when given, else the first environment variable set.
+std::string FlagOrEnv(const std::string& flag,
+                      std::initializer_list<const char*> variables) {
+  if (!flag.empty()) return flag;
+  for (const char* name : variables) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return value;
+  }
+  return "";
 }
 
 std::string SpoolDir() {
@@ -341,9 +357,13 @@ int Run(const std::vector<std::string>& command) {
                  "-- COMMAND...\n";
     return kExitUsage;
   }
-  const std::string pool = absl::GetFlag(FLAGS_pool);
+  // Inside a job the Slurm plugin placed, the pool and the plan come from
+  // the job's environment.
+  const std::string pool = FlagOrEnv(absl::GetFlag(FLAGS_pool),
+                                     {"PLACEMENT_POOL", "SLURM_JOB_PARTITION"});
   if (pool.empty() || absl::GetFlag(FLAGS_recipe).empty()) {
-    std::cerr << "placement-agent: run needs --pool and --recipe\n";
+    std::cerr << "placement-agent: run needs --pool (or $PLACEMENT_POOL, "
+                 "$SLURM_JOB_PARTITION) and --recipe\n";
     return kExitUsage;
   }
   absl::StatusOr<v1::Recipe> recipe = ReadRecipeFile(absl::GetFlag(FLAGS_recipe));
@@ -430,7 +450,8 @@ int Run(const std::vector<std::string>& command) {
   facts.sku = sku->sku;
   facts.card_memory_gb = sku->memory_gb;
   facts.node_names = {HostName()};
-  facts.plan_id = absl::GetFlag(FLAGS_plan_id);
+  facts.plan_id =
+      FlagOrEnv(absl::GetFlag(FLAGS_plan_id), {"PLACEMENT_PLAN_ID"});
   facts.team = absl::GetFlag(FLAGS_team);
   facts.exclusive = absl::GetFlag(FLAGS_exclusive);
   facts.offload = *offload;

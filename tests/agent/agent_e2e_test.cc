@@ -189,6 +189,58 @@ TEST_F(AgentTest, OomOnceThenSuccessIsOneRunWithARetryAndEverySample) {
   EXPECT_TRUE(agent::ListSpooledRuns(spool()).empty());
 }
 
+// Inside a job the Slurm plugin placed, the job's environment names the plan
+// (PLACEMENT_PLAN_ID) and the pool (PLACEMENT_POOL, else the partition), so
+// the job's command needs neither flag; a flag given still wins.
+TEST_F(AgentTest, InsideASlurmJobThePlanAndPoolComeFromTheEnvironment) {
+  auto placement = v1::PlacementService::NewStub(server_->channel());
+  v1::PlacePlanRequest request;
+  absl::StatusOr<v1::Recipe> recipe = agent::ReadRecipeFile("recipe.yaml");
+  ASSERT_TRUE(recipe.ok()) << recipe.status();
+  *request.mutable_recipe() = *recipe;
+  request.set_total_steps(10000);
+  v1::PlacePlanResponse plan;
+  ASSERT_TRUE(placement->PlacePlan(Deadline().get(), request, &plan).ok());
+
+  const std::string tail = absl::StrCat(
+      " --sku=", kL40s, " --recipe=recipe.yaml -- ", TestData("fake_train.sh"));
+  const std::string planned =
+      absl::StrCat("FAKE_STEPS=3 PLACEMENT_PLAN_ID=", plan.plan_id());
+  std::string output;
+  ASSERT_EQ(Agent("run" + tail, &output,
+                  planned + " SLURM_JOB_PARTITION=l40s-adapters"),
+            0)
+      << output;
+  v1::BenchmarkRun run = StoredRun(RunIdFrom(output)).run();
+  EXPECT_EQ(run.pool(), "l40s-adapters");
+  EXPECT_EQ(run.plan_id(), plan.plan_id());
+
+  // A partition named otherwise than its pool: PLACEMENT_POOL says which.
+  output.clear();  // Agent appends
+  ASSERT_EQ(Agent("run" + tail, &output,
+                  planned +
+                      " PLACEMENT_POOL=l40s-adapters SLURM_JOB_PARTITION=gpu"),
+            0)
+      << output;
+  EXPECT_EQ(StoredRun(RunIdFrom(output)).run().pool(), "l40s-adapters");
+
+  const std::string other_plan = NewUuid();
+  output.clear();
+  ASSERT_EQ(Agent(absl::StrCat("run --pool=l40s-adapters --plan_id=",
+                               other_plan, tail),
+                  &output, planned + " SLURM_JOB_PARTITION=a100-train"),
+            0)
+      << output;
+  run = StoredRun(RunIdFrom(output)).run();
+  EXPECT_EQ(run.pool(), "l40s-adapters");
+  EXPECT_EQ(run.plan_id(), other_plan);
+
+  // Neither flag nor environment: still a usage error.
+  output.clear();
+  EXPECT_EQ(Agent("run" + tail, &output, "FAKE_STEPS=3"), 2);
+  EXPECT_THAT(output, HasSubstr("--pool"));
+}
+
 TEST_F(AgentTest, EveryAttemptFailingIsRecordedWithTheLastOutcome) {
   std::string output;
   int code;
