@@ -208,7 +208,7 @@ local function placement_of(plan)
   end
   return {plan_id = plan.plan_id, pool = best.pool, partition = pool.partition,
           gpus = gpus, nodes = nodes, gpus_per_node = gpus / nodes,
-          basis = tostring(best.basis)}
+          basis = type(best.basis) == "string" and best.basis or "unknown"}
 end
 
 local function apply(job_desc, p)

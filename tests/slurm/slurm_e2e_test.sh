@@ -108,7 +108,7 @@ done
 
 start_placementd() {
   rm -f "$work/placementd.ports"
-  "$placementd" --database_url "$db_url" --listen "127.0.0.1:${1:-0}" --metrics_listen 127.0.0.1:0 \
+  "$placementd" --database_url "$db_url" --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 \
     --port_file "$work/placementd.ports" >>"$work/placementd.log" 2>&1 &
   placementd_pid=$!
   pids+=("$placementd_pid")
