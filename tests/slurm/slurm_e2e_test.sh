@@ -346,7 +346,7 @@ for job in "$full_job" "$lora_job"; do
   check "job $job has PLACEMENT_PLAN_ID ($plan_id)" [ -n "$plan_id" ]
   check "  the same plan id in its admin comment" \
     grep -q "placement:plan=$plan_id" <<<"$(scontrol show job "$job")"
-  check "  placectl plans get finds it" admin plans get "$plan_id" >/dev/null
+  check "  placectl plans get finds it" grep -q "^plan $plan_id " <<<"$(admin plans get "$plan_id")"
 done
 check "the full job's plan is for the A100 pool" \
   grep -q '"pool": "a100-train"' <<<"$(admin plans get "$(env_of "$full_job" PLACEMENT_PLAN_ID)" --json)"
@@ -391,7 +391,7 @@ if submit --hold --comment="placement:recipe=$work/recipes/full-70b.yaml" "$work
 fi
 check "with reject_no_candidate = true it is refused with the plan's reasons" \
   grep -q "found no pool" "$work/sbatch.err"
-cat "$work/sbatch.err" | head -2
+head -2 "$work/sbatch.err"
 hook_settings "$server"
 
 # ---- p95 of the hook over 50 submissions --------------------------------------
