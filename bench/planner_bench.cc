@@ -48,8 +48,8 @@ Recipe BenchRecipe(int seq) {
   r.target_modules = {"all-linear"};
   r.sequence_length = seq;
   r.micro_batch_size = 2;
-  r.activation_checkpointing = true;
-  r.flash_attention = true;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.attention = AttentionImplementation::kFlash;
   r.gpu_count = 2;
   r.parallelism = Parallelism::kDdp;
   return NormalizeRecipe(r);

@@ -163,8 +163,12 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
     cand.pool_name = pool.name;
     cand.sku_id = sku.id;
     cand.gpu_count = recipe.gpu_count;
+    cand.fit = Fit::kFits;
     cand.fits = true;
+    cand.recipe = recipe;
+    cand.recipe_key = result.recipe_key;
     cand.peak_memory_gb = fit.peak_gb;
+    cand.peak_memory_gb_band = {fit.peak_gb, fit.peak_gb};
     cand.headroom_gb = fit.headroom_gb;
     const EvidenceChoice choice = ChooseEvidence(measured, transferred);
     cand.basis = choice.basis;
@@ -173,9 +177,11 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
     double per_step_gpu_hours = 0;
     if (observed != nullptr && observed->gpu_hours_per_successful_step) {
       per_step_gpu_hours = *observed->gpu_hours_per_successful_step;
+      cand.step_time_s = observed->median_step_time_s;
     } else {
       const StepTimeEstimate est = EstimateStepTime(recipe, *arch, sku, pool);
       per_step_gpu_hours = est.step_time_s * recipe.gpu_count / 3600;
+      cand.step_time_s = est.step_time_s;
       cand.basis = EvidenceBasis::kEstimated;
       cand.confidence = Confidence::kLow;
       cand.reasons.push_back(absl::StrFormat(
@@ -185,6 +191,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
           PeakDenseTflops(recipe, sku), 100 * kAssumedMfu, est.compute_s,
           est.exposed_communication_s));
     }
+    cand.step_time_s_band = {cand.step_time_s, cand.step_time_s};
     cand.gpu_hours_per_1k_successful_steps = per_step_gpu_hours * 1000;
     cand.expected_gpu_hours = per_step_gpu_hours * request.total_steps;
     cand.expected_cost_micros = CostMicros(

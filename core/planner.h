@@ -50,20 +50,47 @@ struct PlanRequest {
   std::string team;
 };
 
+// The three fit verdicts of an estimated (or measured) peak memory per GPU
+// against what a card offers.
+enum class Fit {
+  kUnspecified = 0,
+  kFits = 1,        // the band's upper edge stays within the card
+  kBorderline = 2,  // the band straddles the card: measure first
+  kDoesNotFit = 3,  // the band's lower edge is beyond the card
+};
+
+// An interval an estimate is expected to fall in (low <= high).
+struct Band {
+  double low = 0;
+  double high = 0;
+
+  friend bool operator==(const Band&, const Band&) = default;
+};
+
 // One pool the job can run on, ranked.
 struct Candidate {
   int rank = 0;  // 1 = best
   std::string pool_name;
   std::string sku_id;
   int gpu_count = 0;
-  bool fits = false;  // always true for a candidate; kept for the API
+  Fit fit = Fit::kUnspecified;  // FITS or BORDERLINE for a candidate
+  bool fits = false;            // FITS or BORDERLINE; kept for the API
+  // The concrete recipe proposed on this pool (its configuration chosen
+  // where the request left it open) and its key.
+  Recipe recipe;
+  std::string recipe_key;
   double peak_memory_gb = 0;  // per GPU: measured p95 when measured
+  Band peak_memory_gb_band;   // narrow when measured
   double headroom_gb = 0;     // card memory - peak_memory_gb
   double gpu_hours_per_1k_successful_steps = 0;
   double expected_gpu_hours = 0;
   int64_t expected_cost_micros = 0;               // at the pool's internal rate
   std::optional<int64_t> list_price_cost_micros;  // brochure, for contrast
   absl::Duration expected_wall_time;
+  double step_time_s = 0;  // one optimizer step: measured p50 or estimated
+  Band step_time_s_band;
+  // Borderline fit or an unmeasured leading candidate: run it first.
+  bool measure_first = false;
   EvidenceBasis basis = EvidenceBasis::kEstimated;
   int64_t evidence_runs = 0;
   Confidence confidence = Confidence::kLow;

@@ -38,6 +38,21 @@ bool IsAdapter(FineTuneMethod method) {
   return method == FineTuneMethod::kLora || method == FineTuneMethod::kQlora;
 }
 
+// The recipe-key text of the attention implementation: the former boolean's
+// "1"/"0" for FLASH and EAGER (unspecified was the boolean's false).
+const char* AttentionKeyText(AttentionImplementation attention) {
+  switch (attention) {
+    case AttentionImplementation::kFlash:
+      return "1";
+    case AttentionImplementation::kSdpa:
+      return "sdpa";
+    case AttentionImplementation::kEager:
+    case AttentionImplementation::kUnspecified:
+      break;
+  }
+  return "0";
+}
+
 int DivideOr(int total, int divisor, int fallback) {
   if (divisor <= 0 || total % divisor != 0) return fallback;
   return total / divisor;
@@ -286,8 +301,8 @@ std::string RecipeKeyText(const Recipe& input) {
                   ";master32=", r.fp32_master_weights ? 1 : 0,
                   ";dq=", r.double_quantization ? 1 : 0,
                   ";opt=", OptimizerName(r.optimizer),
-                  ";ckpt=", r.activation_checkpointing ? 1 : 0,
-                  ";flash=", r.flash_attention ? 1 : 0,
+                  ";ckpt=", RecomputesActivations(r) ? "1" : "0",
+                  ";flash=", AttentionKeyText(r.attention),
                   ";par=", ParallelismName(r.parallelism),
                   ";gpus=", r.gpu_count, ";tp=", r.tensor_parallel_degree,
                   ";pp=", r.pipeline_parallel_degree,
@@ -350,8 +365,8 @@ std::string DescribeSettings(const Recipe& input) {
       r.fp32_master_weights ? "+fp32_master" : "",
       r.double_quantization ? "+double_quant" : "",
       " optimizer=", OptimizerName(r.optimizer),
-      " activation_checkpointing=", r.activation_checkpointing ? "on" : "off",
-      " flash_attention=", r.flash_attention ? "on" : "off",
+      " activation_checkpointing=", RecomputesActivations(r) ? "on" : "off",
+      " attention=", AttentionImplementationName(r.attention),
       " parallelism=", ParallelismName(r.parallelism),
       " gpu_count=", r.gpu_count, " (tp=", r.tensor_parallel_degree,
       " pp=", r.pipeline_parallel_degree, " dp=", r.data_parallel_degree, ")");
@@ -363,6 +378,41 @@ bool ShardsModel(const Recipe& r) {
          ((r.parallelism == Parallelism::kZero3 ||
            r.parallelism == Parallelism::kFsdp) &&
           r.gpu_count > 1);
+}
+
+bool RecomputesActivations(const Recipe& r) {
+  return r.activation_checkpointing == ActivationCheckpointing::kOn;
+}
+
+bool MaterializesAttentionScores(const Recipe& r) {
+  return r.attention == AttentionImplementation::kEager ||
+         r.attention == AttentionImplementation::kUnspecified;
+}
+
+const char* AttentionImplementationName(AttentionImplementation attention) {
+  switch (attention) {
+    case AttentionImplementation::kEager:
+      return "EAGER";
+    case AttentionImplementation::kSdpa:
+      return "SDPA";
+    case AttentionImplementation::kFlash:
+      return "FLASH";
+    case AttentionImplementation::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* ActivationCheckpointingName(ActivationCheckpointing checkpointing) {
+  switch (checkpointing) {
+    case ActivationCheckpointing::kOff:
+      return "OFF";
+    case ActivationCheckpointing::kOn:
+      return "ON";
+    case ActivationCheckpointing::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
 }
 
 const char* FineTuneMethodName(FineTuneMethod method) {

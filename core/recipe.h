@@ -57,6 +57,23 @@ enum class Parallelism {
   kPipeline = 7,  // layer stages on different GPUs
 };
 
+// How attention is computed. Only eager attention materializes the s x s
+// score matrix; SDPA (PyTorch's scaled_dot_product_attention, which picks a
+// flash or memory-efficient kernel) and flash attention do not.
+enum class AttentionImplementation {
+  kUnspecified = 0,  // what current frameworks do (see NormalizeRecipe)
+  kEager = 1,
+  kSdpa = 2,
+  kFlash = 3,
+};
+
+// Recomputing each block's activations in backward instead of keeping them.
+enum class ActivationCheckpointing {
+  kUnspecified = 0,  // the planner may choose (see NormalizeRecipe)
+  kOff = 1,
+  kOn = 2,
+};
+
 // The training graph of one fine-tune: everything that decides its memory
 // and its step time. A Recipe says nothing about where it runs.
 struct Recipe {
@@ -82,8 +99,9 @@ struct Recipe {
   bool double_quantization = false;  // NF4 only (QLoRA's nested quantization)
 
   Optimizer optimizer = Optimizer::kUnspecified;
-  bool activation_checkpointing = false;
-  bool flash_attention = false;
+  ActivationCheckpointing activation_checkpointing =
+      ActivationCheckpointing::kUnspecified;
+  AttentionImplementation attention = AttentionImplementation::kUnspecified;
 
   int gpu_count = 0;
   Parallelism parallelism = Parallelism::kUnspecified;
@@ -141,6 +159,10 @@ absl::StatusOr<ModelArchitecture> ResolveArchitecture(const Recipe& recipe);
 // "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;mb=4;ga=8;
 //  precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=1;flash=1;par=SINGLE;gpus=1;
 //  tp=1;pp=1;dp=1".
+// Checkpointing: ON "ckpt=1", OFF and unspecified "ckpt=0". Attention:
+// FLASH "flash=1", EAGER and unspecified "flash=0" (the texts of the former
+// booleans, so that the keys of stored evidence are unchanged), SDPA
+// "flash=sdpa".
 // The input is normalized first. Independent of the SKU and the pool.
 // Gradient accumulation IS part of it: a step is one optimizer step, and
 // the GPU-hours per successful step (the ranking currency) scale with it.
@@ -162,6 +184,14 @@ const char* FineTuneMethodName(FineTuneMethod method);
 const char* PrecisionName(Precision precision);
 const char* OptimizerName(Optimizer optimizer);
 const char* ParallelismName(Parallelism parallelism);
+const char* AttentionImplementationName(AttentionImplementation attention);
+const char* ActivationCheckpointingName(ActivationCheckpointing checkpointing);
+
+// Whether the recipe recomputes activations (ON; OFF and unspecified do not).
+bool RecomputesActivations(const Recipe& recipe);
+// Whether attention materializes the score matrix (EAGER; unspecified is
+// treated as eager until it is normalized).
+bool MaterializesAttentionScores(const Recipe& recipe);
 
 // Whether the layout shards the model or activations across GPUs (tensor,
 // pipeline, ZeRO-3, FSDP), i.e. opens collectives inside every step.

@@ -91,7 +91,7 @@ double TrainingFlopsPerToken(const Recipe& r, const ModelArchitecture& a) {
     case FineTuneMethod::kUnspecified:
       return 0;
   }
-  if (r.activation_checkpointing) flops += 2 * matmul + attention_fwd;
+  if (RecomputesActivations(r)) flops += 2 * matmul + attention_fwd;
   return flops;
 }
 
@@ -124,7 +124,7 @@ StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
            : 2) /
       (tp * pp);
   micro_s = std::max(
-      micro_s, weight_bytes * (r.activation_checkpointing ? 3 : 2) / bandwidth);
+      micro_s, weight_bytes * (RecomputesActivations(r) ? 3 : 2) / bandwidth);
   if (r.precision == Precision::kNf4) micro_s *= kNf4DequantSlowdown;
   // 1F1B pipeline bubble: (pp - 1) idle slots per ga micro-batches.
   const double bubble = pp > 1 ? static_cast<double>(pp - 1) / ga : 0;

@@ -22,7 +22,7 @@ Recipe Llama8bLora(int gpus, Parallelism parallelism) {
   r.lora_rank = 16;
   r.sequence_length = 2048;
   r.micro_batch_size = 4;
-  r.flash_attention = true;
+  r.attention = AttentionImplementation::kFlash;
   r.gpu_count = gpus;
   r.parallelism = parallelism;
   return NormalizeRecipe(r);
