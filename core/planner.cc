@@ -261,10 +261,13 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
 size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
                            Objective objective) {
   size_t best = outcomes.size();
+  // A BORDERLINE configuration is chosen to be measured first: the one
+  // most likely to fit (least peak memory per GPU) is the one to measure.
   auto key = [&](const ConfigurationOutcome& o) {
-    return std::make_tuple(o.candidate.fit != Fit::kFits,
-                           RankingValue(o.candidate, objective),
-                           o.recipe.gpu_count);
+    const bool fits = o.candidate.fit == Fit::kFits;
+    return std::make_tuple(
+        !fits, fits ? RankingValue(o.candidate, objective) : o.fit.peak_gb,
+        fits ? 0.0 : RankingValue(o.candidate, objective), o.recipe.gpu_count);
   };
   for (size_t i = 0; i < outcomes.size(); ++i) {
     if (outcomes[i].rejection) continue;
@@ -542,11 +545,14 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
           cand.reasons.begin(),
           absl::StrCat(
               "configuration: chose ", DescribeConfiguration(cand.recipe),
-              ", the ",
-              objective == Objective::kShortestTime ? "fastest" : "cheapest",
-              cand.fit == Fit::kFits ? " that FITS" : " (BORDERLINE)", " of ",
-              viable, " viable out of ", outcomes.size(), " evaluated (",
-              open.gpu_count ? "GPU count " : "",
+              cand.fit == Fit::kFits
+                  ? (objective == Objective::kShortestTime
+                         ? ", the fastest that FITS"
+                         : ", the cheapest that FITS")
+                  : ", none FITS: the BORDERLINE one with the least peak "
+                    "memory per GPU",
+              " of ", viable, " viable out of ", outcomes.size(),
+              " evaluated (", open.gpu_count ? "GPU count " : "",
               open.parallelism ? "parallelism " : "",
               open.checkpointing ? "checkpointing " : "",
               "left open by the request)"));

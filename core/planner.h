@@ -191,8 +191,9 @@ ConfigurationOutcome EvaluateConfiguration(
 // at the upper step-time band unless MEASURED. Lower is better.
 double RankingValue(const Candidate& candidate, Objective objective);
 
-// The index of the best viable outcome (FITS before BORDERLINE, then
-// RankingValue, then fewer GPUs, then enumeration order), or, when none is
+// The index of the best viable outcome (a FITS one by RankingValue; else
+// the BORDERLINE one with the least peak memory per GPU, the likeliest to
+// run when measured; then fewer GPUs, then enumeration order), or, when none is
 // viable, of the rejection to report: the configuration with the least
 // predicted memory per GPU (the most relieved one), ties to more GPUs.
 size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
