@@ -85,7 +85,7 @@ std::vector<Recipe> EnumerateConfigurations(const Recipe& requested,
     counts = {requested.gpu_count};
   }
   int num_layers = std::numeric_limits<int>::max();
-  if (auto arch = ResolveArchitecture(requested); arch.ok()) {
+  if (auto arch = ResolveArchitecture(NormalizeRecipe(requested)); arch.ok()) {
     num_layers = arch->num_layers;
   }
   std::vector<ActivationCheckpointing> checkpointing = {
@@ -94,7 +94,18 @@ std::vector<Recipe> EnumerateConfigurations(const Recipe& requested,
     checkpointing = {ActivationCheckpointing::kOff,
                      ActivationCheckpointing::kOn};
   }
+  // Everything but the layout is normalized and validated once.
+  const Recipe base = NormalizeRecipe(requested);
+  const bool base_valid = [&] {
+    Recipe probe = base;
+    probe.gpu_count = 1;
+    probe.parallelism = Parallelism::kSingle;
+    probe.tensor_parallel_degree = probe.pipeline_parallel_degree =
+        probe.data_parallel_degree = 1;
+    return ValidateRecipe(probe).empty();
+  }();
   std::vector<Recipe> configurations;
+  if (!base_valid) return configurations;
   std::vector<Layout> layouts;
   for (int n : counts) {
     layouts.clear();
@@ -107,15 +118,18 @@ std::vector<Recipe> EnumerateConfigurations(const Recipe& requested,
     }
     for (const Layout& layout : layouts) {
       for (ActivationCheckpointing ckpt : checkpointing) {
-        Recipe r = requested;
+        Recipe r = base;
         r.gpu_count = n;
         r.parallelism = layout.parallelism;
         r.tensor_parallel_degree = layout.tp;
         r.pipeline_parallel_degree = layout.pp;
         r.data_parallel_degree = layout.dp;
-        r.activation_checkpointing = ckpt;
-        r = NormalizeRecipe(std::move(r));
-        if (!ValidateRecipe(r).empty()) continue;
+        r.activation_checkpointing =
+            ckpt == ActivationCheckpointing::kUnspecified
+                ? ActivationCheckpointing::kOff
+                : ckpt;
+        NormalizeLayout(&r);
+        if (!ValidateLayout(r, num_layers).empty()) continue;
         configurations.push_back(std::move(r));
       }
     }

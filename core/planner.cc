@@ -114,15 +114,16 @@ double RankingValue(const Candidate& c, Objective objective) {
 ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
                                            const Recipe& recipe,
                                            const ModelArchitecture& arch,
+                                           const MemoryBreakdown& predicted,
                                            const Pool& pool, const GpuSku& sku,
-                                           const ConfigurationEvidence& ev) {
+                                           const ConfigurationEvidence& ev,
+                                           bool explain) {
   const PlanConstraints& c = request.constraints;
   ConfigurationOutcome out;
   out.recipe = recipe;
-  out.predicted_memory =
-      PredictPeakMemory(recipe, arch, DefaultMemoryModelConstants());
+  out.predicted_memory = predicted;
   auto reject = [&](const char* rule, std::string reason) {
-    out.rejection = RuleRejection{rule, std::move(reason)};
+    out.rejection = RuleRejection{rule, explain ? std::move(reason) : ""};
     return out;
   };
   if (auto r = CheckQuota(recipe, pool, c.max_gpus)) {
@@ -147,8 +148,10 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
   out.fit = CheckFitWithoutOffload(
       out.predicted_memory.total_gb,
       out.predicted_memory.optimizer_may_page_to_cpu, sku, observed,
-      c.headroom_fraction, measured == nullptr && transferred != nullptr);
+      c.headroom_fraction, measured == nullptr && transferred != nullptr,
+      explain);
   if (!out.fit.fits) {
+    if (!explain) return reject(kFitWithoutOffloadRule, "");
     return reject(kFitWithoutOffloadRule,
                   absl::StrCat(out.fit.reason, " (",
                                DescribeBreakdown(out.predicted_memory), ")"));
@@ -160,7 +163,6 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
   cand.gpu_count = recipe.gpu_count;
   cand.fit = out.fit.fit;
   cand.fits = true;
-  cand.recipe = recipe;
   cand.peak_memory_gb = out.fit.peak_gb;
   cand.peak_memory_gb_band = out.fit.band;
   cand.headroom_gb = out.fit.headroom_gb;
@@ -186,19 +188,21 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
     cand.step_time_s_band = StepTimeBand(est.step_time_s);
     cand.basis = EvidenceBasis::kEstimated;
     cand.confidence = Confidence::kLow;
-    std::string network;
-    if (est.inter_node_bandwidth_gb_s > 0) {
-      network = absl::StrFormat(", across nodes at %.2f GB/s per GPU (%s)",
-                                est.inter_node_bandwidth_gb_s,
-                                InterNodeBandwidthOf(pool).source);
+    if (explain) {
+      std::string network;
+      if (est.inter_node_bandwidth_gb_s > 0) {
+        network = absl::StrFormat(", across nodes at %.2f GB/s per GPU (%s)",
+                                  est.inter_node_bandwidth_gb_s,
+                                  InterNodeBandwidthOf(pool).source);
+      }
+      cand.reasons.push_back(absl::StrFormat(
+          "%s: step time %.2f s (band %.2f-%.2f s) estimated from %.0f TFLOP/s "
+          "x %.0f%% MFU (compute %.2f s, exposed communication %.2f s%s)",
+          kEvidenceBeatsEstimatesRule, est.step_time_s,
+          cand.step_time_s_band.low, cand.step_time_s_band.high,
+          PeakDenseTflops(recipe, sku), 100 * kAssumedMfu, est.compute_s,
+          est.exposed_communication_s, network));
     }
-    cand.reasons.push_back(absl::StrFormat(
-        "%s: step time %.2f s (band %.2f-%.2f s) estimated from %.0f TFLOP/s "
-        "x %.0f%% MFU (compute %.2f s, exposed communication %.2f s%s)",
-        kEvidenceBeatsEstimatesRule, est.step_time_s, cand.step_time_s_band.low,
-        cand.step_time_s_band.high, PeakDenseTflops(recipe, sku),
-        100 * kAssumedMfu, est.compute_s, est.exposed_communication_s,
-        network));
   }
   cand.gpu_hours_per_1k_successful_steps = per_step_gpu_hours * 1000;
   cand.expected_gpu_hours = per_step_gpu_hours * request.total_steps;
@@ -211,12 +215,15 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
   cand.expected_wall_time =
       absl::Seconds(cand.expected_gpu_hours * 3600 / recipe.gpu_count);
   if (c.deadline && cand.expected_wall_time > *c.deadline) {
+    if (!explain) return reject(kDeadlineRule, "");
     return reject(kDeadlineRule,
                   absl::StrCat("expected wall time ",
                                absl::FormatDuration(cand.expected_wall_time),
                                " exceeds the deadline of ",
                                absl::FormatDuration(*c.deadline)));
   }
+  if (!explain) return out;
+  cand.recipe = recipe;
 
   cand.reasons.push_back(
       absl::StrCat(kFitWithoutOffloadRule, ": ", out.fit.reason));
@@ -442,9 +449,18 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
             [](const Pool* a, const Pool* b) { return a->name < b->name; });
 
   std::unordered_map<std::string, SkuView> views;
-  // (recipe key, SKU) -> evidence, shared by pools of one SKU.
-  std::map<std::pair<std::string, std::string>, KeyEvidence> keyed;
-  std::unordered_map<std::string, std::vector<Recipe>> configurations_by_shape;
+  // Pools of one SKU and shape share their configurations, with their keys,
+  // predictions and evidence.
+  struct ShapeEntry {
+    std::vector<Recipe> configurations;
+    std::vector<std::string> keys;
+    std::vector<MemoryBreakdown> predicted;
+    std::vector<KeyEvidence> evidence;
+  };
+  std::unordered_map<std::string, ShapeEntry> shapes;
+  // Keys and predictions depend only on the layout, not on the pool.
+  using LayoutKey = std::tuple<int, int, int, int, int, int>;
+  std::map<LayoutKey, std::pair<std::string, MemoryBreakdown>> by_layout;
   auto reject = [&](const Pool& pool, const char* rule, std::string reason) {
     result.rejections.push_back(
         {pool.name, pool.sku_id, rule, std::move(reason)});
@@ -488,16 +504,38 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
     }
     const GpuSku& sku = *view.resolved.sku;
 
-    // Pools of the same SKU and shape share their configurations.
     const std::string shape =
         absl::StrCat(sku.id, "/", pool.gpus_per_node, "/", pool.node_count, "/",
                      pool.gpu_quota, "/", static_cast<int>(pool.fabric));
-    auto [it, inserted] = configurations_by_shape.try_emplace(shape);
+    auto [it, inserted] = shapes.try_emplace(shape);
+    ShapeEntry& entry = it->second;
     if (inserted) {
-      it->second =
+      entry.configurations =
           EnumerateConfigurations(request.recipe, pool, sku, c.max_gpus);
+      for (const Recipe& configuration : entry.configurations) {
+        const LayoutKey layout{
+            configuration.gpu_count,
+            static_cast<int>(configuration.parallelism),
+            configuration.tensor_parallel_degree,
+            configuration.pipeline_parallel_degree,
+            configuration.data_parallel_degree,
+            static_cast<int>(configuration.activation_checkpointing)};
+        auto [known, fresh] = by_layout.try_emplace(layout);
+        if (fresh) {
+          known->second = {RecipeKey(configuration),
+                           PredictPeakMemory(configuration, *arch,
+                                             DefaultMemoryModelConstants())};
+        }
+        entry.keys.push_back(known->second.first);
+        entry.predicted.push_back(known->second.second);
+        KeyEvidence& ev = entry.evidence.emplace_back();
+        ev.measured = evidence.Find(entry.keys.back(), sku.id);
+        if (!ev.measured) {
+          ev.transferred = BestTransfer(view.similar, configuration);
+        }
+      }
     }
-    const std::vector<Recipe>& configurations = it->second;
+    const std::vector<Recipe>& configurations = entry.configurations;
     if (configurations.empty()) {
       reject(pool, kQuotaRule,
              absl::StrCat("no valid configuration of the recipe within the ",
@@ -505,26 +543,26 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                           " may grant"));
       continue;
     }
+    // A single configuration is explained at once; a search explains only
+    // the configuration it keeps (and the one it reports).
+    const bool search = configurations.size() > 1;
+    auto evaluate = [&](size_t i, bool explain) {
+      const KeyEvidence& ev = entry.evidence[i];
+      ConfigurationOutcome o = EvaluateConfiguration(
+          request, configurations[i], *arch, entry.predicted[i], pool, sku,
+          {ev.measured ? &*ev.measured : nullptr,
+           ev.transferred ? &*ev.transferred : nullptr},
+          explain);
+      o.recipe_key = entry.keys[i];
+      o.candidate.recipe_key = entry.keys[i];
+      return o;
+    };
     outcomes.clear();
-    for (const Recipe& configuration : configurations) {
-      const std::string key = RecipeKey(configuration);
-      auto [ev_it, ev_new] = keyed.try_emplace({key, sku.id});
-      KeyEvidence& ev = ev_it->second;
-      if (ev_new) {
-        ev.measured = evidence.Find(key, sku.id);
-        if (!ev.measured) {
-          ev.transferred = BestTransfer(view.similar, configuration);
-        }
-      }
-      ConfigurationOutcome o =
-          EvaluateConfiguration(request, configuration, *arch, pool, sku,
-                                {ev.measured ? &*ev.measured : nullptr,
-                                 ev.transferred ? &*ev.transferred : nullptr});
-      o.recipe_key = key;
-      o.candidate.recipe_key = key;
-      outcomes.push_back(std::move(o));
+    for (size_t i = 0; i < configurations.size(); ++i) {
+      outcomes.push_back(evaluate(i, !search));
     }
     const size_t chosen = ChooseConfiguration(outcomes, objective);
+    if (search) outcomes[chosen] = evaluate(chosen, true);
     ConfigurationOutcome& best = outcomes[chosen];
     if (best.rejection) {
       std::string reason = best.rejection->reason;
@@ -557,7 +595,8 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
               open.checkpointing ? "checkpointing " : "",
               "left open by the request)"));
       if (open.checkpointing && RecomputesActivations(cand.recipe)) {
-        for (const auto& o : outcomes) {
+        for (size_t i = 0; i < outcomes.size(); ++i) {
+          const ConfigurationOutcome& o = outcomes[i];
           if (RecomputesActivations(o.recipe) ||
               o.recipe.gpu_count != cand.recipe.gpu_count ||
               o.recipe.parallelism != cand.recipe.parallelism ||

@@ -181,11 +181,15 @@ struct ConfigurationEvidence {
 };
 
 // Checks one configuration on `pool` (quota, fabric, inter-node fabric,
-// retries, fit, deadline) and estimates it. Never fails.
+// retries, fit, deadline) and estimates it; `predicted` is the memory
+// model's prediction for it. Never fails. With `explain` false only the
+// figures, verdicts and rule names are filled, no reason or warning text
+// (the search explains only what it keeps).
 ConfigurationOutcome EvaluateConfiguration(
     const PlanRequest& request, const Recipe& configuration,
-    const ModelArchitecture& arch, const Pool& pool, const GpuSku& sku,
-    const ConfigurationEvidence& evidence);
+    const ModelArchitecture& arch, const MemoryBreakdown& predicted,
+    const Pool& pool, const GpuSku& sku, const ConfigurationEvidence& evidence,
+    bool explain = true);
 
 // The ranking value of a candidate for `objective`: cost or wall time,
 // at the upper step-time band unless MEASURED. Lower is better.

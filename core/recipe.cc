@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -66,6 +67,40 @@ const std::vector<std::string>& CanonicalTargetModules() {
   return *kModules;
 }
 
+void NormalizeLayout(Recipe* recipe) {
+  Recipe& r = *recipe;
+  if (r.parallelism == Parallelism::kUnspecified) {
+    r.parallelism = r.gpu_count == 1 ? Parallelism::kSingle : Parallelism::kDdp;
+  }
+  int tp = r.tensor_parallel_degree, pp = r.pipeline_parallel_degree,
+      dp = r.data_parallel_degree;
+  switch (r.parallelism) {
+    case Parallelism::kSingle:
+      tp = tp == 0 ? 1 : tp;
+      pp = pp == 0 ? 1 : pp;
+      dp = dp == 0 ? 1 : dp;
+      break;
+    case Parallelism::kTensor:
+      if (pp == 0) pp = 1;
+      if (dp == 0) dp = 1;
+      if (tp == 0) tp = DivideOr(r.gpu_count, pp * dp, 0);
+      break;
+    case Parallelism::kPipeline:
+      if (tp == 0) tp = 1;
+      if (dp == 0) dp = 1;
+      if (pp == 0) pp = DivideOr(r.gpu_count, tp * dp, 0);
+      break;
+    default:  // data-parallel flavours
+      if (tp == 0) tp = 1;
+      if (pp == 0) pp = 1;
+      if (dp == 0) dp = DivideOr(r.gpu_count, tp * pp, 0);
+      break;
+  }
+  r.tensor_parallel_degree = tp;
+  r.pipeline_parallel_degree = pp;
+  r.data_parallel_degree = dp;
+}
+
 Recipe NormalizeRecipe(Recipe r) {
   if (absl::EqualsIgnoreCase(r.model, kCustomModel)) {
     r.model = kCustomModel;
@@ -121,36 +156,7 @@ Recipe NormalizeRecipe(Recipe r) {
     r.target_modules.clear();
   }
 
-  if (r.parallelism == Parallelism::kUnspecified) {
-    r.parallelism = r.gpu_count == 1 ? Parallelism::kSingle : Parallelism::kDdp;
-  }
-  int tp = r.tensor_parallel_degree, pp = r.pipeline_parallel_degree,
-      dp = r.data_parallel_degree;
-  switch (r.parallelism) {
-    case Parallelism::kSingle:
-      tp = tp == 0 ? 1 : tp;
-      pp = pp == 0 ? 1 : pp;
-      dp = dp == 0 ? 1 : dp;
-      break;
-    case Parallelism::kTensor:
-      if (pp == 0) pp = 1;
-      if (dp == 0) dp = 1;
-      if (tp == 0) tp = DivideOr(r.gpu_count, pp * dp, 0);
-      break;
-    case Parallelism::kPipeline:
-      if (tp == 0) tp = 1;
-      if (dp == 0) dp = 1;
-      if (pp == 0) pp = DivideOr(r.gpu_count, tp * dp, 0);
-      break;
-    default:  // data-parallel flavours
-      if (tp == 0) tp = 1;
-      if (pp == 0) pp = 1;
-      if (dp == 0) dp = DivideOr(r.gpu_count, tp * pp, 0);
-      break;
-  }
-  r.tensor_parallel_degree = tp;
-  r.pipeline_parallel_degree = pp;
-  r.data_parallel_degree = dp;
+  NormalizeLayout(&r);
   return r;
 }
 
@@ -242,6 +248,23 @@ FieldViolations ValidateRecipe(const Recipe& r,
     violate("optimizer", "must be set");
   }
 
+  int num_layers = std::numeric_limits<int>::max();
+  if (auto arch = ResolveArchitecture(r); arch.ok()) {
+    num_layers = arch->num_layers;
+  }
+  for (FieldViolation& v : ValidateLayout(r, num_layers, field_prefix)) {
+    violations.push_back(std::move(v));
+  }
+  return violations;
+}
+
+FieldViolations ValidateLayout(const Recipe& r, int num_layers,
+                               const std::string& field_prefix) {
+  FieldViolations violations;
+  auto violate = [&](absl::string_view field, std::string description) {
+    violations.push_back(
+        {absl::StrCat(field_prefix, field), std::move(description)});
+  };
   if (r.gpu_count < 1 || r.gpu_count > kMaxGpuCount) {
     violate("gpu_count", absl::StrCat("must be between 1 and ", kMaxGpuCount));
     return violations;
@@ -280,8 +303,8 @@ FieldViolations ValidateRecipe(const Recipe& r,
       }
       break;
   }
-  if (r.pipeline_parallel_degree > 1 && ResolveArchitecture(r).ok() &&
-      ResolveArchitecture(r)->num_layers < r.pipeline_parallel_degree) {
+  if (r.pipeline_parallel_degree > 1 &&
+      num_layers < r.pipeline_parallel_degree) {
     violate("pipeline_parallel_degree", "must not exceed the layer count");
   }
   return violations;
@@ -342,7 +365,11 @@ int64_t TrainableParams(const Recipe& recipe, const ModelArchitecture& a) {
       const int64_t h = a.hidden_size, f = a.intermediate_size;
       int64_t per_layer = 0;
       for (const std::string& m : recipe.target_modules) {
-        const std::string c = CanonicalModule(m);
+        // Normalized recipes hold canonical names already (the planner
+        // calls this for every configuration it weighs).
+        const bool canonical = m == "q" || m == "k" || m == "v" || m == "o" ||
+                               m == "gate" || m == "up" || m == "down";
+        const std::string& c = canonical ? m : CanonicalModule(m);
         if (c == "q") per_layer += h + a.QueryDim();
         if (c == "k" || c == "v") per_layer += h + a.KvDim();
         if (c == "o") per_layer += a.QueryDim() + h;

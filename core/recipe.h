@@ -143,6 +143,16 @@ const std::vector<std::string>& CanonicalTargetModules();
 // Never fails; invalid input stays invalid.
 Recipe NormalizeRecipe(Recipe recipe);
 
+// The layout part of NormalizeRecipe: parallelism defaults to SINGLE for
+// one GPU and DDP for more, degrees left at 0 are derived from gpu_count.
+void NormalizeLayout(Recipe* recipe);
+
+// The layout part of ValidateRecipe (gpu_count, parallelism, degrees, at
+// most `num_layers` pipeline stages), for a recipe whose other fields are
+// known valid.
+FieldViolations ValidateLayout(const Recipe& recipe, int num_layers,
+                               const std::string& field_prefix = "recipe.");
+
 // Checks a recipe (normally after NormalizeRecipe). Returns one violation per
 // broken rule with paths prefixed by `field_prefix` (e.g. "recipe."):
 // unknown model; custom dimensions; sequence length 1..1,048,576; micro-batch

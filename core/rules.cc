@@ -26,7 +26,7 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
                                   const GpuSku& sku,
                                   const EvidenceStats* measured,
                                   double headroom_fraction,
-                                  bool measured_is_transferred) {
+                                  bool measured_is_transferred, bool explain) {
   FitVerdict v;
   const bool observed = measured != nullptr && measured->p95_peak_memory_gb > 0;
   v.measured = observed && !measured_is_transferred;
@@ -36,6 +36,15 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
   const double reserve =
       std::max(kFitReserveGb, headroom_fraction * sku.memory_gb);
   v.fit = Fit::kDoesNotFit;
+  if (!explain) {
+    if ((measured != nullptr && measured->offload_share > 0) ||
+        optimizer_may_page_to_cpu) {
+      return v;
+    }
+    v.fit = ClassifyFit(v.band, sku.memory_gb, reserve);
+    v.fits = v.fit != Fit::kDoesNotFit;
+    return v;
+  }
   if (measured != nullptr && measured->offload_share > 0) {
     v.reason = absl::StrFormat(
         "%.0f%% of the %s runs on %s needed CPU/NVMe offload: an "

@@ -61,6 +61,7 @@ inline constexpr double kDefaultHeadroomFraction = 0.0;
 // around a measured p95 (which replaces the prediction), the model's band
 // around transferred evidence. A single measured run that needed offload is
 // a miss, and so is a paged optimizer (possible offload): DOES_NOT_FIT.
+// With `explain` false the reason is left empty (the planner's search).
 struct FitVerdict {
   Fit fit = Fit::kUnspecified;
   bool fits = false;       // FITS or BORDERLINE: a candidate
@@ -74,7 +75,7 @@ FitVerdict CheckFitWithoutOffload(
     double predicted_peak_gb, bool optimizer_may_page_to_cpu, const GpuSku& sku,
     const EvidenceStats* measured,
     double headroom_fraction = kDefaultHeadroomFraction,
-    bool measured_is_transferred = false);
+    bool measured_is_transferred = false, bool explain = true);
 
 // over_bought: a fitting card that leaves more than half its memory idle is
 // flagged when a pool with a smaller card also fits. Returns the warning.

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/fit.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/published_measurements.h"
 #include "tests/core/test_catalog.h"
@@ -76,6 +77,51 @@ TEST(StepTimeModelTest, BridgedPairsAreNvlinkOnlyForTwo) {
   EXPECT_FALSE(CollectivesUseNvlink(Sku("A100-SXM4-80GB"), hgx, 16));
   EXPECT_GT(CollectiveBandwidthGbS(Sku("A100-SXM4-80GB"), hgx, 8),
             5 * CollectiveBandwidthGbS(Sku("A100-PCIE-80GB"), bridged, 4));
+}
+
+TEST(StepTimeModelTest, InterNodeBandwidthIsDeclaredOrAPerKindDefault) {
+  Pool pool = TrainingPool("p", "A100-SXM4-80GB", Fabric::kNvlink, 8, 2);
+  EXPECT_NEAR(InterNodeBandwidthOf(pool).gb_s_per_gpu, 0.78, 1e-9);
+  EXPECT_THAT(InterNodeBandwidthOf(pool).source,
+              ::testing::HasSubstr("never declared"));
+  pool.inter_node_fabric = InterNodeFabric::kInfiniband;
+  EXPECT_NEAR(InterNodeBandwidthOf(pool).gb_s_per_gpu, 20, 1e-9);
+  pool.inter_node_fabric = InterNodeFabric::kRoce;
+  EXPECT_NEAR(InterNodeBandwidthOf(pool).gb_s_per_gpu, 17.5, 1e-9);
+  pool.inter_node_gb_s_per_gpu = 45;  // NDR 400 Gb/s at 90%
+  EXPECT_NEAR(InterNodeBandwidthOf(pool).gb_s_per_gpu, 45, 1e-9);
+  EXPECT_THAT(InterNodeBandwidthOf(pool).source,
+              ::testing::HasSubstr("declared"));
+}
+
+// Sharded data parallel across nodes is charged at the inter-node
+// bandwidth; tensor parallel inside the node stays on NVLink.
+TEST(StepTimeModelTest, CrossNodeCollectivesPayTheNetwork) {
+  Recipe r = Llama8bLora(16, Parallelism::kFsdp);
+  r.method = FineTuneMethod::kFull;
+  r.target_modules.clear();
+  r.lora_rank = 0;
+  r = NormalizeRecipe(r);
+  const ModelArchitecture arch = *FindModel(r.model);
+  const GpuSku& sku = Sku("A100-SXM4-80GB");
+  Pool ib = TrainingPool("p", sku.id, Fabric::kNvlink, 8, 2);
+  ib.inter_node_fabric = InterNodeFabric::kInfiniband;
+  Pool eth = ib;
+  eth.inter_node_fabric = InterNodeFabric::kEthernet;
+  const auto over_ib = EstimateStepTime(r, arch, sku, ib);
+  const auto over_eth = EstimateStepTime(r, arch, sku, eth);
+  EXPECT_NEAR(over_ib.inter_node_bandwidth_gb_s, 20, 1e-9);
+  // 20 / 0.78 = 25.6x the bandwidth.
+  EXPECT_NEAR(
+      over_eth.exposed_communication_s / over_ib.exposed_communication_s,
+      20 / 0.78, 0.5);
+  // Inside one node the same job's collectives stay on NVLink.
+  Recipe eight = r;
+  eight.gpu_count = 8;
+  eight.data_parallel_degree = 0;
+  eight = NormalizeRecipe(eight);
+  EXPECT_EQ(EstimateStepTime(eight, arch, sku, eth).inter_node_bandwidth_gb_s,
+            0);
 }
 
 // Compares the estimate with the published throughput (tokens/s per GPU).
