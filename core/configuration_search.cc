@@ -77,6 +77,26 @@ void OpenLayouts(int n, const Pool& pool, const GpuSku& sku, int num_layers,
 std::vector<Recipe> EnumerateConfigurations(const Recipe& requested,
                                             const Pool& pool, const GpuSku& sku,
                                             int max_gpus) {
+  // Everything but the layout is normalized and validated once.
+  const Recipe base = NormalizeRecipe(requested);
+  Recipe probe = base;
+  probe.gpu_count = 1;
+  probe.parallelism = Parallelism::kSingle;
+  probe.tensor_parallel_degree = probe.pipeline_parallel_degree =
+      probe.data_parallel_degree = 1;
+  if (!ValidateRecipe(probe).empty()) return {};
+  int num_layers = std::numeric_limits<int>::max();
+  if (auto arch = ResolveArchitecture(base); arch.ok()) {
+    num_layers = arch->num_layers;
+  }
+  return EnumerateConfigurations(requested, base, num_layers, pool, sku,
+                                 max_gpus);
+}
+
+std::vector<Recipe> EnumerateConfigurations(const Recipe& requested,
+                                            const Recipe& base, int num_layers,
+                                            const Pool& pool, const GpuSku& sku,
+                                            int max_gpus) {
   const OpenSettings open = OpenSettingsOf(requested);
   std::vector<int> counts;
   if (open.gpu_count) {
@@ -84,28 +104,13 @@ std::vector<Recipe> EnumerateConfigurations(const Recipe& requested,
   } else {
     counts = {requested.gpu_count};
   }
-  int num_layers = std::numeric_limits<int>::max();
-  if (auto arch = ResolveArchitecture(NormalizeRecipe(requested)); arch.ok()) {
-    num_layers = arch->num_layers;
-  }
   std::vector<ActivationCheckpointing> checkpointing = {
       requested.activation_checkpointing};
   if (open.checkpointing) {
     checkpointing = {ActivationCheckpointing::kOff,
                      ActivationCheckpointing::kOn};
   }
-  // Everything but the layout is normalized and validated once.
-  const Recipe base = NormalizeRecipe(requested);
-  const bool base_valid = [&] {
-    Recipe probe = base;
-    probe.gpu_count = 1;
-    probe.parallelism = Parallelism::kSingle;
-    probe.tensor_parallel_degree = probe.pipeline_parallel_degree =
-        probe.data_parallel_degree = 1;
-    return ValidateRecipe(probe).empty();
-  }();
   std::vector<Recipe> configurations;
-  if (!base_valid) return configurations;
   std::vector<Layout> layouts;
   for (int n : counts) {
     layouts.clear();

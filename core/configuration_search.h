@@ -46,6 +46,13 @@ std::vector<Recipe> EnumerateConfigurations(const Recipe& requested,
                                             const Pool& pool, const GpuSku& sku,
                                             int max_gpus);
 
+// Same, with the request already normalized (`normalized`, valid apart from
+// its layout) and its layer count resolved: what Plan calls per pool.
+std::vector<Recipe> EnumerateConfigurations(const Recipe& requested,
+                                            const Recipe& normalized,
+                                            int num_layers, const Pool& pool,
+                                            const GpuSku& sku, int max_gpus);
+
 // "FSDP over 16 GPUs (tp=1 pp=1 dp=16), checkpointing on" for reasons.
 std::string DescribeConfiguration(const Recipe& recipe);
 

@@ -357,20 +357,21 @@ void RankCandidates(Objective objective, std::vector<Candidate>* candidates) {
           DescribeValue(NominalValue(m, objective), objective)));
       break;
     }
-    for (size_t j = 0; j < i; ++j) {
+    // The measured candidate ranked just above it that its optimistic
+    // estimate would beat, if any (one reason, not one per measured pool).
+    for (size_t j = i; j-- > 0;) {
       const Candidate& m = (*candidates)[j];
       if (!Measured(m) || m.fit != c.fit) continue;
       const double measured = NominalValue(m, objective);
-      if (nominal < measured) {
-        c.reasons.push_back(absl::StrFormat(
-            "%s: ranks after MEASURED pool %s: %s only by its optimistic "
-            "estimate (%s %s vs %s measured; %s at the upper step-time band)",
-            kEvidenceBeatsEstimatesRule, m.pool_name,
-            by_time ? "faster" : "cheaper", what,
-            DescribeValue(nominal, objective),
-            DescribeValue(measured, objective),
-            DescribeValue(pessimistic, objective)));
-      }
+      if (nominal >= measured) break;
+      c.reasons.push_back(absl::StrFormat(
+          "%s: ranks after MEASURED pool %s: %s only by its optimistic "
+          "estimate (%s %s vs %s measured; %s at the upper step-time band)",
+          kEvidenceBeatsEstimatesRule, m.pool_name,
+          by_time ? "faster" : "cheaper", what,
+          DescribeValue(nominal, objective), DescribeValue(measured, objective),
+          DescribeValue(pessimistic, objective)));
+      break;
     }
   }
 }
@@ -511,7 +512,8 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
     ShapeEntry& entry = it->second;
     if (inserted) {
       entry.configurations =
-          EnumerateConfigurations(request.recipe, pool, sku, c.max_gpus);
+          EnumerateConfigurations(request.recipe, result.recipe,
+                                  arch->num_layers, pool, sku, c.max_gpus);
       for (const Recipe& configuration : entry.configurations) {
         const LayoutKey layout{
             configuration.gpu_count,
