@@ -434,6 +434,73 @@ TEST(PlannerSearchTest, PublishedRunsAreNotRejectedAndOomsNotConfidentFits) {
   EXPECT_GT(ran_fits + ran_borderline, 60);
 }
 
+Candidate Priced(const std::string& pool, EvidenceBasis basis, int64_t cost,
+                 Fit fit = Fit::kFits) {
+  Candidate c;
+  c.pool_name = pool;
+  c.basis = basis;
+  c.fit = fit;
+  c.fits = fit != Fit::kDoesNotFit;
+  c.expected_cost_micros = cost;
+  c.expected_wall_time = absl::Hours(1);
+  c.step_time_s = 1.0;
+  c.step_time_s_band = basis == EvidenceBasis::kMeasured
+                           ? Band{1.0, 1.1}
+                           : StepTimeBand(1.0);  // 0.50-1.75 s
+  return c;
+}
+
+// RankCandidates alone: an estimate of $10 counts $17.50 at its pessimistic
+// edge; it beats a measured $20 but not a measured $15; BORDERLINE last.
+TEST(RankCandidatesTest, UnmeasuredRanksAtItsPessimisticEdgeBorderlineLast) {
+  std::vector<Candidate> c = {
+      Priced("estimated", EvidenceBasis::kEstimated, 10'000'000),
+      Priced("measured-15", EvidenceBasis::kMeasured, 15'000'000),
+      Priced("measured-20", EvidenceBasis::kMeasured, 20'000'000),
+      Priced("borderline", EvidenceBasis::kMeasured, 1'000'000,
+             Fit::kBorderline)};
+  RankCandidates(Objective::kLowestCost, &c);
+  std::vector<std::string> order;
+  for (const Candidate& cand : c) order.push_back(cand.pool_name);
+  EXPECT_THAT(order, ::testing::ElementsAre("measured-15", "estimated",
+                                            "measured-20", "borderline"));
+  EXPECT_EQ(c[1].rank, 2);
+  EXPECT_THAT(c[1].reasons,
+              ::testing::Contains(HasSubstr("ranks after MEASURED pool "
+                                            "measured-15")));
+  EXPECT_THAT(c[1].reasons,
+              ::testing::Contains(HasSubstr("ranks above MEASURED pool "
+                                            "measured-20")));
+  EXPECT_DOUBLE_EQ(RankingValue(c[1], Objective::kLowestCost), 17'500'000);
+}
+
+// ChooseConfiguration alone: a FITS configuration beats a cheaper
+// BORDERLINE one; among BORDERLINE ones the least memory wins; with none
+// viable the most relieved configuration's rejection is reported.
+TEST(ChooseConfigurationTest, FitsFirstThenLeastMemoryThenMostRelieved) {
+  auto outcome = [](int gpus, Fit fit, int64_t cost, double peak) {
+    ConfigurationOutcome o;
+    o.recipe.gpu_count = gpus;
+    o.candidate = Priced("p", EvidenceBasis::kMeasured, cost, fit);
+    o.fit.fit = fit;
+    o.fit.peak_gb = peak;
+    o.predicted_memory.total_gb = peak;
+    return o;
+  };
+  std::vector<ConfigurationOutcome> outcomes = {
+      outcome(8, Fit::kBorderline, 1'000'000, 70),
+      outcome(16, Fit::kFits, 3'000'000, 40),
+      outcome(32, Fit::kFits, 2'000'000, 25)};
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 2u);
+  outcomes.pop_back();
+  outcomes[1].candidate.fit = Fit::kBorderline;
+  outcomes[1].fit.fit = Fit::kBorderline;
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 1u);
+  outcomes[0].rejection = RuleRejection{kFitWithoutOffloadRule, ""};
+  outcomes[1].rejection = RuleRejection{kInterNodeFabricRule, ""};
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 1u);
+}
+
 TEST(PlannerSearchTest, InvalidRequestKeepsItsFieldViolations) {
   PlanRequest request = Request(Lora8b(1, Parallelism::kSingle));
   request.recipe.lora_rank = 0;
