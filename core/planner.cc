@@ -592,7 +592,15 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                   : ", none FITS: the BORDERLINE one with the least peak "
                     "memory per GPU",
               " of ", viable, " viable out of ", outcomes.size(),
-              " evaluated (", open.gpu_count ? "GPU count " : "",
+              " evaluated; ",
+              static_cast<int64_t>(cand.recipe.sequence_length) *
+                  cand.recipe.micro_batch_size *
+                  cand.recipe.gradient_accumulation_steps *
+                  cand.recipe.data_parallel_degree,
+              " tokens per optimizer step (micro-batch and accumulation are "
+              "per data-parallel replica, as torchrun and HF Trainer count "
+              "them) (",
+              open.gpu_count ? "GPU count " : "",
               open.parallelism ? "parallelism " : "",
               open.checkpointing ? "checkpointing " : "",
               "left open by the request)"));
