@@ -74,31 +74,6 @@ FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
   if (pool.purpose == PoolPurpose::kUnspecified) {
     violate("purpose", "must be TRAINING or SERVING");
   }
-  // Between nodes: UNSPECIFIED stays allowed (plans assume a conservative
-  // bandwidth and say which field to set).
-  switch (pool.inter_node_fabric) {
-    case InterNodeFabric::kUnspecified:
-    case InterNodeFabric::kEthernet:
-    case InterNodeFabric::kRoce:
-    case InterNodeFabric::kInfiniband:
-      break;
-    case InterNodeFabric::kNone:
-      if (pool.inter_node_gb_s_per_gpu != 0) {
-        violate("inter_node_gb_s_per_gpu",
-                "must be 0 when inter_node_fabric is NONE");
-      }
-      break;
-    default:
-      violate("inter_node_fabric",
-              "must be NONE, ETHERNET, ROCE or INFINIBAND (or unset)");
-      break;
-  }
-  if (!(pool.inter_node_gb_s_per_gpu >= 0 &&
-        pool.inter_node_gb_s_per_gpu <= kMaxInterNodeGbSPerGpu)) {
-    violate("inter_node_gb_s_per_gpu",
-            absl::StrCat("must be between 0 (not declared) and ",
-                         kMaxInterNodeGbSPerGpu, " GB/s"));
-  }
   const int64_t total_gpus =
       static_cast<int64_t>(pool.node_count) * pool.gpus_per_node;
   if (pool.gpu_quota < 0) {

@@ -65,9 +65,6 @@ inline constexpr int kMaxNodesPerPool = 10000;
 inline constexpr int kMaxGpusPerNode = 16;
 inline constexpr int kMaxPoolLabels = 16;
 inline constexpr int kMaxLabelLength = 63;
-// Per GPU between nodes: 8 x 400 Gb/s NDR per GPU would be 400 GB/s; more
-// is a unit mistake (Gb/s for GB/s).
-inline constexpr double kMaxInterNodeGbSPerGpu = 400;
 // $100,000 per GPU-hour: anything above is a unit mistake, not a price.
 inline constexpr int64_t kMaxRateMicrosPerGpuHour = 100'000'000'000;
 
@@ -75,10 +72,6 @@ inline constexpr int64_t kMaxRateMicrosPerGpuHour = 100'000'000'000;
 // the pool's resolved SKU. Returns one violation per broken rule (empty when
 // the pool is valid); field paths are prefixed with `field_prefix`
 // (e.g. "pool.").
-//
-// Inter-node rules: an enum value outside the declared set is named;
-// inter_node_gb_s_per_gpu is 0 (not declared) to kMaxInterNodeGbSPerGpu,
-// and 0 when the fabric is NONE. An undeclared fabric is valid.
 //
 // Fabric rules: an SXM card is always joined by NVLink/NVSwitch, so it cannot
 // be PCIe-only; a card without NVLink (L40S, L4, A10) cannot have an NVLink

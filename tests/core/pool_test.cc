@@ -95,34 +95,12 @@ TEST(ValidatePoolTest, EachBrokenFieldIsNamed) {
   for (const FieldViolation& v : Validate(pool, A100Sxm())) {
     fields.push_back(v.field);
   }
-  EXPECT_THAT(
-      fields,
-      ElementsAre("pool.name", "pool.node_count", "pool.gpus_per_node",
-                  "pool.purpose", "pool.gpu_quota",
-                  "pool.internal_rate_micros_per_gpu_hour",
-                  "pool.list_price_micros_per_gpu_hour", "pool.labels"));
-}
-
-TEST(ValidatePoolTest, InterNodeFabricAndBandwidth) {
-  Pool pool = ValidPool();
-  EXPECT_THAT(Validate(pool, A100Sxm()), IsEmpty());  // never declared
-  pool.inter_node_fabric = InterNodeFabric::kInfiniband;
-  pool.inter_node_gb_s_per_gpu = 45;
-  EXPECT_THAT(Validate(pool, A100Sxm()), IsEmpty());
-  pool.inter_node_gb_s_per_gpu = -1;
-  EXPECT_THAT(Validate(pool, A100Sxm()),
-              ElementsAre(Field(&FieldViolation::field,
-                                "pool.inter_node_gb_s_per_gpu")));
-  pool.inter_node_gb_s_per_gpu = 10;
-  pool.inter_node_fabric = InterNodeFabric::kNone;
-  EXPECT_THAT(Validate(pool, A100Sxm()),
-              ElementsAre(Field(&FieldViolation::field,
-                                "pool.inter_node_gb_s_per_gpu")));
-  pool.inter_node_gb_s_per_gpu = 0;
-  pool.inter_node_fabric = static_cast<InterNodeFabric>(99);
-  EXPECT_THAT(
-      Validate(pool, A100Sxm()),
-      ElementsAre(Field(&FieldViolation::field, "pool.inter_node_fabric")));
+  EXPECT_THAT(fields,
+              ElementsAre("pool.name", "pool.node_count", "pool.gpus_per_node",
+                          "pool.purpose", "pool.gpu_quota",
+                          "pool.internal_rate_micros_per_gpu_hour",
+                          "pool.list_price_micros_per_gpu_hour",
+                          "pool.labels"));
 }
 
 TEST(ValidatePoolTest, QuotaCannotExceedThePoolsGpus) {
