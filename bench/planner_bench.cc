@@ -48,8 +48,8 @@ Recipe BenchRecipe(int seq) {
   r.target_modules = {"all-linear"};
   r.sequence_length = seq;
   r.micro_batch_size = 2;
-  r.activation_checkpointing = true;
-  r.flash_attention = true;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.attention = AttentionImplementation::kFlash;
   r.gpu_count = 2;
   r.parallelism = Parallelism::kDdp;
   return NormalizeRecipe(r);
@@ -115,6 +115,51 @@ void BM_Plan50PoolsWithEvidence(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * f.pools.size());
 }
 BENCHMARK(BM_Plan50PoolsWithEvidence);
+
+// The same plan with the configuration left to the planner: GPU count,
+// parallelism and activation checkpointing open (the search).
+void BM_Plan50PoolsOpenConfiguration(benchmark::State& state) {
+  Fixture f;
+  f.request.recipe.gpu_count = 0;
+  f.request.recipe.parallelism = Parallelism::kUnspecified;
+  f.request.recipe.data_parallel_degree = 0;
+  f.request.recipe.tensor_parallel_degree = 0;
+  f.request.recipe.pipeline_parallel_degree = 0;
+  f.request.recipe.activation_checkpointing =
+      ActivationCheckpointing::kUnspecified;
+  for (auto _ : state) {
+    absl::StatusOr<PlanResult> plan =
+        Plan(f.request, f.pools, f.skus, f.evidence);
+    benchmark::DoNotOptimize(plan);
+    if (!plan.ok()) state.SkipWithError("plan failed");
+  }
+  state.SetItemsProcessed(state.iterations() * f.pools.size());
+}
+BENCHMARK(BM_Plan50PoolsOpenConfiguration);
+
+// A 70B full fine-tune with everything open on 50 pools of 2 x 8 GPUs with
+// InfiniBand between nodes: the widest search (more layouts fit nothing).
+void BM_Plan50Pools70bFullOpen(benchmark::State& state) {
+  Fixture f;
+  for (Pool& pool : f.pools) {
+    pool.inter_node_fabric = InterNodeFabric::kInfiniband;
+  }
+  Recipe r;
+  r.model = "Llama-3.1-70B";
+  r.method = FineTuneMethod::kFull;
+  r.precision = Precision::kBf16;
+  r.fp32_master_weights = true;
+  r.sequence_length = 2048;
+  f.request.recipe = r;
+  for (auto _ : state) {
+    absl::StatusOr<PlanResult> plan =
+        Plan(f.request, f.pools, f.skus, f.evidence);
+    benchmark::DoNotOptimize(plan);
+    if (!plan.ok()) state.SkipWithError("plan failed");
+  }
+  state.SetItemsProcessed(state.iterations() * f.pools.size());
+}
+BENCHMARK(BM_Plan50Pools70bFullOpen);
 
 void BM_RecipeKey(benchmark::State& state) {
   const Recipe r = BenchRecipe(2048);

@@ -186,7 +186,7 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
                    : c.activation_mlp_multiple_plain) *
           a.intermediate_size;
   double per_layer_bytes = per_layer_elements * element;
-  if (!r.flash_attention) {
+  if (MaterializesAttentionScores(r)) {
     // Scores, softmax and dropout mask: 5*a*s bytes per token per layer
     // (Korthikanti et al. 2022); flash attention never materializes them.
     per_layer_bytes +=
@@ -200,7 +200,7 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
   if (r.method == FineTuneMethod::kHeadOnly) {
     // No backward through the frozen backbone: only the final hidden states.
     activation_bytes = tokens * h * element;
-  } else if (r.activation_checkpointing) {
+  } else if (RecomputesActivations(r)) {
     // Each block keeps its input; one block is recomputed at a time.
     activation_bytes =
         tokens * (layers * h * element * in_flight + per_layer_bytes);

@@ -34,8 +34,8 @@ FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
                              const std::string& field_prefix) {
   FieldViolations violations;
   auto violate = [&](const char* field, std::string description) {
-    violations.push_back({absl::StrCat(field_prefix, field),
-                          std::move(description)});
+    violations.push_back(
+        {absl::StrCat(field_prefix, field), std::move(description)});
   };
 
   if (!IsValidPoolName(pool.name)) {
@@ -44,12 +44,12 @@ FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
                                  "with a letter and not ending with '-'"));
   }
   if (pool.node_count < 1 || pool.node_count > kMaxNodesPerPool) {
-    violate("node_count", absl::StrCat("must be between 1 and ",
-                                       kMaxNodesPerPool));
+    violate("node_count",
+            absl::StrCat("must be between 1 and ", kMaxNodesPerPool));
   }
   if (pool.gpus_per_node < 1 || pool.gpus_per_node > kMaxGpusPerNode) {
-    violate("gpus_per_node", absl::StrCat("must be between 1 and ",
-                                          kMaxGpusPerNode));
+    violate("gpus_per_node",
+            absl::StrCat("must be between 1 and ", kMaxGpusPerNode));
   }
   switch (pool.fabric) {
     case Fabric::kUnspecified:
@@ -80,8 +80,8 @@ FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
     violate("gpu_quota", "must not be negative");
   } else if (pool.node_count > 0 && pool.gpus_per_node > 0 &&
              pool.gpu_quota > total_gpus) {
-    violate("gpu_quota", absl::StrCat("must not exceed the pool's ",
-                                      total_gpus, " GPUs"));
+    violate("gpu_quota",
+            absl::StrCat("must not exceed the pool's ", total_gpus, " GPUs"));
   }
   if (pool.internal_rate_micros_per_gpu_hour <= 0 ||
       pool.internal_rate_micros_per_gpu_hour > kMaxRateMicrosPerGpuHour) {
@@ -118,6 +118,22 @@ const char* FabricName(Fabric fabric) {
     case Fabric::kPcie:
       return "PCIE";
     case Fabric::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* InterNodeFabricName(InterNodeFabric fabric) {
+  switch (fabric) {
+    case InterNodeFabric::kNone:
+      return "NONE";
+    case InterNodeFabric::kEthernet:
+      return "ETHERNET";
+    case InterNodeFabric::kRoce:
+      return "ROCE";
+    case InterNodeFabric::kInfiniband:
+      return "INFINIBAND";
+    case InterNodeFabric::kUnspecified:
       break;
   }
   return "UNSPECIFIED";

@@ -18,6 +18,16 @@ enum class Fabric {
   kPcie = 2,    // PCIe only: collectives cross the host bridge
 };
 
+// How the nodes of a pool talk to each other (the second fabric: Fabric is
+// the one inside a node).
+enum class InterNodeFabric {
+  kUnspecified = 0,  // never declared: plans assume a conservative bandwidth
+  kNone = 1,         // no usable network between nodes: a job stays in a node
+  kEthernet = 2,     // TCP sockets over Ethernet
+  kRoce = 3,         // RDMA over converged Ethernet
+  kInfiniband = 4,
+};
+
 // What a pool is reserved for. Fine-tunes never go to serving pools.
 enum class PoolPurpose {
   kUnspecified = 0,
@@ -31,7 +41,10 @@ struct Pool {
   std::string sku_id;
   int node_count = 0;
   int gpus_per_node = 0;
-  Fabric fabric = Fabric::kUnspecified;
+  Fabric fabric = Fabric::kUnspecified;  // inside a node
+  InterNodeFabric inter_node_fabric = InterNodeFabric::kUnspecified;
+  // Network bandwidth per GPU between nodes, GB/s per direction.
+  double inter_node_gb_s_per_gpu = 0;  // 0 = not declared
   PoolPurpose purpose = PoolPurpose::kUnspecified;
   bool exclusive = false;  // cards not time-sliced with other tenants
   int gpu_quota = 0;       // most GPUs a plan may take from this pool
@@ -71,6 +84,7 @@ FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
 bool IsValidPoolName(const std::string& name);
 
 const char* FabricName(Fabric fabric);
+const char* InterNodeFabricName(InterNodeFabric fabric);
 const char* PoolPurposeName(PoolPurpose purpose);
 
 }  // namespace placement::core

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -38,6 +39,21 @@ bool IsAdapter(FineTuneMethod method) {
   return method == FineTuneMethod::kLora || method == FineTuneMethod::kQlora;
 }
 
+// The recipe-key text of the attention implementation: the former boolean's
+// "1"/"0" for FLASH and EAGER; unspecified is normalized before.
+const char* AttentionKeyText(AttentionImplementation attention) {
+  switch (attention) {
+    case AttentionImplementation::kFlash:
+      return "1";
+    case AttentionImplementation::kSdpa:
+      return "sdpa";
+    case AttentionImplementation::kEager:
+    case AttentionImplementation::kUnspecified:
+      break;
+  }
+  return "0";
+}
+
 int DivideOr(int total, int divisor, int fallback) {
   if (divisor <= 0 || total % divisor != 0) return fallback;
   return total / divisor;
@@ -51,6 +67,40 @@ const std::vector<std::string>& CanonicalTargetModules() {
   return *kModules;
 }
 
+void NormalizeLayout(Recipe* recipe) {
+  Recipe& r = *recipe;
+  if (r.parallelism == Parallelism::kUnspecified) {
+    r.parallelism = r.gpu_count == 1 ? Parallelism::kSingle : Parallelism::kDdp;
+  }
+  int tp = r.tensor_parallel_degree, pp = r.pipeline_parallel_degree,
+      dp = r.data_parallel_degree;
+  switch (r.parallelism) {
+    case Parallelism::kSingle:
+      tp = tp == 0 ? 1 : tp;
+      pp = pp == 0 ? 1 : pp;
+      dp = dp == 0 ? 1 : dp;
+      break;
+    case Parallelism::kTensor:
+      if (pp == 0) pp = 1;
+      if (dp == 0) dp = 1;
+      if (tp == 0) tp = DivideOr(r.gpu_count, pp * dp, 0);
+      break;
+    case Parallelism::kPipeline:
+      if (tp == 0) tp = 1;
+      if (dp == 0) dp = 1;
+      if (pp == 0) pp = DivideOr(r.gpu_count, tp * dp, 0);
+      break;
+    default:  // data-parallel flavours
+      if (tp == 0) tp = 1;
+      if (pp == 0) pp = 1;
+      if (dp == 0) dp = DivideOr(r.gpu_count, tp * pp, 0);
+      break;
+  }
+  r.tensor_parallel_degree = tp;
+  r.pipeline_parallel_degree = pp;
+  r.data_parallel_degree = dp;
+}
+
 Recipe NormalizeRecipe(Recipe r) {
   if (absl::EqualsIgnoreCase(r.model, kCustomModel)) {
     r.model = kCustomModel;
@@ -62,6 +112,14 @@ Recipe NormalizeRecipe(Recipe r) {
   if (r.gradient_accumulation_steps == 0) r.gradient_accumulation_steps = 1;
   if (r.gpu_count == 0) r.gpu_count = 1;
   if (r.optimizer == Optimizer::kUnspecified) r.optimizer = Optimizer::kAdamW;
+  // What current frameworks do: SDPA (HF transformers since 4.36, PyTorch
+  // 2.x), which no catalog SKU lacks; no recomputation.
+  if (r.attention == AttentionImplementation::kUnspecified) {
+    r.attention = AttentionImplementation::kSdpa;
+  }
+  if (r.activation_checkpointing == ActivationCheckpointing::kUnspecified) {
+    r.activation_checkpointing = ActivationCheckpointing::kOff;
+  }
   if (r.precision == Precision::kUnspecified) {
     r.precision =
         r.method == FineTuneMethod::kQlora ? Precision::kNf4 : Precision::kBf16;
@@ -98,36 +156,7 @@ Recipe NormalizeRecipe(Recipe r) {
     r.target_modules.clear();
   }
 
-  if (r.parallelism == Parallelism::kUnspecified) {
-    r.parallelism = r.gpu_count == 1 ? Parallelism::kSingle : Parallelism::kDdp;
-  }
-  int tp = r.tensor_parallel_degree, pp = r.pipeline_parallel_degree,
-      dp = r.data_parallel_degree;
-  switch (r.parallelism) {
-    case Parallelism::kSingle:
-      tp = tp == 0 ? 1 : tp;
-      pp = pp == 0 ? 1 : pp;
-      dp = dp == 0 ? 1 : dp;
-      break;
-    case Parallelism::kTensor:
-      if (pp == 0) pp = 1;
-      if (dp == 0) dp = 1;
-      if (tp == 0) tp = DivideOr(r.gpu_count, pp * dp, 0);
-      break;
-    case Parallelism::kPipeline:
-      if (tp == 0) tp = 1;
-      if (dp == 0) dp = 1;
-      if (pp == 0) pp = DivideOr(r.gpu_count, tp * dp, 0);
-      break;
-    default:  // data-parallel flavours
-      if (tp == 0) tp = 1;
-      if (pp == 0) pp = 1;
-      if (dp == 0) dp = DivideOr(r.gpu_count, tp * pp, 0);
-      break;
-  }
-  r.tensor_parallel_degree = tp;
-  r.pipeline_parallel_degree = pp;
-  r.data_parallel_degree = dp;
+  NormalizeLayout(&r);
   return r;
 }
 
@@ -219,6 +248,23 @@ FieldViolations ValidateRecipe(const Recipe& r,
     violate("optimizer", "must be set");
   }
 
+  int num_layers = std::numeric_limits<int>::max();
+  if (auto arch = ResolveArchitecture(r); arch.ok()) {
+    num_layers = arch->num_layers;
+  }
+  for (FieldViolation& v : ValidateLayout(r, num_layers, field_prefix)) {
+    violations.push_back(std::move(v));
+  }
+  return violations;
+}
+
+FieldViolations ValidateLayout(const Recipe& r, int num_layers,
+                               const std::string& field_prefix) {
+  FieldViolations violations;
+  auto violate = [&](absl::string_view field, std::string description) {
+    violations.push_back(
+        {absl::StrCat(field_prefix, field), std::move(description)});
+  };
   if (r.gpu_count < 1 || r.gpu_count > kMaxGpuCount) {
     violate("gpu_count", absl::StrCat("must be between 1 and ", kMaxGpuCount));
     return violations;
@@ -257,8 +303,8 @@ FieldViolations ValidateRecipe(const Recipe& r,
       }
       break;
   }
-  if (r.pipeline_parallel_degree > 1 && ResolveArchitecture(r).ok() &&
-      ResolveArchitecture(r)->num_layers < r.pipeline_parallel_degree) {
+  if (r.pipeline_parallel_degree > 1 &&
+      num_layers < r.pipeline_parallel_degree) {
     violate("pipeline_parallel_degree", "must not exceed the layer count");
   }
   return violations;
@@ -286,8 +332,8 @@ std::string RecipeKeyText(const Recipe& input) {
                   ";master32=", r.fp32_master_weights ? 1 : 0,
                   ";dq=", r.double_quantization ? 1 : 0,
                   ";opt=", OptimizerName(r.optimizer),
-                  ";ckpt=", r.activation_checkpointing ? 1 : 0,
-                  ";flash=", r.flash_attention ? 1 : 0,
+                  ";ckpt=", RecomputesActivations(r) ? "1" : "0",
+                  ";flash=", AttentionKeyText(r.attention),
                   ";par=", ParallelismName(r.parallelism),
                   ";gpus=", r.gpu_count, ";tp=", r.tensor_parallel_degree,
                   ";pp=", r.pipeline_parallel_degree,
@@ -319,7 +365,11 @@ int64_t TrainableParams(const Recipe& recipe, const ModelArchitecture& a) {
       const int64_t h = a.hidden_size, f = a.intermediate_size;
       int64_t per_layer = 0;
       for (const std::string& m : recipe.target_modules) {
-        const std::string c = CanonicalModule(m);
+        // Normalized recipes hold canonical names already (the planner
+        // calls this for every configuration it weighs).
+        const bool canonical = m == "q" || m == "k" || m == "v" || m == "o" ||
+                               m == "gate" || m == "up" || m == "down";
+        const std::string& c = canonical ? m : CanonicalModule(m);
         if (c == "q") per_layer += h + a.QueryDim();
         if (c == "k" || c == "v") per_layer += h + a.KvDim();
         if (c == "o") per_layer += a.QueryDim() + h;
@@ -350,8 +400,8 @@ std::string DescribeSettings(const Recipe& input) {
       r.fp32_master_weights ? "+fp32_master" : "",
       r.double_quantization ? "+double_quant" : "",
       " optimizer=", OptimizerName(r.optimizer),
-      " activation_checkpointing=", r.activation_checkpointing ? "on" : "off",
-      " flash_attention=", r.flash_attention ? "on" : "off",
+      " activation_checkpointing=", RecomputesActivations(r) ? "on" : "off",
+      " attention=", AttentionImplementationName(r.attention),
       " parallelism=", ParallelismName(r.parallelism),
       " gpu_count=", r.gpu_count, " (tp=", r.tensor_parallel_degree,
       " pp=", r.pipeline_parallel_degree, " dp=", r.data_parallel_degree, ")");
@@ -363,6 +413,40 @@ bool ShardsModel(const Recipe& r) {
          ((r.parallelism == Parallelism::kZero3 ||
            r.parallelism == Parallelism::kFsdp) &&
           r.gpu_count > 1);
+}
+
+bool RecomputesActivations(const Recipe& r) {
+  return r.activation_checkpointing == ActivationCheckpointing::kOn;
+}
+
+bool MaterializesAttentionScores(const Recipe& r) {
+  return r.attention == AttentionImplementation::kEager;
+}
+
+const char* AttentionImplementationName(AttentionImplementation attention) {
+  switch (attention) {
+    case AttentionImplementation::kEager:
+      return "EAGER";
+    case AttentionImplementation::kSdpa:
+      return "SDPA";
+    case AttentionImplementation::kFlash:
+      return "FLASH";
+    case AttentionImplementation::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* ActivationCheckpointingName(ActivationCheckpointing checkpointing) {
+  switch (checkpointing) {
+    case ActivationCheckpointing::kOff:
+      return "OFF";
+    case ActivationCheckpointing::kOn:
+      return "ON";
+    case ActivationCheckpointing::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
 }
 
 const char* FineTuneMethodName(FineTuneMethod method) {

@@ -57,6 +57,23 @@ enum class Parallelism {
   kPipeline = 7,  // layer stages on different GPUs
 };
 
+// How attention is computed. Only eager attention materializes the s x s
+// score matrix; SDPA (PyTorch's scaled_dot_product_attention, which picks a
+// flash or memory-efficient kernel) and flash attention do not.
+enum class AttentionImplementation {
+  kUnspecified = 0,  // what current frameworks do (see NormalizeRecipe)
+  kEager = 1,
+  kSdpa = 2,
+  kFlash = 3,
+};
+
+// Recomputing each block's activations in backward instead of keeping them.
+enum class ActivationCheckpointing {
+  kUnspecified = 0,  // the planner may choose (see NormalizeRecipe)
+  kOff = 1,
+  kOn = 2,
+};
+
 // The training graph of one fine-tune: everything that decides its memory
 // and its step time. A Recipe says nothing about where it runs.
 struct Recipe {
@@ -82,8 +99,9 @@ struct Recipe {
   bool double_quantization = false;  // NF4 only (QLoRA's nested quantization)
 
   Optimizer optimizer = Optimizer::kUnspecified;
-  bool activation_checkpointing = false;
-  bool flash_attention = false;
+  ActivationCheckpointing activation_checkpointing =
+      ActivationCheckpointing::kUnspecified;
+  AttentionImplementation attention = AttentionImplementation::kUnspecified;
 
   int gpu_count = 0;
   Parallelism parallelism = Parallelism::kUnspecified;
@@ -111,6 +129,9 @@ const std::vector<std::string>& CanonicalTargetModules();
 //    "Llama-3.1-8B"); unknown names are left as given (ValidateRecipe
 //    reports them);
 //  - micro_batch_size, gradient_accumulation_steps, gpu_count default to 1;
+//    attention to SDPA (what current frameworks run; every catalog SKU
+//    supports it) and activation checkpointing to OFF (a planner reads the
+//    request before normalizing to know that it may turn it on);
 //    optimizer to AdamW; precision to NF4 for QLoRA and BF16 otherwise;
 //    parallelism to SINGLE for one GPU and DDP for more;
 //  - target modules are mapped to canonical names, "all-linear" expanded,
@@ -121,6 +142,16 @@ const std::vector<std::string>& CanonicalTargetModules();
 //  - parallel degrees left at 0 are derived from gpu_count.
 // Never fails; invalid input stays invalid.
 Recipe NormalizeRecipe(Recipe recipe);
+
+// The layout part of NormalizeRecipe: parallelism defaults to SINGLE for
+// one GPU and DDP for more, degrees left at 0 are derived from gpu_count.
+void NormalizeLayout(Recipe* recipe);
+
+// The layout part of ValidateRecipe (gpu_count, parallelism, degrees, at
+// most `num_layers` pipeline stages), for a recipe whose other fields are
+// known valid.
+FieldViolations ValidateLayout(const Recipe& recipe, int num_layers,
+                               const std::string& field_prefix = "recipe.");
 
 // Checks a recipe (normally after NormalizeRecipe). Returns one violation per
 // broken rule with paths prefixed by `field_prefix` (e.g. "recipe."):
@@ -141,6 +172,11 @@ absl::StatusOr<ModelArchitecture> ResolveArchitecture(const Recipe& recipe);
 // "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;mb=4;ga=8;
 //  precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=1;flash=1;par=SINGLE;gpus=1;
 //  tp=1;pp=1;dp=1".
+// Checkpointing: ON "ckpt=1", OFF "ckpt=0"; attention: FLASH "flash=1",
+// EAGER "flash=0" (the texts of the former booleans, so that the keys of
+// recipes that set them are unchanged), SDPA "flash=sdpa". Unspecified
+// normalizes first: attention to SDPA ("flash=sdpa"), checkpointing to OFF
+// ("ckpt=0").
 // The input is normalized first. Independent of the SKU and the pool.
 // Gradient accumulation IS part of it: a step is one optimizer step, and
 // the GPU-hours per successful step (the ranking currency) scale with it.
@@ -162,6 +198,14 @@ const char* FineTuneMethodName(FineTuneMethod method);
 const char* PrecisionName(Precision precision);
 const char* OptimizerName(Optimizer optimizer);
 const char* ParallelismName(Parallelism parallelism);
+const char* AttentionImplementationName(AttentionImplementation attention);
+const char* ActivationCheckpointingName(ActivationCheckpointing checkpointing);
+
+// Whether the recipe recomputes activations (ON; OFF and unspecified do not).
+bool RecomputesActivations(const Recipe& recipe);
+// Whether attention materializes the score matrix (EAGER only; an
+// unnormalized unspecified value is SDPA).
+bool MaterializesAttentionScores(const Recipe& recipe);
 
 // Whether the layout shards the model or activations across GPUs (tensor,
 // pipeline, ZeRO-3, FSDP), i.e. opens collectives inside every step.

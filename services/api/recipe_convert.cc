@@ -86,8 +86,15 @@ core::Recipe RecipeFromProto(const v1::Recipe& in) {
   recipe.double_quantization = in.double_quantization();
   recipe.optimizer =
       EnumCast<core::Optimizer>(in.optimizer(), v1::Optimizer_MAX);
-  recipe.activation_checkpointing = in.activation_checkpointing();
-  recipe.flash_attention = in.flash_attention();
+  // The wire keeps booleans for now: true is an explicit choice, false
+  // leaves the choice open.
+  recipe.activation_checkpointing =
+      in.activation_checkpointing()
+          ? core::ActivationCheckpointing::kOn
+          : core::ActivationCheckpointing::kUnspecified;
+  recipe.attention = in.flash_attention()
+                         ? core::AttentionImplementation::kFlash
+                         : core::AttentionImplementation::kUnspecified;
   recipe.gpu_count = in.gpu_count();
   recipe.parallelism =
       EnumCast<core::Parallelism>(in.parallelism(), v1::Parallelism_MAX);
@@ -127,8 +134,10 @@ v1::Recipe RecipeToProto(const core::Recipe& recipe) {
   out.set_double_quantization(recipe.double_quantization);
   out.set_optimizer(
       EnumCast<v1::Optimizer>(recipe.optimizer, v1::Optimizer_MAX));
-  out.set_activation_checkpointing(recipe.activation_checkpointing);
-  out.set_flash_attention(recipe.flash_attention);
+  out.set_activation_checkpointing(recipe.activation_checkpointing ==
+                                   core::ActivationCheckpointing::kOn);
+  out.set_flash_attention(recipe.attention ==
+                          core::AttentionImplementation::kFlash);
   out.set_gpu_count(recipe.gpu_count);
   out.set_parallelism(
       EnumCast<v1::Parallelism>(recipe.parallelism, v1::Parallelism_MAX));

@@ -12,7 +12,7 @@ Recipe Lora8b(int seq) {
   r.lora_rank = 16;
   r.sequence_length = seq;
   r.micro_batch_size = 4;
-  r.flash_attention = true;
+  r.attention = AttentionImplementation::kFlash;
   return NormalizeRecipe(r);
 }
 

@@ -11,8 +11,8 @@ Recipe Base(const char* model, FineTuneMethod method) {
   r.method = method;
   if (method != FineTuneMethod::kFull) r.lora_rank = 16;
   r.sequence_length = 2048;
-  r.flash_attention = true;
-  r.activation_checkpointing = true;
+  r.attention = AttentionImplementation::kFlash;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
   return NormalizeRecipe(r);
 }
 
@@ -56,10 +56,10 @@ TEST(MemoryModelTest, Nf4WithDoubleQuantizationIsSmaller) {
 TEST(MemoryModelTest, CheckpointingAndFlashAttentionCutActivations) {
   Recipe r = Base("Llama-3.1-8B", FineTuneMethod::kLora);
   const double ckpt = PredictPeakMemory(r)->activations_gb;
-  r.activation_checkpointing = false;
+  r.activation_checkpointing = ActivationCheckpointing::kOff;
   const double full = PredictPeakMemory(r)->activations_gb;
   EXPECT_GT(full, 5 * ckpt);
-  r.flash_attention = false;
+  r.attention = AttentionImplementation::kEager;
   EXPECT_GT(PredictPeakMemory(r)->activations_gb, full);
 }
 

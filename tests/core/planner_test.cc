@@ -23,8 +23,8 @@ Recipe Lora8b() {
   r.target_modules = {"all-linear"};
   r.sequence_length = 2048;
   r.micro_batch_size = 2;
-  r.activation_checkpointing = true;
-  r.flash_attention = true;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.attention = AttentionImplementation::kFlash;
   return NormalizeRecipe(r);
 }
 
@@ -35,8 +35,8 @@ Recipe Qlora70b() {
   r.lora_rank = 16;
   r.double_quantization = true;
   r.sequence_length = 1024;
-  r.activation_checkpointing = true;
-  r.flash_attention = true;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.attention = AttentionImplementation::kFlash;
   return NormalizeRecipe(r);
 }
 
@@ -137,8 +137,8 @@ TEST(PlannerTest, FullWeight70bNeverLandsOnL40s) {
   r.model = "Llama-3.1-70B";
   r.method = FineTuneMethod::kFull;
   r.sequence_length = 4096;
-  r.activation_checkpointing = true;
-  r.flash_attention = true;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.attention = AttentionImplementation::kFlash;
   r.fp32_master_weights = true;
   for (int gpus : {1, 2, 8}) {
     r.gpu_count = gpus;

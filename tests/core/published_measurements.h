@@ -279,15 +279,19 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
   if (absl::StrContains(ckpt, "offloaded")) {
     return skip("offloaded activation checkpointing (activations in CPU RAM)");
   }
-  r.activation_checkpointing = absl::StartsWith(ckpt, "yes");
+  r.activation_checkpointing = absl::StartsWith(ckpt, "yes")
+                                   ? ActivationCheckpointing::kOn
+                                   : ActivationCheckpointing::kOff;
   // LLaMA-Factory (the source of the unsloth comparison table) turns
   // gradient checkpointing on by default; the column is empty there.
   if (ckpt.empty() && absl::StrContains(get("source"), "LLaMA-Factory")) {
-    r.activation_checkpointing = true;
+    r.activation_checkpointing = ActivationCheckpointing::kOn;
   }
   // LitGPT, PEFT and Composer use SDPA/flash kernels; the LLaMA-Factory
   // comparison's plain "(HF)" rows are the ones without FlashAttention-2.
-  r.flash_attention = !absl::StrContains(method, "(HF)");
+  r.attention = absl::StrContains(method, "(HF)")
+                    ? AttentionImplementation::kEager
+                    : AttentionImplementation::kFlash;
 
   // --- GPUs. ---
   if (absl::StrContains(gpu, "48")) {  // before "40": "L40S 48GB"

@@ -128,21 +128,52 @@ TEST(RecipeKeyTest, EverySettingThatMattersChangesTheKey) {
   EXPECT_TRUE(changed([](Recipe& r) { r.gradient_accumulation_steps = 8; }));
   EXPECT_TRUE(changed([](Recipe& r) { r.precision = Precision::kFp16; }));
   EXPECT_TRUE(changed([](Recipe& r) { r.optimizer = Optimizer::kSgd; }));
-  EXPECT_TRUE(changed([](Recipe& r) { r.activation_checkpointing = true; }));
-  EXPECT_TRUE(changed([](Recipe& r) { r.flash_attention = true; }));
+  EXPECT_TRUE(changed([](Recipe& r) {
+    r.activation_checkpointing = ActivationCheckpointing::kOn;
+  }));
+  EXPECT_TRUE(changed(
+      [](Recipe& r) { r.attention = AttentionImplementation::kFlash; }));
   EXPECT_TRUE(changed([](Recipe& r) { r.target_modules = {"all-linear"}; }));
 }
 
 TEST(RecipeKeyTest, StableAcrossBuildsAndPlatforms) {
   // Pinned: FNV-1a of the canonical text never changes without a version
-  // bump of the text ("v1;").
-  EXPECT_EQ(RecipeKeyText(Lora()),
+  // bump of the text ("v1;"). Unspecified attention is SDPA now; the former
+  // boolean false is EAGER.
+  Recipe eager = Lora();
+  eager.attention = AttentionImplementation::kEager;
+  EXPECT_EQ(RecipeKeyText(eager),
             "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;"
             "mb=1;ga=1;precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=0;"
             "flash=0;par=SINGLE;gpus=1;tp=1;pp=1;dp=1");
   EXPECT_THAT(RecipeKey(Lora()), ::testing::MatchesRegex("rk1-[0-9a-f]{16}"));
   // Computed independently (Python FNV-1a 64 over the text above).
-  EXPECT_EQ(RecipeKey(Lora()), "rk1-c5feac3758c091b1");
+  EXPECT_EQ(RecipeKey(eager), "rk1-c5feac3758c091b1");
+  EXPECT_THAT(RecipeKeyText(Lora()),
+              ::testing::HasSubstr(";ckpt=0;flash=sdpa;par=SINGLE;"));
+}
+
+TEST(RecipeKeyTest, ExplicitAttentionAndCheckpointingKeepTheFormerKeys) {
+  // Keys of the former booleans (FNV-1a 64 of the v1 texts, computed
+  // independently): an explicit choice must still find its stored evidence.
+  auto key = [](ActivationCheckpointing ckpt, AttentionImplementation attn) {
+    Recipe r = Lora();
+    r.activation_checkpointing = ckpt;
+    r.attention = attn;
+    return RecipeKey(r);
+  };
+  constexpr auto kOff = ActivationCheckpointing::kOff;
+  constexpr auto kOn = ActivationCheckpointing::kOn;
+  constexpr auto kEager = AttentionImplementation::kEager;
+  constexpr auto kFlash = AttentionImplementation::kFlash;
+  EXPECT_EQ(key(kOff, kEager), "rk1-c5feac3758c091b1");
+  EXPECT_EQ(key(kOn, kFlash), "rk1-27e3bea375ce27bd");
+  EXPECT_EQ(key(kOn, kEager), "rk1-bc734cfb99e9c7d0");
+  EXPECT_EQ(key(kOff, kFlash), "rk1-6c725096ff9b9da4");
+  Recipe sdpa = Lora();
+  sdpa.attention = AttentionImplementation::kSdpa;
+  EXPECT_THAT(RecipeKeyText(sdpa), ::testing::HasSubstr(";flash=sdpa;"));
+  EXPECT_NE(RecipeKey(sdpa), key(kOff, kFlash));
 }
 
 TEST(TrainableParamsTest, MatchesPublishedLoraCounts) {

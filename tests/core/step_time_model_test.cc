@@ -5,6 +5,8 @@
 #include <iomanip>
 #include <iostream>
 
+#include "core/fit.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/published_measurements.h"
 #include "tests/core/test_catalog.h"
@@ -22,7 +24,7 @@ Recipe Llama8bLora(int gpus, Parallelism parallelism) {
   r.lora_rank = 16;
   r.sequence_length = 2048;
   r.micro_batch_size = 4;
-  r.flash_attention = true;
+  r.attention = AttentionImplementation::kFlash;
   r.gpu_count = gpus;
   r.parallelism = parallelism;
   return NormalizeRecipe(r);
@@ -77,6 +79,51 @@ TEST(StepTimeModelTest, BridgedPairsAreNvlinkOnlyForTwo) {
             5 * CollectiveBandwidthGbS(Sku("A100-PCIE-80GB"), bridged, 4));
 }
 
+TEST(StepTimeModelTest, InterNodeBandwidthIsDeclaredOrAPerKindDefault) {
+  Pool pool = TrainingPool("p", "A100-SXM4-80GB", Fabric::kNvlink, 8, 2);
+  EXPECT_NEAR(InterNodeBandwidthOf(pool).gb_s_per_gpu, 0.78, 1e-9);
+  EXPECT_THAT(InterNodeBandwidthOf(pool).source,
+              ::testing::HasSubstr("never declared"));
+  pool.inter_node_fabric = InterNodeFabric::kInfiniband;
+  EXPECT_NEAR(InterNodeBandwidthOf(pool).gb_s_per_gpu, 20, 1e-9);
+  pool.inter_node_fabric = InterNodeFabric::kRoce;
+  EXPECT_NEAR(InterNodeBandwidthOf(pool).gb_s_per_gpu, 17.5, 1e-9);
+  pool.inter_node_gb_s_per_gpu = 45;  // NDR 400 Gb/s at 90%
+  EXPECT_NEAR(InterNodeBandwidthOf(pool).gb_s_per_gpu, 45, 1e-9);
+  EXPECT_THAT(InterNodeBandwidthOf(pool).source,
+              ::testing::HasSubstr("declared"));
+}
+
+// Sharded data parallel across nodes is charged at the inter-node
+// bandwidth; tensor parallel inside the node stays on NVLink.
+TEST(StepTimeModelTest, CrossNodeCollectivesPayTheNetwork) {
+  Recipe r = Llama8bLora(16, Parallelism::kFsdp);
+  r.method = FineTuneMethod::kFull;
+  r.target_modules.clear();
+  r.lora_rank = 0;
+  r = NormalizeRecipe(r);
+  const ModelArchitecture arch = *FindModel(r.model);
+  const GpuSku& sku = Sku("A100-SXM4-80GB");
+  Pool ib = TrainingPool("p", sku.id, Fabric::kNvlink, 8, 2);
+  ib.inter_node_fabric = InterNodeFabric::kInfiniband;
+  Pool eth = ib;
+  eth.inter_node_fabric = InterNodeFabric::kEthernet;
+  const auto over_ib = EstimateStepTime(r, arch, sku, ib);
+  const auto over_eth = EstimateStepTime(r, arch, sku, eth);
+  EXPECT_NEAR(over_ib.inter_node_bandwidth_gb_s, 20, 1e-9);
+  // 20 / 0.78 = 25.6x the bandwidth.
+  EXPECT_NEAR(
+      over_eth.exposed_communication_s / over_ib.exposed_communication_s,
+      20 / 0.78, 0.5);
+  // Inside one node the same job's collectives stay on NVLink.
+  Recipe eight = r;
+  eight.gpu_count = 8;
+  eight.data_parallel_degree = 0;
+  eight = NormalizeRecipe(eight);
+  EXPECT_EQ(EstimateStepTime(eight, arch, sku, eth).inter_node_bandwidth_gb_s,
+            0);
+}
+
 // Compares the estimate with the published throughput (tokens/s per GPU).
 // Rows whose mean sequence length is unknown (LitGPT's variable-length
 // Alpaca step times) cannot be turned into tokens/s and are reported.
@@ -103,6 +150,30 @@ TEST(StepTimeCalibrationTest, EstimateIsWithinAFactorOfPublishedThroughput) {
               << ") " << row.label << "\n";
   }
   ASSERT_GE(ratios.size(), 20u);
+  // Measured step time / estimated = predicted tok/s / measured tok/s.
+  std::vector<double> step_ratios = ratios;
+  std::sort(step_ratios.begin(), step_ratios.end());
+  auto quantile = [&](double q) {
+    const double pos = q * (step_ratios.size() - 1);
+    const size_t lo = static_cast<size_t>(pos);
+    const size_t hi = std::min(step_ratios.size() - 1, lo + 1);
+    return step_ratios[lo] + (step_ratios[hi] - step_ratios[lo]) * (pos - lo);
+  };
+  const double p10 = quantile(0.1), p90 = quantile(0.9);
+  int inside = 0;
+  for (double r : step_ratios) {
+    if (r >= kStepTimeBandLowFactor && r <= kStepTimeBandHighFactor) ++inside;
+  }
+  std::cout << std::setprecision(3) << "  measured/estimated step time: p10 "
+            << p10 << ", p90 " << p90 << "; band [" << kStepTimeBandLowFactor
+            << ", " << kStepTimeBandHighFactor << "] holds " << inside << "/"
+            << step_ratios.size() << " rows\n";
+  // The band constants are the calibration's p10..p90 rounded outwards to
+  // 0.05 (core/fit.h): re-derive them when the model changes.
+  EXPECT_LE(kStepTimeBandLowFactor, p10);
+  EXPECT_GE(kStepTimeBandLowFactor, p10 - 0.05);
+  EXPECT_GE(kStepTimeBandHighFactor, p90);
+  EXPECT_LE(kStepTimeBandHighFactor, p90 + 0.05);
   std::vector<double> factors;  // max(ratio, 1/ratio)
   for (double r : ratios) factors.push_back(std::max(r, 1 / r));
   std::sort(factors.begin(), factors.end());
