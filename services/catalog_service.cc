@@ -5,8 +5,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "core/field_violation.h"
 #include "core/pool.h"
 #include "core/sku.h"
@@ -31,6 +31,8 @@ const std::set<std::string>& MutablePoolFields() {
       "node_count",
       "gpus_per_node",
       "fabric",
+      "inter_node_fabric",
+      "inter_node_bandwidth_gb_s_per_gpu",
       "purpose",
       "exclusive",
       "gpu_quota",
@@ -63,6 +65,12 @@ void ApplyField(const std::string& field, const core::Pool& from,
   if (field == "node_count") to.node_count = from.node_count;
   if (field == "gpus_per_node") to.gpus_per_node = from.gpus_per_node;
   if (field == "fabric") to.fabric = from.fabric;
+  if (field == "inter_node_fabric") {
+    to.inter_node_fabric = from.inter_node_fabric;
+  }
+  if (field == "inter_node_bandwidth_gb_s_per_gpu") {
+    to.inter_node_gb_s_per_gpu = from.inter_node_gb_s_per_gpu;
+  }
   if (field == "purpose") to.purpose = from.purpose;
   if (field == "exclusive") to.exclusive = from.exclusive;
   if (field == "gpu_quota") to.gpu_quota = from.gpu_quota;

@@ -97,8 +97,8 @@ TEST_F(PlacementGuideTest, FullWeight70bNeverLandsOnL40s) {
   recipe.set_model("Llama-3.1-70B");
   recipe.set_method(v1::FINE_TUNE_METHOD_FULL);
   recipe.set_sequence_length(4096);
-  recipe.set_activation_checkpointing(true);
-  recipe.set_flash_attention(true);
+  recipe.set_activation_checkpointing_mode(v1::ACTIVATION_CHECKPOINTING_ON);
+  recipe.set_attention(v1::ATTENTION_IMPLEMENTATION_FLASH);
   recipe.set_fp32_master_weights(true);
   recipe.set_gpu_count(8);
   recipe.set_parallelism(v1::PARALLELISM_FSDP);
