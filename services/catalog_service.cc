@@ -12,6 +12,7 @@
 #include "core/sku.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
+#include "services/enum_validation.h"
 #include "services/grpc_status.h"
 #include "services/page_token.h"
 #include "services/run_validation.h"
@@ -94,6 +95,10 @@ grpc::ServerUnaryReactor* CatalogService::ListSkus(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
   if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
@@ -126,6 +131,10 @@ grpc::ServerUnaryReactor* CatalogService::GetSku(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
   }
@@ -154,6 +163,10 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
           *context, "/placement.v1.CatalogService/CreatePool");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!request->has_pool()) {
     return FinishNow(context, InvalidArgument({{"pool", "is required"}}));
@@ -191,6 +204,10 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
           *context, "/placement.v1.CatalogService/UpdatePool");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!request->has_pool() || request->pool().name().empty()) {
     return FinishNow(context, InvalidArgument({{"pool.name", "is required"}}));
@@ -246,6 +263,10 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
   }
@@ -268,6 +289,10 @@ grpc::ServerUnaryReactor* CatalogService::ListPools(
           *context, "/placement.v1.CatalogService/ListPools");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
@@ -330,6 +355,10 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   core::FieldViolations violations;
   if (request->name().empty() || request->name().size() > 128) {
     violations.push_back({"name", "must be 1-128 characters"});
@@ -371,6 +400,10 @@ grpc::ServerUnaryReactor* CatalogService::RevokeToken(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (!IsUuid(request->token_id())) {
     return FinishNow(context, InvalidArgument({{"token_id", "must be a UUID"}}));
   }
@@ -394,6 +427,10 @@ grpc::ServerUnaryReactor* CatalogService::ListTokens(
           *context, "/placement.v1.CatalogService/ListTokens");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());

@@ -13,6 +13,7 @@
 #include "core/sku.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
+#include "services/enum_validation.h"
 #include "services/grpc_status.h"
 #include "services/page_token.h"
 #include "services/proto_bytes.h"
@@ -338,6 +339,10 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
           *context, "/placement.v1.CostService/GetCostReport");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<ValidRequest> valid = Validate(*request);
   if (!valid.ok()) return FinishNow(context, ToGrpcStatus(valid.status()));

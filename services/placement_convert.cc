@@ -90,6 +90,7 @@ core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
     request.constraints.deadline = absl::Seconds(c.deadline().seconds()) +
                                    absl::Nanoseconds(c.deadline().nanos());
   }
+  // Undeclared numbers were refused before conversion (UndeclaredEnumValues).
   request.constraints.objective = c.objective() == v1::OBJECTIVE_SHORTEST_TIME
                                       ? core::Objective::kShortestTime
                                       : core::Objective::kLowestCost;

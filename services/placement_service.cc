@@ -13,6 +13,7 @@
 #include "core/rules.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
+#include "services/enum_validation.h"
 #include "services/grpc_status.h"
 #include "services/placement_convert.h"
 #include "services/plan_response_bytes.h"
@@ -150,6 +151,11 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                      grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                   "the request is not a "
                                   "placement.v1.PlacePlanRequest"));
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(request);
+      !undeclared.empty()) {
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   core::PlanRequest plan_request = PlanRequestFromProto(request);
   const std::string objective =
@@ -322,6 +328,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (!IsUuid(request->plan_id())) {
     return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
   }
@@ -354,6 +364,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
           *context, "/placement.v1.PlacementService/GetPlanAccuracy");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   const absl::Time from = request->has_start_time()
                               ? TimeFromProto(request->start_time())

@@ -9,9 +9,10 @@
 #include "core/recipe.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
-#include "services/proto_bytes.h"
+#include "services/enum_validation.h"
 #include "services/grpc_status.h"
 #include "services/page_token.h"
+#include "services/proto_bytes.h"
 #include "services/recipe_convert.h"
 #include "services/run_validation.h"
 #include "storage/pool_store.h"
@@ -114,8 +115,10 @@ class SampleStreamReactor
       FinishOnce(grpc::Status::OK);
       return;
     }
-    core::FieldViolations violations =
-        ValidateSampleBatch(request_, absl::Now());
+    core::FieldViolations violations = UndeclaredEnumValues(request_);
+    if (violations.empty()) {
+      violations = ValidateSampleBatch(request_, absl::Now());
+    }
     const std::string run_id = absl::AsciiStrToLower(request_.run_id());
     if (violations.empty() && !run_id_.empty() && run_id != run_id_) {
       violations.push_back(
@@ -276,6 +279,10 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (!request->has_run()) {
     return FinishNow(context, InvalidArgument({{"run", "is required"}}));
   }
@@ -346,6 +353,10 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
   }
@@ -371,6 +382,10 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
           *context, "/placement.v1.TelemetryService/GetBenchmarkRun");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
@@ -399,6 +414,10 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
           *context, "/placement.v1.TelemetryService/ListBenchmarkRuns");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());

@@ -222,6 +222,14 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"label_format",
                  [](v1::Pool& p) { (*p.mutable_labels())["bad key"] = "v"; },
                  "pool.labels"},
+        RuleCase{"inter_node_fabric_undeclared_number",
+                 [](v1::Pool& p) {
+                   p.set_inter_node_fabric(static_cast<v1::InterNodeFabric>(9));
+                 },
+                 "pool.inter_node_fabric"},
+        RuleCase{"fabric_undeclared_number",
+                 [](v1::Pool& p) { p.set_fabric(static_cast<v1::Fabric>(3)); },
+                 "pool.fabric"},
         RuleCase{"inter_node_bandwidth_not_negative",
                  [](v1::Pool& p) {
                    p.set_inter_node_fabric(v1::INTER_NODE_FABRIC_INFINIBAND);
