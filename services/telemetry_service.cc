@@ -1,11 +1,12 @@
 #include "services/telemetry_service.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "absl/synchronization/mutex.h"
-#include <algorithm>
+#include "absl/time/clock.h"
 #include "core/recipe.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
@@ -66,6 +67,7 @@ void AckToProto(const storage::RunAck& ack,
   response->set_recipe_key(ack.recipe_key);
   TimeToProto(ack.accept_time, response->mutable_accept_time());
   response->set_gpu_hours(static_cast<double>(ack.gpu_microseconds) / 3.6e9);
+  response->set_evidence_version(ack.evidence_version);
 }
 
 v1::Offload OffloadFromName(const std::string& name) {
