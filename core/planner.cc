@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 #include <unordered_map>
 
@@ -9,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/configuration_search.h"
+#include "core/field_violation.h"
 #include "core/step_time_model.h"
 
 namespace placement::core {
@@ -17,9 +20,14 @@ namespace {
 // Per-SKU work shared by every pool of that SKU.
 struct SkuView {
   ExactSkuResult resolved;
+  std::vector<KeyedEvidence> similar;  // FindSimilar, once per SKU
+  bool looked_up = false;
+};
+
+// Evidence of one (recipe key, SKU), looked up once per plan.
+struct KeyEvidence {
   std::optional<EvidenceStats> measured;
   std::optional<TransferredEvidence> transferred;
-  bool looked_up = false;
 };
 
 int64_t CostMicros(double gpu_hours, int64_t rate_micros) {
@@ -43,10 +51,43 @@ bool Allowed(const Pool& pool, const PlanConstraints& c, std::string* why) {
   return true;
 }
 
+// The request with an open gpu_count replaced by the smallest count its
+// fixed settings allow, so that validation checks what was set.
+Recipe ValidationProbe(const Recipe& requested) {
+  Recipe probe = requested;
+  if (probe.gpu_count != 0) return probe;
+  const int64_t fixed = int64_t{std::max(1, probe.tensor_parallel_degree)} *
+                        std::max(1, probe.pipeline_parallel_degree) *
+                        std::max(1, probe.data_parallel_degree);
+  const bool multi = probe.parallelism != Parallelism::kUnspecified &&
+                     probe.parallelism != Parallelism::kSingle;
+  probe.gpu_count = static_cast<int>(
+      std::min<int64_t>(kMaxGpuCount + 1, fixed == 1 && multi ? 2 : fixed));
+  return probe;
+}
+
+bool Measured(const Candidate& c) {
+  return c.basis == EvidenceBasis::kMeasured;
+}
+
+double NominalValue(const Candidate& c, Objective objective) {
+  return objective == Objective::kShortestTime
+             ? absl::ToDoubleSeconds(c.expected_wall_time)
+             : static_cast<double>(c.expected_cost_micros);
+}
+
+std::string DescribeValue(double value, Objective objective) {
+  if (objective == Objective::kShortestTime) {
+    return absl::FormatDuration(absl::Seconds(std::round(value)));
+  }
+  return absl::StrFormat("%.2f", value / 1e6);
+}
+
 }  // namespace
 
 FieldViolations ValidatePlanRequest(const PlanRequest& request) {
-  FieldViolations v = ValidateRecipe(NormalizeRecipe(request.recipe));
+  FieldViolations v =
+      ValidateRecipe(NormalizeRecipe(ValidationProbe(request.recipe)));
   if (request.total_steps < 1) {
     v.push_back({"total_steps", "must be at least 1"});
   }
@@ -64,28 +105,335 @@ FieldViolations ValidatePlanRequest(const PlanRequest& request) {
   return v;
 }
 
+double RankingValue(const Candidate& c, Objective objective) {
+  const double nominal = NominalValue(c, objective);
+  if (Measured(c) || c.step_time_s <= 0) return nominal;
+  return nominal * c.step_time_s_band.high / c.step_time_s;
+}
+
+ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
+                                           const Recipe& recipe,
+                                           const ModelArchitecture& arch,
+                                           const Pool& pool, const GpuSku& sku,
+                                           const ConfigurationEvidence& ev) {
+  const PlanConstraints& c = request.constraints;
+  ConfigurationOutcome out;
+  out.recipe = recipe;
+  out.predicted_memory =
+      PredictPeakMemory(recipe, arch, DefaultMemoryModelConstants());
+  auto reject = [&](const char* rule, std::string reason) {
+    out.rejection = RuleRejection{rule, std::move(reason)};
+    return out;
+  };
+  if (auto r = CheckQuota(recipe, pool, c.max_gpus)) {
+    return reject(kQuotaRule, r->reason);
+  }
+  if (auto r = CheckCollectivesNeedFabric(recipe, pool, sku)) {
+    return reject(kCollectivesNeedFabricRule, r->reason);
+  }
+  if (auto r = CheckInterNodeFabric(recipe, pool)) {
+    return reject(kInterNodeFabricRule, r->reason);
+  }
+  const EvidenceStats* measured = ev.measured;
+  const TransferredEvidence* transferred = ev.transferred;
+  if (measured != nullptr) {
+    if (auto r = CheckRetriesCostMoney(*measured)) {
+      return reject(kRetriesCostMoneyRule, r->reason);
+    }
+  }
+  const EvidenceStats* observed =
+      measured != nullptr ? measured
+                          : (transferred ? &transferred->stats : nullptr);
+  out.fit = CheckFitWithoutOffload(
+      out.predicted_memory.total_gb,
+      out.predicted_memory.optimizer_may_page_to_cpu, sku, observed,
+      c.headroom_fraction, measured == nullptr && transferred != nullptr);
+  if (!out.fit.fits) {
+    return reject(kFitWithoutOffloadRule,
+                  absl::StrCat(out.fit.reason, " (",
+                               DescribeBreakdown(out.predicted_memory), ")"));
+  }
+
+  Candidate& cand = out.candidate;
+  cand.pool_name = pool.name;
+  cand.sku_id = sku.id;
+  cand.gpu_count = recipe.gpu_count;
+  cand.fit = out.fit.fit;
+  cand.fits = true;
+  cand.recipe = recipe;
+  cand.peak_memory_gb = out.fit.peak_gb;
+  cand.peak_memory_gb_band = out.fit.band;
+  cand.headroom_gb = out.fit.headroom_gb;
+  const EvidenceChoice choice = ChooseEvidence(measured, transferred);
+  cand.basis = choice.basis;
+  cand.confidence = choice.confidence;
+  cand.evidence_runs = choice.runs;
+  double per_step_gpu_hours = 0;
+  if (observed != nullptr && observed->gpu_hours_per_successful_step) {
+    per_step_gpu_hours = *observed->gpu_hours_per_successful_step;
+    cand.step_time_s = observed->median_step_time_s > 0
+                           ? observed->median_step_time_s
+                           : per_step_gpu_hours * 3600 / recipe.gpu_count;
+    cand.step_time_s_band =
+        measured != nullptr
+            ? Band{cand.step_time_s,
+                   std::max(cand.step_time_s, observed->p95_step_time_s)}
+            : StepTimeBand(cand.step_time_s);
+  } else {
+    const StepTimeEstimate est = EstimateStepTime(recipe, arch, sku, pool);
+    per_step_gpu_hours = est.step_time_s * recipe.gpu_count / 3600;
+    cand.step_time_s = est.step_time_s;
+    cand.step_time_s_band = StepTimeBand(est.step_time_s);
+    cand.basis = EvidenceBasis::kEstimated;
+    cand.confidence = Confidence::kLow;
+    std::string network;
+    if (est.inter_node_bandwidth_gb_s > 0) {
+      network = absl::StrFormat(", across nodes at %.2f GB/s per GPU (%s)",
+                                est.inter_node_bandwidth_gb_s,
+                                InterNodeBandwidthOf(pool).source);
+    }
+    cand.reasons.push_back(absl::StrFormat(
+        "%s: step time %.2f s (band %.2f-%.2f s) estimated from %.0f TFLOP/s "
+        "x %.0f%% MFU (compute %.2f s, exposed communication %.2f s%s)",
+        kEvidenceBeatsEstimatesRule, est.step_time_s, cand.step_time_s_band.low,
+        cand.step_time_s_band.high, PeakDenseTflops(recipe, sku),
+        100 * kAssumedMfu, est.compute_s, est.exposed_communication_s,
+        network));
+  }
+  cand.gpu_hours_per_1k_successful_steps = per_step_gpu_hours * 1000;
+  cand.expected_gpu_hours = per_step_gpu_hours * request.total_steps;
+  cand.expected_cost_micros = CostMicros(
+      cand.expected_gpu_hours, pool.internal_rate_micros_per_gpu_hour);
+  if (pool.list_price_micros_per_gpu_hour) {
+    cand.list_price_cost_micros = CostMicros(
+        cand.expected_gpu_hours, *pool.list_price_micros_per_gpu_hour);
+  }
+  cand.expected_wall_time =
+      absl::Seconds(cand.expected_gpu_hours * 3600 / recipe.gpu_count);
+  if (c.deadline && cand.expected_wall_time > *c.deadline) {
+    return reject(kDeadlineRule,
+                  absl::StrCat("expected wall time ",
+                               absl::FormatDuration(cand.expected_wall_time),
+                               " exceeds the deadline of ",
+                               absl::FormatDuration(*c.deadline)));
+  }
+
+  cand.reasons.push_back(
+      absl::StrCat(kFitWithoutOffloadRule, ": ", out.fit.reason));
+  if (cand.basis == EvidenceBasis::kMeasured) {
+    cand.reasons.push_back(absl::StrFormat(
+        "%s: %d measured run(s), %d succeeded; %.4f GPU-hours per "
+        "successful step including failures and retries",
+        kRetriesCostMoneyRule, measured->runs, measured->successful_runs,
+        per_step_gpu_hours));
+    if (measured->failure_share > 0 || measured->retry_rate > 0) {
+      cand.warnings.push_back(
+          absl::StrFormat("%s: %.0f%% of runs failed, %.2f retries per run",
+                          kRetriesCostMoneyRule, 100 * measured->failure_share,
+                          measured->retry_rate));
+    }
+  } else if (cand.basis == EvidenceBasis::kTransferred) {
+    cand.transferred_from_recipe_key = transferred->source.stats.recipe_key;
+    cand.reasons.push_back(absl::StrFormat(
+        "%s: TRANSFERRED from %s (%s) with step time x%.2f and memory "
+        "x%.2f",
+        kEvidenceBeatsEstimatesRule, transferred->source.stats.recipe_key,
+        DescribeSettings(transferred->source.recipe),
+        transferred->step_time_scale, transferred->memory_scale));
+  } else {
+    cand.warnings.push_back(absl::StrCat(
+        kEvidenceBeatsEstimatesRule, ": ESTIMATED, no run of this recipe on ",
+        sku.id, " yet; low confidence"));
+  }
+  for (std::string& w : CollectiveFabricWarnings(recipe, pool, sku)) {
+    cand.warnings.push_back(std::move(w));
+  }
+  if (auto w = InterNodeFabricWarning(recipe, pool)) {
+    cand.warnings.push_back(*std::move(w));
+  }
+  if (request.serving) {
+    cand.eval_requirement = CheckServeWhatYouEvaluated(
+        recipe, sku.id, request.serving->sku_id, request.serving->precision);
+  }
+  return out;
+}
+
+size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
+                           Objective objective) {
+  size_t best = outcomes.size();
+  // A BORDERLINE configuration is chosen to be measured first: the one
+  // most likely to fit (least peak memory per GPU) is the one to measure.
+  auto key = [&](const ConfigurationOutcome& o) {
+    const bool fits = o.candidate.fit == Fit::kFits;
+    return std::make_tuple(
+        !fits, fits ? RankingValue(o.candidate, objective) : o.fit.peak_gb,
+        fits ? 0.0 : RankingValue(o.candidate, objective), o.recipe.gpu_count);
+  };
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].rejection) continue;
+    if (best == outcomes.size() || key(outcomes[i]) < key(outcomes[best])) {
+      best = i;
+    }
+  }
+  if (best != outcomes.size()) return best;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (best == outcomes.size()) {
+      best = i;
+      continue;
+    }
+    const double mi = outcomes[i].predicted_memory.total_gb;
+    const double mb = outcomes[best].predicted_memory.total_gb;
+    if (mi < mb || (mi == mb && outcomes[i].recipe.gpu_count >
+                                    outcomes[best].recipe.gpu_count)) {
+      best = i;
+    }
+  }
+  return best;
+}
+
+void MarkOverBought(const std::vector<GpuSku>& skus,
+                    std::vector<Candidate>* candidates) {
+  auto memory_of = [&](const std::string& id) {
+    for (const GpuSku& sku : skus) {
+      if (sku.id == id) return &sku;
+    }
+    return static_cast<const GpuSku*>(nullptr);
+  };
+  std::vector<const GpuSku*> cards;
+  for (const Candidate& c : *candidates) cards.push_back(memory_of(c.sku_id));
+  for (size_t i = 0; i < candidates->size(); ++i) {
+    if (cards[i] == nullptr) continue;
+    bool smaller_fits = false;
+    for (size_t j = 0; j < candidates->size(); ++j) {
+      if (cards[j] != nullptr && cards[j]->memory_gb < cards[i]->memory_gb) {
+        smaller_fits = true;
+        break;
+      }
+    }
+    if (auto w = CheckOverBought((*candidates)[i].peak_memory_gb, *cards[i],
+                                 smaller_fits)) {
+      (*candidates)[i].warnings.push_back(*std::move(w));
+    }
+  }
+}
+
+void RankCandidates(Objective objective, std::vector<Candidate>* candidates) {
+  const bool by_time = objective == Objective::kShortestTime;
+  auto key = [&](const Candidate& c) {
+    return std::make_tuple(c.fit != Fit::kFits, RankingValue(c, objective),
+                           by_time
+                               ? static_cast<double>(c.expected_cost_micros)
+                               : absl::ToDoubleSeconds(c.expected_wall_time),
+                           c.pool_name);
+  };
+  std::stable_sort(
+      candidates->begin(), candidates->end(),
+      [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
+  const char* what = by_time ? "wall time" : "cost";
+  for (size_t i = 0; i < candidates->size(); ++i) {
+    Candidate& c = (*candidates)[i];
+    c.rank = static_cast<int>(i) + 1;
+    if (Measured(c)) continue;
+    const double nominal = NominalValue(c, objective);
+    const double pessimistic = RankingValue(c, objective);
+    // The first measured candidate below it, and the last one above it that
+    // it would beat on its optimistic estimate.
+    for (size_t j = i + 1; j < candidates->size(); ++j) {
+      const Candidate& m = (*candidates)[j];
+      if (!Measured(m) || m.fit != c.fit) continue;
+      c.reasons.push_back(absl::StrFormat(
+          "%s: %s ranks above MEASURED pool %s because it still wins at its "
+          "pessimistic edge (%s %s at the upper step-time band vs %s "
+          "measured)",
+          kEvidenceBeatsEstimatesRule, EvidenceBasisName(c.basis), m.pool_name,
+          what, DescribeValue(pessimistic, objective),
+          DescribeValue(NominalValue(m, objective), objective)));
+      break;
+    }
+    for (size_t j = 0; j < i; ++j) {
+      const Candidate& m = (*candidates)[j];
+      if (!Measured(m) || m.fit != c.fit) continue;
+      const double measured = NominalValue(m, objective);
+      if (nominal < measured) {
+        c.reasons.push_back(absl::StrFormat(
+            "%s: ranks after MEASURED pool %s: %s only by its optimistic "
+            "estimate (%s %s vs %s measured; %s at the upper step-time band)",
+            kEvidenceBeatsEstimatesRule, m.pool_name,
+            by_time ? "faster" : "cheaper", what,
+            DescribeValue(nominal, objective),
+            DescribeValue(measured, objective),
+            DescribeValue(pessimistic, objective)));
+      }
+    }
+  }
+}
+
+std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
+                                      std::vector<Candidate>* candidates) {
+  BakeOff bake_off;
+  for (size_t i = 0; i < candidates->size(); ++i) {
+    Candidate& cand = (*candidates)[i];
+    const bool borderline = cand.fit == Fit::kBorderline;
+    const bool leading_unmeasured =
+        i < static_cast<size_t>(kLeadingCandidates) && !Measured(cand);
+    if (!borderline && !leading_unmeasured) continue;
+    cand.measure_first = true;
+    const bool seen = std::any_of(
+        bake_off.runs.begin(), bake_off.runs.end(), [&](const BakeOffRun& r) {
+          return r.sku_id == cand.sku_id && r.recipe_key == cand.recipe_key;
+        });
+    if (!seen) {
+      bake_off.runs.push_back({cand.pool_name, cand.sku_id, cand.gpu_count,
+                               cand.recipe_key, borderline});
+    }
+  }
+  if (bake_off.runs.empty()) return std::nullopt;
+  const Candidate* first = nullptr;
+  for (const Candidate& c : *candidates) {
+    if (c.measure_first) {
+      first = &c;
+      break;
+    }
+  }
+  bake_off.recipe_key = first->recipe_key;
+  bake_off.recipe = first->recipe;
+  bake_off.settings = DescribeSettings(first->recipe);
+  bake_off.measure = {"peak memory per GPU", "step time (p50, p95)",
+                      "steps attempted and succeeded, retries, failures",
+                      "whether CPU/NVMe offload was needed",
+                      "which link the collectives used (NVLink, PCIe, host "
+                      "memory)"};
+  const auto borderline =
+      std::count_if(bake_off.runs.begin(), bake_off.runs.end(),
+                    [](const BakeOffRun& r) { return r.borderline; });
+  bake_off.reason = absl::StrCat(
+      kEvidenceBeatsEstimatesRule, ": ", bake_off.runs.size(),
+      " run(s) to measure first (", borderline,
+      " BORDERLINE fit, the rest leading candidates without a measured run "
+      "of their recipe); run recipe ",
+      bake_off.recipe_key,
+      " on each at equal sequence length, rank and precision");
+  if (request.serving) {
+    bake_off.eval_requirement = CheckServeWhatYouEvaluated(
+        bake_off.recipe, bake_off.runs.front().sku_id, request.serving->sku_id,
+        request.serving->precision);
+  }
+  return bake_off;
+}
+
 absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                                 const std::vector<Pool>& pools,
                                 const std::vector<GpuSku>& skus,
                                 const EvidenceSource& evidence) {
   const FieldViolations violations = ValidatePlanRequest(request);
-  if (!violations.empty()) {
-    std::vector<std::string> parts;
-    for (const FieldViolation& v : violations) {
-      parts.push_back(absl::StrCat(v.field, ": ", v.description));
-    }
-    return absl::InvalidArgumentError(absl::StrJoin(parts, "; "));
-  }
+  if (!violations.empty()) return InvalidArgumentWithViolations(violations);
+  const OpenSettings open = OpenSettingsOf(request.recipe);
   PlanResult result;
   result.recipe = NormalizeRecipe(request.recipe);
-  const Recipe& recipe = result.recipe;
-  absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(recipe);
+  absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(result.recipe);
   if (!arch.ok()) return arch.status();
-  result.recipe_key = RecipeKey(recipe);
-  result.predicted_memory =
-      PredictPeakMemory(recipe, *arch, DefaultMemoryModelConstants());
-  const MemoryBreakdown& predicted = result.predicted_memory;
   const PlanConstraints& c = request.constraints;
+  const Objective objective = c.objective;
 
   std::vector<const Pool*> ordered;
   ordered.reserve(pools.size());
@@ -94,11 +442,14 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
             [](const Pool* a, const Pool* b) { return a->name < b->name; });
 
   std::unordered_map<std::string, SkuView> views;
-  std::vector<const GpuSku*> candidate_skus;  // parallel to candidates
+  // (recipe key, SKU) -> evidence, shared by pools of one SKU.
+  std::map<std::pair<std::string, std::string>, KeyEvidence> keyed;
+  std::unordered_map<std::string, std::vector<Recipe>> configurations_by_shape;
   auto reject = [&](const Pool& pool, const char* rule, std::string reason) {
     result.rejections.push_back(
         {pool.name, pool.sku_id, rule, std::move(reason)});
   };
+  std::vector<ConfigurationOutcome> outcomes;
 
   for (const Pool* pool_ptr : ordered) {
     const Pool& pool = *pool_ptr;
@@ -111,8 +462,15 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
       reject(pool, kTrainingStaysOffServingPoolsRule, r->reason);
       continue;
     }
-    if (auto r = CheckQuota(recipe, pool, c.max_gpus)) {
-      reject(pool, kQuotaRule, r->reason);
+    if (!open.gpu_count) {
+      if (auto r = CheckQuota(result.recipe, pool, c.max_gpus)) {
+        reject(pool, kQuotaRule, r->reason);
+        continue;
+      }
+    } else if (GpuLimit(pool, c.max_gpus) < 1) {
+      reject(pool, kQuotaRule,
+             absl::StrCat("pool ", pool.name, " grants a quota of ",
+                          pool.gpu_quota, " GPUs"));
       continue;
     }
     SkuView& view = views[pool.sku_id];
@@ -120,13 +478,8 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
       view.looked_up = true;
       view.resolved = CheckExactSku(pool.sku_id, skus);
       if (view.resolved.sku) {
-        view.measured = evidence.Find(result.recipe_key, view.resolved.sku->id);
-        if (!view.measured) {
-          view.transferred =
-              BestTransfer(evidence.FindSimilar(recipe.model, recipe.method,
-                                                view.resolved.sku->id),
-                           recipe);
-        }
+        view.similar = evidence.FindSimilar(
+            result.recipe.model, result.recipe.method, view.resolved.sku->id);
       }
     }
     if (view.resolved.rejection) {
@@ -134,190 +487,106 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
       continue;
     }
     const GpuSku& sku = *view.resolved.sku;
-    if (auto r = CheckCollectivesNeedFabric(recipe, pool, sku)) {
-      reject(pool, kCollectivesNeedFabricRule, r->reason);
-      continue;
-    }
-    const EvidenceStats* measured = view.measured ? &*view.measured : nullptr;
-    const TransferredEvidence* transferred =
-        view.transferred ? &*view.transferred : nullptr;
-    if (measured != nullptr) {
-      if (auto r = CheckRetriesCostMoney(*measured)) {
-        reject(pool, kRetriesCostMoneyRule, r->reason);
-        continue;
-      }
-    }
-    const EvidenceStats* observed =
-        measured != nullptr ? measured
-                            : (transferred ? &transferred->stats : nullptr);
-    const FitVerdict fit = CheckFitWithoutOffload(
-        predicted.total_gb, predicted.optimizer_may_page_to_cpu, sku, observed,
-        c.headroom_fraction);
-    if (!fit.fits) {
-      reject(pool, kFitWithoutOffloadRule,
-             absl::StrCat(fit.reason, " (", DescribeBreakdown(predicted), ")"));
-      continue;
-    }
 
-    Candidate cand;
-    cand.pool_name = pool.name;
-    cand.sku_id = sku.id;
-    cand.gpu_count = recipe.gpu_count;
-    cand.fit = Fit::kFits;
-    cand.fits = true;
-    cand.recipe = recipe;
-    cand.recipe_key = result.recipe_key;
-    cand.peak_memory_gb = fit.peak_gb;
-    cand.peak_memory_gb_band = {fit.peak_gb, fit.peak_gb};
-    cand.headroom_gb = fit.headroom_gb;
-    const EvidenceChoice choice = ChooseEvidence(measured, transferred);
-    cand.basis = choice.basis;
-    cand.confidence = choice.confidence;
-    cand.evidence_runs = choice.runs;
-    double per_step_gpu_hours = 0;
-    if (observed != nullptr && observed->gpu_hours_per_successful_step) {
-      per_step_gpu_hours = *observed->gpu_hours_per_successful_step;
-      cand.step_time_s = observed->median_step_time_s;
-    } else {
-      const StepTimeEstimate est = EstimateStepTime(recipe, *arch, sku, pool);
-      per_step_gpu_hours = est.step_time_s * recipe.gpu_count / 3600;
-      cand.step_time_s = est.step_time_s;
-      cand.basis = EvidenceBasis::kEstimated;
-      cand.confidence = Confidence::kLow;
-      cand.reasons.push_back(absl::StrFormat(
-          "%s: step time %.2f s estimated from %.0f TFLOP/s x %.0f%% MFU "
-          "(compute %.2f s, exposed communication %.2f s)",
-          kEvidenceBeatsEstimatesRule, est.step_time_s,
-          PeakDenseTflops(recipe, sku), 100 * kAssumedMfu, est.compute_s,
-          est.exposed_communication_s));
+    // Pools of the same SKU and shape share their configurations.
+    const std::string shape =
+        absl::StrCat(sku.id, "/", pool.gpus_per_node, "/", pool.node_count, "/",
+                     pool.gpu_quota, "/", static_cast<int>(pool.fabric));
+    auto [it, inserted] = configurations_by_shape.try_emplace(shape);
+    if (inserted) {
+      it->second =
+          EnumerateConfigurations(request.recipe, pool, sku, c.max_gpus);
     }
-    cand.step_time_s_band = {cand.step_time_s, cand.step_time_s};
-    cand.gpu_hours_per_1k_successful_steps = per_step_gpu_hours * 1000;
-    cand.expected_gpu_hours = per_step_gpu_hours * request.total_steps;
-    cand.expected_cost_micros = CostMicros(
-        cand.expected_gpu_hours, pool.internal_rate_micros_per_gpu_hour);
-    if (pool.list_price_micros_per_gpu_hour) {
-      cand.list_price_cost_micros = CostMicros(
-          cand.expected_gpu_hours, *pool.list_price_micros_per_gpu_hour);
-    }
-    cand.expected_wall_time =
-        absl::Seconds(cand.expected_gpu_hours * 3600 / recipe.gpu_count);
-    if (c.deadline && cand.expected_wall_time > *c.deadline) {
-      reject(pool, kDeadlineRule,
-             absl::StrCat("expected wall time ",
-                          absl::FormatDuration(cand.expected_wall_time),
-                          " exceeds the deadline of ",
-                          absl::FormatDuration(*c.deadline)));
+    const std::vector<Recipe>& configurations = it->second;
+    if (configurations.empty()) {
+      reject(pool, kQuotaRule,
+             absl::StrCat("no valid configuration of the recipe within the ",
+                          GpuLimit(pool, c.max_gpus), " GPUs pool ", pool.name,
+                          " may grant"));
       continue;
     }
-
-    cand.reasons.push_back(
-        absl::StrCat(kFitWithoutOffloadRule, ": ", fit.reason));
-    if (cand.basis == EvidenceBasis::kMeasured) {
-      cand.reasons.push_back(absl::StrFormat(
-          "%s: %d measured run(s), %d succeeded; %.4f GPU-hours per "
-          "successful step including failures and retries",
-          kRetriesCostMoneyRule, measured->runs, measured->successful_runs,
-          per_step_gpu_hours));
-      if (measured->failure_share > 0 || measured->retry_rate > 0) {
-        cand.warnings.push_back(absl::StrFormat(
-            "%s: %.0f%% of runs failed, %.2f retries per run",
-            kRetriesCostMoneyRule, 100 * measured->failure_share,
-            measured->retry_rate));
+    outcomes.clear();
+    for (const Recipe& configuration : configurations) {
+      const std::string key = RecipeKey(configuration);
+      auto [ev_it, ev_new] = keyed.try_emplace({key, sku.id});
+      KeyEvidence& ev = ev_it->second;
+      if (ev_new) {
+        ev.measured = evidence.Find(key, sku.id);
+        if (!ev.measured) {
+          ev.transferred = BestTransfer(view.similar, configuration);
+        }
       }
-    } else if (cand.basis == EvidenceBasis::kTransferred) {
-      cand.transferred_from_recipe_key = transferred->source.stats.recipe_key;
-      cand.reasons.push_back(absl::StrFormat(
-          "%s: TRANSFERRED from %s (%s) with step time x%.2f and memory "
-          "x%.2f",
-          kEvidenceBeatsEstimatesRule, transferred->source.stats.recipe_key,
-          DescribeSettings(transferred->source.recipe),
-          transferred->step_time_scale, transferred->memory_scale));
-    } else {
-      cand.warnings.push_back(absl::StrCat(
-          kEvidenceBeatsEstimatesRule, ": ESTIMATED, no run of this recipe on ",
-          sku.id, " yet; low confidence"));
+      ConfigurationOutcome o =
+          EvaluateConfiguration(request, configuration, *arch, pool, sku,
+                                {ev.measured ? &*ev.measured : nullptr,
+                                 ev.transferred ? &*ev.transferred : nullptr});
+      o.recipe_key = key;
+      o.candidate.recipe_key = key;
+      outcomes.push_back(std::move(o));
     }
-    if (request.serving) {
-      cand.eval_requirement = CheckServeWhatYouEvaluated(
-          recipe, sku.id, request.serving->sku_id, request.serving->precision);
+    const size_t chosen = ChooseConfiguration(outcomes, objective);
+    ConfigurationOutcome& best = outcomes[chosen];
+    if (best.rejection) {
+      std::string reason = best.rejection->reason;
+      if (open.any() && outcomes.size() > 1) {
+        reason = absl::StrCat("none of ", outcomes.size(),
+                              " configurations is viable; the one needing "
+                              "the least memory, ",
+                              DescribeConfiguration(best.recipe), ": ", reason);
+      }
+      reject(pool, best.rejection->rule.c_str(), std::move(reason));
+      continue;
+    }
+    Candidate cand = std::move(best.candidate);
+    if (open.any()) {
+      int viable = 0;
+      for (const auto& o : outcomes) viable += o.rejection ? 0 : 1;
+      cand.reasons.insert(
+          cand.reasons.begin(),
+          absl::StrCat(
+              "configuration: chose ", DescribeConfiguration(cand.recipe),
+              cand.fit == Fit::kFits
+                  ? (objective == Objective::kShortestTime
+                         ? ", the fastest that FITS"
+                         : ", the cheapest that FITS")
+                  : ", none FITS: the BORDERLINE one with the least peak "
+                    "memory per GPU",
+              " of ", viable, " viable out of ", outcomes.size(),
+              " evaluated (", open.gpu_count ? "GPU count " : "",
+              open.parallelism ? "parallelism " : "",
+              open.checkpointing ? "checkpointing " : "",
+              "left open by the request)"));
+      if (open.checkpointing && RecomputesActivations(cand.recipe)) {
+        for (const auto& o : outcomes) {
+          if (RecomputesActivations(o.recipe) ||
+              o.recipe.gpu_count != cand.recipe.gpu_count ||
+              o.recipe.parallelism != cand.recipe.parallelism ||
+              o.recipe.tensor_parallel_degree !=
+                  cand.recipe.tensor_parallel_degree) {
+            continue;
+          }
+          cand.reasons.insert(
+              cand.reasons.begin() + 1,
+              absl::StrCat("activation checkpointing turned on by the "
+                           "planner (the request left it open): without it ",
+                           o.rejection ? o.rejection->reason : o.fit.reason));
+          break;
+        }
+      }
     }
     result.candidates.push_back(std::move(cand));
-    candidate_skus.push_back(&sku);
   }
 
-  // over_bought needs every fitting candidate.
-  for (size_t i = 0; i < result.candidates.size(); ++i) {
-    bool smaller_fits = false;
-    for (size_t j = 0; j < result.candidates.size(); ++j) {
-      if (candidate_skus[j]->memory_gb < candidate_skus[i]->memory_gb) {
-        smaller_fits = true;
-        break;
-      }
-    }
-    if (auto w = CheckOverBought(result.candidates[i].peak_memory_gb,
-                                 *candidate_skus[i], smaller_fits)) {
-      result.candidates[i].warnings.push_back(*std::move(w));
-    }
-  }
-
-  const bool by_time = c.objective == Objective::kShortestTime;
-  std::stable_sort(result.candidates.begin(), result.candidates.end(),
-                   [by_time](const Candidate& a, const Candidate& b) {
-                     if (by_time) {
-                       return std::tie(a.expected_wall_time,
-                                       a.expected_cost_micros, a.pool_name) <
-                              std::tie(b.expected_wall_time,
-                                       b.expected_cost_micros, b.pool_name);
-                     }
-                     return std::tie(a.expected_cost_micros,
-                                     a.expected_wall_time, a.pool_name) <
-                            std::tie(b.expected_cost_micros,
-                                     b.expected_wall_time, b.pool_name);
-                   });
-  for (size_t i = 0; i < result.candidates.size(); ++i) {
-    result.candidates[i].rank = static_cast<int>(i) + 1;
-  }
+  MarkOverBought(skus, &result.candidates);
+  RankCandidates(objective, &result.candidates);
   if (!result.candidates.empty()) {
     result.eval_requirement = result.candidates.front().eval_requirement;
+    if (open.any()) result.recipe = result.candidates.front().recipe;
   }
-
-  // The bake-off: the same recipe key on each leading SKU lacking
-  // measurements (one pool per SKU, the best ranked).
-  const size_t leading =
-      std::min<size_t>(kLeadingCandidates, result.candidates.size());
-  BakeOff bake_off;
-  for (size_t i = 0; i < leading; ++i) {
-    const Candidate& cand = result.candidates[i];
-    if (cand.basis == EvidenceBasis::kMeasured) continue;
-    const bool seen = std::any_of(
-        bake_off.runs.begin(), bake_off.runs.end(),
-        [&](const BakeOffRun& run) { return run.sku_id == cand.sku_id; });
-    if (!seen) {
-      bake_off.runs.push_back({cand.pool_name, cand.sku_id, cand.gpu_count});
-    }
-  }
-  if (!bake_off.runs.empty()) {
-    bake_off.recipe_key = result.recipe_key;
-    bake_off.recipe = recipe;
-    bake_off.settings = DescribeSettings(recipe);
-    bake_off.measure = {"peak memory per GPU", "step time (p50, p95)",
-                        "steps attempted and succeeded, retries, failures",
-                        "whether CPU/NVMe offload was needed",
-                        "which link the collectives used (NVLink, PCIe, host "
-                        "memory)"};
-    bake_off.reason = absl::StrCat(
-        kEvidenceBeatsEstimatesRule, ": ", bake_off.runs.size(),
-        " of the leading candidates have no measured run of recipe ",
-        result.recipe_key,
-        "; run it on each at equal sequence length, rank and precision");
-    if (request.serving) {
-      bake_off.eval_requirement = CheckServeWhatYouEvaluated(
-          recipe, bake_off.runs.front().sku_id, request.serving->sku_id,
-          request.serving->precision);
-    }
-    result.bake_off = std::move(bake_off);
-  }
+  result.recipe_key = RecipeKey(result.recipe);
+  result.predicted_memory =
+      PredictPeakMemory(result.recipe, *arch, DefaultMemoryModelConstants());
+  result.bake_off = ProposeBakeOff(request, &result.candidates);
   return result;
 }
 

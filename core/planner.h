@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/evidence.h"
+#include "core/fit.h"
 #include "core/memory_model.h"
 #include "core/pool.h"
 #include "core/recipe.h"
@@ -50,22 +51,7 @@ struct PlanRequest {
   std::string team;
 };
 
-// The three fit verdicts of an estimated (or measured) peak memory per GPU
-// against what a card offers.
-enum class Fit {
-  kUnspecified = 0,
-  kFits = 1,        // the band's upper edge stays within the card
-  kBorderline = 2,  // the band straddles the card: measure first
-  kDoesNotFit = 3,  // the band's lower edge is beyond the card
-};
-
-// An interval an estimate is expected to fall in (low <= high).
-struct Band {
-  double low = 0;
-  double high = 0;
-
-  friend bool operator==(const Band&, const Band&) = default;
-};
+// Fit and Band (the fit verdicts and estimate bands) are in core/fit.h.
 
 // One pool the job can run on, ranked.
 struct Candidate {
@@ -112,6 +98,10 @@ struct BakeOffRun {
   std::string pool_name;
   std::string sku_id;
   int gpu_count = 0;
+  // The key of the run's own recipe: the configuration chosen on its pool
+  // (the bake-off's recipe_key when the request fixed the layout).
+  std::string recipe_key;
+  bool borderline = false;  // in the bake-off because its fit is BORDERLINE
 };
 
 // Proposed when the leading candidates lack measured evidence: the same
@@ -127,9 +117,11 @@ struct BakeOff {
 };
 
 struct PlanResult {
+  // The normalized request, or, when the request left its configuration
+  // open, the best candidate's recipe.
   std::string recipe_key;
-  Recipe recipe;  // normalized
-  // The memory model's terms per GPU for the recipe: the same on every pool.
+  Recipe recipe;
+  // The memory model's terms per GPU for `recipe`.
   MemoryBreakdown predicted_memory;
   std::vector<Candidate> candidates;  // ranked, best first
   std::vector<Rejection> rejections;  // in pool name order
@@ -143,20 +135,84 @@ struct PlanResult {
 inline constexpr int kLeadingCandidates = 3;
 
 // Places a fine-tune: every pool ends up either a ranked candidate or a
-// rejection naming the rule. Ranking currency: GPU-hours per successful step
-// (failures and retries included) x the pool's internal rate for
-// kLowestCost, expected wall time for kShortestTime; ties broken by pool
-// name, so the result is deterministic for the same inputs. List price is
-// reported, never ranked on.
+// rejection naming the rule.
 //
-// Returns INVALID_ARGUMENT (listing the violations) when the recipe or
-// total_steps is invalid and NOT_FOUND for an unknown model. Pools and SKUs
-// are not validated here (the catalog did that); a pool whose SKU is not
-// exactly in `skus` is rejected by exact_sku.
+// Per pool (EvaluatePool): the configurations the request leaves open are
+// enumerated (EnumerateConfigurations) and each is checked by the rules and
+// estimated (EvaluateConfiguration); the best viable one is kept
+// (ChooseConfiguration) or, if none is viable, the rejection of the most
+// relieved configuration (least memory per GPU) names the rule. Then
+// MarkOverBought, RankCandidates and ProposeBakeOff.
+//
+// Ranking currency: GPU-hours per successful step (failures and retries
+// included) x the pool's internal rate for kLowestCost, expected wall time
+// for kShortestTime. FITS ranks before BORDERLINE. An ESTIMATED or
+// TRANSFERRED candidate is ranked at its pessimistic edge (the upper
+// step-time band), a MEASURED one at its measured figure. Ties broken by
+// pool name, so the result is deterministic. List price is reported, never
+// ranked on.
+//
+// Returns INVALID_ARGUMENT with field violations
+// (InvalidArgumentWithViolations) when the request is invalid and NOT_FOUND
+// for an unknown model. Pools and SKUs are not validated here (the catalog
+// did that); a pool whose SKU is not exactly in `skus` is rejected by
+// exact_sku.
 absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                                 const std::vector<Pool>& pools,
                                 const std::vector<GpuSku>& skus,
                                 const EvidenceSource& evidence);
+
+// --- The steps of Plan, each testable alone. ---
+
+// One configuration of the recipe on one pool, checked and estimated.
+struct ConfigurationOutcome {
+  Recipe recipe;  // normalized, valid
+  std::string recipe_key;
+  std::optional<RuleRejection> rejection;  // set: not viable
+  MemoryBreakdown predicted_memory;
+  FitVerdict fit;
+  Candidate candidate;  // filled when viable (rank 0)
+};
+
+// Evidence a configuration is estimated from, looked up by the caller.
+struct ConfigurationEvidence {
+  const EvidenceStats* measured = nullptr;
+  const TransferredEvidence* transferred = nullptr;
+};
+
+// Checks one configuration on `pool` (quota, fabric, inter-node fabric,
+// retries, fit, deadline) and estimates it. Never fails.
+ConfigurationOutcome EvaluateConfiguration(
+    const PlanRequest& request, const Recipe& configuration,
+    const ModelArchitecture& arch, const Pool& pool, const GpuSku& sku,
+    const ConfigurationEvidence& evidence);
+
+// The ranking value of a candidate for `objective`: cost or wall time,
+// at the upper step-time band unless MEASURED. Lower is better.
+double RankingValue(const Candidate& candidate, Objective objective);
+
+// The index of the best viable outcome (a FITS one by RankingValue; else
+// the BORDERLINE one with the least peak memory per GPU, the likeliest to
+// run when measured; then fewer GPUs, then enumeration order), or, when none is
+// viable, of the rejection to report: the configuration with the least
+// predicted memory per GPU (the most relieved one), ties to more GPUs.
+size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
+                           Objective objective);
+
+// Adds over_bought warnings; `skus` resolves each candidate's card.
+void MarkOverBought(const std::vector<GpuSku>& skus,
+                    std::vector<Candidate>* candidates);
+
+// Sorts (see Plan), sets rank, and says in the reasons when an unmeasured
+// candidate ranks above a measured one (it still wins at its pessimistic
+// edge) or after one it would beat on its optimistic estimate.
+void RankCandidates(Objective objective, std::vector<Candidate>* candidates);
+
+// The bake-off: every BORDERLINE candidate and every unmeasured one among
+// the kLeadingCandidates first, one run per (SKU, recipe key); flags them
+// measure_first. nullopt when there is nothing to measure.
+std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
+                                      std::vector<Candidate>* candidates);
 
 // Violations of a request (recipe and total steps), paths like
 // "recipe.lora_rank" and "total_steps". Empty when valid.

@@ -39,7 +39,7 @@ bool IsAdapter(FineTuneMethod method) {
 }
 
 // The recipe-key text of the attention implementation: the former boolean's
-// "1"/"0" for FLASH and EAGER (unspecified was the boolean's false).
+// "1"/"0" for FLASH and EAGER; unspecified is normalized before.
 const char* AttentionKeyText(AttentionImplementation attention) {
   switch (attention) {
     case AttentionImplementation::kFlash:
@@ -77,6 +77,14 @@ Recipe NormalizeRecipe(Recipe r) {
   if (r.gradient_accumulation_steps == 0) r.gradient_accumulation_steps = 1;
   if (r.gpu_count == 0) r.gpu_count = 1;
   if (r.optimizer == Optimizer::kUnspecified) r.optimizer = Optimizer::kAdamW;
+  // What current frameworks do: SDPA (HF transformers since 4.36, PyTorch
+  // 2.x), which no catalog SKU lacks; no recomputation.
+  if (r.attention == AttentionImplementation::kUnspecified) {
+    r.attention = AttentionImplementation::kSdpa;
+  }
+  if (r.activation_checkpointing == ActivationCheckpointing::kUnspecified) {
+    r.activation_checkpointing = ActivationCheckpointing::kOff;
+  }
   if (r.precision == Precision::kUnspecified) {
     r.precision =
         r.method == FineTuneMethod::kQlora ? Precision::kNf4 : Precision::kBf16;
@@ -385,8 +393,7 @@ bool RecomputesActivations(const Recipe& r) {
 }
 
 bool MaterializesAttentionScores(const Recipe& r) {
-  return r.attention == AttentionImplementation::kEager ||
-         r.attention == AttentionImplementation::kUnspecified;
+  return r.attention == AttentionImplementation::kEager;
 }
 
 const char* AttentionImplementationName(AttentionImplementation attention) {

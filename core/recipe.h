@@ -129,6 +129,9 @@ const std::vector<std::string>& CanonicalTargetModules();
 //    "Llama-3.1-8B"); unknown names are left as given (ValidateRecipe
 //    reports them);
 //  - micro_batch_size, gradient_accumulation_steps, gpu_count default to 1;
+//    attention to SDPA (what current frameworks run; every catalog SKU
+//    supports it) and activation checkpointing to OFF (a planner reads the
+//    request before normalizing to know that it may turn it on);
 //    optimizer to AdamW; precision to NF4 for QLoRA and BF16 otherwise;
 //    parallelism to SINGLE for one GPU and DDP for more;
 //  - target modules are mapped to canonical names, "all-linear" expanded,
@@ -159,10 +162,11 @@ absl::StatusOr<ModelArchitecture> ResolveArchitecture(const Recipe& recipe);
 // "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;mb=4;ga=8;
 //  precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=1;flash=1;par=SINGLE;gpus=1;
 //  tp=1;pp=1;dp=1".
-// Checkpointing: ON "ckpt=1", OFF and unspecified "ckpt=0". Attention:
-// FLASH "flash=1", EAGER and unspecified "flash=0" (the texts of the former
-// booleans, so that the keys of stored evidence are unchanged), SDPA
-// "flash=sdpa".
+// Checkpointing: ON "ckpt=1", OFF "ckpt=0"; attention: FLASH "flash=1",
+// EAGER "flash=0" (the texts of the former booleans, so that the keys of
+// recipes that set them are unchanged), SDPA "flash=sdpa". Unspecified
+// normalizes first: attention to SDPA ("flash=sdpa"), checkpointing to OFF
+// ("ckpt=0").
 // The input is normalized first. Independent of the SKU and the pool.
 // Gradient accumulation IS part of it: a step is one optimizer step, and
 // the GPU-hours per successful step (the ranking currency) scale with it.
@@ -189,8 +193,8 @@ const char* ActivationCheckpointingName(ActivationCheckpointing checkpointing);
 
 // Whether the recipe recomputes activations (ON; OFF and unspecified do not).
 bool RecomputesActivations(const Recipe& recipe);
-// Whether attention materializes the score matrix (EAGER; unspecified is
-// treated as eager until it is normalized).
+// Whether attention materializes the score matrix (EAGER only; an
+// unnormalized unspecified value is SDPA).
 bool MaterializesAttentionScores(const Recipe& recipe);
 
 // Whether the layout shards the model or activations across GPUs (tensor,

@@ -1,5 +1,7 @@
 #include "core/rules.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/step_time_model.h"
@@ -23,17 +25,23 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
                                   bool optimizer_may_page_to_cpu,
                                   const GpuSku& sku,
                                   const EvidenceStats* measured,
-                                  double headroom_fraction) {
+                                  double headroom_fraction,
+                                  bool measured_is_transferred) {
   FitVerdict v;
-  v.measured = measured != nullptr && measured->p95_peak_memory_gb > 0;
-  v.peak_gb = v.measured ? measured->p95_peak_memory_gb : predicted_peak_gb;
+  const bool observed = measured != nullptr && measured->p95_peak_memory_gb > 0;
+  v.measured = observed && !measured_is_transferred;
+  v.peak_gb = observed ? measured->p95_peak_memory_gb : predicted_peak_gb;
+  v.band = v.measured ? MeasuredMemoryBand(v.peak_gb) : MemoryBand(v.peak_gb);
   v.headroom_gb = sku.memory_gb - v.peak_gb;
-  const double needed = v.peak_gb + headroom_fraction * sku.memory_gb;
+  const double reserve =
+      std::max(kFitReserveGb, headroom_fraction * sku.memory_gb);
+  v.fit = Fit::kDoesNotFit;
   if (measured != nullptr && measured->offload_share > 0) {
     v.reason = absl::StrFormat(
-        "%.0f%% of the measured runs on %s needed CPU/NVMe offload: an "
+        "%.0f%% of the %s runs on %s needed CPU/NVMe offload: an "
         "offloaded run is a miss, not a fit",
-        100 * measured->offload_share, sku.id);
+        100 * measured->offload_share,
+        measured_is_transferred ? "nearby recipe's" : "measured", sku.id);
     return v;
   }
   if (optimizer_may_page_to_cpu) {
@@ -42,17 +50,29 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
         "offload; use AdamW or 8-bit AdamW to prove an on-GPU fit";
     return v;
   }
-  if (needed > sku.memory_gb) {
-    v.reason = absl::StrFormat(
-        "%s peak %.1f GB + %.0f%% headroom does not fit %s's %.0f GB",
-        v.measured ? "measured p95" : "predicted", v.peak_gb,
-        100 * headroom_fraction, sku.id, sku.memory_gb);
-    return v;
+  v.fit = ClassifyFit(v.band, sku.memory_gb, reserve);
+  v.fits = v.fit != Fit::kDoesNotFit;
+  const char* source = v.measured ? "measured p95"
+                       : observed ? "transferred"
+                                  : "predicted";
+  const std::string peak = absl::StrFormat(
+      "%s peak %.1f GB (band %.1f-%.1f GB) on %s's %.0f GB less %.1f GB "
+      "reserve",
+      source, v.peak_gb, v.band.low, v.band.high, sku.id, sku.memory_gb,
+      reserve);
+  switch (v.fit) {
+    case Fit::kFits:
+      v.reason = absl::StrCat(peak, ": FITS, even at the band's upper edge");
+      break;
+    case Fit::kBorderline:
+      v.reason = absl::StrCat(
+          peak, ": BORDERLINE, the band straddles the card; measure first");
+      break;
+    default:
+      v.reason = absl::StrCat(
+          peak, ": DOES_NOT_FIT, even the band's lower edge is over");
+      break;
   }
-  v.fits = true;
-  v.reason = absl::StrFormat("%s peak %.1f GB leaves %.1f GB of %.0f GB",
-                             v.measured ? "measured p95" : "predicted",
-                             v.peak_gb, v.headroom_gb, sku.memory_gb);
   return v;
 }
 
@@ -68,41 +88,85 @@ std::optional<std::string> CheckOverBought(double peak_gb, const GpuSku& sku,
   return std::nullopt;
 }
 
+bool SpansNodes(const Pool& pool, int gpu_count) {
+  return pool.gpus_per_node > 0 && gpu_count > pool.gpus_per_node;
+}
+
 std::optional<RuleRejection> CheckCollectivesNeedFabric(const Recipe& r,
                                                         const Pool& pool,
                                                         const GpuSku& sku) {
-  if (r.gpu_count <= 1) return std::nullopt;
-  const bool nvlink = CollectivesUseNvlink(sku, pool, r.gpu_count);
-  if (nvlink) return std::nullopt;
+  const int tp = r.tensor_parallel_degree;
+  if (tp <= 1) return std::nullopt;
   std::string link;
-  if (pool.gpus_per_node > 0 && r.gpu_count > pool.gpus_per_node) {
-    link = absl::StrCat("spans nodes of ", pool.gpus_per_node, " GPUs");
-  } else if (pool.fabric == Fabric::kNvlink) {
-    link = absl::StrCat("has ", sku.id,
-                        " bridged in NVLink pairs only, so a group of ",
-                        r.gpu_count, " crosses PCIe");
+  if (SpansNodes(pool, tp)) {
+    link = absl::StrCat("would span nodes of ", pool.gpus_per_node, " GPUs");
+  } else if (CollectivesUseNvlink(sku, pool, tp)) {
+    return std::nullopt;
+  } else if (pool.fabric == Fabric::kNvlink && sku.HasNvlink()) {
+    link = absl::StrCat("would cross PCIe: ", sku.id,
+                        " is bridged in NVLink pairs only");
   } else {
-    link = "is PCIe-only";
+    link = absl::StrCat("would cross PCIe: pool ", pool.name, " is PCIe-only");
   }
-  if (ShardsModel(r)) {
-    return RuleRejection{
-        kCollectivesNeedFabricRule,
-        absl::StrCat(ParallelismName(r.parallelism), " over ", r.gpu_count,
-                     " GPUs (tp=", r.tensor_parallel_degree,
-                     ", pp=", r.pipeline_parallel_degree,
-                     ") opens collectives in every step, but pool ", pool.name,
-                     " ", link, "; move it to an NVLink/NVSwitch pool")};
+  return RuleRejection{
+      kCollectivesNeedFabricRule,
+      absl::StrCat("tensor parallel group of ", tp,
+                   " exchanges activations between dependent matmuls in "
+                   "every layer and ",
+                   link,
+                   "; keep tensor parallel inside an NVLink/NVSwitch node, or "
+                   "use (sharded) data parallel")};
+}
+
+std::vector<std::string> CollectiveFabricWarnings(const Recipe& r,
+                                                  const Pool& pool,
+                                                  const GpuSku& sku) {
+  std::vector<std::string> warnings;
+  const int dp = r.data_parallel_degree;
+  if (dp <= 1) return warnings;
+  // The data-parallel group inside one node: tp x dp GPUs share the node.
+  const int in_node = std::min(r.gpu_count, std::max(1, pool.gpus_per_node));
+  if (in_node > 1 && !CollectivesUseNvlink(sku, pool, in_node)) {
+    warnings.push_back(absl::StrFormat(
+        "%s: %s over %d GPUs crosses PCIe on pool %s (%.0f GB/s): %s every "
+        "step; the estimate includes it and measured runs decide (their "
+        "collective timeouts and retries raise the cost per successful "
+        "step)",
+        kCollectivesNeedFabricRule, ParallelismName(r.parallelism), dp,
+        pool.name, CollectiveBandwidthGbS(sku, pool, in_node),
+        ShardsModel(r) ? "weights are gathered and gradients scattered"
+                       : "gradients are all-reduced"));
   }
-  if (r.gpu_count > 2) {
-    return RuleRejection{
-        kCollectivesNeedFabricRule,
-        absl::StrCat("data parallel over ", r.gpu_count,
-                     " GPUs without NVLink: "
-                     "pool ",
-                     pool.name, " ", link,
-                     "; off NVLink only one GPU or a pair is allowed")};
+  return warnings;
+}
+
+std::optional<RuleRejection> CheckInterNodeFabric(const Recipe& r,
+                                                  const Pool& pool) {
+  if (!SpansNodes(pool, r.gpu_count)) return std::nullopt;
+  if (pool.inter_node_fabric != InterNodeFabric::kNone) return std::nullopt;
+  return RuleRejection{
+      kInterNodeFabricRule,
+      absl::StrCat("the job needs ", r.gpu_count,
+                   " GPUs, more than one node of ", pool.gpus_per_node,
+                   ", but pool ", pool.name,
+                   " declares pool.inter_node_fabric NONE: no job spans its "
+                   "nodes")};
+}
+
+std::optional<std::string> InterNodeFabricWarning(const Recipe& r,
+                                                  const Pool& pool) {
+  if (!SpansNodes(pool, r.gpu_count)) return std::nullopt;
+  if (pool.inter_node_fabric != InterNodeFabric::kUnspecified) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  const InterNodeBandwidth bw = InterNodeBandwidthOf(pool);
+  return absl::StrFormat(
+      "%s: the job spans %d nodes of pool %s, which never declared its "
+      "inter-node fabric; the estimate assumes %.2f GB/s per GPU (%s); set "
+      "pool.inter_node_fabric (and pool.inter_node_gb_s_per_gpu)",
+      kInterNodeFabricRule,
+      (r.gpu_count + pool.gpus_per_node - 1) / pool.gpus_per_node, pool.name,
+      bw.gb_s_per_gpu, bw.source);
 }
 
 EvidenceChoice ChooseEvidence(const EvidenceStats* measured,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/evidence.h"
+#include "core/fit.h"
 #include "core/pool.h"
 #include "core/recipe.h"
 #include "core/sku.h"
@@ -19,6 +20,9 @@ inline constexpr char kExactSkuRule[] = "exact_sku";
 inline constexpr char kFitWithoutOffloadRule[] = "fit_without_offload";
 inline constexpr char kOverBoughtRule[] = "over_bought";
 inline constexpr char kCollectivesNeedFabricRule[] = "collectives_need_fabric";
+// A job spanning nodes needs a network between them: rejected when the pool
+// declares none, warned about when it declared nothing.
+inline constexpr char kInterNodeFabricRule[] = "inter_node_fabric";
 inline constexpr char kEvidenceBeatsEstimatesRule[] =
     "evidence_beats_estimates";
 inline constexpr char kRetriesCostMoneyRule[] = "retries_cost_money";
@@ -45,44 +49,70 @@ struct ExactSkuResult {
 ExactSkuResult CheckExactSku(const std::string& sku_id,
                              const std::vector<GpuSku>& catalog);
 
-// Fraction of the card kept free by default: allocator fragmentation and
-// the eval/generation spikes of 2-2.5 GB above the training peak that PEFT
-// MetaMathQA measured (finetune-memory-formulas.md section 6).
-inline constexpr double kDefaultHeadroomFraction = 0.10;
+// Extra share of the card a request may keep free (PlanConstraints);
+// 0 = only the fixed reserve (kFitReserveGb, core/fit.h). A flat 10% on
+// top of an estimate that is already a band rejected runs that really ran.
+inline constexpr double kDefaultHeadroomFraction = 0.0;
 
-// fit_without_offload: a job fits a card only if its peak memory plus
-// headroom fits in the card's memory and no CPU/NVMe offload is involved.
-// When measured evidence exists its p95 peak replaces the prediction, and a
-// single measured run that needed offload is a miss. A paged optimizer is a
-// possible offload and is refused too.
+// fit_without_offload: a job fits a card only if its peak memory fits in the
+// card's memory, less max(kFitReserveGb, headroom_fraction x memory), and no
+// CPU/NVMe offload is involved. The peak is a band (core/fit.h): the memory
+// model's calibration error around a prediction, half a histogram bucket
+// around a measured p95 (which replaces the prediction), the model's band
+// around transferred evidence. A single measured run that needed offload is
+// a miss, and so is a paged optimizer (possible offload): DOES_NOT_FIT.
 struct FitVerdict {
-  bool fits = false;
-  double peak_gb = 0;      // the peak the verdict used
+  Fit fit = Fit::kUnspecified;
+  bool fits = false;       // FITS or BORDERLINE: a candidate
+  double peak_gb = 0;      // the point the verdict used
+  Band band;               // its band
   double headroom_gb = 0;  // card memory - peak (negative when over)
-  bool measured = false;   // peak_gb came from runs
+  bool measured = false;   // peak_gb came from runs of this recipe
   std::string reason;
 };
 FitVerdict CheckFitWithoutOffload(
     double predicted_peak_gb, bool optimizer_may_page_to_cpu, const GpuSku& sku,
     const EvidenceStats* measured,
-    double headroom_fraction = kDefaultHeadroomFraction);
+    double headroom_fraction = kDefaultHeadroomFraction,
+    bool measured_is_transferred = false);
 
 // over_bought: a fitting card that leaves more than half its memory idle is
 // flagged when a pool with a smaller card also fits. Returns the warning.
 std::optional<std::string> CheckOverBought(double peak_gb, const GpuSku& sku,
                                            bool smaller_card_fits);
 
-// collectives_need_fabric: a job that shards the model or activations
-// (tensor/pipeline parallel, ZeRO-3, FSDP) opens collectives in every step
-// and needs NVLink/NVSwitch for the whole group: it is rejected on a
-// PCIe-only pool, on bridged-pair PCIe cards (A100/H100 PCIe, H100 NVL) when
-// the group is larger than a pair, and across nodes. Plain data parallel
-// (DDP, and ZeRO-2, whose reduce-scatter + all-gather moves the same bytes
-// as DDP's all-reduce once per step) is allowed off NVLink for at most 2
-// GPUs, "a pair that barely talks".
+// collectives_need_fabric: tensor (and sequence) parallel groups exchange
+// activations between dependent matmuls and need NVLink-class links for the
+// whole group inside one node: rejected on a PCIe-only pool, on
+// bridged-pair PCIe cards (A100/H100 PCIe, H100 NVL) for a group larger
+// than a pair, and across nodes ("Stop at L40S if the plan quietly became
+// tensor parallel across a PCIe box"). Data parallel and sharded data
+// parallel (DDP, ZeRO-2, ZeRO-3, FSDP) and pipeline stages are allowed
+// anywhere; across PCIe cards they are warned about (see
+// CollectiveFabricWarnings) and the step-time model charges their
+// communication at PCIe bandwidth.
 std::optional<RuleRejection> CheckCollectivesNeedFabric(const Recipe& recipe,
                                                         const Pool& pool,
                                                         const GpuSku& sku);
+
+// The warnings of a layout that CheckCollectivesNeedFabric allows: data
+// parallel or sharded collectives that cross PCIe instead of NVLink.
+std::vector<std::string> CollectiveFabricWarnings(const Recipe& recipe,
+                                                  const Pool& pool,
+                                                  const GpuSku& sku);
+
+// Whether a job of `gpu_count` GPUs spans more than one node of `pool`.
+bool SpansNodes(const Pool& pool, int gpu_count);
+
+// inter_node_fabric: a job that spans nodes runs its pipeline stages and
+// (sharded) data parallel over the pool's inter-node fabric. Declared NONE:
+// rejected (the job must fit in one node). Never declared: allowed, at a
+// conservative bandwidth (see InterNodeBandwidth), with a warning naming
+// pool.inter_node_fabric.
+std::optional<RuleRejection> CheckInterNodeFabric(const Recipe& recipe,
+                                                  const Pool& pool);
+std::optional<std::string> InterNodeFabricWarning(const Recipe& recipe,
+                                                  const Pool& pool);
 
 // evidence_beats_estimates: the basis a number rests on, best first.
 enum class EvidenceBasis {

@@ -18,9 +18,15 @@ constexpr double kNvlinkEfficiency = 0.4;
 // generation; NCCL over the host bridge (no P2P on many PCIe servers, e.g.
 // L40S) reaches about half of it.
 constexpr double kPcieEfficiency = 0.5;
-// Between nodes: one 200 Gb/s InfiniBand/RoCE NIC per GPU ~ 25 GB/s, of
-// which NCCL reaches ~80%.
-constexpr double kInterNodeGbS = 20;
+// Between nodes, per GPU, by kind. InfiniBand: one 200 Gb/s HDR NIC per GPU
+// (DGX A100 / HGX reference designs) = 25 GB/s, of which NCCL reaches ~80%.
+// RoCE: the same NICs over Ethernet, ~70% (congestion control, no
+// adaptive routing). Ethernet without RDMA: NCCL's socket transport over a
+// 100 Gb/s NIC shared by the node's 8 GPUs, ~50%: 0.78 GB/s per GPU; it is
+// also what a pool that never declared its fabric is assumed to have.
+constexpr double kInfinibandGbSPerGpu = 20;
+constexpr double kRoceGbSPerGpu = 17.5;
+constexpr double kEthernetGbSPerGpu = 0.78;
 // Share of data-parallel communication (gradient all-reduce, FSDP
 // gather/scatter) left on the critical path after overlap with backward;
 // tensor-parallel all-reduces sit between dependent matmuls and are fully
@@ -59,11 +65,37 @@ bool CollectivesUseNvlink(const GpuSku& sku, const Pool& pool, int group_size) {
   return group_size <= 2;  // bridged pairs only
 }
 
+InterNodeBandwidth InterNodeBandwidthOf(const Pool& pool) {
+  if (pool.inter_node_gb_s_per_gpu > 0) {
+    return {pool.inter_node_gb_s_per_gpu, "declared by the pool"};
+  }
+  switch (pool.inter_node_fabric) {
+    case InterNodeFabric::kInfiniband:
+      return {kInfinibandGbSPerGpu,
+              "InfiniBand default: 200 Gb/s HDR per GPU at 80% NCCL "
+              "efficiency"};
+    case InterNodeFabric::kRoce:
+      return {kRoceGbSPerGpu,
+              "RoCE default: 200 Gb/s per GPU at 70% NCCL efficiency"};
+    case InterNodeFabric::kEthernet:
+      return {kEthernetGbSPerGpu,
+              "Ethernet default: NCCL sockets, 100 Gb/s per node of 8 GPUs "
+              "at 50%"};
+    case InterNodeFabric::kNone:
+      return {0, "no inter-node fabric"};
+    case InterNodeFabric::kUnspecified:
+      break;
+  }
+  return {kEthernetGbSPerGpu,
+          "never declared: assumed Ethernet, NCCL sockets, 100 Gb/s per node "
+          "of 8 GPUs at 50%"};
+}
+
 double CollectiveBandwidthGbS(const GpuSku& sku, const Pool& pool,
                               int group_size) {
   if (group_size <= 1) return 0;
   if (pool.gpus_per_node > 0 && group_size > pool.gpus_per_node) {
-    return kInterNodeGbS;
+    return InterNodeBandwidthOf(pool).gb_s_per_gpu;
   }
   if (CollectivesUseNvlink(sku, pool, group_size)) {
     return sku.max_nvlink_gb_s * kNvlinkEfficiency;
@@ -184,13 +216,34 @@ StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
     tp_bytes = ga * (static_cast<double>(a.num_layers) / pp) * 4 *
                (2.0 * (tp - 1) / tp) * micro_tokens * a.hidden_size * 2;
   }
-  if (dp_bytes > 0 || tp_bytes > 0) {
-    e.collective_bandwidth_gb_s =
-        CollectiveBandwidthGbS(sku, pool, r.gpu_count);
-    const double bw = std::max(1.0, e.collective_bandwidth_gb_s) * 1e9;
-    e.communication_s = (dp_bytes + tp_bytes) / bw;
+  double pp_bytes = 0;
+  if (pp > 1) {
+    // 1F1B: each stage boundary sends the activations of every micro-batch
+    // forward and their gradients backward (bf16).
+    pp_bytes = ga * 2.0 * micro_tokens * a.hidden_size * 2 / tp;
+  }
+  if (dp_bytes > 0 || tp_bytes > 0 || pp_bytes > 0) {
+    // Tensor parallel stays inside its NVLink group; data parallel and
+    // pipeline stages cross nodes when the job does (each GPU sends its
+    // share over its own NIC), else they run over the node's links.
+    const bool spans =
+        pool.gpus_per_node > 0 && r.gpu_count > pool.gpus_per_node;
+    const double outer_gb_s =
+        spans ? InterNodeBandwidthOf(pool).gb_s_per_gpu
+              : CollectiveBandwidthGbS(sku, pool, r.gpu_count);
+    if (spans) e.inter_node_bandwidth_gb_s = outer_gb_s;
+    const double tp_gb_s = tp > 1 ? CollectiveBandwidthGbS(sku, pool, tp) : 0;
+    // A floor of 0.1 GB/s keeps a misdeclared pool from dividing by zero.
+    const double outer = std::max(0.1, outer_gb_s) * 1e9;
+    const double inner = std::max(0.1, tp_gb_s) * 1e9;
+    e.collective_bandwidth_gb_s = tp > 1 && (dp_bytes + pp_bytes) > 0
+                                      ? std::min(outer_gb_s, tp_gb_s)
+                                  : tp > 1 ? tp_gb_s
+                                           : outer_gb_s;
+    e.communication_s = (dp_bytes + pp_bytes) / outer + tp_bytes / inner;
     e.exposed_communication_s =
-        dp_bytes / bw * kDataParallelExposedFraction + tp_bytes / bw;
+        dp_bytes / outer * kDataParallelExposedFraction + pp_bytes / outer +
+        tp_bytes / inner;
   }
   e.step_time_s =
       e.compute_s + e.optimizer_update_s + e.exposed_communication_s;

@@ -17,7 +17,8 @@ struct StepTimeEstimate {
   double optimizer_update_s = 0;         // memory-bound optimizer step
   double communication_s = 0;            // collectives, before overlap
   double exposed_communication_s = 0;    // the part on the critical path
-  double collective_bandwidth_gb_s = 0;  // 0 when no collective is opened
+  double collective_bandwidth_gb_s = 0;  // slowest link used; 0 if none
+  double inter_node_bandwidth_gb_s = 0;  // when the job spans nodes
   double step_time_s = 0;                // one optimizer step
   double tokens_per_step = 0;            // all replicas
   double tokens_per_s_per_gpu = 0;
@@ -33,6 +34,15 @@ bool CollectivesUseNvlink(const GpuSku& sku, const Pool& pool, int group_size);
 // `group_size` GPUs on `pool` (see step_time_model.cc for the constants).
 double CollectiveBandwidthGbS(const GpuSku& sku, const Pool& pool,
                               int group_size);
+
+// The bandwidth per GPU between the nodes of a pool: the declared
+// pool.inter_node_gb_s_per_gpu, else a default for the declared kind, else
+// (never declared) the conservative Ethernet default. `source` says which.
+struct InterNodeBandwidth {
+  double gb_s_per_gpu = 0;
+  const char* source = "";
+};
+InterNodeBandwidth InterNodeBandwidthOf(const Pool& pool);
 
 // Training FLOPs per token: 6 x matmul parameters for full fine-tuning (2
 // forward + 4 backward), 4 x for a frozen backbone with adapters (no weight

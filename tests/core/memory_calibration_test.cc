@@ -8,6 +8,7 @@
 #include <iostream>
 #include <vector>
 
+#include "core/fit.h"
 #include "core/memory_model.h"
 #include "gtest/gtest.h"
 #include "tests/core/published_measurements.h"
@@ -31,6 +32,7 @@ TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
   ASSERT_GT(rows.size(), 100u) << "could not read the CSV";
 
   std::vector<double> errors;  // absolute percentage errors
+  std::vector<double> measured_over_predicted;
   int skipped = 0, ran = 0, fit_agree = 0, oom = 0, oom_agree = 0;
   std::cout << std::fixed << std::setprecision(2);
   for (const MappedRow& row : rows) {
@@ -54,6 +56,7 @@ TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
     if (row.peak_gb.has_value()) {
       const double error = (m.total_gb - *row.peak_gb) / *row.peak_gb * 100;
       errors.push_back(std::fabs(error));
+      measured_over_predicted.push_back(*row.peak_gb / m.total_gb);
       measured = std::to_string(*row.peak_gb).substr(0, 5) + " GB" +
                  (row.boundary ? " (boundary)" : "");
       std::cout << "  row " << std::setw(3) << row.line << " predicted "
@@ -83,6 +86,25 @@ TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
             << "/" << ran << " rows that ran (" << agreement
             << "%); predicted OOM for " << oom_agree << "/" << oom
             << " published OOMs\n";
+
+  // The band the planner puts around every predicted peak: the model's
+  // measured/predicted ratio at p10 and p90 (core/fit.h).
+  const double p10_ratio = Quantile(measured_over_predicted, 0.1);
+  const double p90_ratio = Quantile(measured_over_predicted, 0.9);
+  int inside = 0;
+  for (double r : measured_over_predicted) {
+    if (r >= kMemoryBandLowFactor && r <= kMemoryBandHighFactor) ++inside;
+  }
+  std::cout << std::setprecision(3) << "  measured/predicted: p10 " << p10_ratio
+            << ", p90 " << p90_ratio << "; band [" << kMemoryBandLowFactor
+            << ", " << kMemoryBandHighFactor << "] holds " << inside << "/"
+            << measured_over_predicted.size() << " published peaks\n";
+  // The band constants must stay the calibration's p10..p90 (rounded
+  // outwards to 0.05): re-derive them when the model changes.
+  EXPECT_LE(kMemoryBandLowFactor, p10_ratio);
+  EXPECT_GE(kMemoryBandLowFactor, p10_ratio - 0.05);
+  EXPECT_GE(kMemoryBandHighFactor, p90_ratio);
+  EXPECT_LE(kMemoryBandHighFactor, p90_ratio + 0.05);
 
   EXPECT_LE(median, 20.0);
   EXPECT_GE(agreement, 90.0);

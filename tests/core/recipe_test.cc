@@ -138,14 +138,19 @@ TEST(RecipeKeyTest, EverySettingThatMattersChangesTheKey) {
 
 TEST(RecipeKeyTest, StableAcrossBuildsAndPlatforms) {
   // Pinned: FNV-1a of the canonical text never changes without a version
-  // bump of the text ("v1;").
-  EXPECT_EQ(RecipeKeyText(Lora()),
+  // bump of the text ("v1;"). Unspecified attention is SDPA now; the former
+  // boolean false is EAGER.
+  Recipe eager = Lora();
+  eager.attention = AttentionImplementation::kEager;
+  EXPECT_EQ(RecipeKeyText(eager),
             "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;"
             "mb=1;ga=1;precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=0;"
             "flash=0;par=SINGLE;gpus=1;tp=1;pp=1;dp=1");
   EXPECT_THAT(RecipeKey(Lora()), ::testing::MatchesRegex("rk1-[0-9a-f]{16}"));
   // Computed independently (Python FNV-1a 64 over the text above).
-  EXPECT_EQ(RecipeKey(Lora()), "rk1-c5feac3758c091b1");
+  EXPECT_EQ(RecipeKey(eager), "rk1-c5feac3758c091b1");
+  EXPECT_THAT(RecipeKeyText(Lora()),
+              ::testing::HasSubstr(";ckpt=0;flash=sdpa;par=SINGLE;"));
 }
 
 TEST(RecipeKeyTest, ExplicitAttentionAndCheckpointingKeepTheFormerKeys) {

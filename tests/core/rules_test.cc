@@ -1,5 +1,6 @@
 #include "core/rules.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/test_catalog.h"
 
@@ -32,13 +33,27 @@ TEST(ExactSkuRuleTest, AmbiguousFamilyNameIsRejected) {
   EXPECT_EQ(exact.sku->id, "A100-SXM4-80GB");
 }
 
-TEST(FitWithoutOffloadRuleTest, NeedsHeadroom) {
+// The band is the memory model's calibration error: 0.85x..1.55x of the
+// prediction, against the card less a 1 GB reserve (47 GB on an L40S).
+TEST(FitWithoutOffloadRuleTest, ThreeVerdictsFromTheBand) {
   const GpuSku& l40s = Sku("L40S-PCIE-48GB");
-  EXPECT_TRUE(CheckFitWithoutOffload(40, false, l40s, nullptr).fits);
-  // 44 GB + 10% of 48 GB = 48.8 GB > 48 GB.
-  const FitVerdict v = CheckFitWithoutOffload(44, false, l40s, nullptr);
-  EXPECT_FALSE(v.fits);
+  // 30 GB: band 25.5-46.5 GB, within 47 GB.
+  FitVerdict v = CheckFitWithoutOffload(30, false, l40s, nullptr);
+  EXPECT_EQ(v.fit, Fit::kFits);
+  EXPECT_NEAR(v.band.high, 46.5, 1e-9);
+  // 44 GB (once rejected by a flat 10% headroom): band 37.4-68.2 GB.
+  v = CheckFitWithoutOffload(44, false, l40s, nullptr);
+  EXPECT_EQ(v.fit, Fit::kBorderline);
+  EXPECT_TRUE(v.fits);
   EXPECT_NEAR(v.headroom_gb, 4, 1e-9);
+  // 56 GB: even the lower edge (47.6 GB) is over.
+  v = CheckFitWithoutOffload(56, false, l40s, nullptr);
+  EXPECT_EQ(v.fit, Fit::kDoesNotFit);
+  EXPECT_FALSE(v.fits);
+  // A request's headroom fraction replaces the reserve when larger: 30 GB
+  // with 10% kept free (4.8 GB) straddles 43.2 GB.
+  EXPECT_EQ(CheckFitWithoutOffload(30, false, l40s, nullptr, 0.10).fit,
+            Fit::kBorderline);
 }
 
 TEST(FitWithoutOffloadRuleTest, MeasuredPeakReplacesPrediction) {
@@ -50,6 +65,13 @@ TEST(FitWithoutOffloadRuleTest, MeasuredPeakReplacesPrediction) {
   EXPECT_TRUE(v.fits);
   EXPECT_TRUE(v.measured);
   EXPECT_EQ(v.peak_gb, 41);
+  // Narrow: half a histogram bucket, so 41 GB FITS where a prediction of
+  // 41 GB would be BORDERLINE.
+  EXPECT_EQ(v.fit, Fit::kFits);
+  EXPECT_NEAR(v.band.high, 41 * 1.06, 1e-9);
+  EXPECT_EQ(
+      CheckFitWithoutOffload(41, false, Sku("L40S-PCIE-48GB"), nullptr).fit,
+      Fit::kBorderline);
 }
 
 TEST(FitWithoutOffloadRuleTest, AnOffloadedRunIsAMiss) {
@@ -79,9 +101,27 @@ TEST(CollectivesNeedFabricRuleTest, TensorParallelOnPcieL40sIsRejected) {
                                             l40s, Sku("L40S-PCIE-48GB"));
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->rule, kCollectivesNeedFabricRule);
-  // Even a pair: sharding opens collectives every step.
-  EXPECT_TRUE(CheckCollectivesNeedFabric(LoraRecipe(2, Parallelism::kFsdp),
+  EXPECT_THAT(r->reason, ::testing::HasSubstr("PCIe"));
+  // Even a pair of PCIe cards cannot be a tensor-parallel group.
+  EXPECT_TRUE(CheckCollectivesNeedFabric(LoraRecipe(2, Parallelism::kTensor),
                                          l40s, Sku("L40S-PCIE-48GB")));
+}
+
+// The guide words PCIe as a cost, not a veto, for data parallel: FSDP over
+// PCIe cards is allowed, with a warning (its communication is estimated).
+TEST(CollectivesNeedFabricRuleTest, ShardedDataParallelOnPcieIsWarned) {
+  const Pool l40s = TrainingPool("l40s", "L40S-PCIE-48GB", Fabric::kPcie);
+  const GpuSku& sku = Sku("L40S-PCIE-48GB");
+  const Recipe fsdp = LoraRecipe(2, Parallelism::kFsdp);
+  EXPECT_FALSE(CheckCollectivesNeedFabric(fsdp, l40s, sku));
+  const std::vector<std::string> w = CollectiveFabricWarnings(fsdp, l40s, sku);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_THAT(w[0], ::testing::StartsWith(kCollectivesNeedFabricRule));
+  EXPECT_THAT(w[0], ::testing::HasSubstr("crosses PCIe"));
+  const Pool hgx = TrainingPool("a100-sxm", "A100-SXM4-80GB", Fabric::kNvlink);
+  EXPECT_TRUE(CollectiveFabricWarnings(LoraRecipe(8, Parallelism::kFsdp), hgx,
+                                       Sku("A100-SXM4-80GB"))
+                  .empty());
 }
 
 TEST(CollectivesNeedFabricRuleTest, DataParallelPairAllowedOnPcie) {
@@ -93,8 +133,13 @@ TEST(CollectivesNeedFabricRuleTest, DataParallelPairAllowedOnPcie) {
       CheckCollectivesNeedFabric(LoraRecipe(2, Parallelism::kDdp), l40s, sku));
   EXPECT_FALSE(CheckCollectivesNeedFabric(LoraRecipe(2, Parallelism::kZero2),
                                           l40s, sku));
-  EXPECT_TRUE(
+  // Changed on purpose: DDP over 4 PCIe cards is a candidate with a warning,
+  // no longer a rejection.
+  EXPECT_FALSE(
       CheckCollectivesNeedFabric(LoraRecipe(4, Parallelism::kDdp), l40s, sku));
+  EXPECT_FALSE(
+      CollectiveFabricWarnings(LoraRecipe(4, Parallelism::kDdp), l40s, sku)
+          .empty());
 }
 
 TEST(CollectivesNeedFabricRuleTest, BridgedPairsAreNvlinkForTwoOnly) {
@@ -103,11 +148,49 @@ TEST(CollectivesNeedFabricRuleTest, BridgedPairsAreNvlinkForTwoOnly) {
   const GpuSku& sku = Sku("A100-PCIE-80GB");
   EXPECT_FALSE(CheckCollectivesNeedFabric(LoraRecipe(2, Parallelism::kTensor),
                                           bridged, sku));
-  EXPECT_TRUE(CheckCollectivesNeedFabric(LoraRecipe(4, Parallelism::kFsdp),
+  EXPECT_TRUE(CheckCollectivesNeedFabric(LoraRecipe(4, Parallelism::kTensor),
                                          bridged, sku));
+  EXPECT_FALSE(CheckCollectivesNeedFabric(LoraRecipe(4, Parallelism::kFsdp),
+                                          bridged, sku));
   const Pool hgx = TrainingPool("a100-sxm", "A100-SXM4-80GB", Fabric::kNvlink);
   EXPECT_FALSE(CheckCollectivesNeedFabric(LoraRecipe(8, Parallelism::kTensor),
                                           hgx, Sku("A100-SXM4-80GB")));
+}
+
+TEST(InterNodeFabricRuleTest, TensorParallelNeverSpansNodes) {
+  const Pool two_nodes =
+      TrainingPool("a100-sxm", "A100-SXM4-80GB", Fabric::kNvlink, 8, 2);
+  const auto r = CheckCollectivesNeedFabric(
+      LoraRecipe(16, Parallelism::kTensor), two_nodes, Sku("A100-SXM4-80GB"));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->rule, kCollectivesNeedFabricRule);
+  EXPECT_THAT(r->reason, ::testing::HasSubstr("span nodes"));
+  // TP 8 inside each node x FSDP across the two: allowed.
+  Recipe hybrid = LoraRecipe(16, Parallelism::kFsdp, 8);
+  EXPECT_FALSE(
+      CheckCollectivesNeedFabric(hybrid, two_nodes, Sku("A100-SXM4-80GB")));
+}
+
+TEST(InterNodeFabricRuleTest, NoneKeepsAJobInOneNodeUndeclaredWarns) {
+  Pool pool = TrainingPool("a100-sxm", "A100-SXM4-80GB", Fabric::kNvlink, 8, 2);
+  const Recipe sixteen = LoraRecipe(16, Parallelism::kFsdp);
+  const Recipe eight = LoraRecipe(8, Parallelism::kFsdp);
+  // Never declared: allowed, with a warning naming the field.
+  EXPECT_FALSE(CheckInterNodeFabric(sixteen, pool));
+  auto w = InterNodeFabricWarning(sixteen, pool);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_THAT(*w, ::testing::HasSubstr("pool.inter_node_fabric"));
+  EXPECT_FALSE(InterNodeFabricWarning(eight, pool));
+  // NONE: the job must stay inside a node.
+  pool.inter_node_fabric = InterNodeFabric::kNone;
+  auto r = CheckInterNodeFabric(sixteen, pool);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->rule, kInterNodeFabricRule);
+  EXPECT_FALSE(CheckInterNodeFabric(eight, pool));
+  // InfiniBand: allowed, no warning.
+  pool.inter_node_fabric = InterNodeFabric::kInfiniband;
+  EXPECT_FALSE(CheckInterNodeFabric(sixteen, pool));
+  EXPECT_FALSE(InterNodeFabricWarning(sixteen, pool));
 }
 
 TEST(EvidenceBeatsEstimatesRuleTest, MeasuredThenTransferredThenEstimated) {

@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "core/fit.h"
 #include "gtest/gtest.h"
 #include "tests/core/published_measurements.h"
 #include "tests/core/test_catalog.h"
@@ -103,6 +104,30 @@ TEST(StepTimeCalibrationTest, EstimateIsWithinAFactorOfPublishedThroughput) {
               << ") " << row.label << "\n";
   }
   ASSERT_GE(ratios.size(), 20u);
+  // Measured step time / estimated = predicted tok/s / measured tok/s.
+  std::vector<double> step_ratios = ratios;
+  std::sort(step_ratios.begin(), step_ratios.end());
+  auto quantile = [&](double q) {
+    const double pos = q * (step_ratios.size() - 1);
+    const size_t lo = static_cast<size_t>(pos);
+    const size_t hi = std::min(step_ratios.size() - 1, lo + 1);
+    return step_ratios[lo] + (step_ratios[hi] - step_ratios[lo]) * (pos - lo);
+  };
+  const double p10 = quantile(0.1), p90 = quantile(0.9);
+  int inside = 0;
+  for (double r : step_ratios) {
+    if (r >= kStepTimeBandLowFactor && r <= kStepTimeBandHighFactor) ++inside;
+  }
+  std::cout << std::setprecision(3) << "  measured/estimated step time: p10 "
+            << p10 << ", p90 " << p90 << "; band [" << kStepTimeBandLowFactor
+            << ", " << kStepTimeBandHighFactor << "] holds " << inside << "/"
+            << step_ratios.size() << " rows\n";
+  // The band constants are the calibration's p10..p90 rounded outwards to
+  // 0.05 (core/fit.h): re-derive them when the model changes.
+  EXPECT_LE(kStepTimeBandLowFactor, p10);
+  EXPECT_GE(kStepTimeBandLowFactor, p10 - 0.05);
+  EXPECT_GE(kStepTimeBandHighFactor, p90);
+  EXPECT_LE(kStepTimeBandHighFactor, p90 + 0.05);
   std::vector<double> factors;  // max(ratio, 1/ratio)
   for (double r : ratios) factors.push_back(std::max(r, 1 / r));
   std::sort(factors.begin(), factors.end());
