@@ -335,7 +335,8 @@ int RunSkus(const std::vector<std::string>& args) {
 int RunPools(const std::vector<std::string>& args) {
   const char* usage =
       "placectl pools list | get NAME | create --name N --sku S --fabric F "
-      "--rate R [...] | update NAME [--quota Q ...]";
+      "[--inter_node_fabric none|ethernet|roce|infiniband] "
+      "[--inter_node_gb_s G] --rate R [...] | update NAME [--quota Q ...]";
   if (args.empty()) return Usage(usage);
   auto stub = v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
   const std::string& verb = args[0];

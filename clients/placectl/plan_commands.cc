@@ -484,9 +484,12 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
   if (!b.reason().empty()) out << ": " << b.reason();
   out << "\n  recipe " << b.recipe_key() << "\n  settings: "
       << (b.settings().empty() ? Settings(b.recipe()) : b.settings()) << "\n";
-  Table table({"POOL", "SKU", "GPUS"}, {false, false, true});
+  Table table({"POOL", "SKU", "GPUS", "RECIPE", "WHY"},
+              {false, false, true, false, false});
   for (const v1::BakeOffRun& run : b.runs()) {
-    table.AddRow({run.pool(), run.sku(), absl::StrCat(run.gpu_count())});
+    table.AddRow({run.pool(), run.sku(), absl::StrCat(run.gpu_count()),
+                  run.recipe_key().empty() ? b.recipe_key() : run.recipe_key(),
+                  run.borderline() ? "borderline fit" : "unmeasured"});
   }
   std::ostringstream runs;
   table.Print(runs);
@@ -503,12 +506,15 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
 }
 
 std::string StepsText(int64_t steps) {
-  std::string digits = absl::StrCat(steps);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0 && digits[i - 1] != '-';
-       i -= 3) {
-    digits.insert(static_cast<size_t>(i), ",");
+  // Appends rather than inserts (GCC 12 warns falsely on insert here).
+  const std::string digits = absl::StrCat(steps);
+  const size_t sign = !digits.empty() && digits[0] == '-' ? 1 : 0;
+  std::string out = digits.substr(0, sign);
+  for (size_t i = sign; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
   }
-  return digits;
+  return out;
 }
 
 void PrintPlan(const v1::PlacePlanRequest& request,

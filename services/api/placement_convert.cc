@@ -163,6 +163,8 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
       r->set_pool(run.pool_name);
       r->set_sku(run.sku_id);
       r->set_gpu_count(run.gpu_count);
+      r->set_recipe_key(run.recipe_key);
+      r->set_borderline(run.borderline);
     }
     for (const std::string& m : b.measure) p->add_measure(m);
     if (b.eval_requirement.has_value()) {
