@@ -22,6 +22,13 @@ ABSL_FLAG(std::string, sku, "", "pools create: the exact SKU, e.g. A100-SXM4-80G
 ABSL_FLAG(int, nodes, 1, "pools create/update: node count");
 ABSL_FLAG(int, gpus_per_node, 8, "pools create/update: GPUs per node");
 ABSL_FLAG(std::string, fabric, "", "pools create/update: nvlink or pcie");
+ABSL_FLAG(std::string, inter_node_fabric, "",
+          "pools create/update: between nodes: none, ethernet, roce or "
+          "infiniband (unset: never declared; plans assume a conservative "
+          "bandwidth and warn)");
+ABSL_FLAG(double, inter_node_gb_s, 0,
+          "pools create/update: bandwidth between nodes per GPU, GB/s each "
+          "way (0: not declared)");
 ABSL_FLAG(std::string, purpose, "training",
           "pools create/update: training or serving");
 ABSL_FLAG(bool, exclusive, true,
@@ -75,6 +82,31 @@ std::string FabricText(v1::Fabric fabric) {
   }
 }
 
+std::string InterNodeText(const v1::Pool& pool) {
+  std::string text;
+  switch (pool.inter_node_fabric()) {
+    case v1::INTER_NODE_FABRIC_NONE:
+      return "none";
+    case v1::INTER_NODE_FABRIC_ETHERNET:
+      text = "ethernet";
+      break;
+    case v1::INTER_NODE_FABRIC_ROCE:
+      text = "roce";
+      break;
+    case v1::INTER_NODE_FABRIC_INFINIBAND:
+      text = "infiniband";
+      break;
+    default:
+      text = "-";
+  }
+  if (pool.inter_node_bandwidth_gb_s_per_gpu() > 0) {
+    absl::StrAppend(
+        &text,
+        absl::StrFormat(" %g GB/s", pool.inter_node_bandwidth_gb_s_per_gpu()));
+  }
+  return text;
+}
+
 std::string PurposeText(v1::PoolPurpose purpose) {
   switch (purpose) {
     case v1::POOL_PURPOSE_TRAINING:
@@ -93,14 +125,16 @@ std::string LabelsText(const v1::Pool& pool) {
 }
 
 void PrintPools(const std::vector<v1::Pool>& pools) {
-  Table table({"NAME", "SKU", "NODES", "GPUS/NODE", "FABRIC", "PURPOSE",
-               "EXCLUSIVE", "QUOTA", "RATE/GPU-H", "LIST/GPU-H", "LABELS"},
-              {false, false, true, true, false, false, false, true, true, true,
-               false});
+  Table table(
+      {"NAME", "SKU", "NODES", "GPUS/NODE", "FABRIC", "INTER-NODE", "PURPOSE",
+       "EXCLUSIVE", "QUOTA", "RATE/GPU-H", "LIST/GPU-H", "LABELS"},
+      {false, false, true, true, false, false, false, false, true, true, true,
+       false});
   for (const v1::Pool& pool : pools) {
     table.AddRow({pool.name(), pool.sku(), absl::StrCat(pool.node_count()),
                   absl::StrCat(pool.gpus_per_node()), FabricText(pool.fabric()),
-                  PurposeText(pool.purpose()), pool.exclusive() ? "yes" : "no",
+                  InterNodeText(pool), PurposeText(pool.purpose()),
+                  pool.exclusive() ? "yes" : "no",
                   absl::StrCat(pool.gpu_quota()),
                   Money(pool.internal_rate_micros_per_gpu_hour()),
                   pool.has_list_price_micros_per_gpu_hour()
@@ -135,6 +169,26 @@ bool PoolFromFlags(bool only_given, v1::Pool* pool,
       std::cerr << "placectl: --fabric must be nvlink or pcie\n";
       return false;
     }
+  }
+  if (wanted("inter_node_fabric", "inter_node_fabric")) {
+    const std::string fabric = absl::GetFlag(FLAGS_inter_node_fabric);
+    if (fabric == "none") {
+      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_NONE);
+    } else if (fabric == "ethernet") {
+      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_ETHERNET);
+    } else if (fabric == "roce") {
+      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_ROCE);
+    } else if (fabric == "infiniband") {
+      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_INFINIBAND);
+    } else if (!fabric.empty()) {
+      std::cerr << "placectl: --inter_node_fabric must be none, ethernet, "
+                   "roce or infiniband\n";
+      return false;
+    }
+  }
+  if (wanted("inter_node_gb_s", "inter_node_bandwidth_gb_s_per_gpu")) {
+    pool->set_inter_node_bandwidth_gb_s_per_gpu(
+        absl::GetFlag(FLAGS_inter_node_gb_s));
   }
   if (wanted("purpose", "purpose")) {
     const std::string purpose = absl::GetFlag(FLAGS_purpose);
@@ -281,7 +335,8 @@ int RunSkus(const std::vector<std::string>& args) {
 int RunPools(const std::vector<std::string>& args) {
   const char* usage =
       "placectl pools list | get NAME | create --name N --sku S --fabric F "
-      "--rate R [...] | update NAME [--quota Q ...]";
+      "[--inter_node_fabric none|ethernet|roce|infiniband] "
+      "[--inter_node_gb_s G] --rate R [...] | update NAME [--quota Q ...]";
   if (args.empty()) return Usage(usage);
   auto stub = v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
   const std::string& verb = args[0];

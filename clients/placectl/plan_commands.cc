@@ -39,8 +39,15 @@ ABSL_FLAG(std::string, precision, "",
           "plan: base weight precision: fp32, bf16, fp16, fp8, int8 or nf4");
 ABSL_FLAG(std::string, optimizer, "",
           "plan: adamw, adamw-8bit, paged-adamw-8bit or sgd");
-ABSL_FLAG(bool, checkpointing, false, "plan: activation checkpointing");
-ABSL_FLAG(bool, flash_attention, false, "plan: flash attention");
+ABSL_FLAG(std::string, activation_checkpointing, "",
+          "plan: on or off (default: the planner may turn it on to fit)");
+ABSL_FLAG(std::string, attention, "",
+          "plan: sdpa, flash or eager (default: SDPA / flash where the SKU "
+          "supports it)");
+ABSL_FLAG(bool, checkpointing, false,
+          "plan: same as --activation_checkpointing=on (deprecated)");
+ABSL_FLAG(bool, flash_attention, false,
+          "plan: same as --attention=flash (deprecated)");
 ABSL_FLAG(int, gpus, 0, "plan: GPU count");
 ABSL_FLAG(std::string, parallelism, "",
           "plan: single, ddp, zero2, zero3, fsdp, tensor or pipeline");
@@ -81,7 +88,8 @@ constexpr char kPlanUsage[] =
     "[--micro_batch N] [--grad_accum N]\n"
     "    [--precision fp32|bf16|fp16|fp8|int8|nf4] "
     "[--optimizer adamw|adamw-8bit|paged-adamw-8bit|sgd]\n"
-    "    [--checkpointing] [--flash_attention] [--gpus N] "
+    "    [--activation_checkpointing on|off] [--attention sdpa|flash|eager] "
+    "[--gpus N] "
     "[--parallelism single|ddp|zero2|zero3|fsdp|tensor|pipeline]\n"
     "    --steps N [--objective cost|time] [--max_gpus N] [--deadline 12h] "
     "[--pools a,b] [--labels k=v,...]\n"
@@ -195,10 +203,28 @@ bool ApplyFlags(v1::PlacePlanRequest* request) {
     return false;
   }
   if (FlagGiven("checkpointing")) {
-    recipe->set_activation_checkpointing(absl::GetFlag(FLAGS_checkpointing));
+    recipe->set_activation_checkpointing_mode(
+        absl::GetFlag(FLAGS_checkpointing) ? v1::ACTIVATION_CHECKPOINTING_ON
+                                           : v1::ACTIVATION_CHECKPOINTING_OFF);
   }
   if (FlagGiven("flash_attention")) {
-    recipe->set_flash_attention(absl::GetFlag(FLAGS_flash_attention));
+    recipe->set_attention(absl::GetFlag(FLAGS_flash_attention)
+                              ? v1::ATTENTION_IMPLEMENTATION_FLASH
+                              : v1::ATTENTION_IMPLEMENTATION_UNSPECIFIED);
+  }
+  if (!EnumFlag("activation_checkpointing",
+                absl::GetFlag(FLAGS_activation_checkpointing),
+                v1::ActivationCheckpointing_descriptor(),
+                [&](int v) {
+                  recipe->set_activation_checkpointing_mode(
+                      static_cast<v1::ActivationCheckpointing>(v));
+                }) ||
+      !EnumFlag("attention", absl::GetFlag(FLAGS_attention),
+                v1::AttentionImplementation_descriptor(), [&](int v) {
+                  recipe->set_attention(
+                      static_cast<v1::AttentionImplementation>(v));
+                })) {
+    return false;
   }
   if (FlagGiven("gpus")) recipe->set_gpu_count(absl::GetFlag(FLAGS_gpus));
   if (FlagGiven("steps")) request->set_total_steps(absl::GetFlag(FLAGS_steps));
@@ -273,10 +299,19 @@ std::string Settings(const v1::Recipe& r) {
            absl::StrCat(r.fp32_master_weights() ? "+fp32-master" : "",
                         r.double_quantization() ? "+double-quant" : ""));
   add_enum(v1::Optimizer_descriptor(), r.optimizer());
-  parts.push_back(absl::StrCat("checkpointing ",
-                               r.activation_checkpointing() ? "on" : "off"));
-  parts.push_back(absl::StrCat("flash-attention ",
-                               r.flash_attention() ? "on" : "off"));
+  parts.push_back(absl::StrCat(
+      "checkpointing ",
+      r.activation_checkpointing_mode() ==
+              v1::ACTIVATION_CHECKPOINTING_UNSPECIFIED
+          ? "planner's choice"
+          : EnumShortName(*v1::ActivationCheckpointing_descriptor(),
+                          r.activation_checkpointing_mode())));
+  parts.push_back(absl::StrCat(
+      "attention ",
+      r.attention() == v1::ATTENTION_IMPLEMENTATION_UNSPECIFIED
+          ? "sdpa/flash where supported"
+          : EnumShortName(*v1::AttentionImplementation_descriptor(),
+                          r.attention())));
   std::string layout =
       r.parallelism() != v1::PARALLELISM_UNSPECIFIED
           ? EnumShortName(*v1::Parallelism_descriptor(), r.parallelism())
@@ -342,20 +377,66 @@ std::string MemoryText(const v1::MemoryEstimate& m) {
                                     : "");
 }
 
+std::string FitText(v1::Fit fit) {
+  switch (fit) {
+    case v1::FIT_FITS:
+      return "fits";
+    case v1::FIT_BORDERLINE:
+      return "BORDERLINE";
+    case v1::FIT_DOES_NOT_FIT:
+      return "DOES NOT FIT";
+    default:
+      return "-";
+  }
+}
+
+// "fsdp x16 (tp 1 pp 1 dp 16)": what the candidate's recipe runs as.
+std::string LayoutText(const v1::PlacementCandidate& c) {
+  const v1::Recipe& r = c.recipe();
+  std::string text =
+      r.parallelism() != v1::PARALLELISM_UNSPECIFIED
+          ? EnumShortName(*v1::Parallelism_descriptor(), r.parallelism())
+          : "-";
+  if (r.tensor_parallel_degree() > 1 || r.pipeline_parallel_degree() > 1) {
+    absl::StrAppend(&text, " tp", r.tensor_parallel_degree(), " pp",
+                    r.pipeline_parallel_degree(), " dp",
+                    r.data_parallel_degree());
+  }
+  return text;
+}
+
+// "31.2 [28.1-35.0]": a figure and its band, the band left out when unset.
+std::string WithBand(double value, const v1::Band& band, const char* format) {
+  std::string text = absl::StrFormat(format, value);
+  if (band.high() > 0) {
+    absl::StrAppend(&text, " [", absl::StrFormat(format, band.low()), "-",
+                    absl::StrFormat(format, band.high()), "]");
+  }
+  return text;
+}
+
 void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
   if (plan.candidates().empty()) {
     out << "\nNo pool can take this recipe; each one's rule is below.\n";
     return;
   }
-  Table table({"RANK", "POOL", "SKU", "GPUS", "PEAK GB (HEADROOM)",
-               "GPU-H/1K STEPS", "EXPECTED GPU-H", "COST", "LIST-PRICE COST",
-               "WALL TIME", "BASIS", "CONFIDENCE"},
-              {true, false, false, true, true, true, true, true, true, true,
-               false, false});
+  Table table({"RANK", "POOL", "SKU", "GPUS", "PARALLELISM", "FIT",
+               "PEAK GB [BAND] (HEADROOM)", "STEP S [BAND]", "GPU-H/1K STEPS",
+               "EXPECTED GPU-H", "COST", "LIST-PRICE COST", "WALL TIME",
+               "BASIS", "CONFIDENCE"},
+              {true, false, false, true, false, false, true, true, true, true,
+               true, true, true, false, false});
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     table.AddRow(
         {absl::StrCat(c.rank()), c.pool(), c.sku(), absl::StrCat(c.gpu_count()),
-         absl::StrFormat("%.1f (%+.1f)", c.peak_memory_gb(), c.headroom_gb()),
+         LayoutText(c), FitText(c.fit()),
+         absl::StrFormat(
+             "%s (%+.1f)",
+             WithBand(c.peak_memory_gb(), c.peak_memory_gb_band(), "%.1f"),
+             c.headroom_gb()),
+         c.step_time_s() > 0
+             ? WithBand(c.step_time_s(), c.step_time_s_band(), "%.2f")
+             : "-",
          absl::StrFormat("%.3f", c.gpu_hours_per_1k_successful_steps()),
          absl::StrFormat("%.2f", c.expected_gpu_hours()),
          core::FormatMicros(c.expected_cost_micros()),
@@ -369,7 +450,12 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
   table.Print(out);
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
-        << c.gpu_count() << (c.fits() ? "" : ", DOES NOT FIT") << ")\n";
+        << c.gpu_count() << ", " << FitText(c.fit())
+        << (c.measure_first() ? ", measure first" : "") << ")\n";
+    if (c.has_recipe()) {
+      out << "    recipe " << c.recipe_key() << ": " << Settings(c.recipe())
+          << "\n";
+    }
     if (!c.transferred_from_recipe_key().empty()) {
       out << "    evidence transferred from recipe "
           << c.transferred_from_recipe_key() << "\n";
@@ -403,9 +489,12 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
   if (!b.reason().empty()) out << ": " << b.reason();
   out << "\n  recipe " << b.recipe_key() << "\n  settings: "
       << (b.settings().empty() ? Settings(b.recipe()) : b.settings()) << "\n";
-  Table table({"POOL", "SKU", "GPUS"}, {false, false, true});
+  Table table({"POOL", "SKU", "GPUS", "RECIPE", "WHY"},
+              {false, false, true, false, false});
   for (const v1::BakeOffRun& run : b.runs()) {
-    table.AddRow({run.pool(), run.sku(), absl::StrCat(run.gpu_count())});
+    table.AddRow({run.pool(), run.sku(), absl::StrCat(run.gpu_count()),
+                  run.recipe_key().empty() ? b.recipe_key() : run.recipe_key(),
+                  run.borderline() ? "borderline fit" : "unmeasured"});
   }
   std::ostringstream runs;
   table.Print(runs);
@@ -422,12 +511,15 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
 }
 
 std::string StepsText(int64_t steps) {
-  std::string digits = absl::StrCat(steps);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0 && digits[i - 1] != '-';
-       i -= 3) {
-    digits.insert(static_cast<size_t>(i), ",");
+  // Appends rather than inserts (GCC 12 warns falsely on insert here).
+  const std::string digits = absl::StrCat(steps);
+  const size_t sign = !digits.empty() && digits[0] == '-' ? 1 : 0;
+  std::string out = digits.substr(0, sign);
+  for (size_t i = sign; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
   }
-  return digits;
+  return out;
 }
 
 void PrintPlan(const v1::PlacePlanRequest& request,

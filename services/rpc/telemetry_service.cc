@@ -1,14 +1,17 @@
 #include "services/rpc/telemetry_service.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include <algorithm>
 #include "common/proto_bytes.h"
 #include "core/recipe.h"
 #include "services/api/catalog_convert.h"
+#include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
 #include "services/api/recipe_convert.h"
@@ -65,6 +68,7 @@ void AckToProto(const storage::RunAck& ack,
   response->set_recipe_key(ack.recipe_key);
   TimeToProto(ack.accept_time, response->mutable_accept_time());
   response->set_gpu_hours(static_cast<double>(ack.gpu_microseconds) / 3.6e9);
+  response->set_evidence_version(ack.evidence_version);
 }
 
 v1::Offload OffloadFromName(const std::string& name) {
@@ -114,8 +118,10 @@ class SampleStreamReactor
       FinishOnce(grpc::Status::OK);
       return;
     }
-    core::FieldViolations violations =
-        ValidateSampleBatch(request_, absl::Now());
+    core::FieldViolations violations = UndeclaredEnumValues(request_);
+    if (violations.empty()) {
+      violations = ValidateSampleBatch(request_, absl::Now());
+    }
     const std::string run_id = absl::AsciiStrToLower(request_.run_id());
     if (violations.empty() && !run_id_.empty() && run_id != run_id_) {
       violations.push_back(
@@ -276,6 +282,10 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (!request->has_run()) {
     return FinishNow(context, InvalidArgument({{"run", "is required"}}));
   }
@@ -346,6 +356,10 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
   }
@@ -371,6 +385,10 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
           *context, "/placement.v1.TelemetryService/GetBenchmarkRun");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
@@ -399,6 +417,10 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
           *context, "/placement.v1.TelemetryService/ListBenchmarkRuns");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());

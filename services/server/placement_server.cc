@@ -98,6 +98,9 @@ absl::Status PlacementServer::Start() {
       [metrics = placement_metrics_.get(),
                   evidence = evidence_.get()](const storage::RunAck& ack) {
         evidence->NoteLocalChange();
+        // Committed, not yet acknowledged: this replica's next plan waits
+        // for a snapshot read after this (read your own writes).
+        evidence->NoteLocalWriteCommitted();
         if (ack.plan_outcome.has_value()) {
           metrics->PredictionObserved(*ack.plan_outcome);
         }

@@ -158,19 +158,22 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
   EXPECT_THAT(out, HasSubstr("Llama-3.1-8B, lora, rank 16"));
   // Ranked: the L40S first at 10 GPU-hours x 1.20, then the A100.
   const std::vector<std::string> first = RowAfterHeader(out, "RANK", 0);
-  ASSERT_GE(first.size(), 12u) << out;
+  ASSERT_GE(first.size(), 15u) << out;
   EXPECT_EQ(first[0], "1");
   EXPECT_EQ(first[1], "l40s-train");
   EXPECT_EQ(first[2], kL40s);
-  EXPECT_EQ(first[6], "10.00");  // expected GPU-hours
-  EXPECT_EQ(first[7], "12.00");  // cost at the internal rate
-  EXPECT_EQ(first[10], "measured (3 runs)");
+  EXPECT_EQ(first[4], "single");  // the parallelism
+  EXPECT_EQ(first[5], "fits");
+  EXPECT_EQ(first[9], "10.00");   // expected GPU-hours
+  EXPECT_EQ(first[10], "12.00");  // cost at the internal rate
+  EXPECT_EQ(first[13], "measured (3 runs)");
   const std::vector<std::string> second = RowAfterHeader(out, "RANK", 1);
   ASSERT_GE(second.size(), 2u);
   EXPECT_EQ(second[0], "2");
   EXPECT_EQ(second[1], "a100-train");
   // Reasons and warnings per candidate.
-  EXPECT_THAT(out, HasSubstr("#1 l40s-train (L40S-PCIE-48GB x1)"));
+  EXPECT_THAT(out, HasSubstr("#1 l40s-train (L40S-PCIE-48GB x1, fits)"));
+  EXPECT_THAT(out, HasSubstr("    recipe rk1-"));
   EXPECT_THAT(out, HasSubstr("reason:  fit_without_offload"));
   EXPECT_THAT(out, HasSubstr("WARNING: over_bought"));
   // The serving pool, with the rule that rejected it.
@@ -207,7 +210,7 @@ TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
                                   "--serving_precision fp8"),
                      &out),
             0);
-  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(10), "estimated");
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(13), "estimated");
   EXPECT_THAT(out, HasSubstr("BAKE-OFF before standardizing"));
   EXPECT_THAT(out, HasSubstr("EVAL REQUIRED: "));
   // The bake-off's runs: one per SKU, at equal settings.
@@ -260,7 +263,20 @@ team: ml-platform
   "constraints": {"objective": "OBJECTIVE_LOWEST_COST", "maxGpus": 8},
   "team": "ml-platform"
 })");
-  for (const std::string& file : {yaml, json}) {
+  // The enums by their short names say the same.
+  const std::string enums = WriteFile("enums.yaml", R"(recipe:
+  model: Llama-3.1-8B
+  method: lora
+  lora_rank: 16
+  target_modules: all-linear
+  sequence_length: 2048
+  micro_batch_size: 2
+  activation_checkpointing: on
+  attention: flash
+total_steps: 10000
+team: ml-platform
+)");
+  for (const std::string& file : {yaml, json, enums}) {
     ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", file, " --json"), &out),
               0);
     const auto plan = FromJson<v1::PlacePlanResponse>(out);
@@ -308,6 +324,61 @@ total_steps: 10
   EXPECT_EQ(Placectl(absl::StrCat("plan --recipe ", dir_, "/missing.yaml"),
                      &out, true),
             2);
+}
+
+TEST_F(PlacectlTest, NewRecipeFlagsGiveTheKeyOfTheFormerOnes) {
+  OneL40sPool();
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --json"), &out), 0);
+  const std::string key = FromJson<v1::PlacePlanResponse>(out).recipe_key();
+  const std::string flags =
+      "plan --model Llama-3.1-8B --method lora --lora_rank 16 "
+      "--target_modules all-linear --seq_len 2048 --micro_batch 2 "
+      "--activation_checkpointing on --attention flash --steps 10000 "
+      "--team ml-platform";
+  ASSERT_EQ(Placectl(absl::StrCat(flags, " --json"), &out), 0);
+  const auto plan = FromJson<v1::PlacePlanResponse>(out);
+  EXPECT_EQ(plan.recipe_key(), key);
+  EXPECT_EQ(plan.recipe().attention(), v1::ATTENTION_IMPLEMENTATION_FLASH);
+  EXPECT_EQ(plan.recipe().activation_checkpointing_mode(),
+            v1::ACTIVATION_CHECKPOINTING_ON);
+  // SDPA is another setting, so another key.
+  ASSERT_EQ(Placectl(absl::StrCat(flags, " --attention sdpa --json"), &out), 0);
+  EXPECT_NE(FromJson<v1::PlacePlanResponse>(out).recipe_key(), key);
+  EXPECT_EQ(Placectl(absl::StrCat(flags, " --attention fast"), &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("--attention"));
+}
+
+TEST_F(PlacectlTest, PoolsCreateAndUpdateTakeTheInterNodeFabric) {
+  std::string out;
+  ASSERT_EQ(Placectl("pools create --name a100-multi --sku A100-SXM4-80GB "
+                     "--nodes 2 --gpus_per_node 8 --fabric nvlink "
+                     "--inter_node_fabric infiniband --inter_node_gb_s 25 "
+                     "--rate 2.10 --json",
+                     &out),
+            0);
+  auto pool = FromJson<v1::Pool>(out);
+  EXPECT_EQ(pool.inter_node_fabric(), v1::INTER_NODE_FABRIC_INFINIBAND);
+  EXPECT_EQ(pool.inter_node_bandwidth_gb_s_per_gpu(), 25);
+  ASSERT_EQ(Placectl("pools list", &out), 0);
+  EXPECT_THAT(out, HasSubstr("infiniband 25 GB/s"));
+
+  // NONE with the bandwidth still set is a conflict the server names.
+  EXPECT_EQ(
+      Placectl("pools update a100-multi --inter_node_fabric none", &out, true),
+      1);
+  EXPECT_THAT(out, HasSubstr("pool.inter_node_bandwidth_gb_s_per_gpu"));
+  ASSERT_EQ(Placectl("pools update a100-multi --inter_node_fabric none "
+                     "--inter_node_gb_s 0 --json",
+                     &out),
+            0);
+  pool = FromJson<v1::Pool>(out);
+  EXPECT_EQ(pool.inter_node_fabric(), v1::INTER_NODE_FABRIC_NONE);
+  EXPECT_EQ(pool.gpu_quota(), 16);  // untouched
+  EXPECT_EQ(Placectl("pools update a100-multi --inter_node_fabric token-ring",
+                     &out, true),
+            2);
+  EXPECT_THAT(out, HasSubstr("--inter_node_fabric"));
 }
 
 TEST_F(PlacectlTest, BadRecipePrintsTheFieldViolationAndExitsOne) {
