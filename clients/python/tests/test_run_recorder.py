@@ -21,6 +21,7 @@ import tempfile
 import time
 import types
 import unittest
+import warnings
 
 import grpc
 
@@ -207,6 +208,41 @@ class RunRecorderTest(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stdout)
         self.assertEqual(self.stored(rec.run_id).run, rec.summary)
         self.assertEqual(self.progress(rec.run_id).committed_through_step, 1)
+
+    def test_a_refused_run_is_not_uploaded(self):
+        # The pool does not exist: the service refuses the summary, and the
+        # run goes to rejected/, which is not "uploaded".
+        rec = RunRecorder(self.server, pool="no-such-pool", sku=L40S,
+                          recipe=RECIPE, spool_dir=self.spool,
+                          stream_interval=0.05, upload_attempts=2,
+                          backoff_initial=0.01)
+        with rec:
+            rec.step(step_time_s=0.01, memory_allocated_gb=20.0)
+        self.assertFalse(rec.uploaded)
+        self.assertEqual(rec.flush_report["runs"][rec.run_id], "rejected")
+        self.assertTrue(os.path.isdir(
+            os.path.join(self.spool, "rejected", rec.run_id)))
+        self.assertEqual(placement_client.list_spooled_runs(self.spool), [])
+
+    def test_a_run_not_recorded_leaves_nothing_spooled(self):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with self.recorder() as rec:
+                for _ in range(3):
+                    rec.step(step_time_s=0.01, tokens=10)  # no memory, no torch
+        self.assertIsNone(rec.summary)
+        self.assertFalse(rec.uploaded)
+        # Said once, loudly, while the loop ran.
+        said = [w for w in caught if issubclass(w.category, RuntimeWarning)
+                and "measures no memory" in str(w.message)]
+        self.assertEqual(len(said), 1, [str(w.message) for w in caught])
+        self.assertEqual(placement_client.list_spooled_runs(self.spool), [])
+        self.assertFalse(os.path.exists(os.path.join(self.spool, rec.run_id)))
+        # A later recorder has nothing of it to re-send.
+        with self.recorder() as later:
+            later.step(step_time_s=0.01, memory_allocated_gb=20.0)
+        self.assertTrue(later.uploaded)
+        self.assertEqual(list(later.flush_report["runs"]), [later.run_id])
 
     def test_sku_must_be_exact(self):
         with self.assertRaisesRegex(ValueError, "A100-SXM4-80GB"):
