@@ -301,8 +301,9 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                         "memory)"};
     bake_off.reason = absl::StrCat(
         kEvidenceBeatsEstimatesRule, ": ", bake_off.runs.size(),
-        " of the leading candidates have no measured run of recipe ",
-        result.recipe_key,
+        bake_off.runs.size() == 1 ? " of the leading candidates has"
+                                  : " of the leading candidates have",
+        " no measured run of recipe ", result.recipe_key,
         "; run it on each at equal sequence length, rank and precision");
     if (request.serving) {
       bake_off.eval_requirement = CheckServeWhatYouEvaluated(

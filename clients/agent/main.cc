@@ -615,8 +615,9 @@ int BakeOff(const std::string& plan_id) {
     return kExitOk;
   }
   const v1::BakeOff& b = response.plan().bake_off();
-  std::cout << "# Bake-off of plan " << plan_id << " (recipe key "
-            << b.recipe_key() << ")\n";
+  std::cout << (b.runs_size() == 1 ? "# Measurement run of plan "
+                                   : "# Bake-off of plan ")
+            << plan_id << " (recipe key " << b.recipe_key() << ")\n";
   if (!b.reason().empty()) std::cout << "# why: " << b.reason() << "\n";
   if (!b.settings().empty()) std::cout << "# settings: " << b.settings() << "\n";
   if (!b.measure().empty()) {

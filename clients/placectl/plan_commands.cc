@@ -124,8 +124,14 @@ bool EnumFlag(const char* flag, const std::string& text,
   if (!FlagGiven(flag)) return true;
   absl::StatusOr<int> value = ParseEnumText(*type, text);
   if (!value.ok()) {
-    std::cerr << "placectl: --" << flag << ": " << value.status().message()
-              << "\n";
+    if (type == v1::Objective_descriptor()) {
+      // The documented names; lowest-cost and shortest-time work too.
+      std::cerr << "placectl: --" << flag << ": expected cost or time, got \""
+                << text << "\"\n";
+    } else {
+      std::cerr << "placectl: --" << flag << ": " << value.status().message()
+                << "\n";
+    }
     return false;
   }
   set(*value);
@@ -353,9 +359,9 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
          absl::StrFormat("%.1f (%+.1f)", c.peak_memory_gb(), c.headroom_gb()),
          absl::StrFormat("%.3f", c.gpu_hours_per_1k_successful_steps()),
          absl::StrFormat("%.2f", c.expected_gpu_hours()),
-         core::FormatMicros(c.expected_cost_micros()),
+         core::FormatMicrosAsCents(c.expected_cost_micros()),
          c.has_list_price_cost_micros()
-             ? core::FormatMicros(c.list_price_cost_micros())
+             ? core::FormatMicrosAsCents(c.list_price_cost_micros())
              : "-",
          WallTime(c.expected_wall_time()), BasisText(c),
          Short(v1::Confidence_descriptor(), c.confidence())});
@@ -394,7 +400,9 @@ void PrintRejections(const v1::PlacePlanResponse& plan, std::ostream& out) {
 // `plan_eval`: the plan's own eval requirement, printed once after this.
 void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
                   std::ostream& out) {
-  out << "\nBAKE-OFF before standardizing";
+  // One pool to measure is a measurement run; a bake-off compares pools.
+  out << (b.runs_size() == 1 ? "\nMEASUREMENT RUN before standardizing"
+                             : "\nBAKE-OFF before standardizing");
   if (!b.reason().empty()) out << ": " << b.reason();
   out << "\n  recipe " << b.recipe_key() << "\n  settings: "
       << (b.settings().empty() ? Settings(b.recipe()) : b.settings()) << "\n";

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <regex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -384,4 +386,69 @@ TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
 }
 
 }  // namespace
+// One pool to measure is a measurement run, said in the singular; every
+// money cell of the table has two decimals, whatever the rate's precision.
+TEST_F(PlacectlTest, OneUnmeasuredPoolIsAMeasurementRunAndMoneyHasTwoDecimals) {
+  v1::Pool pool = TrainingPool("l40s-train", kL40s, 1, 8, 1'366'667);
+  pool.set_list_price_micros_per_gpu_hour(2'333'333);
+  client_->CreatePool(pool);
+  client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+    return p.candidates_size() == 1;
+  });
+  std::string out;
+  ASSERT_EQ(Placectl(kLora8bFlags, &out), 0);
+  EXPECT_THAT(out, HasSubstr("MEASUREMENT RUN before standardizing"));
+  EXPECT_THAT(out, Not(HasSubstr("BAKE-OFF")));
+  EXPECT_THAT(out,
+              HasSubstr("1 of the leading candidates has no measured run"));
+  const std::vector<std::string> row = RowAfterHeader(out, "RANK", 0);
+  ASSERT_GE(row.size(), 12u) << out;
+  for (int money : {7, 8}) {
+    EXPECT_TRUE(std::regex_match(row[money], std::regex(R"(\d+\.\d\d)")))
+        << "column " << money << ": " << row[money];
+  }
+}
+
+TEST_F(PlacectlTest, ErrorsNameTheFlagsTheFileAndTheModelMeant) {
+  OneL40sPool();
+  std::string out;
+  // An unknown model: the service's "did you mean".
+  EXPECT_EQ(Placectl(absl::StrReplaceAll(kLora8bFlags,
+                                         {{"Llama-3.1-8B", "Lama-3.1-8B"}}),
+                     &out, true),
+            1);
+  EXPECT_THAT(out, HasSubstr("did you mean Llama-3.1-8B?"));
+  // An empty token file is said to be empty, before any call.
+  EXPECT_EQ(Placectl("--token_file /dev/null skus", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("token file /dev/null is empty"));
+  // cost's range errors name --from and --to.
+  EXPECT_EQ(Placectl("cost --from 2026-03-05 --to 2026-03-01", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("--from 2026-03-05 is after --to 2026-03-01"));
+  EXPECT_THAT(out, Not(HasSubstr("start_time")));
+  // --objective: cost|time, and the enum's own names.
+  EXPECT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --objective fastest"), &out, true),
+      2);
+  EXPECT_THAT(out, HasSubstr("expected cost or time"));
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --objective time"), &out), 0);
+  EXPECT_THAT(out, HasSubstr("objective shortest time"));
+  ASSERT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --objective lowest-cost"), &out),
+      0);
+  EXPECT_THAT(out, HasSubstr("objective lowest cost"));
+}
+
+TEST_F(PlacectlTest, CostByPoolExplainsOccupancyAndAmortizedCost) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->UploadRun("l40s-train", kL40s, Lora8b(), 1, 100, 24);
+  std::string out;
+  ASSERT_EQ(Placectl("cost --group_by pool", &out), 0);
+  EXPECT_THAT(out, HasSubstr("OCCUPANCY"));
+  EXPECT_THAT(out, HasSubstr("\nOCCUPANCY: GPU-hours of all runs"));
+  EXPECT_THAT(out, HasSubstr("AMORTIZED COST/STEP: the internal cost / "
+                             "occupancy / successful steps"));
+  ASSERT_EQ(Placectl("cost --group_by sku", &out), 0);
+  EXPECT_THAT(out, Not(HasSubstr("OCCUPANCY:")));
+}
+
 }  // namespace placement
