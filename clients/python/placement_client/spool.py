@@ -158,6 +158,13 @@ def sync_samples(connection, run_id, samples, retry=True):
         try:
             response = stub.StreamStepSamples(
                 batches(), timeout=120, metadata=connection.metadata)
+            if response.samples_conflicting:
+                # The service kept what it stored first; a step measured
+                # twice with different values is the sender's to explain.
+                print(f"placement_client: run {run_id}: "
+                      f"{response.samples_conflicting} re-sent samples differ "
+                      f"from the ones stored for their steps; the stored ones "
+                      f"are kept", file=sys.stderr)
             return response.committed_through_step
         except grpc.RpcError as e:
             if e.code() not in RETRYABLE or i == attempts - 1:
