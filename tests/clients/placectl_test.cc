@@ -409,6 +409,88 @@ TEST_F(PlacectlTest, OneUnmeasuredPoolIsAMeasurementRunAndMoneyHasTwoDecimals) {
   }
 }
 
+std::string ShortEnumRunLine(const v1::BenchmarkRun& run) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  EXPECT_TRUE(
+      google::protobuf::util::MessageToJsonString(run, &json, options).ok());
+  // The short names recipe files take.
+  for (const auto& [full, short_name] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"\"RUN_OUTCOME_SUCCEEDED\"", "\"succeeded\""},
+           {"\"FINE_TUNE_METHOD_LORA\"", "\"lora\""},
+           {"\"PRECISION_BF16\"", "\"bf16\""},
+           {"\"OFFLOAD_NONE\"", "\"none\""},
+           {"\"INTERCONNECT_NONE\"", "\"none\""},
+           {"\"PARALLELISM_SINGLE\"", "\"single\""}}) {
+    json = absl::StrReplaceAll(json, {{full, short_name}});
+  }
+  return json;
+}
+
+TEST_F(PlacectlTest, RunsUploadTakesShortEnumNamesAndRefusesABadFileAsUsage) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  const v1::BenchmarkRun first = testing::SucceededRun("l40s-train", kL40s);
+  v1::BenchmarkRun second = testing::SucceededRun("l40s-train", kL40s);
+  const std::string line = ShortEnumRunLine(first);
+  ASSERT_THAT(line, HasSubstr("\"succeeded\""));
+  ASSERT_THAT(line, HasSubstr("\"lora\""));
+  const std::string good = WriteFile("good.jsonl", line + "\n");
+  std::string out;
+  ASSERT_EQ(Placectl("runs upload " + good, &out, true), 0);
+  EXPECT_THAT(out, HasSubstr("stored 1, already stored 0, failed 0"));
+  // Not a terminal: no progress bar.
+  EXPECT_THAT(out, Not(HasSubstr("[#")));
+  ASSERT_EQ(Placectl("runs upload " + good, &out, true), 0);
+  EXPECT_THAT(out, HasSubstr("stored 0, already stored 1, failed 0"));
+
+  // A bad line: exit 2, naming the file, the line and the field; nothing of
+  // the file is sent, not even its good lines.
+  std::string misspelt = ShortEnumRunLine(second);
+  misspelt = absl::StrReplaceAll(misspelt, {{"\"succeeded\"", "\"succeded\""}});
+  const std::string bad =
+      WriteFile("bad.jsonl",
+                ShortEnumRunLine(testing::SucceededRun("l40s-train", kL40s)) +
+                    "\n" + misspelt + "\n{not json\n");
+  EXPECT_EQ(Placectl("runs upload " + bad, &out, true), 2);
+  EXPECT_THAT(out, HasSubstr(bad + " line 2: outcome"));
+  EXPECT_THAT(out, HasSubstr("succeded"));
+  EXPECT_THAT(out, HasSubstr(bad + " line 3: "));
+  EXPECT_THAT(out, Not(HasSubstr("INVALID_ARGUMENT")));
+  EXPECT_EQ(Placectl("runs upload " + dir_ + "/missing.jsonl", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr(dir_ + "/missing.jsonl"));
+  EXPECT_EQ(Placectl("runs upload /dev/null", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("holds no runs"));
+  ASSERT_EQ(Placectl("--json runs list", &out), 0);
+  EXPECT_EQ(FromJson<v1::ListBenchmarkRunsResponse>(out).runs_size(), 1);
+
+  // A run the service refuses is the service's word: exit 1.
+  second.set_pool("no-such-pool");
+  const std::string refused =
+      WriteFile("refused.jsonl", ShortEnumRunLine(second) + "\n");
+  EXPECT_EQ(Placectl("runs upload " + refused, &out, true), 1);
+  EXPECT_THAT(out, HasSubstr("INVALID_ARGUMENT"));
+
+  // A directory of run files, with a progress bar on a terminal (script(1)
+  // gives placectl one).
+  const std::string runs_dir = dir_ + "/runs";
+  ASSERT_EQ(RunCommand("mkdir " + runs_dir), 0);
+  for (int i = 0; i < 3; ++i) {
+    std::ofstream(absl::StrCat(runs_dir, "/", i, ".jsonl"))
+        << ShortEnumRunLine(testing::SucceededRun("l40s-train", kL40s)) << "\n";
+  }
+  std::ofstream(runs_dir + "/notes.txt") << "not a run file\n";
+  const std::string command =
+      absl::StrCat(PLACECTL_PATH, " --server 127.0.0.1:", placementd_->port(),
+                   " runs upload ", runs_dir);
+  ASSERT_EQ(RunCommand("script -qec '" + command + "' /dev/null", &out), 0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("stored 3, already stored 0, failed 0"));
+  EXPECT_THAT(out, HasSubstr("] 3/3 runs uploaded, 0 failed"));
+  EXPECT_THAT(out, HasSubstr("[###"));
+}
+
 TEST_F(PlacectlTest, ErrorsNameTheFlagsTheFileAndTheModelMeant) {
   OneL40sPool();
   std::string out;
