@@ -23,7 +23,18 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
+std::chrono::milliseconds& CallTimeout() {
+  static std::chrono::milliseconds timeout = kDefaultCallTimeout;
+  return timeout;
+}
+
 }  // namespace
+
+void SetDefaultCallTimeout(std::chrono::milliseconds timeout) {
+  CallTimeout() = timeout;
+}
+
+std::chrono::milliseconds DefaultCallTimeout() { return CallTimeout(); }
 
 void ConfigureClientSecurity(ClientSecurity security) {
   Security() = std::move(security);

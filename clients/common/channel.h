@@ -11,7 +11,8 @@
 
 namespace placement::clients {
 
-// Every call from our clients carries a deadline.
+// Every call from our clients carries a deadline: this one unless the client
+// sets another with SetDefaultCallTimeout.
 inline constexpr std::chrono::seconds kDefaultCallTimeout{15};
 
 // How our clients reach the service: a bearer token for every call, and TLS
@@ -37,9 +38,14 @@ std::string DefaultTokenFile();
 // A channel to `server` ("host:port"): TLS when a CA is configured.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& server);
 
+// The deadline ContextWithDeadline gives a call when none is named
+// (kDefaultCallTimeout until set).
+void SetDefaultCallTimeout(std::chrono::milliseconds timeout);
+std::chrono::milliseconds DefaultCallTimeout();
+
 // A client context whose deadline is `timeout` from now, carrying the token.
 std::unique_ptr<grpc::ClientContext> ContextWithDeadline(
-    std::chrono::milliseconds timeout = kDefaultCallTimeout);
+    std::chrono::milliseconds timeout = DefaultCallTimeout());
 
 }  // namespace placement::clients
 

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "absl/flags/usage.h"
+#include "absl/time/time.h"
 #include "clients/placectl/catalog_commands.h"
 #include "clients/common/channel.h"
 #include "clients/placectl/cost_commands.h"
@@ -27,6 +28,9 @@ ABSL_FLAG(std::string, token_file, "",
 ABSL_FLAG(std::string, ca_file, "", "CA certificate (PEM): connect with TLS");
 ABSL_FLAG(std::string, client_cert, "", "client certificate (PEM) for mutual TLS");
 ABSL_FLAG(std::string, client_key, "", "client private key (PEM) for mutual TLS");
+ABSL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(15),
+          "give up on a call after this long, e.g. 300ms or 15s (exit 1, "
+          "DEADLINE_EXCEEDED)");
 
 namespace placement::placectl {
 
@@ -69,7 +73,7 @@ std::string ServerAddress() {
 
 int main(int argc, char** argv) {
   constexpr char kUsage[] =
-      "placectl [--server HOST:PORT] [--json] COMMAND\n"
+      "placectl [--server HOST:PORT] [--json] [--rpc_timeout 15s] COMMAND\n"
       "  skus [NAME]                 the SKU catalog, or one exact SKU\n"
       "  pools list                  every pool\n"
       "  pools get NAME              one pool\n"
@@ -91,7 +95,9 @@ int main(int argc, char** argv) {
       "  tokens create --role agent|planner|finance|admin --name N | revoke "
       "ID | list\n"
       "Auth: --token_file, $PLACEMENT_TOKEN, $PLACEMENT_TOKEN_FILE or "
-      "~/.config/placement/token. TLS: --ca_file [--client_cert --client_key]";
+      "~/.config/placement/token. TLS: --ca_file [--client_cert --client_key]\n"
+      "Exit: 0 done, 1 the server refused or did not answer, 2 usage, 3 plan: "
+      "no pool can take the recipe";
   absl::SetProgramUsageMessage(kUsage);
   placement::placectl::RecordGivenFlags(argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
@@ -105,6 +111,14 @@ int main(int argc, char** argv) {
   placement::clients::ConfigureClientSecurity(
       {*token, absl::GetFlag(FLAGS_ca_file), absl::GetFlag(FLAGS_client_cert),
        absl::GetFlag(FLAGS_client_key)});
+  const absl::Duration rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
+  if (rpc_timeout <= absl::ZeroDuration()) {
+    std::cerr << "placectl: --rpc_timeout: expected a positive duration like "
+                 "500ms or 15s\n";
+    return 2;
+  }
+  placement::clients::SetDefaultCallTimeout(absl::ToChronoMilliseconds(
+      absl::Ceil(rpc_timeout, absl::Milliseconds(1))));
   if (args.empty()) {
     std::cerr << "usage: " << kUsage << "\n";
     return 2;

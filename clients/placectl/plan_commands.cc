@@ -91,6 +91,11 @@ constexpr char kPlansUsage[] =
     "placectl plans get PLAN_ID [--json] | accuracy [--since RFC3339] "
     "[--until RFC3339] [--json]";
 
+// `plan` answered, but no pool can take the recipe (the plan is still
+// printed and recorded). Not 1, so that a scheduler's hook can tell "not
+// placed" from "no answer".
+constexpr int kExitNoCandidate = 3;
+
 int Usage(const char* text) {
   std::cerr << "usage: " << text << "\n";
   return 2;
@@ -610,12 +615,13 @@ int RunPlan(const std::vector<std::string>& args) {
   grpc::Status status =
       stub->PlacePlan(ContextWithDeadline().get(), request, &response);
   if (!status.ok()) return Fail(status);
+  const int exit_code = response.candidates().empty() ? kExitNoCandidate : 0;
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << ToJson(response);
-    return 0;
+    return exit_code;
   }
   PrintPlan(request, response, std::cout);
-  return 0;
+  return exit_code;
 }
 
 int RunPlans(const std::vector<std::string>& args) {

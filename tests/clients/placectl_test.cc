@@ -3,7 +3,10 @@
 // binary run as an operator or an orchestrator would run it.
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -281,11 +284,12 @@ team: ml-platform
   EXPECT_EQ(plan.recipe().sequence_length(), 4096);
   EXPECT_EQ(plan.recipe().lora_rank(), 32);
   EXPECT_EQ(plan.recipe().model(), "Llama-3.1-8B");
-  // The file's constraints count: no pool carries this label.
+  // The file's constraints count: no pool carries this label (exit 3: no
+  // candidate).
   ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", yaml,
                                   " --labels region=eu --json"),
                      &out),
-            0);
+            3);
   plan = FromJson<v1::PlacePlanResponse>(out);
   EXPECT_EQ(plan.candidates_size(), 0);
   ASSERT_EQ(plan.rejections_size(), 1);
@@ -325,6 +329,59 @@ TEST_F(PlacectlTest, BadRecipePrintsTheFieldViolationAndExitsOne) {
   EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --deadline soon"), &out, true),
             2);
   EXPECT_EQ(Placectl("plan extra-argument", &out, true), 2);
+}
+
+// A scheduler's hook must tell "no pool can take it" from "no answer": the
+// plan is printed (and recorded) and placectl exits 3, not 0 or 1.
+TEST_F(PlacectlTest, PlanWithNoCandidateExitsThreeAndStillPrintsThePlan) {
+  OneL40sPool();
+  const std::string tensor_on_pcie =
+      absl::StrCat(kLora8bFlags, " --gpus 4 --parallelism tensor");
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(tensor_on_pcie, " --json"), &out), 3);
+  const auto plan = FromJson<v1::PlacePlanResponse>(out);
+  EXPECT_FALSE(plan.plan_id().empty());
+  EXPECT_EQ(plan.candidates_size(), 0);
+  ASSERT_EQ(plan.rejections_size(), 1);
+  EXPECT_EQ(plan.rejections(0).rule(), "collectives_need_fabric");
+  EXPECT_EQ(
+      Placectl(absl::StrCat("plans get ", plan.plan_id(), " --json"), &out),
+      0);
+  EXPECT_EQ(Placectl(tensor_on_pcie, &out), 3);
+  EXPECT_THAT(out, HasSubstr("No pool can take this recipe"));
+  EXPECT_EQ(Placectl(kLora8bFlags, &out), 0);
+}
+
+// A server that accepts connections and never answers (a hung process, a
+// proxy with no backend) costs a caller --rpc_timeout, then exit 1.
+TEST_F(PlacectlTest, RpcTimeoutEndsACallToAServerThatNeverAnswers) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
+  ASSERT_EQ(listen(listener, 16), 0);  // the kernel accepts; nobody answers
+  ASSERT_EQ(
+      getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length),
+      0);
+  const std::string hung = absl::StrCat(
+      PLACECTL_PATH, " --server 127.0.0.1:", ntohs(address.sin_port));
+  std::string out;
+  EXPECT_EQ(RunCommand(
+                absl::StrCat(hung, " --rpc_timeout 300ms ", kLora8bFlags, " 2>&1"),
+                &out),
+            1);
+  EXPECT_THAT(out, HasSubstr("DEADLINE_EXCEEDED"));
+  EXPECT_EQ(RunCommand(absl::StrCat(hung, " --rpc_timeout 300ms skus 2>&1"),
+                       &out),
+            1);
+  EXPECT_THAT(out, HasSubstr("DEADLINE_EXCEEDED"));
+  EXPECT_EQ(RunCommand(absl::StrCat(hung, " --rpc_timeout 0s skus 2>&1"), &out),
+            2);
+  EXPECT_THAT(out, HasSubstr("--rpc_timeout"));
+  close(listener);
 }
 
 TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
