@@ -24,18 +24,17 @@
 
 // Filters go through one --where flag (key=value pairs) so that the cost
 // command shares no flag with the others' differently meant ones.
-ABSL_FLAG(std::string, from, "",
-          "cost: first UTC day, YYYY-MM-DD (default: 29 days before --to)");
-ABSL_FLAG(std::string, to, "",
-          "cost: last UTC day, inclusive, YYYY-MM-DD (default: today)");
-ABSL_FLAG(std::string, group_by, "",
-          "cost: comma-separated sku,pool,recipe_key,model,method,team,"
-          "outcome and one of day,week,month");
-ABSL_FLAG(std::string, where, "",
-          "cost: filters key=value[,key=value...] with keys sku, pool, "
-          "recipe_key, model, method, team, outcome (repeat a key for any of "
-          "several values)");
-ABSL_FLAG(bool, csv, false, "cost: print CSV instead of a table");
+PLACECTL_FLAG(std::string, from, "", "cost",
+              "first UTC day, YYYY-MM-DD (default: 29 days before --to)");
+PLACECTL_FLAG(std::string, to, "", "cost",
+              "last UTC day, inclusive, YYYY-MM-DD (default: today)");
+PLACECTL_FLAG(std::string, group_by, "", "cost",
+              "comma-separated sku,pool,recipe_key,model,method,team,outcome "
+              "and one of day,week,month");
+PLACECTL_FLAG(std::string, where, "", "cost",
+              "filters key=value,... with keys sku, pool, recipe_key, model, "
+              "method, team, outcome (a key repeated: any of its values)");
+PLACECTL_FLAG(bool, csv, false, "cost", "print CSV instead of a table");
 
 namespace placement::placectl {
 namespace {

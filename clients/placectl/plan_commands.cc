@@ -22,50 +22,55 @@
 #include "placement/v1/placement.grpc.pb.h"
 
 // The recipe (see recipe.proto); each flag given overrides --recipe's file.
-ABSL_FLAG(std::string, recipe, "",
-          "plan: a YAML or JSON file (--recipe=- for stdin) holding a "
-          "PlacePlanRequest; recipe flags given too override its fields");
-ABSL_FLAG(std::string, model, "",
-          "plan: catalog model, e.g. Llama-3.1-8B (or custom in --recipe)");
-ABSL_FLAG(std::string, method, "", "plan: full, lora, qlora or head-only");
-ABSL_FLAG(int, lora_rank, 0, "plan: LoRA/QLoRA rank");
-ABSL_FLAG(std::string, target_modules, "",
-          "plan: LoRA target modules, comma-separated (q,k,v,o,gate,up,down "
-          "or all-linear)");
-ABSL_FLAG(int, seq_len, 0, "plan: sequence length in tokens");
-ABSL_FLAG(int, micro_batch, 0, "plan: micro-batch size per GPU");
-ABSL_FLAG(int, grad_accum, 0, "plan: gradient accumulation steps");
-ABSL_FLAG(std::string, precision, "",
-          "plan: base weight precision: fp32, bf16, fp16, fp8, int8 or nf4");
-ABSL_FLAG(std::string, optimizer, "",
-          "plan: adamw, adamw-8bit, paged-adamw-8bit or sgd");
-ABSL_FLAG(bool, checkpointing, false, "plan: activation checkpointing");
-ABSL_FLAG(bool, flash_attention, false, "plan: flash attention");
-ABSL_FLAG(int, gpus, 0, "plan: GPU count");
-ABSL_FLAG(std::string, parallelism, "",
-          "plan: single, ddp, zero2, zero3, fsdp, tensor or pipeline");
-ABSL_FLAG(int64_t, steps, 0, "plan: optimizer steps the job must complete");
-ABSL_FLAG(std::string, objective, "",
-          "plan: cost (lowest expected cost, the default) or time");
-ABSL_FLAG(int, max_gpus, 0, "plan: at most this many GPUs (0: no limit)");
-ABSL_FLAG(std::string, deadline, "",
-          "plan: the job must finish within this wall time, e.g. 12h");
-ABSL_FLAG(std::string, pools, "",
-          "plan: only these pools, comma-separated (default: any)");
-ABSL_FLAG(std::string, serving_sku, "",
-          "plan: the exact SKU the fine-tuned model will be served on");
-ABSL_FLAG(std::string, serving_precision, "",
-          "plan: the serving precision (default: the training precision)");
-ABSL_FLAG(std::string, team, "", "plan: the team the job is for");
-ABSL_FLAG(std::string, since, "",
-          "plans accuracy: only outcomes recorded at or after this RFC 3339 "
-          "time");
-ABSL_FLAG(std::string, until, "",
-          "plans accuracy: only outcomes recorded before this RFC 3339 time");
+PLACECTL_FLAG(std::string, recipe, "", "plan",
+              "a YAML or JSON file (--recipe=- for stdin) holding a "
+              "PlacePlanRequest; recipe flags given too override its fields");
+PLACECTL_FLAG(std::string, model, "", "plan",
+              "catalog model, e.g. Llama-3.1-8B (or custom in --recipe)");
+PLACECTL_FLAG(std::string, method, "", "plan",
+              "full, lora, qlora or head-only");
+PLACECTL_FLAG(int, lora_rank, 0, "plan", "LoRA/QLoRA rank");
+PLACECTL_FLAG(std::string, target_modules, "", "plan",
+              "LoRA target modules, comma-separated (q,k,v,o,gate,up,down or "
+              "all-linear)");
+PLACECTL_FLAG(int, seq_len, 0, "plan", "sequence length in tokens");
+PLACECTL_FLAG(int, micro_batch, 0, "plan", "micro-batch size per GPU");
+PLACECTL_FLAG(int, grad_accum, 0, "plan", "gradient accumulation steps");
+PLACECTL_FLAG(std::string, precision, "", "plan",
+              "base weight precision: fp32, bf16, fp16, fp8, int8 or nf4");
+PLACECTL_FLAG(std::string, optimizer, "", "plan",
+              "adamw, adamw-8bit, paged-adamw-8bit or sgd");
+PLACECTL_FLAG(bool, checkpointing, false, "plan", "activation checkpointing");
+PLACECTL_FLAG(bool, flash_attention, false, "plan", "flash attention");
+PLACECTL_FLAG(int, gpus, 0, "plan", "GPU count");
+PLACECTL_FLAG(std::string, parallelism, "", "plan",
+              "single, ddp, zero2, zero3, fsdp, tensor or pipeline");
+PLACECTL_FLAG(int64_t, steps, 0, "plan",
+              "optimizer steps the job must complete");
+PLACECTL_FLAG(std::string, objective, "", "plan",
+              "cost (lowest expected cost, the default) or time");
+PLACECTL_FLAG(int, max_gpus, 0, "plan", "at most this many GPUs (0: no limit)");
+PLACECTL_FLAG(std::string, deadline, "", "plan",
+              "the job must finish within this wall time, e.g. 12h");
+PLACECTL_FLAG(std::string, pools, "", "plan",
+              "only these pools, comma-separated (default: any)");
+PLACECTL_FLAG(std::string, serving_sku, "", "plan",
+              "the exact SKU the fine-tuned model will be served on");
+PLACECTL_FLAG(std::string, serving_precision, "", "plan",
+              "the serving precision (default: the training precision)");
+PLACECTL_FLAG(std::string, team, "", "plan", "the team the job is for");
+PLACECTL_FLAG(std::string, since, "", "plans accuracy",
+              "only outcomes recorded at or after this RFC 3339 time");
+PLACECTL_FLAG(std::string, until, "", "plans accuracy",
+              "only outcomes recorded before this RFC 3339 time");
 
-// Shared with `pools create` (catalog_commands.cc).
+// Defined with `pools create` (catalog_commands.cc); for a plan they mean:
 ABSL_DECLARE_FLAG(std::string, labels);
 ABSL_DECLARE_FLAG(std::string, request_id);
+PLACECTL_FLAG_ALSO(labels, "plan",
+                   "labels a pool must carry, comma-separated key=value");
+PLACECTL_FLAG_ALSO(request_id, "plan",
+                   "the caller's id for this request, recorded with the plan");
 
 namespace placement::placectl {
 namespace {

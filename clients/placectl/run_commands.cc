@@ -1,5 +1,7 @@
 #include "clients/placectl/run_commands.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -7,8 +9,6 @@
 #include <fstream>
 #include <iostream>
 #include <vector>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -27,9 +27,10 @@
 #include "clients/placectl/recipe_file.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 
-ABSL_FLAG(std::string, pool, "", "runs list: only runs on this pool");
-ABSL_FLAG(std::string, recipe_key, "", "runs list: only runs of this recipe key");
-ABSL_FLAG(int, limit, 50, "runs list: at most this many runs");
+PLACECTL_FLAG(std::string, pool, "", "runs list", "only runs on this pool");
+PLACECTL_FLAG(std::string, recipe_key, "", "runs list",
+              "only runs of this recipe key");
+PLACECTL_FLAG(int, limit, 50, "runs list", "at most this many runs");
 
 namespace placement::placectl {
 namespace {

@@ -548,6 +548,88 @@ TEST_F(PlacectlTest, RunsUploadTakesShortEnumNamesAndRefusesABadFileAsUsage) {
   EXPECT_THAT(out, HasSubstr("[###"));
 }
 
+// Every command and command group answers --help on stdout with exit 0,
+// listing its own flags one a line; a flag of another command is refused.
+TEST_F(PlacectlTest, HelpExitsZeroForEveryCommandAndListsItsOwnFlags) {
+  struct Case {
+    const char* command;
+    std::vector<std::string> lists;
+  };
+  const std::vector<Case> cases = {
+      {"", {"pools create", "runs upload", "plans accuracy", "--server"}},
+      {"skus", {"usage: placectl skus"}},
+      {"pools", {"pools create", "pools update"}},
+      {"pools list", {"usage: placectl pools list"}},
+      {"pools get", {"usage: placectl pools get"}},
+      {"pools create",
+       {"\n  --name=VALUE", "\n  --labels=VALUE", "\n  --rate=VALUE"}},
+      {"pools update", {"\n  --quota=VALUE", "\n  --labels=VALUE"}},
+      {"runs", {"runs upload", "runs list"}},
+      {"runs upload", {"usage: placectl runs upload"}},
+      {"runs list", {"\n  --pool=VALUE", "\n  --limit=VALUE"}},
+      {"runs get", {"usage: placectl runs get"}},
+      {"cost", {"\n  --from=VALUE", "\n  --group_by=VALUE", "\n  --csv"}},
+      {"plan",
+       {"\n  --seq_len=VALUE", "\n  --objective=VALUE", "\n  --labels=VALUE",
+        "\n  --recipe=VALUE"}},
+      {"plans", {"plans get", "plans accuracy"}},
+      {"plans get", {"usage: placectl plans get"}},
+      {"plans accuracy", {"\n  --since=VALUE", "\n  --until=VALUE"}},
+      {"tokens", {"tokens create", "tokens revoke", "tokens list"}},
+      {"tokens create", {"\n  --role=VALUE", "\n  --name=VALUE"}},
+      {"tokens revoke", {"usage: placectl tokens revoke"}},
+      {"tokens list", {"usage: placectl tokens list"}},
+  };
+  for (const Case& c : cases) {
+    std::string out;
+    EXPECT_EQ(Placectl(absl::StrCat(c.command, " --help"), &out, true), 0)
+        << c.command;
+    EXPECT_THAT(out, Not(HasSubstr("No flags matched"))) << c.command;
+    for (const std::string& text : c.lists) {
+      EXPECT_THAT(out, HasSubstr(text)) << c.command;
+    }
+  }
+  // --labels means what it means for each command.
+  std::string out;
+  ASSERT_EQ(Placectl("pools create --help", &out), 0);
+  EXPECT_THAT(out, HasSubstr("the pool's labels"));
+  EXPECT_THAT(out, Not(HasSubstr("--seq_len")));
+  ASSERT_EQ(Placectl("plan --help", &out), 0);
+  EXPECT_THAT(out, HasSubstr("labels a pool must carry"));
+  EXPECT_THAT(out, Not(HasSubstr("--gpus_per_node")));
+  // Flags of another command are usage errors.
+  EXPECT_EQ(Placectl("pools create --name p --seq_len 4", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("placectl pools create does not take --seq_len"));
+  EXPECT_EQ(Placectl("plan --gpus_per_node 8", &out, true), 2);
+  EXPECT_EQ(Placectl("skus --no_such_flag", &out, true), 2);
+  EXPECT_EQ(Placectl("runs list --limit many", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("--limit"));
+}
+
+// The exit-code contract with the per-command flags: global flags before
+// or after the command, 0 placed, 3 nothing fits, 1 refused, 2 usage.
+TEST_F(PlacectlTest, ExitCodesHoldWithFlagsBeforeOrAfterTheCommand) {
+  OneL40sPool();
+  std::string out;
+  EXPECT_EQ(Placectl(absl::StrCat("--rpc_timeout 10s ", kLora8bFlags), &out), 0);
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --rpc_timeout 10s --json"),
+                     &out),
+            0);
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags,
+                                  " --rpc_timeout 10s --gpus 4 --parallelism "
+                                  "tensor"),
+                     &out),
+            3);
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --lora_rank 0"), &out), 1);
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --lora_rank=sixteen"), &out,
+                     true),
+            2);
+  EXPECT_THAT(out, HasSubstr("--lora_rank"));
+  EXPECT_EQ(Placectl("plan --steps", &out, true), 2);  // a value is missing
+  EXPECT_EQ(Placectl("frobnicate", &out, true), 2);
+  EXPECT_EQ(Placectl("", &out, true), 2);
+}
+
 TEST_F(PlacectlTest, ErrorsNameTheFlagsTheFileAndTheModelMeant) {
   OneL40sPool();
   std::string out;
