@@ -244,6 +244,41 @@ class RunRecorderTest(unittest.TestCase):
         self.assertTrue(later.uploaded)
         self.assertEqual(list(later.flush_report["runs"]), [later.run_id])
 
+    def test_a_resent_step_with_other_values_is_counted_as_conflicting(self):
+        import uuid
+        run_id = str(uuid.uuid4())
+
+        def sample(step, step_time):
+            s = telemetry_pb2.StepSample(
+                step=step, step_time_seconds=step_time,
+                memory_allocated_gb=20.0, memory_reserved_gb=21.0, tokens=10,
+                loss=1.5)
+            s.time.GetCurrentTime()
+            return s
+
+        def stream(*samples):
+            return self.telemetry.StreamStepSamples(iter([
+                telemetry_pb2.StreamStepSamplesRequest(
+                    run_id=run_id, samples=list(samples))]),
+                timeout=RPC_TIMEOUT_S)
+
+        first = stream(sample(0, 0.5), sample(1, 0.5), sample(2, 0.5))
+        self.assertEqual((first.samples_stored, first.samples_duplicate,
+                          first.samples_conflicting), (3, 0, 0))
+        # The same step again, same values: a re-send, not a conflict.
+        same = stream(sample(1, 0.5))
+        self.assertEqual((same.samples_stored, same.samples_duplicate,
+                          same.samples_conflicting), (0, 1, 0))
+        # Other values for stored steps (and twice in one message): counted
+        # back to the sender; the first stored values are kept.
+        other = stream(sample(1, 0.75), sample(2, 0.5), sample(3, 0.5),
+                       sample(3, 0.9))
+        self.assertEqual((other.samples_stored, other.samples_duplicate,
+                          other.samples_conflicting), (1, 3, 2))
+        self.assertEqual(self.sql(
+            f"SELECT string_agg(step_time_s::text, ',' ORDER BY step) FROM "
+            f"step_samples WHERE run_id = '{run_id}'"), "0.5,0.5,0.5,0.5")
+
     def test_sku_must_be_exact(self):
         with self.assertRaisesRegex(ValueError, "A100-SXM4-80GB"):
             with self.recorder(sku="A100"):
