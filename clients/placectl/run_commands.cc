@@ -1,7 +1,5 @@
 #include "clients/placectl/run_commands.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -9,6 +7,8 @@
 #include <fstream>
 #include <iostream>
 #include <vector>
+
+#include <google/protobuf/util/json_util.h>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
