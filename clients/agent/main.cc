@@ -137,7 +137,7 @@ absl::StatusOr<Uploader> MakeUploader() {
 std::unique_ptr<Nvml> MaybeLoadNvml(std::string* problem = nullptr) {
   const std::string library = absl::GetFlag(FLAGS_nvml_library);
   if (library.empty()) {
-    if (problem != nullptr) *problem = "--nvml_library is empty";
+    if (problem != nullptr) *problem = "not tried: --nvml_library is empty";
     return nullptr;
   }
   absl::StatusOr<std::unique_ptr<Nvml>> nvml = LoadNvml(library);
