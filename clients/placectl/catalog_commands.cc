@@ -17,32 +17,35 @@
 #include "core/money.h"
 #include "placement/v1/catalog.grpc.pb.h"
 
-ABSL_FLAG(std::string, name, "", "pools create: the pool's name");
-ABSL_FLAG(std::string, sku, "", "pools create: the exact SKU, e.g. A100-SXM4-80GB");
-ABSL_FLAG(int, nodes, 1, "pools create/update: node count");
-ABSL_FLAG(int, gpus_per_node, 8, "pools create/update: GPUs per node");
-ABSL_FLAG(std::string, fabric, "", "pools create/update: nvlink or pcie");
-ABSL_FLAG(std::string, inter_node_fabric, "",
-          "pools create/update: between nodes: none, ethernet, roce or "
-          "infiniband (unset: never declared; plans assume a conservative "
-          "bandwidth and warn)");
-ABSL_FLAG(double, inter_node_gb_s, 0,
-          "pools create/update: bandwidth between nodes per GPU, GB/s each "
-          "way (0: not declared)");
-ABSL_FLAG(std::string, purpose, "training",
-          "pools create/update: training or serving");
-ABSL_FLAG(bool, exclusive, true,
-          "pools create/update: cards are not shared with other tenants");
-ABSL_FLAG(int, quota, -1,
-          "pools create/update: most GPUs a plan may take (default: all)");
-ABSL_FLAG(std::string, rate, "",
-          "pools create/update: internal rate per GPU-hour, e.g. 2.10");
-ABSL_FLAG(std::string, list_price, "",
-          "pools create/update: list price per GPU-hour, e.g. 4.10");
-ABSL_FLAG(std::string, labels, "",
-          "pools create/update: comma-separated key=value labels");
-ABSL_FLAG(std::string, request_id, "",
-          "pools create: idempotency key (default: a new random one)");
+PLACECTL_FLAG(std::string, name, "", "pools create", "the pool's name");
+PLACECTL_FLAG(std::string, sku, "", "pools create",
+              "the exact SKU, e.g. A100-SXM4-80GB (placectl skus)");
+PLACECTL_FLAG(int, nodes, 1, "pools create|pools update", "node count");
+PLACECTL_FLAG(int, gpus_per_node, 8, "pools create|pools update",
+              "GPUs per node");
+PLACECTL_FLAG(std::string, fabric, "", "pools create|pools update",
+              "nvlink or pcie");
+PLACECTL_FLAG(std::string, inter_node_fabric, "", "pools create|pools update",
+              "between nodes: none, ethernet, roce or infiniband (unset: never "
+              "declared; plans assume a conservative bandwidth and warn)");
+PLACECTL_FLAG(double, inter_node_gb_s, 0, "pools create|pools update",
+              "bandwidth between nodes per GPU, GB/s each way (0: not "
+              "declared)");
+PLACECTL_FLAG(std::string, purpose, "training", "pools create|pools update",
+              "training or serving");
+PLACECTL_FLAG(
+    bool, exclusive, true, "pools create|pools update",
+    "cards are not shared with other tenants (--exclusive=false: shared)");
+PLACECTL_FLAG(int, quota, -1, "pools create|pools update",
+              "most GPUs a plan may take (default: all)");
+PLACECTL_FLAG(std::string, rate, "", "pools create|pools update",
+              "internal rate per GPU-hour, e.g. 2.10");
+PLACECTL_FLAG(std::string, list_price, "", "pools create|pools update",
+              "list price per GPU-hour, e.g. 4.10");
+PLACECTL_FLAG(std::string, labels, "", "pools create|pools update",
+              "the pool's labels, comma-separated key=value");
+PLACECTL_FLAG(std::string, request_id, "", "pools create",
+              "idempotency key (default: a new random one)");
 
 namespace placement::placectl {
 namespace {

@@ -22,57 +22,62 @@
 #include "placement/v1/placement.grpc.pb.h"
 
 // The recipe (see recipe.proto); each flag given overrides --recipe's file.
-ABSL_FLAG(std::string, recipe, "",
-          "plan: a YAML or JSON file (--recipe=- for stdin) holding a "
-          "PlacePlanRequest; recipe flags given too override its fields");
-ABSL_FLAG(std::string, model, "",
-          "plan: catalog model, e.g. Llama-3.1-8B (or custom in --recipe)");
-ABSL_FLAG(std::string, method, "", "plan: full, lora, qlora or head-only");
-ABSL_FLAG(int, lora_rank, 0, "plan: LoRA/QLoRA rank");
-ABSL_FLAG(std::string, target_modules, "",
-          "plan: LoRA target modules, comma-separated (q,k,v,o,gate,up,down "
-          "or all-linear)");
-ABSL_FLAG(int, seq_len, 0, "plan: sequence length in tokens");
-ABSL_FLAG(int, micro_batch, 0, "plan: micro-batch size per GPU");
-ABSL_FLAG(int, grad_accum, 0, "plan: gradient accumulation steps");
-ABSL_FLAG(std::string, precision, "",
-          "plan: base weight precision: fp32, bf16, fp16, fp8, int8 or nf4");
-ABSL_FLAG(std::string, optimizer, "",
-          "plan: adamw, adamw-8bit, paged-adamw-8bit or sgd");
-ABSL_FLAG(std::string, activation_checkpointing, "",
-          "plan: on or off (default: the planner may turn it on to fit)");
-ABSL_FLAG(std::string, attention, "",
-          "plan: sdpa, flash or eager (default: SDPA / flash where the SKU "
-          "supports it)");
-ABSL_FLAG(bool, checkpointing, false,
-          "plan: same as --activation_checkpointing=on (deprecated)");
-ABSL_FLAG(bool, flash_attention, false,
-          "plan: same as --attention=flash (deprecated)");
-ABSL_FLAG(int, gpus, 0, "plan: GPU count");
-ABSL_FLAG(std::string, parallelism, "",
-          "plan: single, ddp, zero2, zero3, fsdp, tensor or pipeline");
-ABSL_FLAG(int64_t, steps, 0, "plan: optimizer steps the job must complete");
-ABSL_FLAG(std::string, objective, "",
-          "plan: cost (lowest expected cost, the default) or time");
-ABSL_FLAG(int, max_gpus, 0, "plan: at most this many GPUs (0: no limit)");
-ABSL_FLAG(std::string, deadline, "",
-          "plan: the job must finish within this wall time, e.g. 12h");
-ABSL_FLAG(std::string, pools, "",
-          "plan: only these pools, comma-separated (default: any)");
-ABSL_FLAG(std::string, serving_sku, "",
-          "plan: the exact SKU the fine-tuned model will be served on");
-ABSL_FLAG(std::string, serving_precision, "",
-          "plan: the serving precision (default: the training precision)");
-ABSL_FLAG(std::string, team, "", "plan: the team the job is for");
-ABSL_FLAG(std::string, since, "",
-          "plans accuracy: only outcomes recorded at or after this RFC 3339 "
-          "time");
-ABSL_FLAG(std::string, until, "",
-          "plans accuracy: only outcomes recorded before this RFC 3339 time");
+PLACECTL_FLAG(std::string, recipe, "", "plan",
+              "a YAML or JSON file (--recipe=- for stdin) holding a "
+              "PlacePlanRequest; recipe flags given too override its fields");
+PLACECTL_FLAG(std::string, model, "", "plan",
+              "catalog model, e.g. Llama-3.1-8B (or custom in --recipe)");
+PLACECTL_FLAG(std::string, method, "", "plan",
+              "full, lora, qlora or head-only");
+PLACECTL_FLAG(int, lora_rank, 0, "plan", "LoRA/QLoRA rank");
+PLACECTL_FLAG(std::string, target_modules, "", "plan",
+              "LoRA target modules, comma-separated (q,k,v,o,gate,up,down or "
+              "all-linear)");
+PLACECTL_FLAG(int, seq_len, 0, "plan", "sequence length in tokens");
+PLACECTL_FLAG(int, micro_batch, 0, "plan", "micro-batch size per GPU");
+PLACECTL_FLAG(int, grad_accum, 0, "plan", "gradient accumulation steps");
+PLACECTL_FLAG(std::string, precision, "", "plan",
+              "base weight precision: fp32, bf16, fp16, fp8, int8 or nf4");
+PLACECTL_FLAG(std::string, optimizer, "", "plan",
+              "adamw, adamw-8bit, paged-adamw-8bit or sgd");
+PLACECTL_FLAG(std::string, activation_checkpointing, "", "plan",
+              "on or off (default: the planner may turn it on to fit)");
+PLACECTL_FLAG(std::string, attention, "", "plan",
+              "sdpa, flash or eager (default: SDPA / flash where the SKU "
+              "supports it)");
+PLACECTL_FLAG(bool, checkpointing, false, "plan",
+              "same as --activation_checkpointing=on (deprecated)");
+PLACECTL_FLAG(bool, flash_attention, false, "plan",
+              "same as --attention=flash (deprecated)");
+PLACECTL_FLAG(int, gpus, 0, "plan", "GPU count");
+PLACECTL_FLAG(std::string, parallelism, "", "plan",
+              "single, ddp, zero2, zero3, fsdp, tensor or pipeline");
+PLACECTL_FLAG(int64_t, steps, 0, "plan",
+              "optimizer steps the job must complete");
+PLACECTL_FLAG(std::string, objective, "", "plan",
+              "cost (lowest expected cost, the default) or time");
+PLACECTL_FLAG(int, max_gpus, 0, "plan", "at most this many GPUs (0: no limit)");
+PLACECTL_FLAG(std::string, deadline, "", "plan",
+              "the job must finish within this wall time, e.g. 12h");
+PLACECTL_FLAG(std::string, pools, "", "plan",
+              "only these pools, comma-separated (default: any)");
+PLACECTL_FLAG(std::string, serving_sku, "", "plan",
+              "the exact SKU the fine-tuned model will be served on");
+PLACECTL_FLAG(std::string, serving_precision, "", "plan",
+              "the serving precision (default: the training precision)");
+PLACECTL_FLAG(std::string, team, "", "plan", "the team the job is for");
+PLACECTL_FLAG(std::string, since, "", "plans accuracy",
+              "only outcomes recorded at or after this RFC 3339 time");
+PLACECTL_FLAG(std::string, until, "", "plans accuracy",
+              "only outcomes recorded before this RFC 3339 time");
 
-// Shared with `pools create` (catalog_commands.cc).
+// Defined with `pools create` (catalog_commands.cc); for a plan they mean:
 ABSL_DECLARE_FLAG(std::string, labels);
 ABSL_DECLARE_FLAG(std::string, request_id);
+PLACECTL_FLAG_ALSO(labels, "plan",
+                   "labels a pool must carry, comma-separated key=value");
+PLACECTL_FLAG_ALSO(request_id, "plan",
+                   "the caller's id for this request, recorded with the plan");
 
 namespace placement::placectl {
 namespace {
@@ -137,8 +142,14 @@ bool EnumFlag(const char* flag, const std::string& text,
   if (!FlagGiven(flag)) return true;
   absl::StatusOr<int> value = ParseEnumText(*type, text);
   if (!value.ok()) {
-    std::cerr << "placectl: --" << flag << ": " << value.status().message()
-              << "\n";
+    if (type == v1::Objective_descriptor()) {
+      // The documented names; lowest-cost and shortest-time work too.
+      std::cerr << "placectl: --" << flag << ": expected cost or time, got \""
+                << text << "\"\n";
+    } else {
+      std::cerr << "placectl: --" << flag << ": " << value.status().message()
+                << "\n";
+    }
     return false;
   }
   set(*value);
@@ -439,9 +450,9 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
              : "-",
          absl::StrFormat("%.3f", c.gpu_hours_per_1k_successful_steps()),
          absl::StrFormat("%.2f", c.expected_gpu_hours()),
-         core::FormatMicros(c.expected_cost_micros()),
+         core::FormatMicrosAsCents(c.expected_cost_micros()),
          c.has_list_price_cost_micros()
-             ? core::FormatMicros(c.list_price_cost_micros())
+             ? core::FormatMicrosAsCents(c.list_price_cost_micros())
              : "-",
          WallTime(c.expected_wall_time()), BasisText(c),
          Short(v1::Confidence_descriptor(), c.confidence())});
@@ -485,7 +496,9 @@ void PrintRejections(const v1::PlacePlanResponse& plan, std::ostream& out) {
 // `plan_eval`: the plan's own eval requirement, printed once after this.
 void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
                   std::ostream& out) {
-  out << "\nBAKE-OFF before standardizing";
+  // One pool to measure is a measurement run; a bake-off compares pools.
+  out << (b.runs_size() == 1 ? "\nMEASUREMENT RUN before standardizing"
+                             : "\nBAKE-OFF before standardizing");
   if (!b.reason().empty()) out << ": " << b.reason();
   out << "\n  recipe " << b.recipe_key() << "\n  settings: "
       << (b.settings().empty() ? Settings(b.recipe()) : b.settings()) << "\n";
@@ -510,16 +523,18 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
   }
 }
 
+// "10,000": built forwards (an in-place insert loop trips GCC's -Wrestrict).
 std::string StepsText(int64_t steps) {
-  // Appends rather than inserts (GCC 12 warns falsely on insert here).
-  const std::string digits = absl::StrCat(steps);
-  const size_t sign = !digits.empty() && digits[0] == '-' ? 1 : 0;
-  std::string out = digits.substr(0, sign);
-  for (size_t i = sign; i < digits.size(); ++i) {
-    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
+  const uint64_t magnitude = steps < 0
+                                 ? uint64_t{0} - static_cast<uint64_t>(steps)
+                                 : static_cast<uint64_t>(steps);
+  const std::string digits = absl::StrCat(magnitude);
+  std::string text = steps < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text.push_back(',');
+    text.push_back(digits[i]);
   }
-  return out;
+  return text;
 }
 
 void PrintPlan(const v1::PlacePlanRequest& request,

@@ -115,6 +115,7 @@ class SampleStreamReactor
       response_->set_committed_through_step(committed_through_step_);
       response_->set_samples_stored(stored_);
       response_->set_samples_duplicate(duplicates_);
+      response_->set_samples_conflicting(conflicting_);
       FinishOnce(grpc::Status::OK);
       return;
     }
@@ -159,6 +160,7 @@ class SampleStreamReactor
           }
           stored_ += appended->stored;
           duplicates_ += appended->duplicates;
+          conflicting_ += appended->conflicting;
           committed_through_step_ = appended->progress.committed_through_step;
           ReadNext();  // only now: one batch in memory at a time
         });
@@ -212,6 +214,7 @@ class SampleStreamReactor
   int64_t committed_through_step_ = -1;
   int64_t stored_ = 0;
   int64_t duplicates_ = 0;
+  int64_t conflicting_ = 0;
   absl::Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
