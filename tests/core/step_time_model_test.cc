@@ -107,6 +107,28 @@ TEST(StepTimeModelTest, Nf4DequantizationIsAPerPassCost) {
               2 * 3 * per_pass, 1e-9);
 }
 
+// AdamW's foreach step plus clipping: 23 passes of the state width over
+// every trainable parameter, at 70% of the card's bandwidth.
+TEST(StepTimeModelTest, OptimizerUpdateIsMemoryBound) {
+  Recipe full = Llama8bLora(1, Parallelism::kSingle);
+  full.method = FineTuneMethod::kFull;
+  full = NormalizeRecipe(full);
+  const ModelArchitecture arch = *FindModel(full.model);
+  const GpuSku& sku = Sku("H100-SXM5-80GB");
+  const Pool pool = TrainingPool("h100", sku.id, Fabric::kNvlink);
+  const double bandwidth = sku.memory_bandwidth_gb_s * 1e9 * 0.7;
+  const double n = static_cast<double>(arch.Params());
+  EXPECT_NEAR(EstimateStepTime(full, arch, sku, pool).optimizer_update_s,
+              n * 23 * 2 / bandwidth, 1e-9);
+  full.fp32_master_weights = true;  // fp32 states: twice the bytes
+  EXPECT_NEAR(EstimateStepTime(full, arch, sku, pool).optimizer_update_s,
+              n * 23 * 4 / bandwidth, 1e-9);
+  full.fp32_master_weights = false;
+  full.optimizer = Optimizer::kAdamW8bit;  // fused: 6 + 3 bf16, 2 x 8-bit
+  EXPECT_NEAR(EstimateStepTime(full, arch, sku, pool).optimizer_update_s,
+              n * (9 * 2 + 4) / bandwidth, 1e-9);
+}
+
 TEST(StepTimeModelTest, PaddedMeanSetsTheComputedTokens) {
   Recipe r = Llama8bLora(1, Parallelism::kSingle);
   EXPECT_DOUBLE_EQ(ComputedTokensPerMicroBatch(r), 2048.0 * 4);
