@@ -96,6 +96,8 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
 
   std::vector<double> memory_errors;  // |predicted / measured - 1|, percent
   std::vector<double> time_factors;   // max(ratio, 1 / ratio)
+  // measured / predicted, for the planner's bands (p10..p90).
+  std::vector<double> memory_ratios, time_ratios;
   int ran = 0, ran_agree = 0, oom = 0, oom_agree = 0;
   std::cout << std::fixed << std::setprecision(2);
   for (const std::string& group : groups) {
@@ -122,6 +124,7 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
       if (row.peak_gb) {
         const double error = (m.reported_gb / *row.peak_gb - 1) * 100;
         memory_errors.push_back(std::fabs(error));
+        memory_ratios.push_back(*row.peak_gb / m.reported_gb);
         std::cout << " vs " << std::setw(6) << *row.peak_gb << " ("
                   << std::setw(7) << error << "%)";
       } else {
@@ -133,6 +136,7 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
       if (auto o = StepTimeObservationOf(row)) {
         const double residual = StepTimeResidual(*o, time.constants);
         time_factors.push_back(std::exp(std::fabs(residual)));
+        time_ratios.push_back(std::exp(-residual));  // measured / predicted
         std::cout << "; step time x" << std::exp(residual) << " (too "
                   << (residual > 0 ? "slow" : "fast") << ")";
       }
@@ -159,6 +163,11 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
             << " (target <= 1.3), p90 " << time_p90
             << " (target <= 1.8), worst "
             << *std::max_element(time_factors.begin(), time_factors.end())
+            << "\n"
+            << "  measured / predicted, p10..p90: memory "
+            << Quantile(memory_ratios, 0.1) << ".."
+            << Quantile(memory_ratios, 0.9) << ", step time "
+            << Quantile(time_ratios, 0.1) << ".." << Quantile(time_ratios, 0.9)
             << "\n"
             << "  fit verdicts: " << ran_agree + oom_agree << "/" << ran + oom
             << " right (" << verdicts << "%, target >= 95): " << ran_agree
