@@ -88,8 +88,8 @@ v1::Recipe RecipeNumber(int i) {
   r.add_target_modules(std::string("all-linear"));
   r.set_sequence_length(1024 << (i / 4 % 3));
   r.set_micro_batch_size(2);
-  r.set_activation_checkpointing(true);
-  r.set_flash_attention(true);
+  r.set_activation_checkpointing_mode(v1::ACTIVATION_CHECKPOINTING_ON);
+  r.set_attention(v1::ATTENTION_IMPLEMENTATION_FLASH);
   r.set_gpu_count(1);
   return r;
 }

@@ -1,8 +1,13 @@
 #include "core/model_catalog.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace placement::core {
 namespace {
@@ -103,6 +108,69 @@ absl::StatusOr<ModelArchitecture> FindModel(absl::string_view name) {
   return absl::NotFoundError(absl::StrCat("no model named '", name,
                                           "' in the catalog; use \"custom\" "
                                           "with explicit dimensions"));
+}
+
+namespace {
+
+std::vector<std::string> LowerTokens(absl::string_view text) {
+  std::vector<std::string> tokens;
+  std::string current;
+  for (char c : text) {
+    if (absl::ascii_isalnum(static_cast<unsigned char>(c))) {
+      current.push_back(absl::ascii_tolower(static_cast<unsigned char>(c)));
+    } else if (!current.empty()) {
+      tokens.push_back(std::move(current));
+      current.clear();
+    }
+  }
+  if (!current.empty()) tokens.push_back(std::move(current));
+  return tokens;
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::vector<std::string> ModelCandidates(absl::string_view name) {
+  const std::vector<std::string> tokens = LowerTokens(name);
+  std::vector<std::string> candidates;
+  if (tokens.empty()) return candidates;
+  for (const ModelArchitecture& arch : ModelCatalog()) {
+    const std::string haystack = absl::StrJoin(LowerTokens(arch.name), "");
+    if (std::all_of(tokens.begin(), tokens.end(), [&](const std::string& t) {
+          return absl::StrContains(haystack, t);
+        })) {
+      candidates.push_back(arch.name);
+    }
+  }
+  if (!candidates.empty()) return candidates;
+  const std::string wanted = absl::StrJoin(tokens, "");
+  constexpr size_t kMaxEdits = 3;
+  std::vector<std::pair<size_t, std::string>> close;
+  for (const ModelArchitecture& arch : ModelCatalog()) {
+    const size_t d =
+        EditDistance(wanted, absl::StrJoin(LowerTokens(arch.name), ""));
+    if (d <= kMaxEdits) close.emplace_back(d, arch.name);
+  }
+  std::stable_sort(
+      close.begin(), close.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [d, model] : close) candidates.push_back(std::move(model));
+  return candidates;
 }
 
 std::vector<std::pair<std::string, std::string>> ArchitectureViolations(

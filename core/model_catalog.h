@@ -56,6 +56,11 @@ const std::vector<ModelArchitecture>& ModelCatalog();
 // and ' ' ("llama-3.1-8b", "Llama_3.1_8B"). Returns NOT_FOUND otherwise.
 absl::StatusOr<ModelArchitecture> FindModel(absl::string_view name);
 
+// Catalog names `name` may have meant, for a "did you mean": those holding
+// every letter-and-digit run of `name` ("llama 8b"), else those within a few
+// edits of it ("Lama-3.1-8B"), best first. Empty when nothing is close.
+std::vector<std::string> ModelCandidates(absl::string_view name);
+
 // Checks the dimensions of a custom architecture. Returns one message per
 // broken bound, each naming the field (e.g. "hidden_size must be ...").
 std::vector<std::pair<std::string, std::string>> ArchitectureViolations(

@@ -57,4 +57,16 @@ std::string FormatMicros(int64_t micros) {
   return absl::StrCat(negative ? "-" : "", units, ".", fraction);
 }
 
+std::string FormatMicrosAsCents(int64_t micros) {
+  const bool negative = micros < 0;
+  const uint64_t magnitude = negative
+                                 ? uint64_t{0} - static_cast<uint64_t>(micros)
+                                 : static_cast<uint64_t>(micros);
+  constexpr uint64_t kMicrosPerCent = kMicrosPerUnit / 100;
+  const uint64_t cents = magnitude / kMicrosPerCent +
+                         (magnitude % kMicrosPerCent >= kMicrosPerCent / 2);
+  return absl::StrCat(negative && cents > 0 ? "-" : "", cents / 100, ".",
+                      absl::StrFormat("%02d", cents % 100));
+}
+
 }  // namespace placement::core

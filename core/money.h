@@ -21,6 +21,10 @@ absl::StatusOr<int64_t> ParseMicros(absl::string_view text);
 // "2.10" style: at least two decimals, more only when needed ("0.000001").
 std::string FormatMicros(int64_t micros);
 
+// "13.67": rounded to two decimals (half away from zero), for tables whose
+// columns must read alike.
+std::string FormatMicrosAsCents(int64_t micros);
+
 }  // namespace placement::core
 
 #endif  // PLACEMENT_CORE_MONEY_H_

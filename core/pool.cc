@@ -1,5 +1,7 @@
 #include "core/pool.h"
 
+#include <cmath>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
@@ -95,6 +97,27 @@ FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
     violate("list_price_micros_per_gpu_hour",
             absl::StrCat("must be positive and at most ",
                          kMaxRateMicrosPerGpuHour, " when set"));
+  }
+  // Between nodes. NONE keeps every job inside one node, so a bandwidth
+  // with it contradicts it; a bandwidth needs the fabric it is of.
+  const double bandwidth = pool.inter_node_gb_s_per_gpu;
+  if (!std::isfinite(bandwidth) || bandwidth < 0 ||
+      bandwidth > kMaxInterNodeGbSPerGpu) {
+    violate("inter_node_bandwidth_gb_s_per_gpu",
+            absl::StrCat("must be between 0 (not declared) and ",
+                         kMaxInterNodeGbSPerGpu,
+                         " GB/s per GPU each way (GB/s, not Gb/s: 400 Gb/s "
+                         "NDR InfiniBand is 50 GB/s)"));
+  } else if (bandwidth > 0 &&
+             pool.inter_node_fabric == InterNodeFabric::kNone) {
+    violate("inter_node_bandwidth_gb_s_per_gpu",
+            "must be 0 when inter_node_fabric is NONE (no fabric between "
+            "nodes has no bandwidth)");
+  } else if (bandwidth > 0 &&
+             pool.inter_node_fabric == InterNodeFabric::kUnspecified) {
+    violate("inter_node_fabric",
+            "must be declared (ETHERNET, ROCE or INFINIBAND) when "
+            "inter_node_bandwidth_gb_s_per_gpu is set");
   }
   if (pool.labels.size() > kMaxPoolLabels) {
     violate("labels", absl::StrCat("at most ", kMaxPoolLabels, " labels"));

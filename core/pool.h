@@ -67,6 +67,9 @@ inline constexpr int kMaxPoolLabels = 16;
 inline constexpr int kMaxLabelLength = 63;
 // $100,000 per GPU-hour: anything above is a unit mistake, not a price.
 inline constexpr int64_t kMaxRateMicrosPerGpuHour = 100'000'000'000;
+// GB/s per GPU each way between nodes: twice the fastest NIC per GPU sold
+// (800 Gb/s XDR InfiniBand = 100 GB/s). Above it is a unit mistake (Gb/s).
+inline constexpr double kMaxInterNodeGbSPerGpu = 200;
 
 // Checks every field of `pool` against the rules of the catalog, `sku` being
 // the pool's resolved SKU. Returns one violation per broken rule (empty when

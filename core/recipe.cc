@@ -188,9 +188,15 @@ FieldViolations ValidateRecipe(const Recipe& r,
       violate(absl::StrCat("custom_architecture.", field), description);
     }
   } else if (!FindModel(r.model).ok()) {
-    violate("model", absl::StrCat("'", r.model,
-                                  "' is not in the model catalog; use "
-                                  "\"custom\" with explicit dimensions"));
+    const std::vector<std::string> candidates = ModelCandidates(r.model);
+    violate(
+        "model",
+        absl::StrCat("'", r.model, "' is not in the model catalog",
+                     candidates.empty()
+                         ? ""
+                         : absl::StrCat("; did you mean ",
+                                        absl::StrJoin(candidates, " or "), "?"),
+                     "; or use \"custom\" with explicit dimensions"));
   }
 
   if (r.method == FineTuneMethod::kUnspecified) {

@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "storage/double_text.h"
 #include "storage/json_text.h"
 
 namespace placement::storage {
@@ -9,20 +10,22 @@ namespace {
 
 // Every pool query returns these columns, one row per label (a pool without
 // labels yields one row with NULL label columns).
-#define PLACEMENT_POOL_COLUMNS                                            \
+#define PLACEMENT_POOL_COLUMNS                                             \
   "p.name, p.sku_id, p.node_count, p.gpus_per_node, p.fabric, p.purpose, " \
-  "p.exclusive, p.gpu_quota, p.internal_rate_micros_per_gpu_hour, "       \
-  "p.list_price_micros_per_gpu_hour, "                                    \
-  "(extract(epoch FROM p.create_time) * 1000000)::bigint, "               \
-  "(extract(epoch FROM p.update_time) * 1000000)::bigint, l.key, l.value"
+  "p.exclusive, p.gpu_quota, p.internal_rate_micros_per_gpu_hour, "        \
+  "p.list_price_micros_per_gpu_hour, "                                     \
+  "(extract(epoch FROM p.create_time) * 1000000)::bigint, "                \
+  "(extract(epoch FROM p.update_time) * 1000000)::bigint, "                \
+  "p.inter_node_fabric, p.inter_node_gb_s_per_gpu, l.key, l.value"
 #define PLACEMENT_POOL_FROM \
   " FROM pools p LEFT JOIN LATERAL jsonb_each_text(p.labels) l ON true "
 
 constexpr char kInsertPool[] = R"sql(
 INSERT INTO pools (name, sku_id, node_count, gpus_per_node, fabric, purpose,
                    exclusive, gpu_quota, internal_rate_micros_per_gpu_hour,
-                   list_price_micros_per_gpu_hour, labels, create_request_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12)
+                   list_price_micros_per_gpu_hour, labels, create_request_id,
+                   inter_node_fabric, inter_node_gb_s_per_gpu)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14)
 ON CONFLICT DO NOTHING
 RETURNING name)sql";
 
@@ -51,6 +54,7 @@ UPDATE pools
 SET node_count = $2, gpus_per_node = $3, fabric = $4, purpose = $5,
     exclusive = $6, gpu_quota = $7, internal_rate_micros_per_gpu_hour = $8,
     list_price_micros_per_gpu_hour = $9, labels = $10::jsonb,
+    inter_node_fabric = $11, inter_node_gb_s_per_gpu = $12,
     update_time = now()
 WHERE name = $1)sql";
 
@@ -67,6 +71,15 @@ core::PoolPurpose ParsePurpose(const std::string& text) {
   if (text == "TRAINING") return core::PoolPurpose::kTraining;
   if (text == "SERVING") return core::PoolPurpose::kServing;
   return core::PoolPurpose::kUnspecified;
+}
+
+// The inter_node_fabric column holds core::InterNodeFabricName (0007).
+core::InterNodeFabric ParseInterNodeFabric(const std::string& text) {
+  if (text == "NONE") return core::InterNodeFabric::kNone;
+  if (text == "ETHERNET") return core::InterNodeFabric::kEthernet;
+  if (text == "ROCE") return core::InterNodeFabric::kRoce;
+  if (text == "INFINIBAND") return core::InterNodeFabric::kInfiniband;
+  return core::InterNodeFabric::kUnspecified;
 }
 
 // Folds the one-row-per-label result into pool records, keeping order.
@@ -91,11 +104,13 @@ std::vector<PoolRecord> RecordsFromRows(const pqxx::result& rows) {
       }
       record.create_time = absl::FromUnixMicros(row[10].as<int64_t>());
       record.update_time = absl::FromUnixMicros(row[11].as<int64_t>());
+      pool.inter_node_fabric = ParseInterNodeFabric(row[12].as<std::string>());
+      pool.inter_node_gb_s_per_gpu = row[13].as<double>();
       records.push_back(std::move(record));
     }
-    if (!row[12].is_null()) {
-      records.back().pool.labels[row[12].as<std::string>()] =
-          row[13].as<std::string>();
+    if (!row[14].is_null()) {
+      records.back().pool.labels[row[14].as<std::string>()] =
+          row[15].as<std::string>();
     }
   }
   return records;
@@ -127,13 +142,15 @@ absl::StatusOr<PoolRecord> CreatePool(DbSession& session,
   return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolRecord> {
     pqxx::work txn(c);
     const NullableInt list_price(pool.list_price_micros_per_gpu_hour);
-    const pqxx::result inserted = txn.exec_params(
-        kInsertPool, pool.name, pool.sku_id, pool.node_count,
-        pool.gpus_per_node, core::FabricName(pool.fabric),
-        core::PoolPurposeName(pool.purpose), pool.exclusive, pool.gpu_quota,
-        pool.internal_rate_micros_per_gpu_hour, list_price.param(),
-        JsonObjectText(pool.labels),
-        request_id.empty() ? nullptr : request_id.c_str());
+    const pqxx::result inserted =
+        txn.exec_params(kInsertPool, pool.name, pool.sku_id, pool.node_count,
+                        pool.gpus_per_node, core::FabricName(pool.fabric),
+                        core::PoolPurposeName(pool.purpose), pool.exclusive,
+                        pool.gpu_quota, pool.internal_rate_micros_per_gpu_hour,
+                        list_price.param(), JsonObjectText(pool.labels),
+                        request_id.empty() ? nullptr : request_id.c_str(),
+                        core::InterNodeFabricName(pool.inter_node_fabric),
+                        DoubleText(pool.inter_node_gb_s_per_gpu));
     if (!inserted.empty()) {
       absl::StatusOr<PoolRecord> created =
           OnePool(txn.exec_params(kSelectPoolByName, pool.name), pool.name);
@@ -212,11 +229,13 @@ absl::StatusOr<PoolRecord> UpdatePool(DbSession& session,
     pool.name = current->pool.name;
     pool.sku_id = current->pool.sku_id;
     const NullableInt list_price(pool.list_price_micros_per_gpu_hour);
-    txn.exec_params(kUpdatePool, pool.name, pool.node_count,
-                    pool.gpus_per_node, core::FabricName(pool.fabric),
+    txn.exec_params(kUpdatePool, pool.name, pool.node_count, pool.gpus_per_node,
+                    core::FabricName(pool.fabric),
                     core::PoolPurposeName(pool.purpose), pool.exclusive,
                     pool.gpu_quota, pool.internal_rate_micros_per_gpu_hour,
-                    list_price.param(), JsonObjectText(pool.labels));
+                    list_price.param(), JsonObjectText(pool.labels),
+                    core::InterNodeFabricName(pool.inter_node_fabric),
+                    DoubleText(pool.inter_node_gb_s_per_gpu));
     absl::StatusOr<PoolRecord> updated =
         OnePool(txn.exec_params(kSelectPoolByName, name), name);
     txn.commit();

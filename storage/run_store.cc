@@ -19,17 +19,18 @@ INSERT INTO benchmark_runs (
   method, gpu_count, started_at, ended_at, gpu_microseconds, steps_attempted,
   steps_succeeded, step_time_mean_s, step_time_p50_s, step_time_p95_s,
   tokens_per_second, peak_memory_gb, offload, interconnect, collectives_opened,
-  retries, outcome, exclusive, plan_id, upload)
+  retries, outcome, exclusive, plan_id, upload, evidence_version)
 VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10,
         to_timestamp($11::float8 / 1e6), to_timestamp($12::float8 / 1e6), $13,
         $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-        $27::uuid, decode($2, 'hex'))
+        $27::uuid, decode($2, 'hex'), pg_current_xact_id()::text::bigint)
 ON CONFLICT (run_id) DO NOTHING
-RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint)sql";
+RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint, evidence_version)sql";
 
 constexpr char kSelectExistingRun[] = R"sql(
 SELECT fingerprint = sha256(decode($2, 'hex')), recipe_key,
-       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds
+       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds,
+       coalesce(evidence_version, 0)
 FROM benchmark_runs WHERE run_id = $1)sql";
 
 // One atomic upsert per run: concurrent uploads of the same (recipe key,
@@ -160,9 +161,12 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
             "run ", run.run_id,
             " was already uploaded with other content; runs are immutable"));
       }
-      return RunAck{run.run_id, existing[0][1].as<std::string>(),
+      return RunAck{run.run_id,
+                    existing[0][1].as<std::string>(),
                     absl::FromUnixMicros(existing[0][2].as<int64_t>()),
-                    existing[0][3].as<int64_t>(), std::nullopt};
+                    existing[0][3].as<int64_t>(),
+                    std::nullopt,
+                    existing[0][4].as<int64_t>()};
     }
 
     core::EvidenceRollup delta;
@@ -181,9 +185,12 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     // raw runs and always agree with them.
     AddRunToCostRollup(txn, run.run_id);
 
-    RunAck ack{run.run_id, run.recipe_key,
-               absl::FromUnixMicros(inserted[0][0].as<int64_t>()), gpu_us,
-               std::nullopt};
+    RunAck ack{run.run_id,
+               run.recipe_key,
+               absl::FromUnixMicros(inserted[0][0].as<int64_t>()),
+               gpu_us,
+               std::nullopt,
+               inserted[0][1].as<int64_t>()};
     if (!in.plan_id.empty()) {
       std::optional<double> observed_per_step;
       if (run.steps_succeeded > 0) {

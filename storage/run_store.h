@@ -45,6 +45,9 @@ struct RunAck {
   int64_t gpu_microseconds = 0;
   // Set when the run is new, names a plan, and that plan predicted its pool.
   std::optional<PlanOutcome> plan_outcome;
+  // The id of the transaction that stored the run (0 for runs stored before
+  // versions were kept): see TransactionHorizon.
+  int64_t evidence_version = 0;
 };
 
 // GPU-microseconds of a run: GPU count x wall time, exact.

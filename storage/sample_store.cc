@@ -1,7 +1,7 @@
 #include "storage/sample_store.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -28,7 +28,8 @@ SELECT (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
 FROM sample_streams WHERE run_id = $1::uuid)sql";
 
 constexpr char kExistingSteps[] = R"sql(
-SELECT step FROM step_samples
+SELECT step, step_time_s, memory_allocated_gb, memory_reserved_gb, tokens, loss
+FROM step_samples
 WHERE run_id = $1::uuid AND partition_time = to_timestamp($2::float8 / 1e6)
   AND step = ANY($3::bigint[]))sql";
 
@@ -62,6 +63,22 @@ int64_t Int64Field(const PGresult* result, int row, int column) {
   int64_t value = 0;
   (void)absl::SimpleAtoi(PQgetvalue(result, row, column), &value);
   return value;
+}
+
+double DoubleField(const PGresult* result, int row, int column) {
+  double value = 0;
+  (void)absl::SimpleAtod(PQgetvalue(result, row, column), &value);
+  return value;
+}
+
+// Whether two samples of one step say the same (a re-send, not a conflict).
+// The time is left out: it is when the sender saw the step, not what it
+// measured.
+bool SameMeasurement(const StepSampleRow& a, const StepSampleRow& b) {
+  return a.step_time_s == b.step_time_s &&
+         a.memory_allocated_gb == b.memory_allocated_gb &&
+         a.memory_reserved_gb == b.memory_reserved_gb && a.tokens == b.tokens &&
+         a.loss == b.loss;
 }
 
 std::string Micros(absl::Time time) {
@@ -112,13 +129,19 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
                      return a.step < b.step;
                    });
   AppendResult result;
-  // Repeats inside the batch: the first one counts.
-  auto last = std::unique(samples.begin(), samples.end(),
-                          [](const StepSampleRow& a, const StepSampleRow& b) {
-                            return a.step == b.step;
-                          });
-  result.duplicates = samples.end() - last;
-  samples.erase(last, samples.end());
+  // Repeats inside the batch: the first one counts; one that says something
+  // else is a conflict.
+  std::vector<StepSampleRow> unique;
+  unique.reserve(samples.size());
+  for (StepSampleRow& s : samples) {
+    if (!unique.empty() && unique.back().step == s.step) {
+      ++result.duplicates;
+      if (!SameMeasurement(unique.back(), s)) ++result.conflicting;
+      continue;
+    }
+    unique.push_back(std::move(s));
+  }
+  samples = std::move(unique);
 
   absl::Time first_time = absl::InfiniteFuture();
   for (const StepSampleRow& s : samples) first_time = std::min(first_time, s.time);
@@ -147,7 +170,7 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
       if (s.step > progress.max_step) break;
       maybe_stored.push_back(s.step);
     }
-    std::set<int64_t> stored_steps;
+    std::map<int64_t, StepSampleRow> stored_steps;
     if (!maybe_stored.empty()) {
       const std::string steps =
           absl::StrCat("{", absl::StrJoin(maybe_stored, ","), "}");
@@ -155,8 +178,16 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
           c.Exec(kExistingSteps,
                  {run_id.c_str(), partition_micros.c_str(), steps.c_str()});
       if (!existing.ok()) return existing.status();
-      for (int i = 0; i < PQntuples(existing->get()); ++i) {
-        stored_steps.insert(Int64Field(existing->get(), i, 0));
+      const PGresult* rows = existing->get();
+      for (int i = 0; i < PQntuples(rows); ++i) {
+        StepSampleRow stored;
+        stored.step = Int64Field(rows, i, 0);
+        stored.step_time_s = DoubleField(rows, i, 1);
+        stored.memory_allocated_gb = DoubleField(rows, i, 2);
+        stored.memory_reserved_gb = DoubleField(rows, i, 3);
+        stored.tokens = Int64Field(rows, i, 4);
+        if (!PQgetisnull(rows, i, 5)) stored.loss = DoubleField(rows, i, 5);
+        stored_steps.emplace(stored.step, stored);
       }
     }
 
@@ -165,8 +196,10 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
     std::vector<int64_t> new_steps;
     new_steps.reserve(samples.size());
     for (const StepSampleRow& s : samples) {
-      if (stored_steps.contains(s.step)) {
+      if (auto stored = stored_steps.find(s.step);
+          stored != stored_steps.end()) {
         ++result.duplicates;
+        if (!SameMeasurement(stored->second, s)) ++result.conflicting;
         continue;
       }
       copy_data += SampleCopyLine(run_id, partition_time, s);

@@ -33,12 +33,16 @@ struct AppendResult {
   SampleProgress progress;
   int64_t stored = 0;      // new samples written by this call
   int64_t duplicates = 0;  // samples of this call that were already stored
+  // Of the duplicates, those whose values differ from the stored sample (or
+  // from the first of the batch for the step): kept as first stored.
+  int64_t conflicting = 0;
 };
 
 // Appends a batch of samples of `run_id` in one transaction, with COPY.
 // Samples whose (run, step) is already stored, or repeated inside the batch,
-// are skipped, so a re-sent batch is stored once. Concurrent appends to the
-// same run serialize on the run's progress row. Nothing is acknowledged
+// are skipped, so a re-sent batch is stored once; those that say something
+// else than the sample kept are counted as conflicting. Concurrent appends to
+// the same run serialize on the run's progress row. Nothing is acknowledged
 // before the commit.
 absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
                                            const std::string& run_id,

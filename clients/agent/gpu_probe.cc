@@ -138,6 +138,10 @@ absl::StatusOr<std::string> Capture(const std::string& command) {
   size_t n;
   while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
   const int status = pclose(pipe);
+  // The shell's "command not found".
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    return absl::NotFoundError("not found");
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return absl::UnavailableError(absl::StrCat(
         "'", command, "' exited ",
@@ -223,10 +227,13 @@ void ApplyNvlinkStatus(absl::string_view status,
   }
 }
 
-NodeDetection DetectNode(Nvml* nvml, const std::string& nvidia_smi) {
+NodeDetection DetectNode(Nvml* nvml, const std::string& nvidia_smi,
+                         const std::string& nvml_problem) {
+  std::string nvml_said = nvml_problem;
   if (nvml != nullptr) {
     absl::StatusOr<std::vector<GpuSighting>> gpus = nvml->Devices();
     if (gpus.ok()) return NameNode(*std::move(gpus), "nvml");
+    nvml_said = std::string(gpus.status().message());
   }
   absl::StatusOr<std::string> csv = Capture(
       absl::StrCat(ShellQuote(nvidia_smi), " ", kNvidiaSmiQuery, " 2>/dev/null"));
@@ -236,8 +243,22 @@ NodeDetection DetectNode(Nvml* nvml, const std::string& nvidia_smi) {
   if (!gpus.ok()) {
     NodeDetection d;
     d.source = "nvidia-smi";
-    d.problem = absl::StrCat("neither NVML nor nvidia-smi answered (",
-                             gpus.status().message(), ")");
+    const std::string nvml_part =
+        nvml_said.empty()
+            ? "NVML did not answer"
+            : absl::StrCat("NVML could not be loaded (", nvml_said, ")");
+    if (absl::IsNotFound(gpus.status())) {
+      // No driver at all: the usual case on a machine without a GPU.
+      d.problem = absl::StrCat(
+          "no NVIDIA driver found: ", nvml_part,
+          " and nvidia-smi is not installed ('", nvidia_smi,
+          "' not found). On a GPU node, install the NVIDIA driver (it "
+          "brings both); on a machine without a GPU there is nothing to "
+          "detect: run this on the GPU node");
+    } else {
+      d.problem = absl::StrCat(nvml_part, " and nvidia-smi failed (",
+                               gpus.status().message(), ")");
+    }
     return d;
   }
   absl::StatusOr<std::string> links = Capture(

@@ -45,8 +45,10 @@ inline constexpr char kNvidiaSmiQuery[] =
     "--query-gpu=index,name,memory.total,pci.bus_id --format=csv";
 
 // Names the node: NVML when `nvml` is non-null, else `nvidia_smi` (the
-// binary to run) with kNvidiaSmiQuery and `nvlink -s`.
-NodeDetection DetectNode(Nvml* nvml, const std::string& nvidia_smi);
+// binary to run) with kNvidiaSmiQuery and `nvlink -s`. `nvml_problem` says
+// why NVML is null (LoadNvml's error), for the problem when neither answers.
+NodeDetection DetectNode(Nvml* nvml, const std::string& nvidia_smi,
+                         const std::string& nvml_problem = "");
 
 }  // namespace placement::agent
 

@@ -149,11 +149,19 @@ absl::StatusOr<Uploader> MakeUploader() {
   return Uploader(*std::move(connection), backoff);
 }
 
-std::unique_ptr<Nvml> MaybeLoadNvml() {
+// NVML, or null with why in `problem` (for the detection's message).
+std::unique_ptr<Nvml> MaybeLoadNvml(std::string* problem = nullptr) {
   const std::string library = absl::GetFlag(FLAGS_nvml_library);
-  if (library.empty()) return nullptr;
+  if (library.empty()) {
+    if (problem != nullptr) *problem = "not tried: --nvml_library is empty";
+    return nullptr;
+  }
   absl::StatusOr<std::unique_ptr<Nvml>> nvml = LoadNvml(library);
-  return nvml.ok() ? *std::move(nvml) : nullptr;
+  if (!nvml.ok()) {
+    if (problem != nullptr) *problem = std::string(nvml.status().message());
+    return nullptr;
+  }
+  return *std::move(nvml);
 }
 
 std::string DescribeSeen(const NodeDetection& d) {
@@ -170,8 +178,10 @@ std::string DescribeSeen(const NodeDetection& d) {
 // ---- detect ----------------------------------------------------------------
 
 int Detect() {
-  std::unique_ptr<Nvml> nvml = MaybeLoadNvml();
-  const NodeDetection d = DetectNode(nvml.get(), absl::GetFlag(FLAGS_nvidia_smi));
+  std::string nvml_problem;
+  std::unique_ptr<Nvml> nvml = MaybeLoadNvml(&nvml_problem);
+  const NodeDetection d =
+      DetectNode(nvml.get(), absl::GetFlag(FLAGS_nvidia_smi), nvml_problem);
   if (absl::GetFlag(FLAGS_json)) {
     google::protobuf::Struct out;
     auto& f = *out.mutable_fields();
@@ -217,11 +227,12 @@ struct SkuChoice {
 
 // The node's SKU: the operator's exact --sku (checked against the catalog),
 // or detection. Never a guess.
-absl::StatusOr<SkuChoice> ChooseSku(const Uploader& uploader, Nvml* nvml) {
+absl::StatusOr<SkuChoice> ChooseSku(const Uploader& uploader, Nvml* nvml,
+                                    const std::string& nvml_problem) {
   SkuChoice choice;
   const std::string stated = absl::GetFlag(FLAGS_sku);
   const NodeDetection detected =
-      DetectNode(nvml, absl::GetFlag(FLAGS_nvidia_smi));
+      DetectNode(nvml, absl::GetFlag(FLAGS_nvidia_smi), nvml_problem);
   if (stated.empty()) {
     if (!detected.named()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -379,8 +390,10 @@ int Run(const std::vector<std::string>& command) {
     std::cerr << "placement-agent: " << uploader.status().message() << "\n";
     return kExitUsage;
   }
-  std::unique_ptr<Nvml> nvml = MaybeLoadNvml();
-  absl::StatusOr<SkuChoice> sku = ChooseSku(*uploader, nvml.get());
+  std::string nvml_problem;
+  std::unique_ptr<Nvml> nvml = MaybeLoadNvml(&nvml_problem);
+  absl::StatusOr<SkuChoice> sku =
+      ChooseSku(*uploader, nvml.get(), nvml_problem);
   if (!sku.ok()) {
     std::cerr << "placement-agent: " << sku.status().message() << "\n";
     return kExitUsage;
@@ -623,8 +636,9 @@ int BakeOff(const std::string& plan_id) {
     return kExitOk;
   }
   const v1::BakeOff& b = response.plan().bake_off();
-  std::cout << "# Bake-off of plan " << plan_id << " (recipe key "
-            << b.recipe_key() << ")\n";
+  std::cout << (b.runs_size() == 1 ? "# Measurement run of plan "
+                                   : "# Bake-off of plan ")
+            << plan_id << " (recipe key " << b.recipe_key() << ")\n";
   if (!b.reason().empty()) std::cout << "# why: " << b.reason() << "\n";
   if (!b.settings().empty()) std::cout << "# settings: " << b.settings() << "\n";
   if (!b.measure().empty()) {

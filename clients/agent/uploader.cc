@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "clients/agent/spool.h"
+#include "clients/common/progress.h"
 #include "clients/common/rpc_errors.h"
 
 namespace placement::agent {
@@ -121,6 +123,10 @@ grpc::Status Uploader::SyncOnce(const std::string& run_id,
   auto context = connection_.Context(std::chrono::seconds(120));
   v1::StreamStepSamplesResponse response;
   auto writer = telemetry_->StreamStepSamples(context.get(), &response);
+  // A bar only for a sample file worth waiting on.
+  const bool large = samples.size() - next > 10 * kBatch;
+  clients::ProgressBar bar("samples", static_cast<int64_t>(samples.size()),
+                           std::cerr, large && clients::StderrIsTerminal());
   while (next < samples.size()) {
     v1::StreamStepSamplesRequest batch;
     batch.set_run_id(run_id);
@@ -129,10 +135,22 @@ grpc::Status Uploader::SyncOnce(const std::string& run_id,
       *batch.add_samples() = samples[next];
     }
     if (!writer->Write(batch)) break;  // Finish says why
+    bar.Update(static_cast<int64_t>(next), "sent of run " + run_id);
   }
   writer->WritesDone();
   status = writer->Finish();
-  if (status.ok()) *committed = response.committed_through_step();
+  bar.Done();
+  if (status.ok()) {
+    *committed = response.committed_through_step();
+    if (response.samples_conflicting() > 0) {
+      // Kept as first stored; a step measured twice differently is ours to
+      // explain.
+      std::cerr << "placement-agent: run " << run_id << ": "
+                << response.samples_conflicting()
+                << " re-sent samples differ from the ones stored for their "
+                   "steps; the stored ones are kept\n";
+    }
+  }
   return status;
 }
 

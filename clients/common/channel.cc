@@ -63,7 +63,16 @@ absl::StatusOr<std::string> FindToken(const std::string& token_file) {
   }
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  return std::string(absl::StripAsciiWhitespace(*text));
+  const absl::string_view token = absl::StripAsciiWhitespace(*text);
+  if (token.empty()) {
+    // Said here: sent without a token, the call would only be refused as
+    // "missing authorization".
+    return absl::InvalidArgumentError(
+        absl::StrCat("token file ", path,
+                     " is empty: it must hold a bearer token "
+                     "(placementd tokens create --role ... --name ...)"));
+  }
+  return std::string(token);
 }
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& server) {

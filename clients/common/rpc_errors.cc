@@ -30,6 +30,12 @@ const char* StatusCodeName(grpc::StatusCode code) {
 }
 
 std::string DescribeError(const grpc::Status& status) {
+  return DescribeError(status, [](const std::string& field) { return field; });
+}
+
+std::string DescribeError(
+    const grpc::Status& status,
+    const std::function<std::string(const std::string& field)>& field_name) {
   const std::string code = StatusCodeName(status.error_code());
   google::rpc::Status rich;
   std::string violations;
@@ -39,8 +45,8 @@ std::string DescribeError(const grpc::Status& status) {
       google::rpc::BadRequest bad_request;
       if (!detail.UnpackTo(&bad_request)) continue;
       for (const auto& violation : bad_request.field_violations()) {
-        absl::StrAppend(&violations, "\n  ", violation.field(), ": ",
-                        violation.description());
+        absl::StrAppend(&violations, "\n  ", field_name(violation.field()),
+                        ": ", violation.description());
       }
     }
   }

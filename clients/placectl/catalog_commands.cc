@@ -17,25 +17,35 @@
 #include "core/money.h"
 #include "placement/v1/catalog.grpc.pb.h"
 
-ABSL_FLAG(std::string, name, "", "pools create: the pool's name");
-ABSL_FLAG(std::string, sku, "", "pools create: the exact SKU, e.g. A100-SXM4-80GB");
-ABSL_FLAG(int, nodes, 1, "pools create/update: node count");
-ABSL_FLAG(int, gpus_per_node, 8, "pools create/update: GPUs per node");
-ABSL_FLAG(std::string, fabric, "", "pools create/update: nvlink or pcie");
-ABSL_FLAG(std::string, purpose, "training",
-          "pools create/update: training or serving");
-ABSL_FLAG(bool, exclusive, true,
-          "pools create/update: cards are not shared with other tenants");
-ABSL_FLAG(int, quota, -1,
-          "pools create/update: most GPUs a plan may take (default: all)");
-ABSL_FLAG(std::string, rate, "",
-          "pools create/update: internal rate per GPU-hour, e.g. 2.10");
-ABSL_FLAG(std::string, list_price, "",
-          "pools create/update: list price per GPU-hour, e.g. 4.10");
-ABSL_FLAG(std::string, labels, "",
-          "pools create/update: comma-separated key=value labels");
-ABSL_FLAG(std::string, request_id, "",
-          "pools create: idempotency key (default: a new random one)");
+PLACECTL_FLAG(std::string, name, "", "pools create", "the pool's name");
+PLACECTL_FLAG(std::string, sku, "", "pools create",
+              "the exact SKU, e.g. A100-SXM4-80GB (placectl skus)");
+PLACECTL_FLAG(int, nodes, 1, "pools create|pools update", "node count");
+PLACECTL_FLAG(int, gpus_per_node, 8, "pools create|pools update",
+              "GPUs per node");
+PLACECTL_FLAG(std::string, fabric, "", "pools create|pools update",
+              "nvlink or pcie");
+PLACECTL_FLAG(std::string, inter_node_fabric, "", "pools create|pools update",
+              "between nodes: none, ethernet, roce or infiniband (unset: never "
+              "declared; plans assume a conservative bandwidth and warn)");
+PLACECTL_FLAG(double, inter_node_gb_s, 0, "pools create|pools update",
+              "bandwidth between nodes per GPU, GB/s each way (0: not "
+              "declared)");
+PLACECTL_FLAG(std::string, purpose, "training", "pools create|pools update",
+              "training or serving");
+PLACECTL_FLAG(
+    bool, exclusive, true, "pools create|pools update",
+    "cards are not shared with other tenants (--exclusive=false: shared)");
+PLACECTL_FLAG(int, quota, -1, "pools create|pools update",
+              "most GPUs a plan may take (default: all)");
+PLACECTL_FLAG(std::string, rate, "", "pools create|pools update",
+              "internal rate per GPU-hour, e.g. 2.10");
+PLACECTL_FLAG(std::string, list_price, "", "pools create|pools update",
+              "list price per GPU-hour, e.g. 4.10");
+PLACECTL_FLAG(std::string, labels, "", "pools create|pools update",
+              "the pool's labels, comma-separated key=value");
+PLACECTL_FLAG(std::string, request_id, "", "pools create",
+              "idempotency key (default: a new random one)");
 
 namespace placement::placectl {
 namespace {
@@ -75,6 +85,31 @@ std::string FabricText(v1::Fabric fabric) {
   }
 }
 
+std::string InterNodeText(const v1::Pool& pool) {
+  std::string text;
+  switch (pool.inter_node_fabric()) {
+    case v1::INTER_NODE_FABRIC_NONE:
+      return "none";
+    case v1::INTER_NODE_FABRIC_ETHERNET:
+      text = "ethernet";
+      break;
+    case v1::INTER_NODE_FABRIC_ROCE:
+      text = "roce";
+      break;
+    case v1::INTER_NODE_FABRIC_INFINIBAND:
+      text = "infiniband";
+      break;
+    default:
+      text = "-";
+  }
+  if (pool.inter_node_bandwidth_gb_s_per_gpu() > 0) {
+    absl::StrAppend(
+        &text,
+        absl::StrFormat(" %g GB/s", pool.inter_node_bandwidth_gb_s_per_gpu()));
+  }
+  return text;
+}
+
 std::string PurposeText(v1::PoolPurpose purpose) {
   switch (purpose) {
     case v1::POOL_PURPOSE_TRAINING:
@@ -93,14 +128,16 @@ std::string LabelsText(const v1::Pool& pool) {
 }
 
 void PrintPools(const std::vector<v1::Pool>& pools) {
-  Table table({"NAME", "SKU", "NODES", "GPUS/NODE", "FABRIC", "PURPOSE",
-               "EXCLUSIVE", "QUOTA", "RATE/GPU-H", "LIST/GPU-H", "LABELS"},
-              {false, false, true, true, false, false, false, true, true, true,
-               false});
+  Table table(
+      {"NAME", "SKU", "NODES", "GPUS/NODE", "FABRIC", "INTER-NODE", "PURPOSE",
+       "EXCLUSIVE", "QUOTA", "RATE/GPU-H", "LIST/GPU-H", "LABELS"},
+      {false, false, true, true, false, false, false, false, true, true, true,
+       false});
   for (const v1::Pool& pool : pools) {
     table.AddRow({pool.name(), pool.sku(), absl::StrCat(pool.node_count()),
                   absl::StrCat(pool.gpus_per_node()), FabricText(pool.fabric()),
-                  PurposeText(pool.purpose()), pool.exclusive() ? "yes" : "no",
+                  InterNodeText(pool), PurposeText(pool.purpose()),
+                  pool.exclusive() ? "yes" : "no",
                   absl::StrCat(pool.gpu_quota()),
                   Money(pool.internal_rate_micros_per_gpu_hour()),
                   pool.has_list_price_micros_per_gpu_hour()
@@ -135,6 +172,26 @@ bool PoolFromFlags(bool only_given, v1::Pool* pool,
       std::cerr << "placectl: --fabric must be nvlink or pcie\n";
       return false;
     }
+  }
+  if (wanted("inter_node_fabric", "inter_node_fabric")) {
+    const std::string fabric = absl::GetFlag(FLAGS_inter_node_fabric);
+    if (fabric == "none") {
+      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_NONE);
+    } else if (fabric == "ethernet") {
+      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_ETHERNET);
+    } else if (fabric == "roce") {
+      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_ROCE);
+    } else if (fabric == "infiniband") {
+      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_INFINIBAND);
+    } else if (!fabric.empty()) {
+      std::cerr << "placectl: --inter_node_fabric must be none, ethernet, "
+                   "roce or infiniband\n";
+      return false;
+    }
+  }
+  if (wanted("inter_node_gb_s", "inter_node_bandwidth_gb_s_per_gpu")) {
+    pool->set_inter_node_bandwidth_gb_s_per_gpu(
+        absl::GetFlag(FLAGS_inter_node_gb_s));
   }
   if (wanted("purpose", "purpose")) {
     const std::string purpose = absl::GetFlag(FLAGS_purpose);
@@ -281,7 +338,8 @@ int RunSkus(const std::vector<std::string>& args) {
 int RunPools(const std::vector<std::string>& args) {
   const char* usage =
       "placectl pools list | get NAME | create --name N --sku S --fabric F "
-      "--rate R [...] | update NAME [--quota Q ...]";
+      "[--inter_node_fabric none|ethernet|roce|infiniband] "
+      "[--inter_node_gb_s G] --rate R [...] | update NAME [--quota Q ...]";
   if (args.empty()) return Usage(usage);
   auto stub = v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
   const std::string& verb = args[0];

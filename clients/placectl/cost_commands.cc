@@ -1,10 +1,12 @@
 #include "clients/placectl/cost_commands.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -22,18 +24,17 @@
 
 // Filters go through one --where flag (key=value pairs) so that the cost
 // command shares no flag with the others' differently meant ones.
-ABSL_FLAG(std::string, from, "",
-          "cost: first UTC day, YYYY-MM-DD (default: 29 days before --to)");
-ABSL_FLAG(std::string, to, "",
-          "cost: last UTC day, inclusive, YYYY-MM-DD (default: today)");
-ABSL_FLAG(std::string, group_by, "",
-          "cost: comma-separated sku,pool,recipe_key,model,method,team,"
-          "outcome and one of day,week,month");
-ABSL_FLAG(std::string, where, "",
-          "cost: filters key=value[,key=value...] with keys sku, pool, "
-          "recipe_key, model, method, team, outcome (repeat a key for any of "
-          "several values)");
-ABSL_FLAG(bool, csv, false, "cost: print CSV instead of a table");
+PLACECTL_FLAG(std::string, from, "", "cost",
+              "first UTC day, YYYY-MM-DD (default: 29 days before --to)");
+PLACECTL_FLAG(std::string, to, "", "cost",
+              "last UTC day, inclusive, YYYY-MM-DD (default: today)");
+PLACECTL_FLAG(std::string, group_by, "", "cost",
+              "comma-separated sku,pool,recipe_key,model,method,team,outcome "
+              "and one of day,week,month");
+PLACECTL_FLAG(std::string, where, "", "cost",
+              "filters key=value,... with keys sku, pool, recipe_key, model, "
+              "method, team, outcome (a key repeated: any of its values)");
+PLACECTL_FLAG(bool, csv, false, "cost", "print CSV instead of a table");
 
 namespace placement::placectl {
 namespace {
@@ -58,6 +59,29 @@ void SetDay(absl::CivilDay day, google::protobuf::Timestamp* out) {
       absl::ToUnixSeconds(absl::FromCivil(day, absl::UTCTimeZone())));
 }
 
+// The flag that set a field of GetCostReportRequest, for the service's field
+// violations: "start_time" -> "--from", "filter.skus[0]" -> "--where sku=".
+std::string FlagOfField(const std::string& field) {
+  static const std::pair<absl::string_view, absl::string_view> kFlags[] = {
+      {"start_time", "--from"},
+      {"end_time", "--to"},
+      {"group_by", "--group_by"},
+      {"filter.skus", "--where sku="},
+      {"filter.pools", "--where pool="},
+      {"filter.recipe_keys", "--where recipe_key="},
+      {"filter.models", "--where model="},
+      {"filter.methods", "--where method="},
+      {"filter.teams", "--where team="},
+      {"filter.outcomes", "--where outcome="},
+  };
+  for (const auto& [prefix, flag] : kFlags) {
+    if (absl::StartsWith(field, prefix)) {
+      return absl::StrCat(flag, " (", field, ")");
+    }
+  }
+  return field;
+}
+
 // Builds the request from the flags; an error message on bad input.
 absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
   v1::GetCostReportRequest request;
@@ -70,6 +94,11 @@ absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
   const std::string from = absl::GetFlag(FLAGS_from);
   if (!from.empty() && !ParseDay(from, &first)) {
     return absl::InvalidArgumentError("--from must be a day, YYYY-MM-DD");
+  }
+  if (first > last) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--from ", absl::FormatCivilTime(first), " is after --to ",
+        absl::FormatCivilTime(last), to.empty() ? " (today)" : ""));
   }
   SetDay(first, request.mutable_start_time());
   SetDay(last + 1, request.mutable_end_time());
@@ -291,7 +320,7 @@ int RunCost(const std::vector<std::string>& args) {
     grpc::Status status =
         stub->GetCostReport(ContextWithDeadline().get(), *request, &response);
     if (!status.ok()) {
-      std::cerr << "placectl: " << DescribeError(status) << "\n";
+      std::cerr << "placectl: " << DescribeError(status, FlagOfField) << "\n";
       return 1;
     }
     for (auto& row : *response.mutable_rows()) *all.add_rows() = row;
@@ -335,6 +364,21 @@ int RunCost(const std::vector<std::string>& args) {
     return 0;
   }
   table.Print(std::cout);
+  const bool by_pool =
+      std::find(request->group_by().begin(), request->group_by().end(),
+                v1::COST_DIMENSION_POOL) != request->group_by().end();
+  if (by_pool) {
+    // The two pool columns are right by definition and surprising without
+    // it (a tiny run on an idle pool: 0.0% and a large cost per step).
+    std::cout
+        << "\nOCCUPANCY: GPU-hours of all runs that ended on the pool in the "
+           "row's window, over the pool's GPUs x the window's hours.\n"
+           "AMORTIZED COST/STEP: the internal cost / occupancy / successful "
+           "steps: the pool's idle hours\n"
+           "  charged to the work that ran (a pool used 25% of the time "
+           "costs four times its rate per used hour).\n"
+           "  See docs/FINANCE.md.\n";
+  }
   return 0;
 }
 

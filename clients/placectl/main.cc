@@ -1,107 +1,84 @@
 // placectl: the operator's command line for the placement service.
-#include <cstdlib>
 #include <iostream>
-#include <set>
 #include <string>
+#include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/strings/match.h"
-#include "absl/strings/strip.h"
-#include "absl/flags/usage.h"
 #include "absl/time/time.h"
-#include "clients/placectl/catalog_commands.h"
 #include "clients/common/channel.h"
+#include "clients/placectl/catalog_commands.h"
 #include "clients/placectl/cost_commands.h"
-#include "clients/placectl/token_commands.h"
 #include "clients/placectl/flags.h"
 #include "clients/placectl/plan_commands.h"
 #include "clients/placectl/run_commands.h"
+#include "clients/placectl/token_commands.h"
 
-ABSL_FLAG(std::string, server, "",
-          "placementd address host:port (default: $PLACEMENT_SERVER, else "
-          "127.0.0.1:50051)");
-ABSL_FLAG(bool, json, false, "print JSON for machines instead of tables");
-ABSL_FLAG(std::string, token_file, "",
-          "file holding the bearer token (default: $PLACEMENT_TOKEN, "
-          "$PLACEMENT_TOKEN_FILE, then ~/.config/placement/token)");
-ABSL_FLAG(std::string, ca_file, "", "CA certificate (PEM): connect with TLS");
-ABSL_FLAG(std::string, client_cert, "", "client certificate (PEM) for mutual TLS");
-ABSL_FLAG(std::string, client_key, "", "client private key (PEM) for mutual TLS");
-ABSL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(15),
-          "give up on a call after this long, e.g. 300ms or 15s (exit 1, "
-          "DEADLINE_EXCEEDED)");
-
-namespace placement::placectl {
+// --server and --json: clients/placectl/flags.cc.
+PLACECTL_FLAG(std::string, token_file, "", "*",
+              "file holding the bearer token (default: $PLACEMENT_TOKEN, "
+              "$PLACEMENT_TOKEN_FILE, then ~/.config/placement/token)");
+PLACECTL_FLAG(std::string, ca_file, "", "*",
+              "CA certificate (PEM): connect with TLS");
+PLACECTL_FLAG(std::string, client_cert, "", "*",
+              "client certificate (PEM) for mutual TLS");
+PLACECTL_FLAG(std::string, client_key, "", "*",
+              "client private key (PEM) for mutual TLS");
+PLACECTL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(15), "*",
+              "give up on a call after this long, e.g. 300ms or 15s (exit 1, "
+              "DEADLINE_EXCEEDED)");
 
 namespace {
 
-// Names of the flags given on the command line. (Debian's Abseil keeps
-// CommandLineFlag::IsSpecifiedOnCommandLine private.)
-std::set<std::string>& GivenFlags() {
-  static auto* const given = new std::set<std::string>;
-  return *given;
-}
+constexpr char kOverview[] =
+    "placectl [--server HOST:PORT] [--json] [--rpc_timeout 15s] COMMAND\n"
+    "Auth: --token_file, $PLACEMENT_TOKEN, $PLACEMENT_TOKEN_FILE or "
+    "~/.config/placement/token. TLS: --ca_file [--client_cert --client_key]\n"
+    "Exit: 0 done, 1 the server refused or did not answer, 2 usage, 3 plan: "
+    "no pool can take the recipe\n"
+    "Commands:";
 
-void RecordGivenFlags(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "--") break;
-    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) {
-      continue;
-    }
-    std::string name(arg.substr(0, arg.find('=')));
-    GivenFlags().insert(name);
-    if (absl::ConsumePrefix(&arg, "no")) GivenFlags().insert(std::string(arg));
-  }
+// Every command, for parsing and --help; each one's flags are declared
+// beside its code with PLACECTL_FLAG.
+const std::vector<placement::placectl::CommandInfo>& Commands() {
+  static const auto* const commands =
+      new std::vector<placement::placectl::CommandInfo>{
+          {"skus", "skus [NAME]", "the SKU catalog, or one exact SKU"},
+          {"pools list", "pools list", "every pool"},
+          {"pools get", "pools get NAME", "one pool"},
+          {"pools create",
+           "pools create --name N --sku S --fabric nvlink|pcie --rate R ...",
+           "a new pool"},
+          {"pools update", "pools update NAME --FIELD VALUE ...",
+           "changes only the fields of the flags given"},
+          {"runs upload", "runs upload FILE|DIR|-",
+           "uploads runs, one JSON BenchmarkRun a line (a directory: its "
+           "*.jsonl and *.json files)"},
+          {"runs list", "runs list [--pool P] [--recipe_key K] [--limit N]",
+           "stored runs, newest first"},
+          {"runs get", "runs get RUN_ID", "one stored run as JSON"},
+          {"cost", "cost [--from D] [--to D] [--group_by ...] [--where ...]",
+           "cost per successful step (docs/FINANCE.md)"},
+          {"plan", "plan [--recipe FILE] [recipe flags]",
+           "a ranked, explained placement"},
+          {"plans get", "plans get PLAN_ID", "a recorded plan"},
+          {"plans accuracy", "plans accuracy [--since T] [--until T]",
+           "prediction error per SKU"},
+          {"tokens create", "tokens create --role R --name N",
+           "a new bearer token, printed once"},
+          {"tokens revoke", "tokens revoke TOKEN_ID", "revokes a token"},
+          {"tokens list", "tokens list", "every token (never its secret)"},
+      };
+  return *commands;
 }
 
 }  // namespace
 
-bool FlagGiven(const char* name) { return GivenFlags().contains(name); }
-
-std::string ServerAddress() {
-  std::string server = absl::GetFlag(FLAGS_server);
-  if (server.empty()) {
-    const char* env = std::getenv("PLACEMENT_SERVER");
-    server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
-  }
-  return server;
-}
-
-}  // namespace placement::placectl
-
 int main(int argc, char** argv) {
-  constexpr char kUsage[] =
-      "placectl [--server HOST:PORT] [--json] [--rpc_timeout 15s] COMMAND\n"
-      "  skus [NAME]                 the SKU catalog, or one exact SKU\n"
-      "  pools list                  every pool\n"
-      "  pools get NAME              one pool\n"
-      "  pools create --name N --sku S --nodes N --gpus_per_node G\n"
-      "               --fabric nvlink|pcie --purpose training|serving\n"
-      "               --rate 2.10 [--list_price 4.10] [--quota Q]\n"
-      "               [--labels team=x,region=y] [--exclusive=false]\n"
-      "  pools update NAME [--quota Q] [--rate R] [...]   changes only the "
-      "flags given\n"
-      "  runs upload FILE|-          upload runs, one JSON BenchmarkRun a line\n"
-      "  runs list [--pool P] [--recipe_key K] [--limit N]\n"
-      "  runs get RUN_ID             one stored run as JSON\n"
-      "  cost [--from D] [--to D] [--group_by sku,pool,day,...]\n"
-      "       [--where team=x,outcome=failed,...] [--csv]   cost per "
-      "successful step\n"
-      "  plan [--recipe FILE] [recipe flags]   a ranked, explained placement\n"
-      "  plans get PLAN_ID | accuracy          a recorded plan; prediction "
-      "error per SKU\n"
-      "  tokens create --role agent|planner|finance|admin --name N | revoke "
-      "ID | list\n"
-      "Auth: --token_file, $PLACEMENT_TOKEN, $PLACEMENT_TOKEN_FILE or "
-      "~/.config/placement/token. TLS: --ca_file [--client_cert --client_key]\n"
-      "Exit: 0 done, 1 the server refused or did not answer, 2 usage, 3 plan: "
-      "no pool can take the recipe";
-  absl::SetProgramUsageMessage(kUsage);
-  placement::placectl::RecordGivenFlags(argc, argv);
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
-  std::vector<std::string> args(positional.begin() + 1, positional.end());
+  std::vector<std::string> args;
+  if (const int code = placement::placectl::ParseCommandLine(
+          argc, argv, kOverview, Commands(), &args);
+      code >= 0) {
+    return code;
+  }
   absl::StatusOr<std::string> token =
       placement::clients::FindToken(absl::GetFlag(FLAGS_token_file));
   if (!token.ok()) {
@@ -120,7 +97,7 @@ int main(int argc, char** argv) {
   placement::clients::SetDefaultCallTimeout(absl::ToChronoMilliseconds(
       absl::Ceil(rpc_timeout, absl::Milliseconds(1))));
   if (args.empty()) {
-    std::cerr << "usage: " << kUsage << "\n";
+    std::cerr << "usage: " << kOverview << " (placectl --help lists them)\n";
     return 2;
   }
   const std::string command = args.front();
@@ -132,7 +109,7 @@ int main(int argc, char** argv) {
   if (command == "plan") return placement::placectl::RunPlan(args);
   if (command == "plans") return placement::placectl::RunPlans(args);
   if (command == "cost") return placement::placectl::RunCost(args);
-  std::cerr << "placectl: unknown command '" << command << "'\nusage: "
-            << kUsage << "\n";
+  std::cerr << "placectl: unknown command '" << command
+            << "' (placectl --help lists them)\n";
   return 2;
 }

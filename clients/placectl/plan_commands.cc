@@ -22,50 +22,62 @@
 #include "placement/v1/placement.grpc.pb.h"
 
 // The recipe (see recipe.proto); each flag given overrides --recipe's file.
-ABSL_FLAG(std::string, recipe, "",
-          "plan: a YAML or JSON file (--recipe=- for stdin) holding a "
-          "PlacePlanRequest; recipe flags given too override its fields");
-ABSL_FLAG(std::string, model, "",
-          "plan: catalog model, e.g. Llama-3.1-8B (or custom in --recipe)");
-ABSL_FLAG(std::string, method, "", "plan: full, lora, qlora or head-only");
-ABSL_FLAG(int, lora_rank, 0, "plan: LoRA/QLoRA rank");
-ABSL_FLAG(std::string, target_modules, "",
-          "plan: LoRA target modules, comma-separated (q,k,v,o,gate,up,down "
-          "or all-linear)");
-ABSL_FLAG(int, seq_len, 0, "plan: sequence length in tokens");
-ABSL_FLAG(int, micro_batch, 0, "plan: micro-batch size per GPU");
-ABSL_FLAG(int, grad_accum, 0, "plan: gradient accumulation steps");
-ABSL_FLAG(std::string, precision, "",
-          "plan: base weight precision: fp32, bf16, fp16, fp8, int8 or nf4");
-ABSL_FLAG(std::string, optimizer, "",
-          "plan: adamw, adamw-8bit, paged-adamw-8bit or sgd");
-ABSL_FLAG(bool, checkpointing, false, "plan: activation checkpointing");
-ABSL_FLAG(bool, flash_attention, false, "plan: flash attention");
-ABSL_FLAG(int, gpus, 0, "plan: GPU count");
-ABSL_FLAG(std::string, parallelism, "",
-          "plan: single, ddp, zero2, zero3, fsdp, tensor or pipeline");
-ABSL_FLAG(int64_t, steps, 0, "plan: optimizer steps the job must complete");
-ABSL_FLAG(std::string, objective, "",
-          "plan: cost (lowest expected cost, the default) or time");
-ABSL_FLAG(int, max_gpus, 0, "plan: at most this many GPUs (0: no limit)");
-ABSL_FLAG(std::string, deadline, "",
-          "plan: the job must finish within this wall time, e.g. 12h");
-ABSL_FLAG(std::string, pools, "",
-          "plan: only these pools, comma-separated (default: any)");
-ABSL_FLAG(std::string, serving_sku, "",
-          "plan: the exact SKU the fine-tuned model will be served on");
-ABSL_FLAG(std::string, serving_precision, "",
-          "plan: the serving precision (default: the training precision)");
-ABSL_FLAG(std::string, team, "", "plan: the team the job is for");
-ABSL_FLAG(std::string, since, "",
-          "plans accuracy: only outcomes recorded at or after this RFC 3339 "
-          "time");
-ABSL_FLAG(std::string, until, "",
-          "plans accuracy: only outcomes recorded before this RFC 3339 time");
+PLACECTL_FLAG(std::string, recipe, "", "plan",
+              "a YAML or JSON file (--recipe=- for stdin) holding a "
+              "PlacePlanRequest; recipe flags given too override its fields");
+PLACECTL_FLAG(std::string, model, "", "plan",
+              "catalog model, e.g. Llama-3.1-8B (or custom in --recipe)");
+PLACECTL_FLAG(std::string, method, "", "plan",
+              "full, lora, qlora or head-only");
+PLACECTL_FLAG(int, lora_rank, 0, "plan", "LoRA/QLoRA rank");
+PLACECTL_FLAG(std::string, target_modules, "", "plan",
+              "LoRA target modules, comma-separated (q,k,v,o,gate,up,down or "
+              "all-linear)");
+PLACECTL_FLAG(int, seq_len, 0, "plan", "sequence length in tokens");
+PLACECTL_FLAG(int, micro_batch, 0, "plan", "micro-batch size per GPU");
+PLACECTL_FLAG(int, grad_accum, 0, "plan", "gradient accumulation steps");
+PLACECTL_FLAG(std::string, precision, "", "plan",
+              "base weight precision: fp32, bf16, fp16, fp8, int8 or nf4");
+PLACECTL_FLAG(std::string, optimizer, "", "plan",
+              "adamw, adamw-8bit, paged-adamw-8bit or sgd");
+PLACECTL_FLAG(std::string, activation_checkpointing, "", "plan",
+              "on or off (default: the planner may turn it on to fit)");
+PLACECTL_FLAG(std::string, attention, "", "plan",
+              "sdpa, flash or eager (default: SDPA / flash where the SKU "
+              "supports it)");
+PLACECTL_FLAG(bool, checkpointing, false, "plan",
+              "same as --activation_checkpointing=on (deprecated)");
+PLACECTL_FLAG(bool, flash_attention, false, "plan",
+              "same as --attention=flash (deprecated)");
+PLACECTL_FLAG(int, gpus, 0, "plan", "GPU count");
+PLACECTL_FLAG(std::string, parallelism, "", "plan",
+              "single, ddp, zero2, zero3, fsdp, tensor or pipeline");
+PLACECTL_FLAG(int64_t, steps, 0, "plan",
+              "optimizer steps the job must complete");
+PLACECTL_FLAG(std::string, objective, "", "plan",
+              "cost (lowest expected cost, the default) or time");
+PLACECTL_FLAG(int, max_gpus, 0, "plan", "at most this many GPUs (0: no limit)");
+PLACECTL_FLAG(std::string, deadline, "", "plan",
+              "the job must finish within this wall time, e.g. 12h");
+PLACECTL_FLAG(std::string, pools, "", "plan",
+              "only these pools, comma-separated (default: any)");
+PLACECTL_FLAG(std::string, serving_sku, "", "plan",
+              "the exact SKU the fine-tuned model will be served on");
+PLACECTL_FLAG(std::string, serving_precision, "", "plan",
+              "the serving precision (default: the training precision)");
+PLACECTL_FLAG(std::string, team, "", "plan", "the team the job is for");
+PLACECTL_FLAG(std::string, since, "", "plans accuracy",
+              "only outcomes recorded at or after this RFC 3339 time");
+PLACECTL_FLAG(std::string, until, "", "plans accuracy",
+              "only outcomes recorded before this RFC 3339 time");
 
-// Shared with `pools create` (catalog_commands.cc).
+// Defined with `pools create` (catalog_commands.cc); for a plan they mean:
 ABSL_DECLARE_FLAG(std::string, labels);
 ABSL_DECLARE_FLAG(std::string, request_id);
+PLACECTL_FLAG_ALSO(labels, "plan",
+                   "labels a pool must carry, comma-separated key=value");
+PLACECTL_FLAG_ALSO(request_id, "plan",
+                   "the caller's id for this request, recorded with the plan");
 
 namespace placement::placectl {
 namespace {
@@ -81,7 +93,8 @@ constexpr char kPlanUsage[] =
     "[--micro_batch N] [--grad_accum N]\n"
     "    [--precision fp32|bf16|fp16|fp8|int8|nf4] "
     "[--optimizer adamw|adamw-8bit|paged-adamw-8bit|sgd]\n"
-    "    [--checkpointing] [--flash_attention] [--gpus N] "
+    "    [--activation_checkpointing on|off] [--attention sdpa|flash|eager] "
+    "[--gpus N] "
     "[--parallelism single|ddp|zero2|zero3|fsdp|tensor|pipeline]\n"
     "    --steps N [--objective cost|time] [--max_gpus N] [--deadline 12h] "
     "[--pools a,b] [--labels k=v,...]\n"
@@ -129,8 +142,14 @@ bool EnumFlag(const char* flag, const std::string& text,
   if (!FlagGiven(flag)) return true;
   absl::StatusOr<int> value = ParseEnumText(*type, text);
   if (!value.ok()) {
-    std::cerr << "placectl: --" << flag << ": " << value.status().message()
-              << "\n";
+    if (type == v1::Objective_descriptor()) {
+      // The documented names; lowest-cost and shortest-time work too.
+      std::cerr << "placectl: --" << flag << ": expected cost or time, got \""
+                << text << "\"\n";
+    } else {
+      std::cerr << "placectl: --" << flag << ": " << value.status().message()
+                << "\n";
+    }
     return false;
   }
   set(*value);
@@ -195,10 +214,28 @@ bool ApplyFlags(v1::PlacePlanRequest* request) {
     return false;
   }
   if (FlagGiven("checkpointing")) {
-    recipe->set_activation_checkpointing(absl::GetFlag(FLAGS_checkpointing));
+    recipe->set_activation_checkpointing_mode(
+        absl::GetFlag(FLAGS_checkpointing) ? v1::ACTIVATION_CHECKPOINTING_ON
+                                           : v1::ACTIVATION_CHECKPOINTING_OFF);
   }
   if (FlagGiven("flash_attention")) {
-    recipe->set_flash_attention(absl::GetFlag(FLAGS_flash_attention));
+    recipe->set_attention(absl::GetFlag(FLAGS_flash_attention)
+                              ? v1::ATTENTION_IMPLEMENTATION_FLASH
+                              : v1::ATTENTION_IMPLEMENTATION_UNSPECIFIED);
+  }
+  if (!EnumFlag("activation_checkpointing",
+                absl::GetFlag(FLAGS_activation_checkpointing),
+                v1::ActivationCheckpointing_descriptor(),
+                [&](int v) {
+                  recipe->set_activation_checkpointing_mode(
+                      static_cast<v1::ActivationCheckpointing>(v));
+                }) ||
+      !EnumFlag("attention", absl::GetFlag(FLAGS_attention),
+                v1::AttentionImplementation_descriptor(), [&](int v) {
+                  recipe->set_attention(
+                      static_cast<v1::AttentionImplementation>(v));
+                })) {
+    return false;
   }
   if (FlagGiven("gpus")) recipe->set_gpu_count(absl::GetFlag(FLAGS_gpus));
   if (FlagGiven("steps")) request->set_total_steps(absl::GetFlag(FLAGS_steps));
@@ -273,10 +310,19 @@ std::string Settings(const v1::Recipe& r) {
            absl::StrCat(r.fp32_master_weights() ? "+fp32-master" : "",
                         r.double_quantization() ? "+double-quant" : ""));
   add_enum(v1::Optimizer_descriptor(), r.optimizer());
-  parts.push_back(absl::StrCat("checkpointing ",
-                               r.activation_checkpointing() ? "on" : "off"));
-  parts.push_back(absl::StrCat("flash-attention ",
-                               r.flash_attention() ? "on" : "off"));
+  parts.push_back(absl::StrCat(
+      "checkpointing ",
+      r.activation_checkpointing_mode() ==
+              v1::ACTIVATION_CHECKPOINTING_UNSPECIFIED
+          ? "planner's choice"
+          : EnumShortName(*v1::ActivationCheckpointing_descriptor(),
+                          r.activation_checkpointing_mode())));
+  parts.push_back(absl::StrCat(
+      "attention ",
+      r.attention() == v1::ATTENTION_IMPLEMENTATION_UNSPECIFIED
+          ? "sdpa/flash where supported"
+          : EnumShortName(*v1::AttentionImplementation_descriptor(),
+                          r.attention())));
   std::string layout =
       r.parallelism() != v1::PARALLELISM_UNSPECIFIED
           ? EnumShortName(*v1::Parallelism_descriptor(), r.parallelism())
@@ -342,25 +388,71 @@ std::string MemoryText(const v1::MemoryEstimate& m) {
                                     : "");
 }
 
+std::string FitText(v1::Fit fit) {
+  switch (fit) {
+    case v1::FIT_FITS:
+      return "fits";
+    case v1::FIT_BORDERLINE:
+      return "BORDERLINE";
+    case v1::FIT_DOES_NOT_FIT:
+      return "DOES NOT FIT";
+    default:
+      return "-";
+  }
+}
+
+// "fsdp x16 (tp 1 pp 1 dp 16)": what the candidate's recipe runs as.
+std::string LayoutText(const v1::PlacementCandidate& c) {
+  const v1::Recipe& r = c.recipe();
+  std::string text =
+      r.parallelism() != v1::PARALLELISM_UNSPECIFIED
+          ? EnumShortName(*v1::Parallelism_descriptor(), r.parallelism())
+          : "-";
+  if (r.tensor_parallel_degree() > 1 || r.pipeline_parallel_degree() > 1) {
+    absl::StrAppend(&text, " tp", r.tensor_parallel_degree(), " pp",
+                    r.pipeline_parallel_degree(), " dp",
+                    r.data_parallel_degree());
+  }
+  return text;
+}
+
+// "31.2 [28.1-35.0]": a figure and its band, the band left out when unset.
+std::string WithBand(double value, const v1::Band& band, const char* format) {
+  std::string text = absl::StrFormat(format, value);
+  if (band.high() > 0) {
+    absl::StrAppend(&text, " [", absl::StrFormat(format, band.low()), "-",
+                    absl::StrFormat(format, band.high()), "]");
+  }
+  return text;
+}
+
 void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
   if (plan.candidates().empty()) {
     out << "\nNo pool can take this recipe; each one's rule is below.\n";
     return;
   }
-  Table table({"RANK", "POOL", "SKU", "GPUS", "PEAK GB (HEADROOM)",
-               "GPU-H/1K STEPS", "EXPECTED GPU-H", "COST", "LIST-PRICE COST",
-               "WALL TIME", "BASIS", "CONFIDENCE"},
-              {true, false, false, true, true, true, true, true, true, true,
-               false, false});
+  Table table({"RANK", "POOL", "SKU", "GPUS", "PARALLELISM", "FIT",
+               "PEAK GB [BAND] (HEADROOM)", "STEP S [BAND]", "GPU-H/1K STEPS",
+               "EXPECTED GPU-H", "COST", "LIST-PRICE COST", "WALL TIME",
+               "BASIS", "CONFIDENCE"},
+              {true, false, false, true, false, false, true, true, true, true,
+               true, true, true, false, false});
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     table.AddRow(
         {absl::StrCat(c.rank()), c.pool(), c.sku(), absl::StrCat(c.gpu_count()),
-         absl::StrFormat("%.1f (%+.1f)", c.peak_memory_gb(), c.headroom_gb()),
+         LayoutText(c), FitText(c.fit()),
+         absl::StrFormat(
+             "%s (%+.1f)",
+             WithBand(c.peak_memory_gb(), c.peak_memory_gb_band(), "%.1f"),
+             c.headroom_gb()),
+         c.step_time_s() > 0
+             ? WithBand(c.step_time_s(), c.step_time_s_band(), "%.2f")
+             : "-",
          absl::StrFormat("%.3f", c.gpu_hours_per_1k_successful_steps()),
          absl::StrFormat("%.2f", c.expected_gpu_hours()),
-         core::FormatMicros(c.expected_cost_micros()),
+         core::FormatMicrosAsCents(c.expected_cost_micros()),
          c.has_list_price_cost_micros()
-             ? core::FormatMicros(c.list_price_cost_micros())
+             ? core::FormatMicrosAsCents(c.list_price_cost_micros())
              : "-",
          WallTime(c.expected_wall_time()), BasisText(c),
          Short(v1::Confidence_descriptor(), c.confidence())});
@@ -369,7 +461,12 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
   table.Print(out);
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
-        << c.gpu_count() << (c.fits() ? "" : ", DOES NOT FIT") << ")\n";
+        << c.gpu_count() << ", " << FitText(c.fit())
+        << (c.measure_first() ? ", measure first" : "") << ")\n";
+    if (c.has_recipe()) {
+      out << "    recipe " << c.recipe_key() << ": " << Settings(c.recipe())
+          << "\n";
+    }
     if (!c.transferred_from_recipe_key().empty()) {
       out << "    evidence transferred from recipe "
           << c.transferred_from_recipe_key() << "\n";
@@ -399,13 +496,18 @@ void PrintRejections(const v1::PlacePlanResponse& plan, std::ostream& out) {
 // `plan_eval`: the plan's own eval requirement, printed once after this.
 void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
                   std::ostream& out) {
-  out << "\nBAKE-OFF before standardizing";
+  // One pool to measure is a measurement run; a bake-off compares pools.
+  out << (b.runs_size() == 1 ? "\nMEASUREMENT RUN before standardizing"
+                             : "\nBAKE-OFF before standardizing");
   if (!b.reason().empty()) out << ": " << b.reason();
   out << "\n  recipe " << b.recipe_key() << "\n  settings: "
       << (b.settings().empty() ? Settings(b.recipe()) : b.settings()) << "\n";
-  Table table({"POOL", "SKU", "GPUS"}, {false, false, true});
+  Table table({"POOL", "SKU", "GPUS", "RECIPE", "WHY"},
+              {false, false, true, false, false});
   for (const v1::BakeOffRun& run : b.runs()) {
-    table.AddRow({run.pool(), run.sku(), absl::StrCat(run.gpu_count())});
+    table.AddRow({run.pool(), run.sku(), absl::StrCat(run.gpu_count()),
+                  run.recipe_key().empty() ? b.recipe_key() : run.recipe_key(),
+                  run.borderline() ? "borderline fit" : "unmeasured"});
   }
   std::ostringstream runs;
   table.Print(runs);
@@ -421,13 +523,18 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
   }
 }
 
+// "10,000": built forwards (an in-place insert loop trips GCC's -Wrestrict).
 std::string StepsText(int64_t steps) {
-  std::string digits = absl::StrCat(steps);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0 && digits[i - 1] != '-';
-       i -= 3) {
-    digits.insert(static_cast<size_t>(i), ",");
+  const uint64_t magnitude = steps < 0
+                                 ? uint64_t{0} - static_cast<uint64_t>(steps)
+                                 : static_cast<uint64_t>(steps);
+  const std::string digits = absl::StrCat(magnitude);
+  std::string text = steps < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text.push_back(',');
+    text.push_back(digits[i]);
   }
-  return digits;
+  return text;
 }
 
 void PrintPlan(const v1::PlacePlanRequest& request,

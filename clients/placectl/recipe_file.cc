@@ -247,6 +247,31 @@ absl::Status AppendField(const YAML::Node& node, const FieldDescriptor& field,
   return AppendValue(node, field, path, out);
 }
 
+// Recipe's activation_checkpointing key names the ActivationCheckpointing
+// enum field, not the deprecated boolean of that name.
+const FieldDescriptor* CheckpointingModeField(const Descriptor& type,
+                                              const FieldDescriptor& field) {
+  if (type.full_name() != "placement.v1.Recipe" ||
+      field.name() != "activation_checkpointing") {
+    return nullptr;
+  }
+  return type.FindFieldByName("activation_checkpointing_mode");
+}
+
+absl::Status AppendCheckpointingMode(const YAML::Node& node,
+                                     const FieldDescriptor& mode,
+                                     const std::string& path,
+                                     std::string* out) {
+  if (!node.IsScalar()) return Bad(path, node, "expected on or off");
+  std::string text = absl::AsciiStrToLower(node.Scalar());
+  if (text == "true" || text == "yes") text = "on";
+  if (text == "false" || text == "no") text = "off";
+  absl::StatusOr<int> value = ParseEnumText(*mode.enum_type(), text);
+  if (!value.ok()) return Bad(path, node, value.status().message());
+  *out += JsonString(mode.enum_type()->FindValueByNumber(*value)->name());
+  return absl::OkStatus();
+}
+
 absl::Status AppendMessage(const YAML::Node& node, const Descriptor& type,
                            const std::string& path, std::string* out) {
   if (!node.IsMap()) {
@@ -276,6 +301,15 @@ absl::Status AppendMessage(const YAML::Node& node, const Descriptor& type,
     if (entry.second.IsNull()) continue;  // "key:" or "key: null": unset
     if (!first) *out += ",";
     first = false;
+    if (const FieldDescriptor* mode = CheckpointingModeField(type, *field)) {
+      // "activation_checkpointing: on|off" (or the former true|false) in a
+      // file says it explicitly, which the deprecated wire boolean cannot.
+      *out += JsonString(mode->name()) + ":";
+      absl::Status status =
+          AppendCheckpointingMode(entry.second, *mode, field_path, out);
+      if (!status.ok()) return status;
+      continue;
+    }
     *out += JsonString(field->name()) + ":";
     absl::Status status = AppendField(entry.second, *field, field_path, out);
     if (!status.ok()) return status;

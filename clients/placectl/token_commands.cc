@@ -16,8 +16,10 @@
 #include "placement/v1/catalog.grpc.pb.h"
 
 ABSL_DECLARE_FLAG(std::string, name);
-ABSL_FLAG(std::string, role, "",
-          "tokens create: agent, planner, finance or admin");
+PLACECTL_FLAG_ALSO(name, "tokens create",
+                   "the token's name, e.g. the host or team that uses it");
+PLACECTL_FLAG(std::string, role, "", "tokens create",
+              "agent, planner, finance or admin");
 
 namespace placement::placectl {
 namespace {

@@ -42,6 +42,37 @@ v1::Fabric FabricToProto(core::Fabric fabric) {
   return v1::FABRIC_UNSPECIFIED;
 }
 
+core::InterNodeFabric InterNodeFabricFromProto(v1::InterNodeFabric fabric) {
+  switch (fabric) {
+    case v1::INTER_NODE_FABRIC_NONE:
+      return core::InterNodeFabric::kNone;
+    case v1::INTER_NODE_FABRIC_ETHERNET:
+      return core::InterNodeFabric::kEthernet;
+    case v1::INTER_NODE_FABRIC_ROCE:
+      return core::InterNodeFabric::kRoce;
+    case v1::INTER_NODE_FABRIC_INFINIBAND:
+      return core::InterNodeFabric::kInfiniband;
+    default:
+      return core::InterNodeFabric::kUnspecified;
+  }
+}
+
+v1::InterNodeFabric InterNodeFabricToProto(core::InterNodeFabric fabric) {
+  switch (fabric) {
+    case core::InterNodeFabric::kNone:
+      return v1::INTER_NODE_FABRIC_NONE;
+    case core::InterNodeFabric::kEthernet:
+      return v1::INTER_NODE_FABRIC_ETHERNET;
+    case core::InterNodeFabric::kRoce:
+      return v1::INTER_NODE_FABRIC_ROCE;
+    case core::InterNodeFabric::kInfiniband:
+      return v1::INTER_NODE_FABRIC_INFINIBAND;
+    case core::InterNodeFabric::kUnspecified:
+      break;
+  }
+  return v1::INTER_NODE_FABRIC_UNSPECIFIED;
+}
+
 core::PoolPurpose PurposeFromProto(v1::PoolPurpose purpose) {
   switch (purpose) {
     case v1::POOL_PURPOSE_TRAINING:
@@ -89,6 +120,8 @@ core::Pool PoolFromProto(const v1::Pool& in) {
   pool.node_count = in.node_count();
   pool.gpus_per_node = in.gpus_per_node();
   pool.fabric = FabricFromProto(in.fabric());
+  pool.inter_node_fabric = InterNodeFabricFromProto(in.inter_node_fabric());
+  pool.inter_node_gb_s_per_gpu = in.inter_node_bandwidth_gb_s_per_gpu();
   pool.purpose = PurposeFromProto(in.purpose());
   pool.exclusive = in.exclusive();
   pool.gpu_quota = in.gpu_quota();
@@ -109,6 +142,8 @@ v1::Pool PoolToProto(const storage::PoolRecord& record) {
   out.set_node_count(pool.node_count);
   out.set_gpus_per_node(pool.gpus_per_node);
   out.set_fabric(FabricToProto(pool.fabric));
+  out.set_inter_node_fabric(InterNodeFabricToProto(pool.inter_node_fabric));
+  out.set_inter_node_bandwidth_gb_s_per_gpu(pool.inter_node_gb_s_per_gpu);
   out.set_purpose(PurposeToProto(pool.purpose));
   out.set_exclusive(pool.exclusive);
   out.set_gpu_quota(pool.gpu_quota);

@@ -19,6 +19,8 @@ core::Pool PoolFromProto(const v1::Pool& pool);
 
 core::Fabric FabricFromProto(v1::Fabric fabric);
 v1::Fabric FabricToProto(core::Fabric fabric);
+core::InterNodeFabric InterNodeFabricFromProto(v1::InterNodeFabric fabric);
+v1::InterNodeFabric InterNodeFabricToProto(core::InterNodeFabric fabric);
 core::PoolPurpose PurposeFromProto(v1::PoolPurpose purpose);
 v1::PoolPurpose PurposeToProto(core::PoolPurpose purpose);
 

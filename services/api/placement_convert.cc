@@ -39,6 +39,25 @@ v1::Confidence ConfidenceToProto(core::Confidence confidence) {
   return v1::CONFIDENCE_UNSPECIFIED;
 }
 
+v1::Fit FitToProto(core::Fit fit) {
+  switch (fit) {
+    case core::Fit::kFits:
+      return v1::FIT_FITS;
+    case core::Fit::kBorderline:
+      return v1::FIT_BORDERLINE;
+    case core::Fit::kDoesNotFit:
+      return v1::FIT_DOES_NOT_FIT;
+    case core::Fit::kUnspecified:
+      break;
+  }
+  return v1::FIT_UNSPECIFIED;
+}
+
+void BandToProto(const core::Band& band, v1::Band* out) {
+  out->set_low(band.low);
+  out->set_high(band.high);
+}
+
 void MemoryToProto(const core::MemoryBreakdown& m, v1::MemoryEstimate* out) {
   out->set_weights_gb(m.weights_gb);
   out->set_gradients_gb(m.gradients_gb);
@@ -71,6 +90,7 @@ core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
     request.constraints.deadline = absl::Seconds(c.deadline().seconds()) +
                                    absl::Nanoseconds(c.deadline().nanos());
   }
+  // Undeclared numbers were refused before conversion (UndeclaredEnumValues).
   request.constraints.objective = c.objective() == v1::OBJECTIVE_SHORTEST_TIME
                                       ? core::Objective::kShortestTime
                                       : core::Objective::kLowestCost;
@@ -92,7 +112,19 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
     p->set_pool(c.pool_name);
     p->set_sku(c.sku_id);
     p->set_gpu_count(c.gpu_count);
+    p->set_fit(FitToProto(c.fit));
+    // The deprecated boolean, for older clients: a candidate fits or is
+    // borderline (what does not fit is a rejection).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     p->set_fits(c.fits);
+#pragma GCC diagnostic pop
+    *p->mutable_recipe() = RecipeToProto(c.recipe);
+    p->set_recipe_key(c.recipe_key);
+    BandToProto(c.peak_memory_gb_band, p->mutable_peak_memory_gb_band());
+    p->set_step_time_s(c.step_time_s);
+    BandToProto(c.step_time_s_band, p->mutable_step_time_s_band());
+    p->set_measure_first(c.measure_first);
     p->set_peak_memory_gb(c.peak_memory_gb);
     p->set_headroom_gb(c.headroom_gb);
     p->set_gpu_hours_per_1k_successful_steps(
@@ -131,6 +163,8 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
       r->set_pool(run.pool_name);
       r->set_sku(run.sku_id);
       r->set_gpu_count(run.gpu_count);
+      r->set_recipe_key(run.recipe_key);
+      r->set_borderline(run.borderline);
     }
     for (const std::string& m : b.measure) p->add_measure(m);
     if (b.eval_requirement.has_value()) {

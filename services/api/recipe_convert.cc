@@ -23,6 +23,10 @@ static_assert(static_cast<int>(core::Interconnect::kHostMemory) ==
               v1::INTERCONNECT_HOST_MEMORY);
 static_assert(static_cast<int>(core::RunOutcome::kHardwareError) ==
               v1::RUN_OUTCOME_HARDWARE_ERROR);
+static_assert(static_cast<int>(core::AttentionImplementation::kFlash) ==
+              v1::ATTENTION_IMPLEMENTATION_FLASH);
+static_assert(static_cast<int>(core::ActivationCheckpointing::kOn) ==
+              v1::ACTIVATION_CHECKPOINTING_ON);
 
 }  // namespace
 
@@ -86,15 +90,25 @@ core::Recipe RecipeFromProto(const v1::Recipe& in) {
   recipe.double_quantization = in.double_quantization();
   recipe.optimizer =
       EnumCast<core::Optimizer>(in.optimizer(), v1::Optimizer_MAX);
-  // The wire keeps booleans for now: true is an explicit choice, false
-  // leaves the choice open.
-  recipe.activation_checkpointing =
-      in.activation_checkpointing()
-          ? core::ActivationCheckpointing::kOn
-          : core::ActivationCheckpointing::kUnspecified;
-  recipe.attention = in.flash_attention()
-                         ? core::AttentionImplementation::kFlash
-                         : core::AttentionImplementation::kUnspecified;
+  // The deprecated booleans speak only when the enum is unset: true is the
+  // enum's FLASH / ON, false cannot say "off" (proto3 cannot tell it from
+  // unset), so it stays unspecified.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  recipe.attention = EnumCast<core::AttentionImplementation>(
+      in.attention(), v1::AttentionImplementation_MAX);
+  if (in.attention() == v1::ATTENTION_IMPLEMENTATION_UNSPECIFIED &&
+      in.flash_attention()) {
+    recipe.attention = core::AttentionImplementation::kFlash;
+  }
+  recipe.activation_checkpointing = EnumCast<core::ActivationCheckpointing>(
+      in.activation_checkpointing_mode(), v1::ActivationCheckpointing_MAX);
+  if (in.activation_checkpointing_mode() ==
+          v1::ACTIVATION_CHECKPOINTING_UNSPECIFIED &&
+      in.activation_checkpointing()) {
+    recipe.activation_checkpointing = core::ActivationCheckpointing::kOn;
+  }
+#pragma GCC diagnostic pop
   recipe.gpu_count = in.gpu_count();
   recipe.parallelism =
       EnumCast<core::Parallelism>(in.parallelism(), v1::Parallelism_MAX);
@@ -134,10 +148,18 @@ v1::Recipe RecipeToProto(const core::Recipe& recipe) {
   out.set_double_quantization(recipe.double_quantization);
   out.set_optimizer(
       EnumCast<v1::Optimizer>(recipe.optimizer, v1::Optimizer_MAX));
-  out.set_activation_checkpointing(recipe.activation_checkpointing ==
-                                   core::ActivationCheckpointing::kOn);
+  out.set_attention(EnumCast<v1::AttentionImplementation>(
+      recipe.attention, v1::AttentionImplementation_MAX));
+  out.set_activation_checkpointing_mode(EnumCast<v1::ActivationCheckpointing>(
+      recipe.activation_checkpointing, v1::ActivationCheckpointing_MAX));
+  // Older readers see the deprecated booleans as they would have been set.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   out.set_flash_attention(recipe.attention ==
                           core::AttentionImplementation::kFlash);
+  out.set_activation_checkpointing(recipe.activation_checkpointing ==
+                                   core::ActivationCheckpointing::kOn);
+#pragma GCC diagnostic pop
   out.set_gpu_count(recipe.gpu_count);
   out.set_parallelism(
       EnumCast<v1::Parallelism>(recipe.parallelism, v1::Parallelism_MAX));

@@ -24,9 +24,16 @@ constexpr absl::Duration kWaitSlice = absl::Milliseconds(100);
 constexpr absl::Duration kCoalesce = absl::Milliseconds(50);
 
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> Load(
-    storage::DbSession& session) {
+    storage::DbSession& session, const std::atomic<int64_t>& local_writes) {
   auto snapshot = std::make_shared<CatalogSnapshot>();
   snapshot->loaded_at = absl::Now();
+  // Both before any read: what they count or include committed before the
+  // reads below began, so the reads see it.
+  snapshot->local_writes_included = local_writes.load();
+  absl::StatusOr<storage::TransactionHorizon> horizon =
+      storage::ReadTransactionHorizon(session);
+  if (!horizon.ok()) return horizon.status();
+  snapshot->horizon = *std::move(horizon);
   absl::StatusOr<std::vector<core::GpuSku>> skus = storage::ListSkus(session);
   if (!skus.ok()) return skus.status();
   absl::StatusOr<std::vector<storage::PoolRecord>> pools =
@@ -74,6 +81,62 @@ EvidenceCache::EvidenceCache(std::string database_url,
 EvidenceCache::~EvidenceCache() {
   stop_.Notify();
   thread_.join();
+  ServeWaiters(/*all=*/true);
+}
+
+void EvidenceCache::NoteLocalWriteCommitted() { local_writes_.fetch_add(1); }
+
+bool EvidenceCache::Includes(const CatalogSnapshot& snapshot,
+                             const Waiter& waiter) {
+  return snapshot.local_writes_included >= waiter.local_writes &&
+         (waiter.min_version <= 0 ||
+          snapshot.horizon.Includes(waiter.min_version));
+}
+
+bool EvidenceCache::Includes(const CatalogSnapshot& snapshot,
+                             int64_t min_version) const {
+  return Includes(snapshot, Waiter{local_writes_.load(), min_version, {}, {}});
+}
+
+void EvidenceCache::WhenCurrent(int64_t min_version, absl::Time deadline,
+                                ReadyCallback ready) {
+  Waiter waiter{local_writes_.load(), min_version, deadline, std::move(ready)};
+  std::shared_ptr<const CatalogSnapshot> current;
+  {
+    absl::MutexLock lock(&mu_);
+    current = current_;
+    if (current == nullptr || !Includes(*current, waiter)) {
+      waiters_.push_back(std::move(waiter));
+      current = nullptr;
+    }
+  }
+  if (current != nullptr) {
+    waiter.ready(std::move(current), true);
+    return;
+  }
+  RefreshSoon();
+}
+
+void EvidenceCache::ServeWaiters(bool all) {
+  const absl::Time now = absl::Now();
+  std::vector<std::pair<Waiter, bool>> due;
+  std::shared_ptr<const CatalogSnapshot> current;
+  {
+    absl::MutexLock lock(&mu_);
+    if (waiters_.empty()) return;
+    current = current_;
+    std::vector<Waiter> waiting;
+    for (Waiter& waiter : waiters_) {
+      const bool reached = current != nullptr && Includes(*current, waiter);
+      if (reached || all || waiter.deadline <= now) {
+        due.emplace_back(std::move(waiter), reached);
+      } else {
+        waiting.push_back(std::move(waiter));
+      }
+    }
+    waiters_ = std::move(waiting);
+  }
+  for (auto& [waiter, reached] : due) waiter.ready(current, reached);
 }
 
 std::shared_ptr<const CatalogSnapshot> EvidenceCache::Current() const {
@@ -108,7 +171,8 @@ void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
 }
 
 absl::Status EvidenceCache::ReloadWith(storage::DbSession& session) {
-  absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded = Load(session);
+  absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
+      Load(session, local_writes_);
   if (!loaded.ok()) return loaded.status();
   Publish(*std::move(loaded));
   return absl::OkStatus();
@@ -121,9 +185,15 @@ void EvidenceCache::Loop() {
   absl::Time last_load = absl::InfinitePast();
   absl::Time last_notify = absl::InfinitePast();
   while (!stop_.HasBeenNotified()) {
+    ServeWaiters(/*all=*/false);  // those whose deadline passed
+    bool waiting;
+    {
+      absl::MutexLock lock(&mu_);
+      waiting = !waiters_.empty();
+    }
     const absl::Time wait_start = absl::Now();
-    absl::StatusOr<int> notified =
-        listener.Wait(stale || notify_pending_ ? kCoalesce / 2 : kWaitSlice);
+    absl::StatusOr<int> notified = listener.Wait(
+        stale || notify_pending_ || waiting ? kCoalesce / 2 : kWaitSlice);
     if (!notified.ok()) {
       // The database is away: keep serving the last snapshot and try again.
       stale = true;
@@ -153,6 +223,7 @@ void EvidenceCache::Loop() {
     if (!ReloadWith(session).ok()) continue;  // retried on the next turn
     last_load = absl::Now();
     stale = false;
+    ServeWaiters(/*all=*/false);  // those the new snapshot includes
   }
 }
 

@@ -2,6 +2,7 @@
 #define PLACEMENT_SERVICES_PLAN_EVIDENCE_CACHE_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "core/sku.h"
 #include "services/auth/auth.h"
 #include "storage/db_session.h"
+#include "storage/transaction_horizon.h"
 
 namespace placement::services {
 
@@ -31,6 +33,11 @@ class CatalogSnapshot : public core::EvidenceSource {
   absl::flat_hash_map<std::string, Principal> tokens;
   // When the read that made this snapshot began.
   absl::Time loaded_at = absl::InfinitePast();
+  // The database transactions the read saw committed (evidence versions).
+  storage::TransactionHorizon horizon;
+  // How many writes this replica had committed when the read began: every
+  // one of them is in this snapshot.
+  int64_t local_writes_included = 0;
 
   std::optional<core::EvidenceStats> Find(
       absl::string_view recipe_key, absl::string_view sku_id) const override {
@@ -84,7 +91,38 @@ class EvidenceCache {
   // plan. A snapshot is only ever replaced by one read after it.
   absl::Status ReloadWith(storage::DbSession& session);
 
+  // This replica committed a change to evidence and is about to acknowledge
+  // it: snapshots read from now on include it, and WhenCurrent waits for one.
+  void NoteLocalWriteCommitted();
+
+  // Calls `ready` with the first snapshot that includes every write this
+  // replica had acknowledged before this call and, if `min_version` > 0,
+  // the transaction `min_version` (an upload's evidence version, from any
+  // replica). Calls it at once (on the caller's thread) when the current
+  // snapshot does; otherwise asks for a re-read and calls it from the
+  // cache's thread when a snapshot does, or at `deadline` with the current
+  // snapshot and `reached` false. Never blocks; `ready` must not either.
+  // Whether `snapshot` includes what WhenCurrent(min_version, ...) would
+  // wait for now.
+  bool Includes(const CatalogSnapshot& snapshot, int64_t min_version) const;
+
+  using ReadyCallback = std::function<void(
+      std::shared_ptr<const CatalogSnapshot> snapshot, bool reached)>;
+  void WhenCurrent(int64_t min_version, absl::Time deadline,
+                   ReadyCallback ready);
+
  private:
+  struct Waiter {
+    int64_t local_writes = 0;
+    int64_t min_version = 0;
+    absl::Time deadline;
+    ReadyCallback ready;
+  };
+  static bool Includes(const CatalogSnapshot& snapshot, const Waiter& waiter);
+  // Calls the waiters the current snapshot satisfies or whose deadline is
+  // past (`all`: every waiter, as the cache stops).
+  void ServeWaiters(bool all);
+
   void Loop();
   void ConfirmCurrentAsOf(absl::Time as_of);
   // Publishes `snapshot` unless a snapshot read later is already current.
@@ -95,6 +133,8 @@ class EvidenceCache {
   mutable absl::Mutex mu_;
   std::shared_ptr<const CatalogSnapshot> current_ ABSL_GUARDED_BY(mu_);
   absl::Time current_as_of_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int64_t> local_writes_{0};
   std::atomic<bool> refresh_requested_{false};
   std::atomic<bool> notify_pending_{false};
   absl::Notification stop_;

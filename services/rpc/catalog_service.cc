@@ -12,6 +12,7 @@
 #include "core/pool.h"
 #include "core/sku.h"
 #include "services/api/catalog_convert.h"
+#include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
 #include "services/api/run_validation.h"
@@ -31,6 +32,8 @@ const std::set<std::string>& MutablePoolFields() {
       "node_count",
       "gpus_per_node",
       "fabric",
+      "inter_node_fabric",
+      "inter_node_bandwidth_gb_s_per_gpu",
       "purpose",
       "exclusive",
       "gpu_quota",
@@ -63,6 +66,12 @@ void ApplyField(const std::string& field, const core::Pool& from,
   if (field == "node_count") to.node_count = from.node_count;
   if (field == "gpus_per_node") to.gpus_per_node = from.gpus_per_node;
   if (field == "fabric") to.fabric = from.fabric;
+  if (field == "inter_node_fabric") {
+    to.inter_node_fabric = from.inter_node_fabric;
+  }
+  if (field == "inter_node_bandwidth_gb_s_per_gpu") {
+    to.inter_node_gb_s_per_gpu = from.inter_node_gb_s_per_gpu;
+  }
   if (field == "purpose") to.purpose = from.purpose;
   if (field == "exclusive") to.exclusive = from.exclusive;
   if (field == "gpu_quota") to.gpu_quota = from.gpu_quota;
@@ -85,6 +94,10 @@ grpc::ServerUnaryReactor* CatalogService::ListSkus(
           *context, "/placement.v1.CatalogService/ListSkus");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
@@ -118,6 +131,10 @@ grpc::ServerUnaryReactor* CatalogService::GetSku(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
   }
@@ -146,6 +163,10 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
           *context, "/placement.v1.CatalogService/CreatePool");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!request->has_pool()) {
     return FinishNow(context, InvalidArgument({{"pool", "is required"}}));
@@ -183,6 +204,10 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
           *context, "/placement.v1.CatalogService/UpdatePool");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!request->has_pool() || request->pool().name().empty()) {
     return FinishNow(context, InvalidArgument({{"pool.name", "is required"}}));
@@ -238,6 +263,10 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
   }
@@ -260,6 +289,10 @@ grpc::ServerUnaryReactor* CatalogService::ListPools(
           *context, "/placement.v1.CatalogService/ListPools");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
@@ -322,6 +355,10 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   core::FieldViolations violations;
   if (request->name().empty() || request->name().size() > 128) {
     violations.push_back({"name", "must be 1-128 characters"});
@@ -363,6 +400,10 @@ grpc::ServerUnaryReactor* CatalogService::RevokeToken(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (!IsUuid(request->token_id())) {
     return FinishNow(context, InvalidArgument({{"token_id", "must be a UUID"}}));
   }
@@ -386,6 +427,10 @@ grpc::ServerUnaryReactor* CatalogService::ListTokens(
           *context, "/placement.v1.CatalogService/ListTokens");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());

@@ -13,6 +13,7 @@
 #include "core/field_violation.h"
 #include "core/sku.h"
 #include "services/api/catalog_convert.h"
+#include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
 #include "services/rpc/db_call.h"
@@ -338,6 +339,10 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
           *context, "/placement.v1.CostService/GetCostReport");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<ValidRequest> valid = Validate(*request);
   if (!valid.ok()) return FinishNow(context, ToGrpcStatus(valid.status()));

@@ -21,6 +21,13 @@ grpc::ServerUnaryReactor* FinishOnDbWorker(
     grpc::CallbackServerContext* context, storage::DbWorkers& workers,
     std::function<absl::Status(storage::DbSession&)> work);
 
+// The same for a call whose reactor (context->DefaultReactor()) the caller
+// already holds.
+void FinishOnDbWorker(grpc::CallbackServerContext* context,
+                      grpc::ServerUnaryReactor* reactor,
+                      storage::DbWorkers& workers,
+                      std::function<absl::Status(storage::DbSession&)> work);
+
 // Finishes a unary callback RPC at once with `status`.
 grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
                                     const grpc::Status& status);

@@ -2,6 +2,7 @@
 
 #include <grpcpp/support/proto_buffer_reader.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -15,6 +16,7 @@
 #include "core/planner.h"
 #include "core/rules.h"
 #include "services/api/catalog_convert.h"
+#include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
 #include "services/api/run_validation.h"
@@ -28,6 +30,11 @@ namespace {
 // Evidence older than this is called out in the plan's warnings.
 constexpr absl::Duration kStaleEvidence = absl::Seconds(10);
 constexpr int kMaxAllowedPools = 1000;
+// The longest a plan waits for its replica's evidence to include the uploads
+// it must see (this replica's acknowledged ones, min_evidence_version).
+constexpr absl::Duration kMaxEvidenceWait = absl::Seconds(2);
+// What a wait leaves of the caller's deadline, to plan and record.
+constexpr absl::Duration kAnswerMargin = absl::Milliseconds(200);
 constexpr int kMaxRequiredLabels = 32;
 
 grpc::Status AuditQueueFull() {
@@ -89,6 +96,7 @@ std::string CacheKey(const v1::PlacePlanRequest& request,
   v1::PlacePlanRequest key = request;
   key.clear_request_id();
   key.clear_team();
+  key.clear_min_evidence_version();  // decides when, not what, to plan
   if (plan_request.serving.has_value()) {
     key.mutable_serving()->set_sku(plan_request.serving->sku_id);
   }
@@ -151,36 +159,99 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                                   "the request is not a "
                                   "placement.v1.PlacePlanRequest"));
   }
-  core::PlanRequest plan_request = PlanRequestFromProto(request);
-  const std::string objective =
-      ObjectiveName(plan_request.constraints.objective);
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(request);
+      !undeclared.empty()) {
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
+  if (request.min_evidence_version() < 0) {
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return FinishNow(context,
+                     InvalidArgument({{"min_evidence_version",
+                                       "must be an evidence_version from an "
+                                       "UploadBenchmarkRunResponse, or 0"}}));
+  }
   if (context->deadline() <= std::chrono::system_clock::now()) {
     // Queued behind an overload: the caller has given up already.
-    metrics_.PlanAnswered(objective, "deadline_exceeded");
+    metrics_.PlanAnswered(
+        ObjectiveName(PlanRequestFromProto(request).constraints.objective),
+        "deadline_exceeded");
     return FinishNow(context,
                      grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                                   "the deadline passed before planning began"));
   }
   std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
   if (snapshot == nullptr) {
-    metrics_.PlanAnswered(objective, "unavailable");
+    metrics_.PlanAnswered("LOWEST_COST", "unavailable");
     return FinishNow(context,
                      grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                   "pools and evidence are not loaded yet"));
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (evidence_.Includes(*snapshot, request.min_evidence_version())) {
+    // The usual case: planned here, on the callback thread.
+    AnswerPlan(context, reactor, request, std::move(snapshot), "", response);
+    return reactor;
+  }
+  const absl::Time wait_until =
+      std::min(absl::Now() + kMaxEvidenceWait,
+               absl::FromChrono(context->deadline()) - kAnswerMargin);
+  auto shared_request =
+      std::make_shared<const v1::PlacePlanRequest>(std::move(request));
+  evidence_.WhenCurrent(
+      shared_request->min_evidence_version(), wait_until,
+      [this, context, reactor, response, shared_request](
+          std::shared_ptr<const CatalogSnapshot> snapshot, bool reached) {
+        std::string warning;
+        if (!reached) {
+          warning =
+              shared_request->min_evidence_version() > 0
+                  ? absl::StrCat(
+                        "stale_evidence: this replica's evidence did not "
+                        "include evidence version ",
+                        shared_request->min_evidence_version(), " within ",
+                        absl::FormatDuration(kMaxEvidenceWait),
+                        "; the plan may miss that upload")
+                  : absl::StrCat(
+                        "stale_evidence: this replica's evidence did not "
+                        "include its latest acknowledged uploads within ",
+                        absl::FormatDuration(kMaxEvidenceWait),
+                        "; the database may be unreachable");
+        }
+        AnswerPlan(context, reactor, *shared_request, std::move(snapshot),
+                   warning, response);
+      });
+  return reactor;
+}
+
+void PlacementService::AnswerPlan(
+    grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+    const v1::PlacePlanRequest& request,
+    std::shared_ptr<const CatalogSnapshot> snapshot,
+    const std::string& wait_warning, grpc::ByteBuffer* response) {
+  core::PlanRequest plan_request = PlanRequestFromProto(request);
+  const std::string objective =
+      ObjectiveName(plan_request.constraints.objective);
+  if (snapshot == nullptr) {
+    metrics_.PlanAnswered(objective, "unavailable");
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                 "pools and evidence are not loaded yet"));
+    return;
   }
   core::FieldViolations violations =
       ValidateRequest(request, snapshot->skus, &plan_request);
   if (!violations.empty()) {
     metrics_.PlanAnswered(objective, "invalid");
-    return FinishNow(context, InvalidArgument(violations));
+    reactor->Finish(InvalidArgument(violations));
+    return;
   }
   if (!HasTrainingPool(snapshot->pools)) {
     metrics_.PlanAnswered(objective, "no_training_pool");
-    return FinishNow(
-        context,
+    reactor->Finish(
         grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                      "no training pool exists: create one with "
                      "CatalogService.CreatePool (purpose TRAINING)"));
+    return;
   }
 
   // Plan from the snapshot, or reuse the same request's plan against it.
@@ -191,7 +262,8 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
         plan_request, snapshot->pools, snapshot->skus, *snapshot);
     if (!result.ok()) {
       metrics_.PlanAnswered(objective, "invalid");
-      return FinishNow(context, ToGrpcStatus(result.status()));
+      reactor->Finish(ToGrpcStatus(result.status()));
+      return;
     }
     plan = MakeCachedPlan(*std::move(result));
     cache_.Insert(snapshot, key, plan);
@@ -200,8 +272,9 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
   const absl::Time now = absl::Now();
   PlanStamp stamp{
       common::NewTimeOrderedUuid(now), now, snapshot->loaded_at, {}};
+  if (!wait_warning.empty()) stamp.warnings.push_back(wait_warning);
   const absl::Duration age = now - evidence_.CurrentAsOf();
-  if (age > kStaleEvidence) {
+  if (age > kStaleEvidence && wait_warning.empty()) {
     stamp.warnings.push_back(absl::StrFormat(
         "stale_evidence: pools and evidence were last known current %.0f s "
         "ago; the database may be unreachable",
@@ -252,14 +325,15 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
         });
     if (!queued) {
       metrics_.PlanAnswered(objective, "overloaded");
-      return FinishNow(context, AuditQueueFull());
+      reactor->Finish(AuditQueueFull());
+      return;
     }
     *response = PlanResponseBytes(plan->response_bytes, stamp);
     count();
-    return FinishNow(context, grpc::Status::OK);
+    reactor->Finish(grpc::Status::OK);
+    return;
   }
   if (request.request_id().empty()) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     const bool queued = audit_.TrySubmit(
         std::move(record), absl::FromChrono(context->deadline()),
         [reactor, response, count, objective, plan, stamp = std::move(stamp),
@@ -283,15 +357,15 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
       metrics_.PlanAnswered(objective, "overloaded");
       reactor->Finish(AuditQueueFull());
     }
-    return reactor;
+    return;
   }
 
   // With an idempotency key, a retry returns the plan recorded first.
-  return FinishOnDbWorker(
-      context, workers_,
+  FinishOnDbWorker(
+      context, reactor, workers_,
       [response, count, plan, stamp = std::move(stamp),
-       record = std::move(record)](
-          storage::DbSession& session) -> absl::Status {
+       record =
+           std::move(record)](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::optional<storage::StoredPlan>> existing =
             storage::FindPlanByRequestId(session, record.request_id);
         if (!existing.ok()) return existing.status();
@@ -322,6 +396,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
           *context, "/placement.v1.PlacementService/GetPlan");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!IsUuid(request->plan_id())) {
     return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
@@ -355,6 +433,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
           *context, "/placement.v1.PlacementService/GetPlanAccuracy");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   const absl::Time from = request->has_start_time()
                               ? TimeFromProto(request->start_time())

@@ -34,6 +34,13 @@ enum class PlanRecords {
 // its caller. GetPlan on this replica waits for the queue, so a caller
 // finds the plan it was just given.
 //
+// Read your own writes: a plan includes every upload this replica
+// acknowledged before it, and, given an upload's evidence version
+// (min_evidence_version), that upload whichever replica took it. When the
+// snapshot does not include them yet the plan waits for the re-read (at
+// most kMaxEvidenceWait, answered from the evidence cache's thread: no
+// thread blocks) and then warns stale_evidence if it is still behind.
+//
 // PlacePlan is a raw method: it answers with bytes assembled from the cached
 // result's serialization and the plan's own fields (PlanResponseBytes), so a
 // result is serialized once however many plans it answers.
@@ -65,6 +72,16 @@ class PlacementService final
       v1::GetPlanAccuracyResponse* response) override;
 
  private:
+  // Plans `request` from `snapshot` and finishes `reactor` (on whichever
+  // thread has the snapshot ready: the callback thread, or the evidence
+  // cache's after a wait). `wait_warning`: a stale_evidence warning when the
+  // wait for the caller's evidence version ran out.
+  void AnswerPlan(grpc::CallbackServerContext* context,
+                  grpc::ServerUnaryReactor* reactor,
+                  const v1::PlacePlanRequest& request,
+                  std::shared_ptr<const CatalogSnapshot> snapshot,
+                  const std::string& wait_warning, grpc::ByteBuffer* response);
+
   storage::DbWorkers& workers_;
   Authorizer& auth_;
   PlanAuditWriter& audit_;

@@ -1,14 +1,17 @@
 #include "services/rpc/telemetry_service.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include <algorithm>
 #include "common/proto_bytes.h"
 #include "core/recipe.h"
 #include "services/api/catalog_convert.h"
+#include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
 #include "services/api/recipe_convert.h"
@@ -65,6 +68,7 @@ void AckToProto(const storage::RunAck& ack,
   response->set_recipe_key(ack.recipe_key);
   TimeToProto(ack.accept_time, response->mutable_accept_time());
   response->set_gpu_hours(static_cast<double>(ack.gpu_microseconds) / 3.6e9);
+  response->set_evidence_version(ack.evidence_version);
 }
 
 v1::Offload OffloadFromName(const std::string& name) {
@@ -111,11 +115,14 @@ class SampleStreamReactor
       response_->set_committed_through_step(committed_through_step_);
       response_->set_samples_stored(stored_);
       response_->set_samples_duplicate(duplicates_);
+      response_->set_samples_conflicting(conflicting_);
       FinishOnce(grpc::Status::OK);
       return;
     }
-    core::FieldViolations violations =
-        ValidateSampleBatch(request_, absl::Now());
+    core::FieldViolations violations = UndeclaredEnumValues(request_);
+    if (violations.empty()) {
+      violations = ValidateSampleBatch(request_, absl::Now());
+    }
     const std::string run_id = absl::AsciiStrToLower(request_.run_id());
     if (violations.empty() && !run_id_.empty() && run_id != run_id_) {
       violations.push_back(
@@ -153,6 +160,7 @@ class SampleStreamReactor
           }
           stored_ += appended->stored;
           duplicates_ += appended->duplicates;
+          conflicting_ += appended->conflicting;
           committed_through_step_ = appended->progress.committed_through_step;
           ReadNext();  // only now: one batch in memory at a time
         });
@@ -206,6 +214,7 @@ class SampleStreamReactor
   int64_t committed_through_step_ = -1;
   int64_t stored_ = 0;
   int64_t duplicates_ = 0;
+  int64_t conflicting_ = 0;
   absl::Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
@@ -275,6 +284,10 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
           *context, "/placement.v1.TelemetryService/UploadBenchmarkRun");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!request->has_run()) {
     return FinishNow(context, InvalidArgument({{"run", "is required"}}));
@@ -346,6 +359,10 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
       !denied.ok()) {
     return FinishNow(context, denied);
   }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
+  }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
   }
@@ -371,6 +388,10 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
           *context, "/placement.v1.TelemetryService/GetBenchmarkRun");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
@@ -399,6 +420,10 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
           *context, "/placement.v1.TelemetryService/ListBenchmarkRuns");
       !denied.ok()) {
     return FinishNow(context, denied);
+  }
+  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
+      !undeclared.empty()) {
+    return FinishNow(context, InvalidArgument(undeclared));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());

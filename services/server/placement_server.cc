@@ -98,6 +98,9 @@ absl::Status PlacementServer::Start() {
       [metrics = placement_metrics_.get(),
                   evidence = evidence_.get()](const storage::RunAck& ack) {
         evidence->NoteLocalChange();
+        // Committed, not yet acknowledged: this replica's next plan waits
+        // for a snapshot read after this (read your own writes).
+        evidence->NoteLocalWriteCommitted();
         if (ack.plan_outcome.has_value()) {
           metrics->PredictionObserved(*ack.plan_outcome);
         }
@@ -140,6 +143,16 @@ absl::Status PlacementServer::Start() {
         absl::StrCat("cannot listen on ", options_.listen_address));
   }
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  // Each served service by name too (grpc_health_probe -service, Kubernetes
+  // gRPC probes): once named here, SetServingStatus(bool) below and in the
+  // monitor sets them all with the server's "".
+  for (const char* service :
+       {v1::PlacementService::service_full_name(),
+        v1::CatalogService::service_full_name(),
+        v1::TelemetryService::service_full_name(),
+        v1::CostService::service_full_name()}) {
+    health->SetServingStatus(service, false);
+  }
   health->SetServingStatus(false);
   health_ = std::make_unique<HealthMonitor>(
       options_.database_url, health, options_.health_interval,

@@ -378,8 +378,11 @@ TEST_F(AgentTest, DetectedSkuNeedsNoFlag) {
             1);
   EXPECT_THAT(output, HasSubstr("\"named\": false"));
   EXPECT_THAT(output, HasSubstr("NVIDIA RTX 6000 Ada Generation"));
+  // No driver on this machine: what is missing, in words, and what to do.
   EXPECT_EQ(Agent("detect", &output), 1);
-  EXPECT_THAT(output, HasSubstr("neither NVML nor nvidia-smi"));
+  EXPECT_THAT(output, HasSubstr("NVML could not be loaded"));
+  EXPECT_THAT(output, HasSubstr("nvidia-smi is not installed"));
+  EXPECT_THAT(output, HasSubstr("install the NVIDIA driver"));
 
   ASSERT_EQ(Agent(absl::StrCat("run --pool=l40s-adapters --nvidia_smi=",
                                TestData("fake_nvidia_smi.sh"),

@@ -12,6 +12,7 @@ namespace placement::agent {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Fixture(const std::string& name) {
   std::ifstream file("testdata/" + name);
@@ -133,6 +134,30 @@ TEST(SkuDetectionTest, NoGpuIsUnknown) {
   const NodeDetection d = NameNode({}, "nvidia-smi");
   EXPECT_FALSE(d.named());
   EXPECT_EQ(d.problem, "no GPU was found");
+}
+
+// A machine without a GPU: no driver, so neither NVML nor nvidia-smi. The
+// problem says so in words and what to do, not a shell exit status.
+TEST(SkuDetectionTest, NoDriverSaysWhatIsMissingAndWhatToDo) {
+  absl::StatusOr<std::unique_ptr<Nvml>> nvml =
+      LoadNvml("libnvidia-ml-absent-for-this-test.so.1");
+  ASSERT_FALSE(nvml.ok());
+  const NodeDetection d = DetectNode(nullptr, "/nonexistent/bin/nvidia-smi",
+                                     std::string(nvml.status().message()));
+  EXPECT_FALSE(d.named());
+  EXPECT_THAT(d.problem, HasSubstr("NVML could not be loaded"));
+  EXPECT_THAT(d.problem, HasSubstr("libnvidia-ml-absent-for-this-test.so.1"));
+  EXPECT_THAT(d.problem, HasSubstr("nvidia-smi is not installed"));
+  EXPECT_THAT(d.problem, HasSubstr("install the NVIDIA driver"));
+  EXPECT_THAT(d.problem, Not(HasSubstr("exited")));
+}
+
+// nvidia-smi that is there but fails is a different problem from a missing one.
+TEST(SkuDetectionTest, FailingNvidiaSmiIsNotCalledMissing) {
+  const NodeDetection d = DetectNode(nullptr, "/bin/false");
+  EXPECT_FALSE(d.named());
+  EXPECT_THAT(d.problem, HasSubstr("nvidia-smi failed"));
+  EXPECT_THAT(d.problem, Not(HasSubstr("not installed")));
 }
 
 TEST(SkuDetectionTest, MalformedCsvIsAnError) {

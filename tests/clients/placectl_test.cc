@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <fstream>
+#include <regex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -158,19 +160,22 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
   EXPECT_THAT(out, HasSubstr("Llama-3.1-8B, lora, rank 16"));
   // Ranked: the L40S first at 10 GPU-hours x 1.20, then the A100.
   const std::vector<std::string> first = RowAfterHeader(out, "RANK", 0);
-  ASSERT_GE(first.size(), 12u) << out;
+  ASSERT_GE(first.size(), 15u) << out;
   EXPECT_EQ(first[0], "1");
   EXPECT_EQ(first[1], "l40s-train");
   EXPECT_EQ(first[2], kL40s);
-  EXPECT_EQ(first[6], "10.00");  // expected GPU-hours
-  EXPECT_EQ(first[7], "12.00");  // cost at the internal rate
-  EXPECT_EQ(first[10], "measured (3 runs)");
+  EXPECT_EQ(first[4], "single");  // the parallelism
+  EXPECT_EQ(first[5], "fits");
+  EXPECT_EQ(first[9], "10.00");   // expected GPU-hours
+  EXPECT_EQ(first[10], "12.00");  // cost at the internal rate
+  EXPECT_EQ(first[13], "measured (3 runs)");
   const std::vector<std::string> second = RowAfterHeader(out, "RANK", 1);
   ASSERT_GE(second.size(), 2u);
   EXPECT_EQ(second[0], "2");
   EXPECT_EQ(second[1], "a100-train");
   // Reasons and warnings per candidate.
-  EXPECT_THAT(out, HasSubstr("#1 l40s-train (L40S-PCIE-48GB x1)"));
+  EXPECT_THAT(out, HasSubstr("#1 l40s-train (L40S-PCIE-48GB x1, fits)"));
+  EXPECT_THAT(out, HasSubstr("    recipe rk1-"));
   EXPECT_THAT(out, HasSubstr("reason:  fit_without_offload"));
   EXPECT_THAT(out, HasSubstr("WARNING: over_bought"));
   // The serving pool, with the rule that rejected it.
@@ -207,7 +212,7 @@ TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
                                   "--serving_precision fp8"),
                      &out),
             0);
-  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(10), "estimated");
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(13), "estimated");
   EXPECT_THAT(out, HasSubstr("BAKE-OFF before standardizing"));
   EXPECT_THAT(out, HasSubstr("EVAL REQUIRED: "));
   // The bake-off's runs: one per SKU, at equal settings.
@@ -260,7 +265,20 @@ team: ml-platform
   "constraints": {"objective": "OBJECTIVE_LOWEST_COST", "maxGpus": 8},
   "team": "ml-platform"
 })");
-  for (const std::string& file : {yaml, json}) {
+  // The enums by their short names say the same.
+  const std::string enums = WriteFile("enums.yaml", R"(recipe:
+  model: Llama-3.1-8B
+  method: lora
+  lora_rank: 16
+  target_modules: all-linear
+  sequence_length: 2048
+  micro_batch_size: 2
+  activation_checkpointing: on
+  attention: flash
+total_steps: 10000
+team: ml-platform
+)");
+  for (const std::string& file : {yaml, json, enums}) {
     ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", file, " --json"), &out),
               0);
     const auto plan = FromJson<v1::PlacePlanResponse>(out);
@@ -308,6 +326,61 @@ total_steps: 10
   EXPECT_EQ(Placectl(absl::StrCat("plan --recipe ", dir_, "/missing.yaml"),
                      &out, true),
             2);
+}
+
+TEST_F(PlacectlTest, NewRecipeFlagsGiveTheKeyOfTheFormerOnes) {
+  OneL40sPool();
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --json"), &out), 0);
+  const std::string key = FromJson<v1::PlacePlanResponse>(out).recipe_key();
+  const std::string flags =
+      "plan --model Llama-3.1-8B --method lora --lora_rank 16 "
+      "--target_modules all-linear --seq_len 2048 --micro_batch 2 "
+      "--activation_checkpointing on --attention flash --steps 10000 "
+      "--team ml-platform";
+  ASSERT_EQ(Placectl(absl::StrCat(flags, " --json"), &out), 0);
+  const auto plan = FromJson<v1::PlacePlanResponse>(out);
+  EXPECT_EQ(plan.recipe_key(), key);
+  EXPECT_EQ(plan.recipe().attention(), v1::ATTENTION_IMPLEMENTATION_FLASH);
+  EXPECT_EQ(plan.recipe().activation_checkpointing_mode(),
+            v1::ACTIVATION_CHECKPOINTING_ON);
+  // SDPA is another setting, so another key.
+  ASSERT_EQ(Placectl(absl::StrCat(flags, " --attention sdpa --json"), &out), 0);
+  EXPECT_NE(FromJson<v1::PlacePlanResponse>(out).recipe_key(), key);
+  EXPECT_EQ(Placectl(absl::StrCat(flags, " --attention fast"), &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("--attention"));
+}
+
+TEST_F(PlacectlTest, PoolsCreateAndUpdateTakeTheInterNodeFabric) {
+  std::string out;
+  ASSERT_EQ(Placectl("pools create --name a100-multi --sku A100-SXM4-80GB "
+                     "--nodes 2 --gpus_per_node 8 --fabric nvlink "
+                     "--inter_node_fabric infiniband --inter_node_gb_s 25 "
+                     "--rate 2.10 --json",
+                     &out),
+            0);
+  auto pool = FromJson<v1::Pool>(out);
+  EXPECT_EQ(pool.inter_node_fabric(), v1::INTER_NODE_FABRIC_INFINIBAND);
+  EXPECT_EQ(pool.inter_node_bandwidth_gb_s_per_gpu(), 25);
+  ASSERT_EQ(Placectl("pools list", &out), 0);
+  EXPECT_THAT(out, HasSubstr("infiniband 25 GB/s"));
+
+  // NONE with the bandwidth still set is a conflict the server names.
+  EXPECT_EQ(
+      Placectl("pools update a100-multi --inter_node_fabric none", &out, true),
+      1);
+  EXPECT_THAT(out, HasSubstr("pool.inter_node_bandwidth_gb_s_per_gpu"));
+  ASSERT_EQ(Placectl("pools update a100-multi --inter_node_fabric none "
+                     "--inter_node_gb_s 0 --json",
+                     &out),
+            0);
+  pool = FromJson<v1::Pool>(out);
+  EXPECT_EQ(pool.inter_node_fabric(), v1::INTER_NODE_FABRIC_NONE);
+  EXPECT_EQ(pool.gpu_quota(), 16);  // untouched
+  EXPECT_EQ(Placectl("pools update a100-multi --inter_node_fabric token-ring",
+                     &out, true),
+            2);
+  EXPECT_THAT(out, HasSubstr("--inter_node_fabric"));
 }
 
 TEST_F(PlacectlTest, BadRecipePrintsTheFieldViolationAndExitsOne) {
@@ -441,4 +514,233 @@ TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
 }
 
 }  // namespace
+// One pool to measure is a measurement run, said in the singular; every
+// money cell of the table has two decimals, whatever the rate's precision.
+TEST_F(PlacectlTest, OneUnmeasuredPoolIsAMeasurementRunAndMoneyHasTwoDecimals) {
+  v1::Pool pool = TrainingPool("l40s-train", kL40s, 1, 8, 1'366'667);
+  pool.set_list_price_micros_per_gpu_hour(2'333'333);
+  client_->CreatePool(pool);
+  client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+    return p.candidates_size() == 1;
+  });
+  std::string out;
+  ASSERT_EQ(Placectl(kLora8bFlags, &out), 0);
+  EXPECT_THAT(out, HasSubstr("MEASUREMENT RUN before standardizing"));
+  EXPECT_THAT(out, Not(HasSubstr("BAKE-OFF")));
+  EXPECT_THAT(out,
+              HasSubstr("1 of the leading candidates has no measured run"));
+  const std::vector<std::string> row = RowAfterHeader(out, "RANK", 0);
+  ASSERT_GE(row.size(), 12u) << out;
+  for (int money : {7, 8}) {
+    EXPECT_TRUE(std::regex_match(row[money], std::regex(R"(\d+\.\d\d)")))
+        << "column " << money << ": " << row[money];
+  }
+}
+
+std::string ShortEnumRunLine(const v1::BenchmarkRun& run) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  EXPECT_TRUE(
+      google::protobuf::util::MessageToJsonString(run, &json, options).ok());
+  // The short names recipe files take.
+  for (const auto& [full, short_name] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"\"RUN_OUTCOME_SUCCEEDED\"", "\"succeeded\""},
+           {"\"FINE_TUNE_METHOD_LORA\"", "\"lora\""},
+           {"\"PRECISION_BF16\"", "\"bf16\""},
+           {"\"OFFLOAD_NONE\"", "\"none\""},
+           {"\"INTERCONNECT_NONE\"", "\"none\""},
+           {"\"PARALLELISM_SINGLE\"", "\"single\""}}) {
+    json = absl::StrReplaceAll(json, {{full, short_name}});
+  }
+  return json;
+}
+
+TEST_F(PlacectlTest, RunsUploadTakesShortEnumNamesAndRefusesABadFileAsUsage) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  const v1::BenchmarkRun first = testing::SucceededRun("l40s-train", kL40s);
+  v1::BenchmarkRun second = testing::SucceededRun("l40s-train", kL40s);
+  const std::string line = ShortEnumRunLine(first);
+  ASSERT_THAT(line, HasSubstr("\"succeeded\""));
+  ASSERT_THAT(line, HasSubstr("\"lora\""));
+  const std::string good = WriteFile("good.jsonl", line + "\n");
+  std::string out;
+  ASSERT_EQ(Placectl("runs upload " + good, &out, true), 0);
+  EXPECT_THAT(out, HasSubstr("stored 1, already stored 0, failed 0"));
+  // Not a terminal: no progress bar.
+  EXPECT_THAT(out, Not(HasSubstr("[#")));
+  ASSERT_EQ(Placectl("runs upload " + good, &out, true), 0);
+  EXPECT_THAT(out, HasSubstr("stored 0, already stored 1, failed 0"));
+
+  // A bad line: exit 2, naming the file, the line and the field; nothing of
+  // the file is sent, not even its good lines.
+  std::string misspelt = ShortEnumRunLine(second);
+  misspelt = absl::StrReplaceAll(misspelt, {{"\"succeeded\"", "\"succeded\""}});
+  const std::string bad =
+      WriteFile("bad.jsonl",
+                ShortEnumRunLine(testing::SucceededRun("l40s-train", kL40s)) +
+                    "\n" + misspelt + "\n{not json\n");
+  EXPECT_EQ(Placectl("runs upload " + bad, &out, true), 2);
+  EXPECT_THAT(out, HasSubstr(bad + " line 2: outcome"));
+  EXPECT_THAT(out, HasSubstr("succeded"));
+  EXPECT_THAT(out, HasSubstr(bad + " line 3: "));
+  EXPECT_THAT(out, Not(HasSubstr("INVALID_ARGUMENT")));
+  EXPECT_EQ(Placectl("runs upload " + dir_ + "/missing.jsonl", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr(dir_ + "/missing.jsonl"));
+  EXPECT_EQ(Placectl("runs upload /dev/null", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("holds no runs"));
+  ASSERT_EQ(Placectl("--json runs list", &out), 0);
+  EXPECT_EQ(FromJson<v1::ListBenchmarkRunsResponse>(out).runs_size(), 1);
+
+  // A run the service refuses is the service's word: exit 1.
+  second.set_pool("no-such-pool");
+  const std::string refused =
+      WriteFile("refused.jsonl", ShortEnumRunLine(second) + "\n");
+  EXPECT_EQ(Placectl("runs upload " + refused, &out, true), 1);
+  EXPECT_THAT(out, HasSubstr("INVALID_ARGUMENT"));
+
+  // A directory of run files, with a progress bar on a terminal (script(1)
+  // gives placectl one).
+  const std::string runs_dir = dir_ + "/runs";
+  ASSERT_EQ(RunCommand("mkdir " + runs_dir), 0);
+  for (int i = 0; i < 3; ++i) {
+    std::ofstream(absl::StrCat(runs_dir, "/", i, ".jsonl"))
+        << ShortEnumRunLine(testing::SucceededRun("l40s-train", kL40s)) << "\n";
+  }
+  std::ofstream(runs_dir + "/notes.txt") << "not a run file\n";
+  const std::string command =
+      absl::StrCat(PLACECTL_PATH, " --server 127.0.0.1:", placementd_->port(),
+                   " runs upload ", runs_dir);
+  ASSERT_EQ(RunCommand("script -qec '" + command + "' /dev/null", &out), 0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("stored 3, already stored 0, failed 0"));
+  EXPECT_THAT(out, HasSubstr("] 3/3 runs uploaded, 0 failed"));
+  EXPECT_THAT(out, HasSubstr("[###"));
+}
+
+// Every command and command group answers --help on stdout with exit 0,
+// listing its own flags one a line; a flag of another command is refused.
+TEST_F(PlacectlTest, HelpExitsZeroForEveryCommandAndListsItsOwnFlags) {
+  struct Case {
+    const char* command;
+    std::vector<std::string> lists;
+  };
+  const std::vector<Case> cases = {
+      {"", {"pools create", "runs upload", "plans accuracy", "--server"}},
+      {"skus", {"usage: placectl skus"}},
+      {"pools", {"pools create", "pools update"}},
+      {"pools list", {"usage: placectl pools list"}},
+      {"pools get", {"usage: placectl pools get"}},
+      {"pools create",
+       {"\n  --name=VALUE", "\n  --labels=VALUE", "\n  --rate=VALUE"}},
+      {"pools update", {"\n  --quota=VALUE", "\n  --labels=VALUE"}},
+      {"runs", {"runs upload", "runs list"}},
+      {"runs upload", {"usage: placectl runs upload"}},
+      {"runs list", {"\n  --pool=VALUE", "\n  --limit=VALUE"}},
+      {"runs get", {"usage: placectl runs get"}},
+      {"cost", {"\n  --from=VALUE", "\n  --group_by=VALUE", "\n  --csv"}},
+      {"plan",
+       {"\n  --seq_len=VALUE", "\n  --objective=VALUE", "\n  --labels=VALUE",
+        "\n  --recipe=VALUE"}},
+      {"plans", {"plans get", "plans accuracy"}},
+      {"plans get", {"usage: placectl plans get"}},
+      {"plans accuracy", {"\n  --since=VALUE", "\n  --until=VALUE"}},
+      {"tokens", {"tokens create", "tokens revoke", "tokens list"}},
+      {"tokens create", {"\n  --role=VALUE", "\n  --name=VALUE"}},
+      {"tokens revoke", {"usage: placectl tokens revoke"}},
+      {"tokens list", {"usage: placectl tokens list"}},
+  };
+  for (const Case& c : cases) {
+    std::string out;
+    EXPECT_EQ(Placectl(absl::StrCat(c.command, " --help"), &out, true), 0)
+        << c.command;
+    EXPECT_THAT(out, Not(HasSubstr("No flags matched"))) << c.command;
+    for (const std::string& text : c.lists) {
+      EXPECT_THAT(out, HasSubstr(text)) << c.command;
+    }
+  }
+  // --labels means what it means for each command.
+  std::string out;
+  ASSERT_EQ(Placectl("pools create --help", &out), 0);
+  EXPECT_THAT(out, HasSubstr("the pool's labels"));
+  EXPECT_THAT(out, Not(HasSubstr("--seq_len")));
+  ASSERT_EQ(Placectl("plan --help", &out), 0);
+  EXPECT_THAT(out, HasSubstr("labels a pool must carry"));
+  EXPECT_THAT(out, Not(HasSubstr("--gpus_per_node")));
+  // Flags of another command are usage errors.
+  EXPECT_EQ(Placectl("pools create --name p --seq_len 4", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("placectl pools create does not take --seq_len"));
+  EXPECT_EQ(Placectl("plan --gpus_per_node 8", &out, true), 2);
+  EXPECT_EQ(Placectl("skus --no_such_flag", &out, true), 2);
+  EXPECT_EQ(Placectl("runs list --limit many", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("--limit"));
+}
+
+// The exit-code contract with the per-command flags: global flags before
+// or after the command, 0 placed, 3 nothing fits, 1 refused, 2 usage.
+TEST_F(PlacectlTest, ExitCodesHoldWithFlagsBeforeOrAfterTheCommand) {
+  OneL40sPool();
+  std::string out;
+  EXPECT_EQ(Placectl(absl::StrCat("--rpc_timeout 10s ", kLora8bFlags), &out), 0);
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --rpc_timeout 10s --json"),
+                     &out),
+            0);
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags,
+                                  " --rpc_timeout 10s --gpus 4 --parallelism "
+                                  "tensor"),
+                     &out),
+            3);
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --lora_rank 0"), &out), 1);
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --lora_rank=sixteen"), &out,
+                     true),
+            2);
+  EXPECT_THAT(out, HasSubstr("--lora_rank"));
+  EXPECT_EQ(Placectl("plan --steps", &out, true), 2);  // a value is missing
+  EXPECT_EQ(Placectl("frobnicate", &out, true), 2);
+  EXPECT_EQ(Placectl("", &out, true), 2);
+}
+
+TEST_F(PlacectlTest, ErrorsNameTheFlagsTheFileAndTheModelMeant) {
+  OneL40sPool();
+  std::string out;
+  // An unknown model: the service's "did you mean".
+  EXPECT_EQ(Placectl(absl::StrReplaceAll(kLora8bFlags,
+                                         {{"Llama-3.1-8B", "Lama-3.1-8B"}}),
+                     &out, true),
+            1);
+  EXPECT_THAT(out, HasSubstr("did you mean Llama-3.1-8B?"));
+  // An empty token file is said to be empty, before any call.
+  EXPECT_EQ(Placectl("--token_file /dev/null skus", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("token file /dev/null is empty"));
+  // cost's range errors name --from and --to.
+  EXPECT_EQ(Placectl("cost --from 2026-03-05 --to 2026-03-01", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("--from 2026-03-05 is after --to 2026-03-01"));
+  EXPECT_THAT(out, Not(HasSubstr("start_time")));
+  // --objective: cost|time, and the enum's own names.
+  EXPECT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --objective fastest"), &out, true),
+      2);
+  EXPECT_THAT(out, HasSubstr("expected cost or time"));
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --objective time"), &out), 0);
+  EXPECT_THAT(out, HasSubstr("objective shortest time"));
+  ASSERT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --objective lowest-cost"), &out),
+      0);
+  EXPECT_THAT(out, HasSubstr("objective lowest cost"));
+}
+
+TEST_F(PlacectlTest, CostByPoolExplainsOccupancyAndAmortizedCost) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->UploadRun("l40s-train", kL40s, Lora8b(), 1, 100, 24);
+  std::string out;
+  ASSERT_EQ(Placectl("cost --group_by pool", &out), 0);
+  EXPECT_THAT(out, HasSubstr("OCCUPANCY"));
+  EXPECT_THAT(out, HasSubstr("\nOCCUPANCY: GPU-hours of all runs"));
+  EXPECT_THAT(out, HasSubstr("AMORTIZED COST/STEP: the internal cost / "
+                             "occupancy / successful steps"));
+  ASSERT_EQ(Placectl("cost --group_by sku", &out), 0);
+  EXPECT_THAT(out, Not(HasSubstr("OCCUPANCY:")));
+}
+
 }  // namespace placement

@@ -32,6 +32,19 @@ TEST(ModelCatalogTest, LookupIgnoresCaseAndSeparators) {
             absl::StatusCode::kNotFound);
 }
 
+// An unknown name gets a "did you mean" as SKUs do: partial names list what
+// they could be, misspellings the near names, nonsense nothing.
+TEST(ModelCatalogTest, UnknownNamesGetTheCatalogNamesTheyMayMean) {
+  EXPECT_EQ(ModelCandidates("llama 3.1 8b"),
+            std::vector<std::string>{"Llama-3.1-8B"});
+  EXPECT_EQ(ModelCandidates("Lama-3.1-8B"),
+            std::vector<std::string>{"Llama-3.1-8B"});
+  const std::vector<std::string> qwen = ModelCandidates("qwen 72b");
+  EXPECT_EQ(qwen, std::vector<std::string>{"Qwen2.5-72B"});
+  EXPECT_TRUE(ModelCandidates("gpt-j-6b-xyz").empty());
+  EXPECT_TRUE(ModelCandidates("").empty());
+}
+
 TEST(ModelCatalogTest, CustomDimensionsAreChecked) {
   ModelArchitecture a = *FindModel("Mistral-7B");
   EXPECT_TRUE(ArchitectureViolations(a).empty());

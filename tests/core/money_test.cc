@@ -32,5 +32,17 @@ TEST(FormatMicrosTest, KeepsTwoDecimalsAndTrimsTheRest) {
             "-9223372036854.775808");
 }
 
+TEST(FormatMicrosAsCentsTest, RoundsToTwoDecimals) {
+  EXPECT_EQ(FormatMicrosAsCents(7'000'000), "7.00");
+  EXPECT_EQ(FormatMicrosAsCents(13'666'667), "13.67");
+  EXPECT_EQ(FormatMicrosAsCents(13'664'999), "13.66");
+  EXPECT_EQ(FormatMicrosAsCents(5'000), "0.01");
+  EXPECT_EQ(FormatMicrosAsCents(4'999), "0.00");
+  EXPECT_EQ(FormatMicrosAsCents(-1), "0.00");
+  EXPECT_EQ(FormatMicrosAsCents(-1'995'000), "-2.00");
+  EXPECT_EQ(FormatMicrosAsCents(std::numeric_limits<int64_t>::min()),
+            "-9223372036854.78");
+}
+
 }  // namespace
 }  // namespace placement::core

@@ -1,6 +1,7 @@
 // CatalogService over loopback gRPC on an in-process server, against a real
 // PostgreSQL database: every validation rule, idempotency, exact SKU names,
 // pagination.
+#include <limits>
 #include <memory>
 
 #include "gmock/gmock.h"
@@ -205,27 +206,111 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"no_nvlink_card_on_nvlink_fabric",
                  [](v1::Pool& p) { p.set_sku("L40S-PCIE-48GB"); },
                  "pool.fabric"},
-        RuleCase{"purpose_required",
-                 [](v1::Pool& p) {
-                   p.set_purpose(v1::POOL_PURPOSE_UNSPECIFIED);
-                 },
-                 "pool.purpose"},
-        RuleCase{"quota_within_pool",
-                 [](v1::Pool& p) { p.set_gpu_quota(17); }, "pool.gpu_quota"},
-        RuleCase{"rate_positive",
-                 [](v1::Pool& p) {
-                   p.set_internal_rate_micros_per_gpu_hour(0);
-                 },
-                 "pool.internal_rate_micros_per_gpu_hour"},
+        RuleCase{
+            "purpose_required",
+            [](v1::Pool& p) { p.set_purpose(v1::POOL_PURPOSE_UNSPECIFIED); },
+            "pool.purpose"},
+        RuleCase{"quota_within_pool", [](v1::Pool& p) { p.set_gpu_quota(17); },
+                 "pool.gpu_quota"},
+        RuleCase{
+            "rate_positive",
+            [](v1::Pool& p) { p.set_internal_rate_micros_per_gpu_hour(0); },
+            "pool.internal_rate_micros_per_gpu_hour"},
         RuleCase{"list_price_positive",
                  [](v1::Pool& p) { p.set_list_price_micros_per_gpu_hour(-1); },
                  "pool.list_price_micros_per_gpu_hour"},
         RuleCase{"label_format",
                  [](v1::Pool& p) { (*p.mutable_labels())["bad key"] = "v"; },
-                 "pool.labels"}),
+                 "pool.labels"},
+        RuleCase{"inter_node_fabric_undeclared_number",
+                 [](v1::Pool& p) {
+                   p.set_inter_node_fabric(static_cast<v1::InterNodeFabric>(9));
+                 },
+                 "pool.inter_node_fabric"},
+        RuleCase{"fabric_undeclared_number",
+                 [](v1::Pool& p) { p.set_fabric(static_cast<v1::Fabric>(3)); },
+                 "pool.fabric"},
+        RuleCase{"inter_node_bandwidth_not_negative",
+                 [](v1::Pool& p) {
+                   p.set_inter_node_fabric(v1::INTER_NODE_FABRIC_INFINIBAND);
+                   p.set_inter_node_bandwidth_gb_s_per_gpu(-1);
+                 },
+                 "pool.inter_node_bandwidth_gb_s_per_gpu"},
+        RuleCase{"inter_node_bandwidth_in_gb_not_gbit",
+                 [](v1::Pool& p) {
+                   p.set_inter_node_fabric(v1::INTER_NODE_FABRIC_INFINIBAND);
+                   p.set_inter_node_bandwidth_gb_s_per_gpu(400);
+                 },
+                 "pool.inter_node_bandwidth_gb_s_per_gpu"},
+        RuleCase{"inter_node_bandwidth_finite",
+                 [](v1::Pool& p) {
+                   p.set_inter_node_fabric(v1::INTER_NODE_FABRIC_ROCE);
+                   p.set_inter_node_bandwidth_gb_s_per_gpu(
+                       std::numeric_limits<double>::infinity());
+                 },
+                 "pool.inter_node_bandwidth_gb_s_per_gpu"},
+        RuleCase{"inter_node_none_has_no_bandwidth",
+                 [](v1::Pool& p) {
+                   p.set_inter_node_fabric(v1::INTER_NODE_FABRIC_NONE);
+                   p.set_inter_node_bandwidth_gb_s_per_gpu(25);
+                 },
+                 "pool.inter_node_bandwidth_gb_s_per_gpu"},
+        RuleCase{
+            "inter_node_bandwidth_needs_its_fabric",
+            [](v1::Pool& p) { p.set_inter_node_bandwidth_gb_s_per_gpu(25); },
+            "pool.inter_node_fabric"}),
     [](const ::testing::TestParamInfo<RuleCase>& info) {
       return std::string(info.param.rule);
     });
+
+TEST_F(CatalogServiceTest,
+       InterNodeFabricRoundTripsThroughCreateUpdateGetList) {
+  v1::Pool pool = ValidPool("a100-multi");
+  pool.set_inter_node_fabric(v1::INTER_NODE_FABRIC_INFINIBAND);
+  pool.set_inter_node_bandwidth_gb_s_per_gpu(25);
+  v1::CreatePoolResponse created;
+  ASSERT_TRUE(Create(pool, "req-1", &created).ok());
+  EXPECT_EQ(created.pool().inter_node_fabric(),
+            v1::INTER_NODE_FABRIC_INFINIBAND);
+  EXPECT_EQ(created.pool().inter_node_bandwidth_gb_s_per_gpu(), 25);
+
+  // Only the fabric between nodes changes; NONE with the old bandwidth is a
+  // conflict, so both go together.
+  v1::UpdatePoolRequest update;
+  update.mutable_pool()->set_name("a100-multi");
+  update.mutable_pool()->set_inter_node_fabric(v1::INTER_NODE_FABRIC_NONE);
+  update.mutable_update_mask()->add_paths("inter_node_fabric");
+  v1::UpdatePoolResponse updated;
+  const std::string before = PoolsSnapshot();
+  grpc::Status status = stub_->UpdatePool(Context().get(), update, &updated);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(status),
+              ElementsAre("pool.inter_node_bandwidth_gb_s_per_gpu"));
+  EXPECT_EQ(PoolsSnapshot(), before);
+  update.mutable_update_mask()->add_paths("inter_node_bandwidth_gb_s_per_gpu");
+  ASSERT_TRUE(stub_->UpdatePool(Context().get(), update, &updated).ok());
+  EXPECT_EQ(updated.pool().inter_node_fabric(), v1::INTER_NODE_FABRIC_NONE);
+  EXPECT_EQ(updated.pool().inter_node_bandwidth_gb_s_per_gpu(), 0);
+  EXPECT_EQ(updated.pool().node_count(), 2);
+
+  v1::GetPoolRequest get;
+  get.set_name("a100-multi");
+  v1::GetPoolResponse got;
+  ASSERT_TRUE(stub_->GetPool(Context().get(), get, &got).ok());
+  EXPECT_EQ(got.pool().inter_node_fabric(), v1::INTER_NODE_FABRIC_NONE);
+  v1::ListPoolsResponse listed;
+  ASSERT_TRUE(
+      stub_->ListPools(Context().get(), v1::ListPoolsRequest(), &listed).ok());
+  ASSERT_THAT(listed.pools(), SizeIs(1));
+  EXPECT_EQ(listed.pools(0).inter_node_fabric(), v1::INTER_NODE_FABRIC_NONE);
+
+  // A pool created before the field existed reads as never declared.
+  ASSERT_TRUE(Create(ValidPool("a100-plain"), "").ok());
+  get.set_name("a100-plain");
+  ASSERT_TRUE(stub_->GetPool(Context().get(), get, &got).ok());
+  EXPECT_EQ(got.pool().inter_node_fabric(), v1::INTER_NODE_FABRIC_UNSPECIFIED);
+  EXPECT_EQ(got.pool().inter_node_bandwidth_gb_s_per_gpu(), 0);
+}
 
 TEST_F(CatalogServiceTest, UpdateChangesOnlyMaskedFieldsAndNeverTheSku) {
   ASSERT_TRUE(Create(ValidPool("a100-train"), "").ok());

@@ -97,8 +97,8 @@ TEST_F(PlacementGuideTest, FullWeight70bNeverLandsOnL40s) {
   recipe.set_model("Llama-3.1-70B");
   recipe.set_method(v1::FINE_TUNE_METHOD_FULL);
   recipe.set_sequence_length(4096);
-  recipe.set_activation_checkpointing(true);
-  recipe.set_flash_attention(true);
+  recipe.set_activation_checkpointing_mode(v1::ACTIVATION_CHECKPOINTING_ON);
+  recipe.set_attention(v1::ATTENTION_IMPLEMENTATION_FLASH);
   recipe.set_fp32_master_weights(true);
   recipe.set_gpu_count(8);
   recipe.set_parallelism(v1::PARALLELISM_FSDP);
@@ -112,18 +112,21 @@ TEST_F(PlacementGuideTest, FullWeight70bNeverLandsOnL40s) {
   for (const auto& r : plan.rejections()) EXPECT_FALSE(r.reason().empty());
 }
 
+// On one card: with the GPU count open the planner may shard it instead.
 TEST_F(PlacementGuideTest, QloraOn70bFitsL40sOnlyWhileNoRunNeededOffload) {
   client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
-  client_->UploadRun("l40s-train", kL40s, Qlora70b(), 20, 1000, 42.5);
+  v1::Recipe recipe = Qlora70b();
+  recipe.set_gpu_count(1);
+  client_->UploadRun("l40s-train", kL40s, recipe, 20, 1000, 42.5);
   v1::PlacePlanResponse plan =
-      client_->PlanUntil(PlanFor(Qlora70b()), Measured("l40s-train", 1));
+      client_->PlanUntil(PlanFor(recipe), Measured("l40s-train", 1));
   ASSERT_EQ(plan.candidates_size(), 1);
   EXPECT_NEAR(plan.candidates(0).peak_memory_gb(), 42.5, 0.01);
 
-  client_->UploadRun("l40s-train", kL40s, Qlora70b(), 30, 1000, 47,
+  client_->UploadRun("l40s-train", kL40s, recipe, 30, 1000, 47,
                      v1::RUN_OUTCOME_SUCCEEDED, 0, v1::OFFLOAD_CPU);
   plan = client_->PlanUntil(
-      PlanFor(Qlora70b()),
+      PlanFor(recipe),
       [](const v1::PlacePlanResponse& p) { return p.candidates_size() == 0; });
   ASSERT_EQ(plan.candidates_size(), 0);
   ASSERT_NE(Rejection(plan, "l40s-train"), nullptr);

@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "tests/support/placementd_process.h"
@@ -113,6 +114,23 @@ TEST(PlacementdTest, HealthFollowsTheDatabaseWithoutARestart) {
   auto placementd = StartPlacementd(cluster.url());
   ASSERT_NE(placementd, nullptr);
   ASSERT_TRUE(placementd->WaitForHealth(true, absl::Seconds(10)));
+  // Each served service answers by its name too (per-service probes), and
+  // follows the database as the server does.
+  const std::vector<std::string> services = {
+      "placement.v1.PlacementService", "placement.v1.CatalogService",
+      "placement.v1.TelemetryService", "placement.v1.CostService"};
+  for (const std::string& service : services) {
+    EXPECT_TRUE(placementd->WaitForHealth(true, absl::Seconds(5), service))
+        << service;
+  }
+  {
+    auto health = grpc::health::v1::Health::NewStub(placementd->channel());
+    grpc::health::v1::HealthCheckRequest unknown;
+    unknown.set_service("placement.v1.NoSuchService");
+    grpc::health::v1::HealthCheckResponse answer;
+    EXPECT_EQ(health->Check(Context().get(), unknown, &answer).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
   auto stub = v1::CatalogService::NewStub(placementd->channel());
   v1::ListSkusRequest request;
   v1::ListSkusResponse response;
@@ -123,6 +141,10 @@ TEST(PlacementdTest, HealthFollowsTheDatabaseWithoutARestart) {
     ASSERT_EQ(cluster.Run("stop", nullptr, mode), 0);
     EXPECT_TRUE(placementd->WaitForHealth(false, absl::Seconds(10)))
         << placementd->LogTail();
+    for (const std::string& service : services) {
+      EXPECT_TRUE(placementd->WaitForHealth(false, absl::Seconds(5), service))
+          << service;
+    }
     // Calls fail fast with UNAVAILABLE: they neither hang nor crash.
     const absl::Time start = absl::Now();
     grpc::Status status =
@@ -136,6 +158,10 @@ TEST(PlacementdTest, HealthFollowsTheDatabaseWithoutARestart) {
     EXPECT_EQ(absl::StripTrailingAsciiWhitespace(url), cluster.url());
     EXPECT_TRUE(placementd->WaitForHealth(true, absl::Seconds(15)))
         << placementd->LogTail();
+    for (const std::string& service : services) {
+      EXPECT_TRUE(placementd->WaitForHealth(true, absl::Seconds(5), service))
+          << service;
+    }
     // The workers reconnect by themselves (a retry may meet a connection
     // that broke while the server was away).
     bool recovered = false;

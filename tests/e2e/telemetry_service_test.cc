@@ -70,6 +70,44 @@ class TelemetryTest : public ::testing::Test {
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
 };
 
+// Recipe keys across the change of attention and checkpointing to enums.
+// What the former booleans said explicitly (true: FLASH, ON) keeps the key
+// the previous release gave it (pinned here, computed by that release), so
+// stored evidence of those recipes is found under the same key. A former
+// false (or unset) now means UNSPECIFIED, which normalizes to SDPA: such a
+// recipe gets the key of its SDPA form, the same through the old and the
+// new fields.
+TEST_F(TelemetryTest, RecipeKeysOfTheFormerBooleans) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  v1::BenchmarkRun old_wire = SucceededRun("a100-train", kA100);
+  old_wire.mutable_recipe()->clear_attention();
+  old_wire.mutable_recipe()->clear_activation_checkpointing_mode();
+  old_wire.mutable_recipe()->set_activation_checkpointing(true);
+  old_wire.mutable_recipe()->set_flash_attention(true);
+  v1::UploadBenchmarkRunResponse ack;
+  ASSERT_TRUE(Upload(old_wire, &ack).ok());
+  EXPECT_EQ(ack.recipe_key(), "rk1-5846856a3626c043");
+  v1::BenchmarkRun new_wire = SucceededRun("a100-train", kA100);
+  ASSERT_TRUE(Upload(new_wire, &ack).ok());  // ON and FLASH by the enums
+  EXPECT_EQ(ack.recipe_key(), "rk1-5846856a3626c043");
+
+  old_wire = SucceededRun("a100-train", kA100);
+  old_wire.mutable_recipe()->clear_attention();
+  old_wire.mutable_recipe()->set_flash_attention(false);
+  ASSERT_TRUE(Upload(old_wire, &ack).ok());
+  const std::string unset_key = ack.recipe_key();
+  new_wire = SucceededRun("a100-train", kA100);
+  new_wire.mutable_recipe()->set_attention(v1::ATTENTION_IMPLEMENTATION_SDPA);
+  ASSERT_TRUE(Upload(new_wire, &ack).ok());
+  EXPECT_EQ(ack.recipe_key(), unset_key);
+  EXPECT_NE(unset_key, "rk1-5846856a3626c043");
+  EXPECT_EQ(Query("SELECT string_agg(runs::text, ',' ORDER BY runs) FROM "
+                  "evidence_rollups"),
+            "2,2");
+#pragma GCC diagnostic pop
+}
+
 TEST_F(TelemetryTest, RetryOfTheSameRunReturnsTheOriginalAcknowledgement) {
   const v1::BenchmarkRun run = SucceededRun("l40s-adapters", kL40s);
   v1::UploadBenchmarkRunResponse first;

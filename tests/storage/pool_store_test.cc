@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/migrations.h"
 #include "storage/sku_store.h"
 #include "tests/support/test_database.h"
 
@@ -28,6 +29,8 @@ core::Pool A100Pool(const std::string& name) {
   pool.internal_rate_micros_per_gpu_hour = 2'100'000;
   pool.list_price_micros_per_gpu_hour = 4'100'000;
   pool.labels = {{"team", "ml-platform"}, {"region", "us-tx"}};
+  pool.inter_node_fabric = core::InterNodeFabric::kInfiniband;
+  pool.inter_node_gb_s_per_gpu = 25.5;
   return pool;
 }
 
@@ -60,6 +63,58 @@ TEST_F(PoolStoreTest, CreateThenGetRoundTripsEveryField) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->pool, A100Pool("a100-train"));
   EXPECT_EQ(read->create_time, created->create_time);
+}
+
+TEST_F(PoolStoreTest, UpdateRoundTripsTheInterNodeFabric) {
+  ASSERT_TRUE(CreatePool(session_, A100Pool("a100-train"), "req-1").ok());
+  absl::StatusOr<PoolRecord> updated =
+      UpdatePool(session_, "a100-train", [](core::Pool& pool) {
+        pool.inter_node_fabric = core::InterNodeFabric::kRoce;
+        pool.inter_node_gb_s_per_gpu = 0.1;
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  absl::StatusOr<PoolRecord> read = GetPool(session_, "a100-train");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->pool.inter_node_fabric, core::InterNodeFabric::kRoce);
+  EXPECT_EQ(read->pool.inter_node_gb_s_per_gpu, 0.1);  // exact, not rounded
+  EXPECT_EQ(db_.QueryValue("SELECT inter_node_fabric FROM pools"), "ROCE");
+}
+
+TEST_F(PoolStoreTest, TheSchemaRefusesFabricNoneWithABandwidth) {
+  core::Pool pool = A100Pool("a100-train");
+  pool.inter_node_fabric = core::InterNodeFabric::kNone;
+  EXPECT_FALSE(CreatePool(session_, pool, "req-1").ok());
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM pools"), "0");
+}
+
+// Migration 0007 on a database that already has pools: they read as never
+// declared, and down then up leaves them so.
+TEST(PoolMigrationTest, PoolsOfBeforeTheInterNodeFabricReadAsNeverDeclared) {
+  TestDatabase db;
+  DbSession session(db.url());
+  Migrator migrator(session, EmbeddedMigrations());
+  ASSERT_TRUE(migrator.Up(6).ok());
+  db.Execute(
+      "INSERT INTO pools (name, sku_id, node_count, gpus_per_node, fabric, "
+      "purpose, exclusive, gpu_quota, internal_rate_micros_per_gpu_hour) "
+      "VALUES ('old-pool', 'A100-SXM4-80GB', 2, 8, 'NVLINK', 'TRAINING', "
+      "true, 16, 2100000)");
+  ASSERT_TRUE(migrator.Up().ok());
+  absl::StatusOr<PoolRecord> read = GetPool(session, "old-pool");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->pool.inter_node_fabric, core::InterNodeFabric::kUnspecified);
+  EXPECT_EQ(read->pool.inter_node_gb_s_per_gpu, 0);
+
+  ASSERT_TRUE(migrator.Down(*migrator.CurrentVersion() - 6).ok());
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM information_schema.columns "
+                          "WHERE table_name = 'pools' AND column_name LIKE "
+                          "'inter_node%'"),
+            "0");
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM pools"), "1");
+  ASSERT_TRUE(migrator.Up().ok());
+  EXPECT_EQ(GetPool(session, "old-pool")->pool.inter_node_fabric,
+            core::InterNodeFabric::kUnspecified);
 }
 
 TEST_F(PoolStoreTest, RetryWithSameRequestIdReturnsTheOriginal) {

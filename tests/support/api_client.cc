@@ -22,11 +22,10 @@ void ApiClient::CreatePool(const v1::Pool& pool) {
   ASSERT_TRUE(status.ok()) << status.error_message();
 }
 
-void ApiClient::UploadRun(const std::string& pool, const std::string& sku,
-                          const v1::Recipe& recipe, double gpu_hours,
-                          int64_t steps_ok, double peak_gb,
-                          v1::RunOutcome outcome, int retries,
-                          v1::Offload offload, const std::string& plan_id) {
+v1::UploadBenchmarkRunResponse ApiClient::UploadRun(
+    const std::string& pool, const std::string& sku, const v1::Recipe& recipe,
+    double gpu_hours, int64_t steps_ok, double peak_gb, v1::RunOutcome outcome,
+    int retries, v1::Offload offload, const std::string& plan_id) {
   v1::BenchmarkRun run;
   run.set_run_id(NewUuid());
   run.set_agent_id("test-agent");
@@ -65,7 +64,8 @@ void ApiClient::UploadRun(const std::string& pool, const std::string& sku,
   v1::UploadBenchmarkRunResponse response;
   const grpc::Status status =
       telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response;
 }
 
 grpc::Status ApiClient::Plan(const v1::PlacePlanRequest& request,

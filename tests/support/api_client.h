@@ -25,13 +25,12 @@ class ApiClient {
 
   // A finished run of `recipe` on `pool`: `gpu_hours` of wall time x GPUs,
   // `steps_ok` successful steps (of at least 100 attempted), peaking at
-  // `peak_gb` per GPU, ending a minute ago.
-  void UploadRun(const std::string& pool, const std::string& sku,
-                 const v1::Recipe& recipe, double gpu_hours, int64_t steps_ok,
-                 double peak_gb,
-                 v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED,
-                 int retries = 0, v1::Offload offload = v1::OFFLOAD_NONE,
-                 const std::string& plan_id = "");
+  // `peak_gb` per GPU, ending a minute ago. Returns the acknowledgement.
+  v1::UploadBenchmarkRunResponse UploadRun(
+      const std::string& pool, const std::string& sku, const v1::Recipe& recipe,
+      double gpu_hours, int64_t steps_ok, double peak_gb,
+      v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED, int retries = 0,
+      v1::Offload offload = v1::OFFLOAD_NONE, const std::string& plan_id = "");
 
   grpc::Status Plan(const v1::PlacePlanRequest& request,
                     v1::PlacePlanResponse* response);

@@ -79,8 +79,8 @@ v1::BenchmarkRun SucceededRun(const std::string& pool, const std::string& sku) {
   recipe->set_gradient_accumulation_steps(8);
   recipe->set_precision(v1::PRECISION_BF16);
   recipe->set_optimizer(v1::OPTIMIZER_ADAMW);
-  recipe->set_activation_checkpointing(true);
-  recipe->set_flash_attention(true);
+  recipe->set_activation_checkpointing_mode(v1::ACTIVATION_CHECKPOINTING_ON);
+  recipe->set_attention(v1::ATTENTION_IMPLEMENTATION_FLASH);
   recipe->set_gpu_count(1);
   recipe->set_parallelism(v1::PARALLELISM_SINGLE);
   const int64_t end = absl::ToUnixSeconds(absl::Now()) - 3600;
@@ -108,8 +108,8 @@ v1::Recipe Lora8b() {
   r.add_target_modules(std::string("all-linear"));
   r.set_sequence_length(2048);
   r.set_micro_batch_size(2);
-  r.set_activation_checkpointing(true);
-  r.set_flash_attention(true);
+  r.set_activation_checkpointing_mode(v1::ACTIVATION_CHECKPOINTING_ON);
+  r.set_attention(v1::ATTENTION_IMPLEMENTATION_FLASH);
   return r;
 }
 
@@ -120,8 +120,8 @@ v1::Recipe Qlora70b() {
   r.set_lora_rank(16);
   r.set_double_quantization(true);
   r.set_sequence_length(1024);
-  r.set_activation_checkpointing(true);
-  r.set_flash_attention(true);
+  r.set_activation_checkpointing_mode(v1::ACTIVATION_CHECKPOINTING_ON);
+  r.set_attention(v1::ATTENTION_IMPLEMENTATION_FLASH);
   return r;
 }
 

@@ -101,8 +101,8 @@ std::string PlacementdProcess::address() const {
   return absl::StrCat("127.0.0.1:", port_);
 }
 
-bool PlacementdProcess::WaitForHealth(bool serving,
-                                      absl::Duration timeout) const {
+bool PlacementdProcess::WaitForHealth(bool serving, absl::Duration timeout,
+                                      const std::string& service) const {
   auto stub = grpc::health::v1::Health::NewStub(channel_);
   const auto want = serving
                         ? grpc::health::v1::HealthCheckResponse::SERVING
@@ -113,6 +113,7 @@ bool PlacementdProcess::WaitForHealth(bool serving,
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(2));
     grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
     grpc::health::v1::HealthCheckResponse response;
     if (stub->Check(&context, request, &response).ok() &&
         response.status() == want) {

@@ -33,9 +33,11 @@ class PlacementdProcess {
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
   pid_t pid() const { return pid_; }
 
-  // Polls grpc.health.v1 until it reports `serving` (true: SERVING) or
-  // `timeout` passes; returns whether it did.
-  bool WaitForHealth(bool serving, absl::Duration timeout) const;
+  // Polls grpc.health.v1 until it reports `serving` (true: SERVING) for
+  // `service` ("" is the server as a whole) or `timeout` passes; returns
+  // whether it did.
+  bool WaitForHealth(bool serving, absl::Duration timeout,
+                     const std::string& service = "") const;
 
   // Sends `signal` and waits up to `timeout` for the exit; returns the exit
   // code (128 + signal if killed by one), or -1 if it did not exit in time.

@@ -11,6 +11,7 @@ import threading
 import time
 import traceback
 import uuid
+import warnings
 
 import grpc
 from google.protobuf import json_format
@@ -146,7 +147,12 @@ class RunRecorder:
     sku: the exact catalog SKU (else $PLACEMENT_SKU, else placement-agent
     detect); a name the catalog does not hold exactly is a ValueError.
     Memory: pass memory_allocated_gb to step(), or let PyTorch's
-    max_memory_allocated() be read when torch is importable.
+    max_memory_allocated() be read when torch is importable. With neither,
+    the run cannot be evidence: a RuntimeWarning says so at the first step,
+    and on exit it is not recorded and its spooled samples are removed.
+
+    uploaded: True once the service acknowledged the run; False when it is
+    still spooled, or was refused (moved to the spool's rejected/).
     """
 
     def __init__(self, server=None, *, pool, recipe, sku=None, plan_id="",
@@ -193,6 +199,7 @@ class RunRecorder:
         self._stop = threading.Event()
         self._thread = None
         self._spool = None
+        self._warned_no_memory = False
 
     # -- recording --------------------------------------------------------
 
@@ -217,6 +224,15 @@ class RunRecorder:
             memory_allocated_gb = allocated
             if memory_reserved_gb is None:
                 memory_reserved_gb = reserved
+            if allocated is None and not self._warned_no_memory:
+                # A run without a memory figure cannot be evidence: say so
+                # while the loop runs, not only when it ends.
+                self._warned_no_memory = True
+                warnings.warn(
+                    f"placement_client: run {self.run_id} measures no memory "
+                    f"(PyTorch with a GPU is not available and step() got no "
+                    f"memory_allocated_gb): it will not be recorded",
+                    RuntimeWarning, stacklevel=2)
         allocated = float(memory_allocated_gb or 0.0)
         reserved = float(memory_reserved_gb if memory_reserved_gb is not None
                          else allocated)
@@ -263,17 +279,21 @@ class RunRecorder:
         except ValueError as e:
             print(f"placement_client: run {self.run_id} not recorded: {e}",
                   file=sys.stderr)
-            if not self._samples:
-                self._spool.remove()
-            self._spool.close()
+            # Without a summary the run can never be uploaded: its samples
+            # must not stay for every later recorder to re-send.
+            self._spool.remove()
             return False
         self._spool.write_run(self.summary)
         self._spool.close()
         try:
             report = spool_lib.flush_spool(self.connection, self.spool_dir)
-            self.uploaded = not os.path.exists(
-                os.path.join(self.spool_dir, self.run_id))
-            if not self.uploaded:
+            outcome = report["runs"].get(self.run_id)
+            self.uploaded = outcome == "uploaded"
+            if outcome == "rejected":
+                print(f"placement_client: run {self.run_id} was refused by "
+                      f"the service; kept in {self.spool_dir}/rejected",
+                      file=sys.stderr)
+            elif not self.uploaded:
                 print(f"placement_client: run {self.run_id} is spooled in "
                       f"{self.spool_dir}; flush later", file=sys.stderr)
             self.flush_report = report

@@ -158,6 +158,13 @@ def sync_samples(connection, run_id, samples, retry=True):
         try:
             response = stub.StreamStepSamples(
                 batches(), timeout=120, metadata=connection.metadata)
+            if response.samples_conflicting:
+                # The service kept what it stored first; a step measured
+                # twice with different values is the sender's to explain.
+                print(f"placement_client: run {run_id}: "
+                      f"{response.samples_conflicting} re-sent samples differ "
+                      f"from the ones stored for their steps; the stored ones "
+                      f"are kept", file=sys.stderr)
             return response.committed_through_step
         except grpc.RpcError as e:
             if e.code() not in RETRYABLE or i == attempts - 1:
@@ -180,9 +187,11 @@ def flush_spool(connection, spool_dir=None, log=sys.stderr):
     """Uploads every spooled run (samples, then summary) and removes each one
     acknowledged. Stops at the first run the service cannot be reached for.
     Returns a dict of counts: uploaded, left, rejected, in_progress,
-    incomplete."""
+    incomplete, and in "runs" what became of each run id it tried
+    ("uploaded", "rejected", "left", "incomplete")."""
     spool_dir = spool_dir_or_default(spool_dir)
-    report = dict(uploaded=0, left=0, rejected=0, in_progress=0, incomplete=0)
+    report = dict(uploaded=0, left=0, rejected=0, in_progress=0, incomplete=0,
+                  runs={})
     runs = list_spooled_runs(spool_dir)
     for index, run_id in enumerate(runs):
         try:
@@ -203,30 +212,35 @@ def flush_spool(connection, spool_dir=None, log=sys.stderr):
                     print(f"run {run_id}: {len(samples)} samples uploaded; no "
                           f"summary (its recorder did not finish)", file=log)
                     report["incomplete"] += 1
+                    report["runs"][run_id] = "incomplete"
                     continue
                 ack = upload_run(connection, summary)
             except _Incomplete as e:
                 print(f"run {run_id}: only steps through {e.args[0]} are "
                       f"committed; kept in the spool", file=log)
                 report["left"] += len(runs) - index
+                report["runs"][run_id] = "left"
                 return report
             except grpc.RpcError as e:
                 if e.code() in RETRYABLE:
                     print(f"run {run_id}: kept in the spool: {e.code().name}: "
                           f"{e.details()}", file=log)
                     report["left"] += len(runs) - index
+                    report["runs"][run_id] = "left"
                     return report
                 why = f"{e.code().name}: {e.details()}"
                 print(f"run {run_id}: refused, moved to rejected/: {why}",
                       file=log)
                 run.reject(why)
                 report["rejected"] += 1
+                report["runs"][run_id] = "rejected"
                 continue
             print(f"run {run_id}: uploaded ({len(samples)} samples, "
                   f"{ack.gpu_hours:.4f} GPU-hours, recipe key {ack.recipe_key})",
                   file=log)
             run.remove()
             report["uploaded"] += 1
+            report["runs"][run_id] = "uploaded"
         finally:
             run.close()
     return report

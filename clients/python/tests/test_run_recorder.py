@@ -21,6 +21,7 @@ import tempfile
 import time
 import types
 import unittest
+import warnings
 
 import grpc
 
@@ -207,6 +208,76 @@ class RunRecorderTest(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stdout)
         self.assertEqual(self.stored(rec.run_id).run, rec.summary)
         self.assertEqual(self.progress(rec.run_id).committed_through_step, 1)
+
+    def test_a_refused_run_is_not_uploaded(self):
+        # The pool does not exist: the service refuses the summary, and the
+        # run goes to rejected/, which is not "uploaded".
+        rec = RunRecorder(self.server, pool="no-such-pool", sku=L40S,
+                          recipe=RECIPE, spool_dir=self.spool,
+                          stream_interval=0.05, upload_attempts=2,
+                          backoff_initial=0.01)
+        with rec:
+            rec.step(step_time_s=0.01, memory_allocated_gb=20.0)
+        self.assertFalse(rec.uploaded)
+        self.assertEqual(rec.flush_report["runs"][rec.run_id], "rejected")
+        self.assertTrue(os.path.isdir(
+            os.path.join(self.spool, "rejected", rec.run_id)))
+        self.assertEqual(placement_client.list_spooled_runs(self.spool), [])
+
+    def test_a_run_not_recorded_leaves_nothing_spooled(self):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with self.recorder() as rec:
+                for _ in range(3):
+                    rec.step(step_time_s=0.01, tokens=10)  # no memory, no torch
+        self.assertIsNone(rec.summary)
+        self.assertFalse(rec.uploaded)
+        # Said once, loudly, while the loop ran.
+        said = [w for w in caught if issubclass(w.category, RuntimeWarning)
+                and "measures no memory" in str(w.message)]
+        self.assertEqual(len(said), 1, [str(w.message) for w in caught])
+        self.assertEqual(placement_client.list_spooled_runs(self.spool), [])
+        self.assertFalse(os.path.exists(os.path.join(self.spool, rec.run_id)))
+        # A later recorder has nothing of it to re-send.
+        with self.recorder() as later:
+            later.step(step_time_s=0.01, memory_allocated_gb=20.0)
+        self.assertTrue(later.uploaded)
+        self.assertEqual(list(later.flush_report["runs"]), [later.run_id])
+
+    def test_a_resent_step_with_other_values_is_counted_as_conflicting(self):
+        import uuid
+        run_id = str(uuid.uuid4())
+
+        def sample(step, step_time):
+            s = telemetry_pb2.StepSample(
+                step=step, step_time_seconds=step_time,
+                memory_allocated_gb=20.0, memory_reserved_gb=21.0, tokens=10,
+                loss=1.5)
+            s.time.GetCurrentTime()
+            return s
+
+        def stream(*samples):
+            return self.telemetry.StreamStepSamples(iter([
+                telemetry_pb2.StreamStepSamplesRequest(
+                    run_id=run_id, samples=list(samples))]),
+                timeout=RPC_TIMEOUT_S)
+
+        first = stream(sample(0, 0.5), sample(1, 0.5), sample(2, 0.5))
+        self.assertEqual((first.samples_stored, first.samples_duplicate,
+                          first.samples_conflicting), (3, 0, 0))
+        # The same step again, same values: a re-send, not a conflict.
+        same = stream(sample(1, 0.5))
+        self.assertEqual((same.samples_stored, same.samples_duplicate,
+                          same.samples_conflicting), (0, 1, 0))
+        # Other values for stored steps (and twice in one message): counted
+        # back to the sender; the first stored values are kept.
+        other = stream(sample(1, 0.75), sample(2, 0.5), sample(3, 0.5),
+                       sample(3, 0.9))
+        self.assertEqual((other.samples_stored, other.samples_duplicate,
+                          other.samples_conflicting), (1, 3, 2))
+        self.assertEqual(self.sql(
+            f"SELECT string_agg(step_time_s::text, ',' ORDER BY step) FROM "
+            f"step_samples WHERE run_id = '{run_id}'"), "0.5,0.5,0.5,0.5")
 
     def test_sku_must_be_exact(self):
         with self.assertRaisesRegex(ValueError, "A100-SXM4-80GB"):

@@ -1,0 +1,1 @@
+ALTER TABLE benchmark_runs DROP COLUMN evidence_version;

@@ -1,0 +1,37 @@
+#ifndef PLACEMENT_STORAGE_TRANSACTION_HORIZON_H_
+#define PLACEMENT_STORAGE_TRANSACTION_HORIZON_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "storage/db_session.h"
+
+namespace placement::storage {
+
+// Which committed transactions a read sees: PostgreSQL's pg_snapshot
+// (xmin:xmax:xip) taken at one moment. A transaction id that it includes
+// committed before that moment, so every later read sees its writes too.
+// Evidence versions are such ids (the transaction that stored a run), which
+// makes "has this replica's evidence caught up with that upload?" exact
+// without a shared counter that every upload would have to lock.
+struct TransactionHorizon {
+  int64_t xmin = 0;                  // every id below it is finished
+  int64_t xmax = 0;                  // no id at or above it is finished
+  std::vector<int64_t> in_progress;  // ids between them not yet finished
+
+  // Whether the committed transaction `xid` is visible at this horizon.
+  bool Includes(int64_t xid) const;
+
+  // Parses pg_snapshot's text form ("100:104:100,102").
+  static absl::StatusOr<TransactionHorizon> Parse(absl::string_view text);
+};
+
+// pg_current_snapshot() on `session`, in a transaction of its own: reads
+// started after this call see at least what it includes.
+absl::StatusOr<TransactionHorizon> ReadTransactionHorizon(DbSession& session);
+
+}  // namespace placement::storage
+
+#endif  // PLACEMENT_STORAGE_TRANSACTION_HORIZON_H_
