@@ -197,10 +197,11 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
       }
       cand.reasons.push_back(absl::StrFormat(
           "%s: step time %.2f s (band %.2f-%.2f s) estimated from %.0f TFLOP/s "
-          "x %.0f%% MFU (compute %.2f s, exposed communication %.2f s%s)",
+          "x %.0f%% efficiency (fitted to published runs; compute %.2f s, "
+          "exposed communication %.2f s%s)",
           kEvidenceBeatsEstimatesRule, est.step_time_s,
           cand.step_time_s_band.low, cand.step_time_s_band.high,
-          PeakDenseTflops(recipe, sku), 100 * kAssumedMfu, est.compute_s,
+          PeakDenseTflops(recipe, sku), 100 * est.efficiency, est.compute_s,
           est.exposed_communication_s, network));
     }
   }

@@ -125,6 +125,9 @@ Recipe NormalizeRecipe(Recipe r) {
         r.method == FineTuneMethod::kQlora ? Precision::kNf4 : Precision::kBf16;
   }
   if (r.precision != Precision::kNf4) r.double_quantization = false;
+  if (r.packing != SequencePacking::kPaddedPerBatch) {
+    r.mean_tokens_per_sample = 0;
+  }
   if (r.precision == Precision::kFp32) r.fp32_master_weights = false;
 
   if (IsAdapter(r.method)) {
@@ -253,6 +256,32 @@ FieldViolations ValidateRecipe(const Recipe& r,
   if (r.optimizer == Optimizer::kUnspecified) {
     violate("optimizer", "must be set");
   }
+  if (static_cast<int>(r.loss) < 0 ||
+      r.loss > LossImplementation::kFusedLinearCrossEntropy) {
+    violate("loss", "unknown loss implementation");
+  }
+  if (static_cast<int>(r.packing) < 0 ||
+      r.packing > SequencePacking::kPaddedPerBatch) {
+    violate("packing", "unknown sequence packing");
+  }
+  if (static_cast<int>(r.framework) < 0 ||
+      r.framework > TrainingFramework::kOther) {
+    violate("framework", "unknown training framework");
+  }
+  if (static_cast<int>(r.reported_peak) < 0 ||
+      r.reported_peak > PeakMemoryKind::kDeviceUsed) {
+    violate("reported_peak", "unknown peak memory kind");
+  }
+  if (r.mean_tokens_per_sample != 0) {
+    if (r.packing != SequencePacking::kPaddedPerBatch) {
+      violate("mean_tokens_per_sample",
+              "only applies to PADDED_PER_BATCH data");
+    } else if (r.mean_tokens_per_sample < 0 ||
+               r.mean_tokens_per_sample > r.sequence_length) {
+      violate("mean_tokens_per_sample",
+              "must be between 1 and sequence_length");
+    }
+  }
 
   int num_layers = std::numeric_limits<int>::max();
   if (auto arch = ResolveArchitecture(r); arch.ok()) {
@@ -344,6 +373,21 @@ std::string RecipeKeyText(const Recipe& input) {
                   ";gpus=", r.gpu_count, ";tp=", r.tensor_parallel_degree,
                   ";pp=", r.pipeline_parallel_degree,
                   ";dp=", r.data_parallel_degree);
+  // Fields added later are written only when set, so that the keys of
+  // recipes that leave them unspecified (and of stored evidence) stay
+  // unchanged. reported_peak is not part of the key (see recipe.h).
+  if (r.loss != LossImplementation::kUnspecified) {
+    absl::StrAppend(&text, ";loss=", LossImplementationName(r.loss));
+  }
+  if (r.packing != SequencePacking::kUnspecified) {
+    absl::StrAppend(&text, ";packing=", SequencePackingName(r.packing));
+    if (r.mean_tokens_per_sample > 0) {
+      absl::StrAppend(&text, ";mean_tokens=", r.mean_tokens_per_sample);
+    }
+  }
+  if (r.framework != TrainingFramework::kUnspecified) {
+    absl::StrAppend(&text, ";framework=", TrainingFrameworkName(r.framework));
+  }
   return text;
 }
 
@@ -411,6 +455,19 @@ std::string DescribeSettings(const Recipe& input) {
       " parallelism=", ParallelismName(r.parallelism),
       " gpu_count=", r.gpu_count, " (tp=", r.tensor_parallel_degree,
       " pp=", r.pipeline_parallel_degree, " dp=", r.data_parallel_degree, ")");
+  if (r.loss != LossImplementation::kUnspecified) {
+    absl::StrAppend(&text, " loss=", LossImplementationName(r.loss));
+  }
+  if (r.packing != SequencePacking::kUnspecified) {
+    absl::StrAppend(&text, " packing=", SequencePackingName(r.packing));
+    if (r.mean_tokens_per_sample > 0) {
+      absl::StrAppend(&text,
+                      " mean_tokens_per_sample=", r.mean_tokens_per_sample);
+    }
+  }
+  if (r.framework != TrainingFramework::kUnspecified) {
+    absl::StrAppend(&text, " framework=", TrainingFrameworkName(r.framework));
+  }
   return text;
 }
 
@@ -524,6 +581,68 @@ const char* ParallelismName(Parallelism parallelism) {
     case Parallelism::kPipeline:
       return "PIPELINE";
     case Parallelism::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* LossImplementationName(LossImplementation loss) {
+  switch (loss) {
+    case LossImplementation::kStandardFp32Upcast:
+      return "STANDARD_FP32_UPCAST";
+    case LossImplementation::kChunkedCrossEntropy:
+      return "CHUNKED_CROSS_ENTROPY";
+    case LossImplementation::kFusedLinearCrossEntropy:
+      return "FUSED_LINEAR_CROSS_ENTROPY";
+    case LossImplementation::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* SequencePackingName(SequencePacking packing) {
+  switch (packing) {
+    case SequencePacking::kPacked:
+      return "PACKED";
+    case SequencePacking::kPaddedPerBatch:
+      return "PADDED_PER_BATCH";
+    case SequencePacking::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* TrainingFrameworkName(TrainingFramework framework) {
+  switch (framework) {
+    case TrainingFramework::kHfTransformersPeft:
+      return "HF_TRANSFORMERS_PEFT";
+    case TrainingFramework::kTorchtune:
+      return "TORCHTUNE";
+    case TrainingFramework::kNemo:
+      return "NEMO";
+    case TrainingFramework::kLitgpt:
+      return "LITGPT";
+    case TrainingFramework::kAxolotl:
+      return "AXOLOTL";
+    case TrainingFramework::kDeepspeed:
+      return "DEEPSPEED";
+    case TrainingFramework::kOther:
+      return "OTHER";
+    case TrainingFramework::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* PeakMemoryKindName(PeakMemoryKind kind) {
+  switch (kind) {
+    case PeakMemoryKind::kAllocated:
+      return "ALLOCATED";
+    case PeakMemoryKind::kReserved:
+      return "RESERVED";
+    case PeakMemoryKind::kDeviceUsed:
+      return "DEVICE_USED";
+    case PeakMemoryKind::kUnspecified:
       break;
   }
   return "UNSPECIFIED";

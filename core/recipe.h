@@ -74,6 +74,47 @@ enum class ActivationCheckpointing {
   kOn = 2,
 };
 
+// How the loss over the vocabulary is computed: it decides the logits'
+// working memory, which at 128k-256k vocabularies can exceed every layer's
+// activations together.
+enum class LossImplementation {
+  kUnspecified = 0,          // the framework's default (memory_model.cc)
+  kStandardFp32Upcast = 1,   // full logits, upcast to fp32 (HF Transformers)
+  kChunkedCrossEntropy = 2,  // fp32 one chunk at a time (LitGPT, torchtune)
+  kFusedLinearCrossEntropy = 3,  // head matmul fused with the loss (Liger)
+};
+
+// How samples become micro-batches.
+enum class SequencePacking {
+  kUnspecified = 0,  // as PACKED: every micro-batch is sequence_length long
+  kPacked = 1,       // samples concatenated to sequence_length
+  // Each batch padded to its longest sample: sequence_length is the longest
+  // batch the data can make (the peak happens there) and
+  // mean_tokens_per_sample the mean padded length (it sets the step time).
+  kPaddedPerBatch = 2,
+};
+
+// The training framework, as a profile of memory constants (its default
+// loss, the extra tensors it keeps).
+enum class TrainingFramework {
+  kUnspecified = 0,  // profile of OTHER
+  kHfTransformersPeft = 1,
+  kTorchtune = 2,
+  kNemo = 3,
+  kLitgpt = 4,
+  kAxolotl = 5,
+  kDeepspeed = 6,
+  kOther = 7,
+};
+
+// Which peak a run's memory figure is.
+enum class PeakMemoryKind {
+  kUnspecified = 0,  // read as DEVICE_USED
+  kAllocated = 1,    // torch.cuda.max_memory_allocated()
+  kReserved = 2,     // torch.cuda.max_memory_reserved() (allocator's cache)
+  kDeviceUsed = 3,   // nvidia-smi / NVML: reserved + CUDA context + NCCL
+};
+
 // The training graph of one fine-tune: everything that decides its memory
 // and its step time. A Recipe says nothing about where it runs.
 struct Recipe {
@@ -102,6 +143,17 @@ struct Recipe {
   ActivationCheckpointing activation_checkpointing =
       ActivationCheckpointing::kUnspecified;
   AttentionImplementation attention = AttentionImplementation::kUnspecified;
+
+  LossImplementation loss = LossImplementation::kUnspecified;
+  SequencePacking packing = SequencePacking::kUnspecified;
+  // PADDED_PER_BATCH only: mean padded tokens per sample, 1..sequence_length
+  // (0 = unknown: the step time assumes sequence_length).
+  int mean_tokens_per_sample = 0;
+  TrainingFramework framework = TrainingFramework::kUnspecified;
+  // Which peak the runs of this recipe report. Not part of the recipe key:
+  // it describes the measurement, not the training, so that a plan request
+  // and the runs that measure it share one key.
+  PeakMemoryKind reported_peak = PeakMemoryKind::kUnspecified;
 
   int gpu_count = 0;
   Parallelism parallelism = Parallelism::kUnspecified;
@@ -198,6 +250,10 @@ const char* FineTuneMethodName(FineTuneMethod method);
 const char* PrecisionName(Precision precision);
 const char* OptimizerName(Optimizer optimizer);
 const char* ParallelismName(Parallelism parallelism);
+const char* LossImplementationName(LossImplementation loss);
+const char* SequencePackingName(SequencePacking packing);
+const char* TrainingFrameworkName(TrainingFramework framework);
+const char* PeakMemoryKindName(PeakMemoryKind kind);
 const char* AttentionImplementationName(AttentionImplementation attention);
 const char* ActivationCheckpointingName(ActivationCheckpointing checkpointing);
 

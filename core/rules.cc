@@ -32,16 +32,16 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
   v.measured = observed && !measured_is_transferred;
   v.peak_gb = observed ? measured->p95_peak_memory_gb : predicted_peak_gb;
   v.band = v.measured ? MeasuredMemoryBand(v.peak_gb) : MemoryBand(v.peak_gb);
-  v.headroom_gb = sku.memory_gb - v.peak_gb;
-  const double reserve =
-      std::max(kFitReserveGb, headroom_fraction * sku.memory_gb);
+  const double usable_gb = sku.UsableMemoryGb();
+  v.headroom_gb = usable_gb - v.peak_gb;
+  const double reserve = std::max(kFitReserveGb, headroom_fraction * usable_gb);
   v.fit = Fit::kDoesNotFit;
   if (!explain) {
     if ((measured != nullptr && measured->offload_share > 0) ||
         optimizer_may_page_to_cpu) {
       return v;
     }
-    v.fit = ClassifyFit(v.band, sku.memory_gb, reserve);
+    v.fit = ClassifyFit(v.band, usable_gb, reserve);
     v.fits = v.fit != Fit::kDoesNotFit;
     return v;
   }
@@ -59,16 +59,16 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
         "offload; use AdamW or 8-bit AdamW to prove an on-GPU fit";
     return v;
   }
-  v.fit = ClassifyFit(v.band, sku.memory_gb, reserve);
+  v.fit = ClassifyFit(v.band, usable_gb, reserve);
   v.fits = v.fit != Fit::kDoesNotFit;
   const char* source = v.measured ? "measured p95"
                        : observed ? "transferred"
                                   : "predicted";
   const std::string peak = absl::StrFormat(
-      "%s peak %.1f GB (band %.1f-%.1f GB) on %s's %.0f GB less %.1f GB "
-      "reserve",
-      source, v.peak_gb, v.band.low, v.band.high, sku.id, sku.memory_gb,
-      reserve);
+      "%s peak %.1f GB (band %.1f-%.1f GB) on %s's %.1f GB usable (%.0f GB "
+      "nominal) less %.1f GB reserve",
+      source, v.peak_gb, v.band.low, v.band.high, sku.id, usable_gb,
+      sku.memory_gb, reserve);
   switch (v.fit) {
     case Fit::kFits:
       v.reason = absl::StrCat(peak, ": FITS, even at the band's upper edge");
@@ -87,12 +87,13 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
 
 std::optional<std::string> CheckOverBought(double peak_gb, const GpuSku& sku,
                                            bool smaller_card_fits) {
-  const double idle = sku.memory_gb - peak_gb;
-  if (idle > sku.memory_gb / 2 && smaller_card_fits) {
+  const double usable_gb = sku.UsableMemoryGb();
+  const double idle = usable_gb - peak_gb;
+  if (idle > usable_gb / 2 && smaller_card_fits) {
     return absl::StrFormat(
         "%s: %s would leave %.0f of %.0f GB idle and a smaller card fits; "
         "this job over-buys the card",
-        kOverBoughtRule, sku.id, idle, sku.memory_gb);
+        kOverBoughtRule, sku.id, idle, usable_gb);
   }
   return std::nullopt;
 }

@@ -33,6 +33,13 @@ std::string Squashed(absl::string_view text) {
 
 }  // namespace
 
+double GpuSku::UsableMemoryGb() const {
+  if (absl::StartsWithIgnoreCase(memory_type, "HBM")) {
+    return memory_gb * 79.15 / 80 * 1.073741824;
+  }
+  return memory_gb;
+}
+
 bool GpuSku::IsSxm() const {
   return absl::StartsWithIgnoreCase(form_factor, "SXM");
 }

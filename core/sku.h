@@ -2,10 +2,10 @@
 #define PLACEMENT_CORE_SKU_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace placement::core {
 
@@ -18,7 +18,7 @@ struct GpuSku {
   double memory_gb = 0;
   std::string memory_type;  // "HBM2e", "GDDR6"
   double memory_bandwidth_gb_s = 0;
-  std::string form_factor;  // "PCIe", "SXM4", "SXM5"
+  std::string form_factor;     // "PCIe", "SXM4", "SXM5"
   double max_nvlink_gb_s = 0;  // what the card can do; 0 = no NVLink at all
   int pcie_gen = 0;
   double bf16_dense_tflops = 0;
@@ -30,6 +30,13 @@ struct GpuSku {
   // Whether the card can be joined by NVLink at all (bridge or switch).
   bool HasNvlink() const { return max_nvlink_gb_s > 0; }
   bool HasFp8() const { return fp8_dense_tflops > 0; }
+  // What CUDA can allocate, in GB (1e9 bytes, the unit of every predicted
+  // and measured peak). An HBM card's nominal "80GB" is 80 GiB, of which
+  // torch.cuda.mem_get_info reports 79.15 GiB total on an A100/H100 80GB
+  // (85.0 GB; stas00's ml-engineering and LitGPT's OOM message quote the
+  // same): nominal x 79.15 / 80 x 1.073741824. GDDR cards are taken at
+  // their nominal GB (an L40S exposes 46,068 MiB = 48.3 GB).
+  double UsableMemoryGb() const;
 };
 
 // Resolves a user-supplied SKU name against the catalog.

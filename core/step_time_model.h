@@ -1,6 +1,9 @@
 #ifndef PLACEMENT_CORE_STEP_TIME_MODEL_H_
 #define PLACEMENT_CORE_STEP_TIME_MODEL_H_
 
+#include <map>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "core/pool.h"
 #include "core/recipe.h"
@@ -9,11 +12,14 @@
 namespace placement::core {
 
 // An ESTIMATED optimizer-step time, used only when no measured run of the
-// recipe on the SKU exists. It is a roofline with one efficiency constant:
-// treat it as low confidence (the calibration test reports its error).
+// recipe on the SKU exists. It is a roofline whose matmul efficiency is
+// fitted per SKU family x method: treat it as low confidence (the
+// cross-validation test reports its error).
 struct StepTimeEstimate {
   double flops_per_token = 0;            // training FLOPs per token (all GPUs)
+  double efficiency = 0;                 // share of the dense peak reached
   double compute_s = 0;                  // matmuls, pipeline bubble, dequant
+  double dequantization_s = 0;           // NF4 dequantization (in compute_s)
   double optimizer_update_s = 0;         // memory-bound optimizer step
   double communication_s = 0;            // collectives, before overlap
   double exposed_communication_s = 0;    // the part on the critical path
@@ -51,8 +57,54 @@ InterNodeBandwidth InterNodeBandwidthOf(const Pool& pool);
 double TrainingFlopsPerToken(const Recipe& recipe,
                              const ModelArchitecture& arch);
 
+// The constants of the step-time model. Matmul efficiency (model FLOPs
+// utilization) factors as base_mfu x ridge factor x SKU family factor x
+// method factor: a rank-one table over SKU x method in log space, so that a
+// SKU measured on one method informs the others, and whose SKU side follows
+// the datasheet for a SKU never measured. Each value, its prior and its source
+// are in step_time_model.cc and docs/CORE.md.
+struct StepTimeModelConstants {
+  double base_mfu = 0;
+  // Efficiency falls with the card's FLOP-to-byte ratio (dense bf16 TFLOPs
+  // per TB/s of memory bandwidth; 200 = reference): the memory-bound parts
+  // of a step (norms, activations, softmax, optimizer) take a larger share
+  // of it on a card whose matmuls are faster relative to its memory. The
+  // factor is (ratio / 200)^-ridge_exponent.
+  double ridge_exponent = 0;
+  std::map<std::string, double> sku_family_factor;  // by GpuSku::family;
+                                                    // missing = 1
+  double full_factor = 1;                           // every weight trainable
+  double adapter_factor = 1;  // LoRA / QLoRA (frozen backbone)
+  double head_only_factor = 1;
+  // Memory traffic of dequantizing one NF4 weight to bf16, per pass
+  // (forward, backward, recompute), in bytes at the card's bandwidth.
+  double nf4_dequant_bytes_per_param = 0;
+  // Share of data-parallel communication (gradient all-reduce, FSDP
+  // gather/scatter) left on the critical path after overlap with compute.
+  double data_parallel_exposed_fraction = 0;
+
+  // The ridge factor times the family's own factor.
+  double SkuFactor(const GpuSku& sku) const;
+  double MethodFactor(FineTuneMethod method) const;
+};
+
+// The analytic constants (the priors of the fit).
+const StepTimeModelConstants& AnalyticStepTimeModelConstants();
+// The constants the model ships with, fitted to the published rows.
+const StepTimeModelConstants& DefaultStepTimeModelConstants();
+
+// The tokens one micro-batch computes: sequence_length x micro_batch_size,
+// or mean_tokens_per_sample x micro_batch_size on PADDED_PER_BATCH data
+// whose mean is given.
+double ComputedTokensPerMicroBatch(const Recipe& recipe);
+
 // Estimates one optimizer step of a (normalized, valid) recipe with its
 // architecture on `sku` in `pool`. Never fails; validate first.
+StepTimeEstimate EstimateStepTime(const Recipe& recipe,
+                                  const ModelArchitecture& arch,
+                                  const GpuSku& sku, const Pool& pool,
+                                  const StepTimeModelConstants& constants);
+// Same with DefaultStepTimeModelConstants().
 StepTimeEstimate EstimateStepTime(const Recipe& recipe,
                                   const ModelArchitecture& arch,
                                   const GpuSku& sku, const Pool& pool);
@@ -68,7 +120,8 @@ absl::StatusOr<StepTimeEstimate> EstimateStepTime(const Recipe& recipe,
 // bf16 otherwise (NF4/INT8 bases compute in bf16).
 double PeakDenseTflops(const Recipe& recipe, const GpuSku& sku);
 
-// Model FLOPs utilization assumed for dense bf16 matmuls (see .cc).
+// The analytic prior of base_mfu: the model FLOPs utilization of dense
+// bf16 matmuls before any SKU or method factor (see .cc).
 inline constexpr double kAssumedMfu = 0.40;
 
 }  // namespace placement::core

@@ -127,15 +127,14 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
                std::isfinite(run.step_time_mean_seconds())) {
       // The steps ran inside the run: their time cannot exceed its wall time
       // (with slack for clock granularity).
-      const double busy_seconds =
-          static_cast<double>(run.steps_attempted()) *
-          run.step_time_mean_seconds();
+      const double busy_seconds = static_cast<double>(run.steps_attempted()) *
+                                  run.step_time_mean_seconds();
       const double wall_seconds = absl::ToDoubleSeconds(end - start);
       if (busy_seconds > wall_seconds * 1.05 + 60) {
         v.Add("run.step_time_mean_seconds",
-              absl::StrCat("steps_attempted x step_time_mean_seconds = ",
-                           busy_seconds, " s exceeds the run's wall time of ",
-                           wall_seconds, " s"));
+              absl::StrCat(
+                  "steps_attempted x step_time_mean_seconds = ", busy_seconds,
+                  " s exceeds the run's wall time of ", wall_seconds, " s"));
       }
     }
   }
@@ -226,11 +225,12 @@ core::FieldViolations ValidateRunAgainstCatalog(
   }
   if (sku.ok() && run.offload() == v1::OFFLOAD_NONE &&
       std::isfinite(run.peak_memory_gb()) &&
-      run.peak_memory_gb() > sku->memory_gb * (1 + kPeakMemoryTolerance)) {
+      run.peak_memory_gb() >
+          sku->UsableMemoryGb() * (1 + kPeakMemoryTolerance)) {
     v.Add("run.peak_memory_gb",
           absl::StrCat(run.peak_memory_gb(), " GB is more than a ", sku->id,
-                       " holds (", sku->memory_gb,
-                       " GB) and no offload was reported"));
+                       " holds (", sku->UsableMemoryGb(),
+                       " GB usable) and no offload was reported"));
   }
   for (int i = 0; i < run.evals_size(); ++i) {
     absl::StatusOr<core::GpuSku> serving =
@@ -250,8 +250,8 @@ core::FieldViolations ValidateSampleBatch(
     v.Add("run_id", "must be a UUID (8-4-4-4-12 hex digits)");
   }
   if (request.samples_size() > kMaxSamplesPerMessage) {
-    v.Add("samples",
-          absl::StrCat("at most ", kMaxSamplesPerMessage, " samples a message"));
+    v.Add("samples", absl::StrCat("at most ", kMaxSamplesPerMessage,
+                                  " samples a message"));
     return v.Take();
   }
   for (int i = 0; i < request.samples_size(); ++i) {

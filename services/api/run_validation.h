@@ -23,8 +23,9 @@ inline constexpr int64_t kMaxSteps = 1'000'000'000'000;
 inline constexpr double kMaxStepTimeSeconds = 7 * 24 * 3600.0;
 inline constexpr double kMaxTokensPerSecond = 1e9;
 inline constexpr int kMaxSamplesPerMessage = 10000;
-// Peak memory may exceed the nominal capacity by this share (GB vs GiB
-// rounding in tools) before it is absurd, unless offload is reported.
+// Peak memory may exceed what CUDA can allocate on the card
+// (GpuSku::UsableMemoryGb, in GB) by this share (rounding in tools) before
+// it is absurd, unless offload is reported.
 inline constexpr double kPeakMemoryTolerance = 0.02;
 
 // Whether `text` is a UUID in canonical 8-4-4-4-12 hex form.

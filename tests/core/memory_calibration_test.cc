@@ -1,6 +1,7 @@
-// Calibrates the memory model against published measurements
-// (testdata/published_finetune_measurements.csv). The constants of the model
-// are global and physical; this test only reports and bounds the error.
+// Compares the shipped memory model with the published measurements
+// (testdata/published_finetune_measurements.csv) it was fitted to: the
+// in-sample error. The honest (cross-validated) error is printed by
+// model_cross_validation_test.cc.
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <iostream>
 #include <vector>
 
+#include "core/calibration.h"
 #include "core/fit.h"
 #include "core/memory_model.h"
 #include "gtest/gtest.h"
@@ -18,14 +20,6 @@ namespace {
 
 using testing::LoadPublishedRows;
 using testing::MappedRow;
-
-double Quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double pos = q * (values.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(values.size() - 1, lo + 1);
-  return values[lo] + (values[hi] - values[lo]) * (pos - lo);
-}
 
 TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
   const std::vector<MappedRow> rows = LoadPublishedRows();
@@ -44,7 +38,7 @@ TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
     }
     const MemoryBreakdown m =
         PredictPeakMemory(row.recipe, row.arch, DefaultMemoryModelConstants());
-    const bool predicted_fit = m.total_gb <= row.capacity_gb;
+    const bool predicted_fit = m.total_gb <= row.usable_capacity_gb;
     if (row.ran) {
       ++ran;
       if (predicted_fit) ++fit_agree;
@@ -54,13 +48,14 @@ TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
     }
     std::string measured = row.ran ? "ran" : "OOM";
     if (row.peak_gb.has_value()) {
-      const double error = (m.total_gb - *row.peak_gb) / *row.peak_gb * 100;
+      // The kind of peak the source reports (allocated, reserved, device).
+      const double error = (m.reported_gb - *row.peak_gb) / *row.peak_gb * 100;
       errors.push_back(std::fabs(error));
-      measured_over_predicted.push_back(*row.peak_gb / m.total_gb);
+      measured_over_predicted.push_back(*row.peak_gb / m.reported_gb);
       measured = std::to_string(*row.peak_gb).substr(0, 5) + " GB" +
                  (row.boundary ? " (boundary)" : "");
       std::cout << "  row " << std::setw(3) << row.line << " predicted "
-                << std::setw(6) << m.total_gb << " GB vs " << measured
+                << std::setw(6) << m.reported_gb << " GB vs " << measured
                 << " error " << std::setw(7) << error << "%  "
                 << (predicted_fit == row.ran ? "" : "VERDICT MISMATCH ")
                 << row.label << "\n";
@@ -87,8 +82,10 @@ TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
             << "%); predicted OOM for " << oom_agree << "/" << oom
             << " published OOMs\n";
 
-  // The band the planner puts around every predicted peak: the model's
-  // measured/predicted ratio at p10 and p90 (core/fit.h).
+  // The band the planner puts around every predicted peak (core/fit.h) is
+  // the cross-validated p10..p90 of measured / predicted
+  // (model_cross_validation_test.cc asserts it); in sample, where the
+  // constants were fitted to these very rows, it must hold at least 80%.
   const double p10_ratio = Quantile(measured_over_predicted, 0.1);
   const double p90_ratio = Quantile(measured_over_predicted, 0.9);
   int inside = 0;
@@ -99,12 +96,7 @@ TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
             << ", p90 " << p90_ratio << "; band [" << kMemoryBandLowFactor
             << ", " << kMemoryBandHighFactor << "] holds " << inside << "/"
             << measured_over_predicted.size() << " published peaks\n";
-  // The band constants must stay the calibration's p10..p90 (rounded
-  // outwards to 0.05): re-derive them when the model changes.
-  EXPECT_LE(kMemoryBandLowFactor, p10_ratio);
-  EXPECT_GE(kMemoryBandLowFactor, p10_ratio - 0.05);
-  EXPECT_GE(kMemoryBandHighFactor, p90_ratio);
-  EXPECT_LE(kMemoryBandHighFactor, p90_ratio + 0.05);
+  EXPECT_GE(inside * 5, static_cast<int>(measured_over_predicted.size()) * 4);
 
   EXPECT_LE(median, 20.0);
   EXPECT_GE(agreement, 90.0);

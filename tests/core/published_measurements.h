@@ -30,6 +30,7 @@ inline constexpr char kMeasurementsCsv[] =
 // longest Alpaca sample as 1304 Llama-2 tokens, which is the representative
 // length of every "variable (Alpaca ...)" row.
 inline constexpr int kAlpacaLongestTokens = 1304;
+inline constexpr int kMetaMathQaMeanTokens = 210;
 
 using CsvRow = std::map<std::string, std::string>;
 
@@ -90,10 +91,18 @@ inline std::vector<CsvRow> ReadCsv(const std::string& path) {
 struct MappedRow {
   int line = 0;  // 1-based data row number
   std::string label;
+  // The publication the row comes from (SourceGroup): the unit that the
+  // cross-validation holds out.
+  std::string source_group;
   std::string skip_reason;  // non-empty: not mapped
   Recipe recipe;            // normalized
   ModelArchitecture arch;
-  double capacity_gb = 0;         // the row's own card
+  double capacity_gb = 0;  // the row's own card, nominal
+  // What CUDA can allocate on it, in GB (1e9 bytes): HBM cards' nominal
+  // "80GB" / "40GB" are GiB, of which 79.15 of 80 are usable (stas00's
+  // mem_get_info on A100/H100 80GB; LitGPT oom.md "total capacity of 79.15
+  // GiB"): 1.0623 x nominal. GDDR cards and unnamed ones stay nominal.
+  double usable_capacity_gb = 0;
   std::string sku_id;             // closest catalog SKU, for throughput
   bool ran = true;                // false for published OOMs
   bool boundary = false;          // peak ~= capacity at that length
@@ -158,6 +167,28 @@ inline std::string CatalogModelFor(const std::string& model) {
   return model;
 }
 
+// The publication of a row: repository and document, with the per-run
+// result files of one benchmark (PEFT's MetaMathQA results/*.json) and the
+// tables of one README (at any commit) counted as one publication, so that
+// a held-out publication shares no run, table or author's setup with the
+// rows the constants are fitted on.
+inline std::string SourceGroup(const std::string& source) {
+  // A table quoted from another publication belongs to that one.
+  if (const size_t quoting = source.find("quoting ");
+      quoting != std::string::npos) {
+    return SourceGroup(source.substr(quoting + 8));
+  }
+  std::vector<std::string> words =
+      absl::StrSplit(source, ' ', absl::SkipEmpty());
+  if (words.empty()) return source;
+  std::string document = words.size() > 1 ? words[1] : "";
+  if (const size_t results = document.find("/results/");
+      results != std::string::npos) {
+    document.resize(results + 9);
+  }
+  return words[0] + " " + document;
+}
+
 inline std::optional<double> Number(const std::string& text) {
   double value;
   if (absl::SimpleAtod(text, &value)) return value;
@@ -184,6 +215,7 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
                     seq = get("seq_len"), precision = get("precision"),
                     ckpt = get("grad_checkpointing");
   out.label = model + " / " + method + " / " + gpu;
+  out.source_group = SourceGroup(get("source"));
   auto skip = [&](std::string reason) {
     out.skip_reason = std::move(reason);
     return out;
@@ -313,6 +345,11 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
   } else {
     return skip("GPU not published");
   }
+  // Every 80 GB data-centre card (A100, H100) is HBM, named or not.
+  const bool hbm = absl::StrContains(gpu, "A100") ||
+                   absl::StrContains(gpu, "H100") || out.capacity_gb == 80;
+  out.usable_capacity_gb =
+      hbm ? out.capacity_gb * 79.15 / 80 * 1.073741824 : out.capacity_gb;
   r.gpu_count = static_cast<int>(Number(get("gpu_count")).value_or(1));
   if (r.gpu_count > 1) {
     r.parallelism = absl::StrContains(notes, "ZeRO-3") ? Parallelism::kZero3
@@ -321,6 +358,54 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
                             absl::StrContains(get("source"), "fsdp")
                         ? Parallelism::kFsdp
                         : Parallelism::kDdp;
+  }
+  // --- Framework, loss, data layout and the peak each source reports. ---
+  const std::string source = get("source");
+  if (absl::StartsWith(source, "Lightning-AI/litgpt")) {
+    // LitGPT pads each batch to its longest sample and reports
+    // torch.cuda.max_memory_allocated (its tables say so).
+    r.framework = TrainingFramework::kLitgpt;
+    r.packing = SequencePacking::kPaddedPerBatch;
+    r.reported_peak = PeakMemoryKind::kAllocated;
+  } else if (absl::StrContains(source, "MetaMathQA")) {
+    // PEFT's benchmark: HF Trainer-style loop, dynamic padding, p99 of
+    // torch.cuda.memory_reserved.
+    r.framework = TrainingFramework::kHfTransformersPeft;
+    r.packing = SequencePacking::kPaddedPerBatch;
+    r.reported_peak = PeakMemoryKind::kReserved;
+    // The benchmark's own count: "train total tokens" 4198051 over "train
+    // samples" 20000 (results/lora--llama-3.2-3B-rank32.json, same data
+    // and steps for every method) = 210 tokens per sample.
+    r.mean_tokens_per_sample = kMetaMathQaMeanTokens;
+  } else if (absl::StartsWith(source, "huggingface/peft docs")) {
+    // TRL SFTTrainer with packing=True; the figures are nvidia-smi's.
+    r.framework = TrainingFramework::kHfTransformersPeft;
+    r.packing = SequencePacking::kPacked;
+    r.reported_peak = PeakMemoryKind::kDeviceUsed;
+  } else if (absl::StrContains(source, "LLaMA-Factory")) {
+    // LLaMA-Factory runs the HF Trainer (its "Unsloth" rows swap in
+    // Unsloth's kernels and its fused cross-entropy); GRAM as nvidia-smi
+    // shows it; no packing for SFT.
+    const bool unsloth = absl::StrContains(method, "Unsloth");
+    r.framework = unsloth ? TrainingFramework::kOther
+                          : TrainingFramework::kHfTransformersPeft;
+    if (unsloth) r.loss = LossImplementation::kChunkedCrossEntropy;
+    r.packing = SequencePacking::kPaddedPerBatch;
+    r.reported_peak = PeakMemoryKind::kDeviceUsed;
+  } else if (absl::StartsWith(source, "unslothai/unsloth")) {
+    // "HF + FA2" context-length boundaries: the card is full.
+    r.framework = absl::StrContains(method, "Unsloth")
+                      ? TrainingFramework::kOther
+                      : TrainingFramework::kHfTransformersPeft;
+    r.packing = SequencePacking::kPacked;
+    r.reported_peak = PeakMemoryKind::kDeviceUsed;
+  } else if (absl::StartsWith(source, "mosaicml/llm-foundry")) {
+    r.framework = TrainingFramework::kOther;  // Composer
+    r.packing = SequencePacking::kPacked;     // concatenated pre-training text
+    // llm-foundry's models default to loss_fn "fused_crossentropy",
+    // flash-attn's CrossEntropyLoss: the bf16 logits and an fp32 value per
+    // row only, the softmax in registers: in memory a chunked loss.
+    r.loss = LossImplementation::kChunkedCrossEntropy;
   }
   out.recipe = NormalizeRecipe(r);
   out.arch = *ResolveArchitecture(out.recipe);
@@ -336,7 +421,7 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
              range.size() == 2 && Number(range[0]) && Number(range[1])) {
     out.peak_gb = (*Number(range[0]) + *Number(range[1])) / 2;
   } else if (out.boundary) {
-    out.peak_gb = out.capacity_gb;
+    out.peak_gb = out.usable_capacity_gb;
   }
   out.tokens_per_s_per_gpu = Number(get("tokens_per_s"));
   out.step_time_s = Number(get("step_time_s"));

@@ -176,6 +176,59 @@ TEST(RecipeKeyTest, ExplicitAttentionAndCheckpointingKeepTheFormerKeys) {
   EXPECT_NE(RecipeKey(sdpa), key(kOff, kFlash));
 }
 
+TEST(RecipeKeyTest, MemoryFieldsChangeTheKeyOnlyWhenSet) {
+  // Unspecified loss, packing and framework (and any reported peak) keep
+  // the pinned key of a recipe that predates them (explicit eager
+  // attention: the key pinned above).
+  Recipe eager = Lora();
+  eager.attention = AttentionImplementation::kEager;
+  eager.reported_peak = PeakMemoryKind::kReserved;
+  EXPECT_EQ(RecipeKey(eager), "rk1-c5feac3758c091b1");
+  // FNV-1a 64 of the texts, computed independently. Unset attention is
+  // SDPA (flash=sdpa in the text).
+  Recipe r = Lora();
+  r.reported_peak = PeakMemoryKind::kReserved;
+  EXPECT_EQ(RecipeKey(r), "rk1-a0512b80a84271ff");
+  r.loss = LossImplementation::kChunkedCrossEntropy;
+  r.packing = SequencePacking::kPaddedPerBatch;
+  r.mean_tokens_per_sample = 350;
+  r.framework = TrainingFramework::kTorchtune;
+  EXPECT_EQ(RecipeKeyText(r),
+            "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;"
+            "mb=1;ga=1;precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=0;"
+            "flash=sdpa;par=SINGLE;gpus=1;tp=1;pp=1;dp=1;"
+            "loss=CHUNKED_CROSS_ENTROPY;packing=PADDED_PER_BATCH;"
+            "mean_tokens=350;framework=TORCHTUNE");
+  EXPECT_EQ(RecipeKey(r), "rk1-83d73ec69cb9908f");
+  Recipe packed = Lora();
+  packed.packing = SequencePacking::kPacked;
+  packed.mean_tokens_per_sample = 350;  // cleared: only padded data has one
+  EXPECT_EQ(RecipeKey(packed), "rk1-66a2d7ae725f6132");
+  EXPECT_THAT(DescribeSettings(r),
+              ::testing::HasSubstr(" framework=TORCHTUNE"));
+}
+
+TEST(ValidateRecipeTest, MeanTokensNeedPaddedDataWithinTheMaximum) {
+  Recipe r = NormalizeRecipe(Lora());
+  r.mean_tokens_per_sample = 100;
+  EXPECT_THAT(
+      ValidateRecipe(r),
+      Contains(Field(&FieldViolation::field, "recipe.mean_tokens_per_sample")));
+  r.packing = SequencePacking::kPaddedPerBatch;
+  EXPECT_THAT(ValidateRecipe(r), IsEmpty());
+  r.mean_tokens_per_sample = 4096;  // above sequence_length 2048
+  EXPECT_THAT(
+      ValidateRecipe(r),
+      Contains(Field(&FieldViolation::field, "recipe.mean_tokens_per_sample")));
+  r.mean_tokens_per_sample = 100;
+  r.framework = static_cast<TrainingFramework>(42);
+  r.loss = static_cast<LossImplementation>(-1);
+  EXPECT_THAT(ValidateRecipe(r),
+              Contains(Field(&FieldViolation::field, "recipe.framework")));
+  EXPECT_THAT(ValidateRecipe(r),
+              Contains(Field(&FieldViolation::field, "recipe.loss")));
+}
+
 TEST(TrainableParamsTest, MatchesPublishedLoraCounts) {
   Recipe r = NormalizeRecipe(Lora());
   r.model = "Llama-2-7B";

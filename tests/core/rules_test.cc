@@ -33,15 +33,16 @@ TEST(ExactSkuRuleTest, AmbiguousFamilyNameIsRejected) {
   EXPECT_EQ(exact.sku->id, "A100-SXM4-80GB");
 }
 
-// The band is the memory model's calibration error: 0.85x..1.55x of the
-// prediction, against the card less a 1 GB reserve (47 GB on an L40S).
+// The band is the memory model's cross-validated error: 0.85x..1.35x of
+// the prediction, against the card less a 1 GB reserve (47 GB on an L40S,
+// a GDDR card taken at its nominal 48 GB).
 TEST(FitWithoutOffloadRuleTest, ThreeVerdictsFromTheBand) {
   const GpuSku& l40s = Sku("L40S-PCIE-48GB");
-  // 30 GB: band 25.5-46.5 GB, within 47 GB.
-  FitVerdict v = CheckFitWithoutOffload(30, false, l40s, nullptr);
+  // 33 GB: band 28.05-44.55 GB, within 47 GB.
+  FitVerdict v = CheckFitWithoutOffload(33, false, l40s, nullptr);
   EXPECT_EQ(v.fit, Fit::kFits);
-  EXPECT_NEAR(v.band.high, 46.5, 1e-9);
-  // 44 GB (once rejected by a flat 10% headroom): band 37.4-68.2 GB.
+  EXPECT_NEAR(v.band.high, 44.55, 1e-9);
+  // 44 GB (once rejected by a flat 10% headroom): band 37.4-59.4 GB.
   v = CheckFitWithoutOffload(44, false, l40s, nullptr);
   EXPECT_EQ(v.fit, Fit::kBorderline);
   EXPECT_TRUE(v.fits);
@@ -50,9 +51,9 @@ TEST(FitWithoutOffloadRuleTest, ThreeVerdictsFromTheBand) {
   v = CheckFitWithoutOffload(56, false, l40s, nullptr);
   EXPECT_EQ(v.fit, Fit::kDoesNotFit);
   EXPECT_FALSE(v.fits);
-  // A request's headroom fraction replaces the reserve when larger: 30 GB
+  // A request's headroom fraction replaces the reserve when larger: 33 GB
   // with 10% kept free (4.8 GB) straddles 43.2 GB.
-  EXPECT_EQ(CheckFitWithoutOffload(30, false, l40s, nullptr, 0.10).fit,
+  EXPECT_EQ(CheckFitWithoutOffload(33, false, l40s, nullptr, 0.10).fit,
             Fit::kBorderline);
 }
 

@@ -41,6 +41,110 @@ TEST(StepTimeModelTest, FrozenBackboneSkipsWeightGradients) {
   EXPECT_NEAR(ratio, 1.5, 0.05);  // ~6N vs ~4N
 }
 
+TEST(StepTimeModelTest, EfficiencyIsBaseTimesSkuTimesMethod) {
+  StepTimeModelConstants c = AnalyticStepTimeModelConstants();
+  c.base_mfu = 0.4;
+  c.ridge_exponent = 0;  // no datasheet term: the factors alone
+  c.sku_family_factor["A100"] = 1.25;
+  c.adapter_factor = 0.8;
+  c.full_factor = 1.5;
+  const Recipe lora = Llama8bLora(1, Parallelism::kSingle);
+  const ModelArchitecture arch = *FindModel(lora.model);
+  const GpuSku& a100 = Sku("A100-SXM4-80GB");
+  const Pool pool = TrainingPool("a100", a100.id, Fabric::kNvlink);
+  EXPECT_NEAR(EstimateStepTime(lora, arch, a100, pool, c).efficiency,
+              0.4 * 1.25 * 0.8, 1e-12);
+  Recipe full = lora;
+  full.method = FineTuneMethod::kFull;
+  full = NormalizeRecipe(full);
+  EXPECT_NEAR(EstimateStepTime(full, arch, a100, pool, c).efficiency,
+              0.4 * 1.25 * 1.5, 1e-12);
+  // A family without a fitted factor keeps the base.
+  const GpuSku& l4 = Sku("L4-PCIE-24GB");
+  EXPECT_NEAR(EstimateStepTime(lora, arch, l4,
+                               TrainingPool("l4", l4.id, Fabric::kPcie), c)
+                  .efficiency,
+              0.4 * 0.8, 1e-12);
+}
+
+// (dense TFLOPs per TB/s / 200)^-exponent: A100-SXM4-80GB is 312 / 2.039.
+TEST(StepTimeModelTest, RidgeFactorFollowsTheDatasheet) {
+  StepTimeModelConstants c = AnalyticStepTimeModelConstants();
+  c.ridge_exponent = 0.5;
+  c.sku_family_factor.clear();
+  EXPECT_NEAR(c.SkuFactor(Sku("A100-SXM4-80GB")),
+              std::pow(312 / 2.039 / 200, -0.5), 1e-9);
+  EXPECT_NEAR(c.SkuFactor(Sku("L40S-PCIE-48GB")),
+              std::pow(362 / 0.864 / 200, -0.5), 1e-9);
+  c.sku_family_factor["L40S"] = 0.9;
+  EXPECT_NEAR(c.SkuFactor(Sku("L40S-PCIE-48GB")),
+              0.9 * std::pow(362 / 0.864 / 200, -0.5), 1e-9);
+}
+
+// Dequantization streams every NF4 weight once per pass, whatever the
+// batch: (N - embeddings) x bytes x passes / (bandwidth x 0.7).
+TEST(StepTimeModelTest, Nf4DequantizationIsAPerPassCost) {
+  StepTimeModelConstants c = AnalyticStepTimeModelConstants();
+  c.nf4_dequant_bytes_per_param = 3;
+  Recipe q = Llama8bLora(1, Parallelism::kSingle);
+  q.method = FineTuneMethod::kQlora;
+  q.precision = Precision::kUnspecified;
+  q.activation_checkpointing = ActivationCheckpointing::kOff;
+  q.gradient_accumulation_steps = 2;
+  q = NormalizeRecipe(q);
+  const ModelArchitecture arch = *FindModel(q.model);
+  const GpuSku& sku = Sku("A100-SXM4-80GB");
+  const Pool pool = TrainingPool("a100", sku.id, Fabric::kNvlink);
+  const double quantized =
+      static_cast<double>(arch.Params() - arch.EmbeddingParams());
+  const double per_pass =
+      quantized * 3 / (sku.memory_bandwidth_gb_s * 1e9 * 0.7);
+  const StepTimeEstimate e = EstimateStepTime(q, arch, sku, pool, c);
+  EXPECT_NEAR(e.dequantization_s, 2 * 2 * per_pass, 1e-9);  // 2 passes x ga 2
+  q.micro_batch_size = 8;
+  EXPECT_NEAR(EstimateStepTime(q, arch, sku, pool, c).dequantization_s,
+              e.dequantization_s, 1e-12);
+  q.activation_checkpointing = ActivationCheckpointing::kOn;  // + recompute
+  EXPECT_NEAR(EstimateStepTime(q, arch, sku, pool, c).dequantization_s,
+              2 * 3 * per_pass, 1e-9);
+}
+
+// AdamW's foreach step plus clipping: 23 passes of the state width over
+// every trainable parameter, at 70% of the card's bandwidth.
+TEST(StepTimeModelTest, OptimizerUpdateIsMemoryBound) {
+  Recipe full = Llama8bLora(1, Parallelism::kSingle);
+  full.method = FineTuneMethod::kFull;
+  full = NormalizeRecipe(full);
+  const ModelArchitecture arch = *FindModel(full.model);
+  const GpuSku& sku = Sku("H100-SXM5-80GB");
+  const Pool pool = TrainingPool("h100", sku.id, Fabric::kNvlink);
+  const double bandwidth = sku.memory_bandwidth_gb_s * 1e9 * 0.7;
+  const double n = static_cast<double>(arch.Params());
+  EXPECT_NEAR(EstimateStepTime(full, arch, sku, pool).optimizer_update_s,
+              n * 23 * 2 / bandwidth, 1e-9);
+  full.fp32_master_weights = true;  // fp32 states: twice the bytes
+  EXPECT_NEAR(EstimateStepTime(full, arch, sku, pool).optimizer_update_s,
+              n * 23 * 4 / bandwidth, 1e-9);
+  full.fp32_master_weights = false;
+  full.optimizer = Optimizer::kAdamW8bit;  // fused: 6 + 3 bf16, 2 x 8-bit
+  EXPECT_NEAR(EstimateStepTime(full, arch, sku, pool).optimizer_update_s,
+              n * (9 * 2 + 4) / bandwidth, 1e-9);
+}
+
+TEST(StepTimeModelTest, PaddedMeanSetsTheComputedTokens) {
+  Recipe r = Llama8bLora(1, Parallelism::kSingle);
+  EXPECT_DOUBLE_EQ(ComputedTokensPerMicroBatch(r), 2048.0 * 4);
+  r.packing = SequencePacking::kPaddedPerBatch;
+  EXPECT_DOUBLE_EQ(ComputedTokensPerMicroBatch(r), 2048.0 * 4);  // unknown
+  r.mean_tokens_per_sample = 500;
+  EXPECT_DOUBLE_EQ(ComputedTokensPerMicroBatch(r), 500.0 * 4);
+  const ModelArchitecture arch = *FindModel(r.model);
+  const GpuSku& sku = Sku("H100-SXM5-80GB");
+  const Pool pool = TrainingPool("h100", sku.id, Fabric::kNvlink);
+  EXPECT_DOUBLE_EQ(EstimateStepTime(r, arch, sku, pool).tokens_per_step,
+                   500.0 * 4);
+}
+
 TEST(StepTimeModelTest, FasterCardIsFaster) {
   const Recipe r = Llama8bLora(1, Parallelism::kSingle);
   const ModelArchitecture arch = *FindModel(r.model);
@@ -138,8 +242,7 @@ TEST(StepTimeCalibrationTest, EstimateIsWithinAFactorOfPublishedThroughput) {
       continue;
     }
     const GpuSku& sku = Sku(row.sku_id);
-    const Pool pool = TrainingPool(
-        "p", sku.id, sku.HasNvlink() ? Fabric::kNvlink : Fabric::kPcie);
+    const Pool pool = testing::PublishedRunPool(sku, row.recipe.gpu_count);
     const StepTimeEstimate e =
         EstimateStepTime(row.recipe, row.arch, sku, pool);
     const double ratio = e.tokens_per_s_per_gpu / *row.tokens_per_s_per_gpu;
@@ -168,12 +271,10 @@ TEST(StepTimeCalibrationTest, EstimateIsWithinAFactorOfPublishedThroughput) {
             << p10 << ", p90 " << p90 << "; band [" << kStepTimeBandLowFactor
             << ", " << kStepTimeBandHighFactor << "] holds " << inside << "/"
             << step_ratios.size() << " rows\n";
-  // The band constants are the calibration's p10..p90 rounded outwards to
-  // 0.05 (core/fit.h): re-derive them when the model changes.
-  EXPECT_LE(kStepTimeBandLowFactor, p10);
-  EXPECT_GE(kStepTimeBandLowFactor, p10 - 0.05);
-  EXPECT_GE(kStepTimeBandHighFactor, p90);
-  EXPECT_LE(kStepTimeBandHighFactor, p90 + 0.05);
+  // The band (core/fit.h) is the cross-validated p10..p90
+  // (model_cross_validation_test.cc asserts it); in sample, where the
+  // constants were fitted to these very rows, it must hold at least 80%.
+  EXPECT_GE(inside * 5, static_cast<int>(step_ratios.size()) * 4);
   std::vector<double> factors;  // max(ratio, 1/ratio)
   for (double r : ratios) factors.push_back(std::max(r, 1 / r));
   std::sort(factors.begin(), factors.end());

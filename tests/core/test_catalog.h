@@ -4,6 +4,7 @@
 // The 11 SKUs of /work/shared/data/gpu_skus.csv (copied into
 // testdata/gpu_skus.csv), built by hand so that unit tests need no I/O.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,20 @@ inline Pool TrainingPool(const std::string& name, const std::string& sku_id,
   pool.exclusive = true;
   pool.gpu_quota = nodes * gpus_per_node;
   pool.internal_rate_micros_per_gpu_hour = rate_micros;
+  return pool;
+}
+
+// The pool a published run ran on: nodes of 8 cards, the job's GPU count
+// rounded up to whole nodes. The sources name the cards, not the fabric
+// between nodes: a run across nodes is assumed to have had one InfiniBand
+// NIC per GPU (the HGX / DGX reference design of the clusters such
+// benchmarks run on), not the planner's Ethernet default for a pool that
+// never declared its fabric.
+inline Pool PublishedRunPool(const GpuSku& sku, int gpu_count) {
+  const int nodes = std::max(1, (gpu_count + 7) / 8);
+  Pool pool = TrainingPool(
+      "p", sku.id, sku.HasNvlink() ? Fabric::kNvlink : Fabric::kPcie, 8, nodes);
+  if (nodes > 1) pool.inter_node_fabric = InterNodeFabric::kInfiniband;
   return pool;
 }
 
