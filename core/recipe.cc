@@ -39,15 +39,18 @@ bool IsAdapter(FineTuneMethod method) {
   return method == FineTuneMethod::kLora || method == FineTuneMethod::kQlora;
 }
 
-// The recipe-key text of the attention implementation: the former boolean's
-// "1"/"0" for FLASH and EAGER; unspecified is normalized before.
+// The recipe-key text of the attention implementation. The former boolean
+// could not say "false" on the wire (proto3), so a stored "flash=0" is a
+// recipe that left attention to its framework: SDPA, which therefore keeps
+// that text and every stored key stays valid. FLASH keeps the former
+// "true"; EAGER, which could not be said before, is new.
 const char* AttentionKeyText(AttentionImplementation attention) {
   switch (attention) {
     case AttentionImplementation::kFlash:
       return "1";
-    case AttentionImplementation::kSdpa:
-      return "sdpa";
     case AttentionImplementation::kEager:
+      return "eager";
+    case AttentionImplementation::kSdpa:
     case AttentionImplementation::kUnspecified:
       break;
   }

@@ -225,10 +225,11 @@ absl::StatusOr<ModelArchitecture> ResolveArchitecture(const Recipe& recipe);
 //  precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=1;flash=1;par=SINGLE;gpus=1;
 //  tp=1;pp=1;dp=1".
 // Checkpointing: ON "ckpt=1", OFF "ckpt=0"; attention: FLASH "flash=1",
-// EAGER "flash=0" (the texts of the former booleans, so that the keys of
-// recipes that set them are unchanged), SDPA "flash=sdpa". Unspecified
-// normalizes first: attention to SDPA ("flash=sdpa"), checkpointing to OFF
-// ("ckpt=0").
+// SDPA "flash=0", EAGER "flash=eager". These are the texts of the former
+// booleans: proto3 could not send "false", so a stored "flash=0" is a recipe
+// that left attention to its framework (SDPA), and every stored key stays
+// valid. Unspecified normalizes first: attention to SDPA, checkpointing to
+// OFF ("ckpt=0").
 // The input is normalized first. Independent of the SKU and the pool.
 // Gradient accumulation IS part of it: a step is one optimizer step, and
 // the GPU-hours per successful step (the ranking currency) scale with it.

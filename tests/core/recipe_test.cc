@@ -138,19 +138,19 @@ TEST(RecipeKeyTest, EverySettingThatMattersChangesTheKey) {
 
 TEST(RecipeKeyTest, StableAcrossBuildsAndPlatforms) {
   // Pinned: FNV-1a of the canonical text never changes without a version
-  // bump of the text ("v1;"). Unspecified attention is SDPA now; the former
-  // boolean false is EAGER.
-  Recipe eager = Lora();
-  eager.attention = AttentionImplementation::kEager;
-  EXPECT_EQ(RecipeKeyText(eager),
+  // bump of the text ("v1;"). Unspecified attention is SDPA, with the text
+  // the former boolean's unset (false) had, so its stored key is unchanged.
+  EXPECT_EQ(RecipeKeyText(Lora()),
             "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;"
             "mb=1;ga=1;precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=0;"
             "flash=0;par=SINGLE;gpus=1;tp=1;pp=1;dp=1");
-  EXPECT_THAT(RecipeKey(Lora()), ::testing::MatchesRegex("rk1-[0-9a-f]{16}"));
   // Computed independently (Python FNV-1a 64 over the text above).
-  EXPECT_EQ(RecipeKey(eager), "rk1-c5feac3758c091b1");
-  EXPECT_THAT(RecipeKeyText(Lora()),
-              ::testing::HasSubstr(";ckpt=0;flash=sdpa;par=SINGLE;"));
+  EXPECT_EQ(RecipeKey(Lora()), "rk1-c5feac3758c091b1");
+  Recipe eager = Lora();
+  eager.attention = AttentionImplementation::kEager;
+  EXPECT_THAT(RecipeKeyText(eager),
+              ::testing::HasSubstr(";ckpt=0;flash=eager;par=SINGLE;"));
+  EXPECT_EQ(RecipeKey(eager), "rk1-cc18e52d546e82ad");
 }
 
 TEST(RecipeKeyTest, ExplicitAttentionAndCheckpointingKeepTheFormerKeys) {
@@ -166,29 +166,24 @@ TEST(RecipeKeyTest, ExplicitAttentionAndCheckpointingKeepTheFormerKeys) {
   constexpr auto kOn = ActivationCheckpointing::kOn;
   constexpr auto kEager = AttentionImplementation::kEager;
   constexpr auto kFlash = AttentionImplementation::kFlash;
-  EXPECT_EQ(key(kOff, kEager), "rk1-c5feac3758c091b1");
+  constexpr auto kSdpa = AttentionImplementation::kSdpa;
+  // The former false (unset) is SDPA's key; true is FLASH's.
+  EXPECT_EQ(key(kOff, kSdpa), "rk1-c5feac3758c091b1");
+  EXPECT_EQ(key(kOn, kSdpa), "rk1-bc734cfb99e9c7d0");
   EXPECT_EQ(key(kOn, kFlash), "rk1-27e3bea375ce27bd");
-  EXPECT_EQ(key(kOn, kEager), "rk1-bc734cfb99e9c7d0");
   EXPECT_EQ(key(kOff, kFlash), "rk1-6c725096ff9b9da4");
-  Recipe sdpa = Lora();
-  sdpa.attention = AttentionImplementation::kSdpa;
-  EXPECT_THAT(RecipeKeyText(sdpa), ::testing::HasSubstr(";flash=sdpa;"));
-  EXPECT_NE(RecipeKey(sdpa), key(kOff, kFlash));
+  // EAGER could not be said before: a key of its own.
+  EXPECT_EQ(key(kOff, kEager), "rk1-cc18e52d546e82ad");
+  EXPECT_EQ(key(kOn, kEager), "rk1-6800e79e754c7be4");
 }
 
 TEST(RecipeKeyTest, MemoryFieldsChangeTheKeyOnlyWhenSet) {
   // Unspecified loss, packing and framework (and any reported peak) keep
-  // the pinned key of a recipe that predates them (explicit eager
-  // attention: the key pinned above).
-  Recipe eager = Lora();
-  eager.attention = AttentionImplementation::kEager;
-  eager.reported_peak = PeakMemoryKind::kReserved;
-  EXPECT_EQ(RecipeKey(eager), "rk1-c5feac3758c091b1");
-  // FNV-1a 64 of the texts, computed independently. Unset attention is
-  // SDPA (flash=sdpa in the text).
+  // the pinned key of a recipe that predates them (the key pinned above).
+  // FNV-1a 64 of the texts, computed independently.
   Recipe r = Lora();
   r.reported_peak = PeakMemoryKind::kReserved;
-  EXPECT_EQ(RecipeKey(r), "rk1-a0512b80a84271ff");
+  EXPECT_EQ(RecipeKey(r), "rk1-c5feac3758c091b1");
   r.loss = LossImplementation::kChunkedCrossEntropy;
   r.packing = SequencePacking::kPaddedPerBatch;
   r.mean_tokens_per_sample = 350;
@@ -196,14 +191,14 @@ TEST(RecipeKeyTest, MemoryFieldsChangeTheKeyOnlyWhenSet) {
   EXPECT_EQ(RecipeKeyText(r),
             "v1;model=Llama-3.1-8B;method=LORA;rank=16;targets=q,v;seq=2048;"
             "mb=1;ga=1;precision=BF16;master32=0;dq=0;opt=ADAMW;ckpt=0;"
-            "flash=sdpa;par=SINGLE;gpus=1;tp=1;pp=1;dp=1;"
+            "flash=0;par=SINGLE;gpus=1;tp=1;pp=1;dp=1;"
             "loss=CHUNKED_CROSS_ENTROPY;packing=PADDED_PER_BATCH;"
             "mean_tokens=350;framework=TORCHTUNE");
-  EXPECT_EQ(RecipeKey(r), "rk1-83d73ec69cb9908f");
+  EXPECT_EQ(RecipeKey(r), "rk1-4e9a7df90b82fc59");
   Recipe packed = Lora();
   packed.packing = SequencePacking::kPacked;
   packed.mean_tokens_per_sample = 350;  // cleared: only padded data has one
-  EXPECT_EQ(RecipeKey(packed), "rk1-66a2d7ae725f6132");
+  EXPECT_EQ(RecipeKey(packed), "rk1-624dd9f88d2a0c8c");
   EXPECT_THAT(DescribeSettings(r),
               ::testing::HasSubstr(" framework=TORCHTUNE"));
 }

@@ -76,7 +76,8 @@ class TelemetryTest : public ::testing::Test {
 // stored evidence of those recipes is found under the same key. A former
 // false (or unset) now means UNSPECIFIED, which normalizes to SDPA: such a
 // recipe gets the key of its SDPA form, the same through the old and the
-// new fields.
+// new fields (and the same as the previous release's: core's RecipeKeyTest
+// pins that text).
 TEST_F(TelemetryTest, RecipeKeysOfTheFormerBooleans) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
