@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/fnv1a.h"
 
 namespace placement::core {
 namespace {
@@ -296,12 +297,7 @@ std::string RecipeKeyText(const Recipe& input) {
 }
 
 std::string RecipeKey(const Recipe& recipe) {
-  // FNV-1a 64-bit: offset basis and prime from the FNV reference.
-  uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char c : RecipeKeyText(recipe)) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
+  const uint64_t hash = Fnv1a64(RecipeKeyText(recipe));
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",
                 static_cast<unsigned long long>(hash));

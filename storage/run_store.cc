@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/units.h"
 #include "storage/cost_store.h"
 #include "storage/double_text.h"
 #include "storage/hex.h"
@@ -104,8 +105,6 @@ SELECT recipe_key, sku_id, encode(recipe, 'hex'), runs, successful_runs,
        peak_memory_hist::text
 FROM evidence_rollups ORDER BY recipe_key, sku_id)sql";
 
-constexpr double kMicrosecondsPerHour = 3.6e9;
-
 std::string CountsLiteral(const core::LogHistogram& histogram) {
   return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
 }
@@ -187,7 +186,7 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     if (!in.plan_id.empty()) {
       std::optional<double> observed_per_step;
       if (run.steps_succeeded > 0) {
-        observed_per_step = gpu_us / kMicrosecondsPerHour /
+        observed_per_step = gpu_us / core::kMicrosecondsPerHour /
                             static_cast<double>(run.steps_succeeded);
       }
       const std::string per_step_text =
@@ -285,7 +284,7 @@ absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {
           r.host_memory_runs = row[10].as<int64_t>();
           r.steps_attempted = row[11].as<int64_t>();
           r.steps_succeeded = row[12].as<int64_t>();
-          r.gpu_hours = row[13].as<int64_t>() / kMicrosecondsPerHour;
+          r.gpu_hours = row[13].as<int64_t>() / core::kMicrosecondsPerHour;
           r.max_peak_memory_gb = row[14].as<double>();
           r.step_time_p50_hist = CountsFromLiteral(row[15].as<std::string>());
           r.step_time_p95_hist = CountsFromLiteral(row[16].as<std::string>());

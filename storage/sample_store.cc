@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "storage/double_text.h"
+#include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
@@ -56,12 +57,6 @@ constexpr char kEnsurePartitions[] =
 void AppendTimestamp(absl::Time time, std::string* out) {
   out->append(absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time,
                                absl::UTCTimeZone()));
-}
-
-int64_t Int64Field(const PGresult* result, int row, int column) {
-  int64_t value = 0;
-  (void)absl::SimpleAtoi(PQgetvalue(result, row, column), &value);
-  return value;
 }
 
 std::string Micros(absl::Time time) {

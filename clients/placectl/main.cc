@@ -57,12 +57,7 @@ void RecordGivenFlags(int argc, char** argv) {
 bool FlagGiven(const char* name) { return GivenFlags().contains(name); }
 
 std::string ServerAddress() {
-  std::string server = absl::GetFlag(FLAGS_server);
-  if (server.empty()) {
-    const char* env = std::getenv("PLACEMENT_SERVER");
-    server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
-  }
-  return server;
+  return clients::ServerAddress(absl::GetFlag(FLAGS_server));
 }
 
 }  // namespace placement::placectl

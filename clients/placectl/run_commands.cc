@@ -1,11 +1,10 @@
 #include "clients/placectl/run_commands.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <iostream>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +17,7 @@
 #include "clients/common/table.h"
 #include "clients/placectl/flags.h"
 #include "clients/placectl/json.h"
+#include "common/proto_time.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 
 ABSL_FLAG(std::string, pool, "", "runs list: only runs on this pool");
@@ -30,12 +30,9 @@ namespace {
 using clients::ContextWithDeadline;
 using clients::DescribeError;
 
-absl::Time FromProto(const google::protobuf::Timestamp& t) {
-  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
-}
-
 std::string Time(const google::protobuf::Timestamp& t) {
-  return absl::FormatTime("%Y-%m-%d %H:%M", FromProto(t), absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%d %H:%M", common::TimeFromProto(t),
+                          absl::UTCTimeZone());
 }
 
 std::string Name(const std::string& enum_name, const std::string& prefix) {
@@ -109,7 +106,7 @@ int Upload(const std::string& path) {
                 << request.run().run_id() << "): " << DescribeError(status)
                 << "\n";
       ++failed;
-    } else if (FromProto(response.accept_time()) < started) {
+    } else if (common::TimeFromProto(response.accept_time()) < started) {
       ++already;
     } else {
       ++stored;

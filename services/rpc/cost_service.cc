@@ -10,8 +10,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
 #include "core/field_violation.h"
+#include "core/fnv1a.h"
 #include "core/sku.h"
+#include "core/units.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
@@ -46,17 +49,14 @@ std::optional<absl::CivilDay> MidnightDay(
                           absl::UTCTimeZone());
 }
 
-// FNV-1a: stable across processes and replicas (absl::Hash is salted), so a
-// page token made by one replica is checked by another.
+// FNV-1a (unsalted): stable across processes and replicas (absl::Hash is
+// salted), so a page token made by one replica is checked by another.
 std::string Fingerprint(const v1::GetCostReportRequest& request) {
   v1::GetCostReportRequest copy = request;
   copy.clear_page_size();
   copy.clear_page_token();
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : common::DeterministicBytes(copy)) {
-    hash = (hash ^ c) * 1099511628211ull;
-  }
-  return absl::StrFormat("%016x", hash);
+  return absl::StrFormat("%016x",
+                         core::Fnv1a64(common::DeterministicBytes(copy)));
 }
 
 // Page tokens carry the request's fingerprint and the last row's key, each
@@ -284,8 +284,8 @@ void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
   absl::CivilDay period;
   if (q.period != storage::CostPeriod::kNone &&
       absl::ParseCivilTime(r.key.period, &period)) {
-    TimeToProto(absl::FromCivil(period, absl::UTCTimeZone()),
-                out->mutable_period_start_time());
+    common::TimeToProto(absl::FromCivil(period, absl::UTCTimeZone()),
+                        out->mutable_period_start_time());
   }
   out->set_runs(r.runs);
   out->set_successful_runs(r.successful_runs);
@@ -294,10 +294,10 @@ void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
   out->set_steps_attempted(r.steps_attempted);
   out->set_successful_steps(r.successful_steps);
   out->set_gpu_microseconds(r.gpu_microseconds);
-  out->set_gpu_hours(static_cast<double>(r.gpu_microseconds) / 3.6e9);
+  out->set_gpu_hours(core::HoursFromMicroseconds(r.gpu_microseconds));
   out->set_wasted_gpu_microseconds(r.wasted_gpu_microseconds);
-  out->set_wasted_gpu_hours(static_cast<double>(r.wasted_gpu_microseconds) /
-                            3.6e9);
+  out->set_wasted_gpu_hours(
+      core::HoursFromMicroseconds(r.wasted_gpu_microseconds));
   out->set_gpu_hours_per_1k_successful_steps(
       r.gpu_hours_per_1k_successful_steps.value_or(0));
   out->set_internal_cost_micros(r.internal_cost_micros);
@@ -319,7 +319,7 @@ void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
     v1::PoolOccupancy* o = out->mutable_pool_occupancy();
     o->set_available_gpu_hours(r.occupancy->available_gpu_hours);
     o->set_used_gpu_hours(
-        static_cast<double>(r.occupancy->used_gpu_microseconds) / 3.6e9);
+        core::HoursFromMicroseconds(r.occupancy->used_gpu_microseconds));
     o->set_occupancy(r.occupancy->occupancy);
     if (r.occupancy->amortized_cost_per_successful_step_nanos) {
       o->set_amortized_cost_per_successful_step(DecimalFromNanos(

@@ -1,13 +1,16 @@
 #include "services/rpc/telemetry_service.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "absl/synchronization/mutex.h"
-#include <algorithm>
+#include "absl/time/clock.h"
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
 #include "core/recipe.h"
+#include "core/units.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
@@ -43,8 +46,8 @@ storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
              : team != pool.labels.end() ? team->second
                                          : "";
   run.gpu_count = in.gpu_count();
-  run.started = TimeFromProto(in.start_time());
-  run.ended = TimeFromProto(in.end_time());
+  run.started = common::TimeFromProto(in.start_time());
+  run.ended = common::TimeFromProto(in.end_time());
   run.steps_attempted = in.steps_attempted();
   run.steps_succeeded = in.steps_succeeded();
   run.step_time_mean_s = in.step_time_mean_seconds();
@@ -63,8 +66,8 @@ void AckToProto(const storage::RunAck& ack,
                 v1::UploadBenchmarkRunResponse* response) {
   response->set_run_id(ack.run_id);
   response->set_recipe_key(ack.recipe_key);
-  TimeToProto(ack.accept_time, response->mutable_accept_time());
-  response->set_gpu_hours(static_cast<double>(ack.gpu_microseconds) / 3.6e9);
+  common::TimeToProto(ack.accept_time, response->mutable_accept_time());
+  response->set_gpu_hours(core::HoursFromMicroseconds(ack.gpu_microseconds));
 }
 
 v1::Offload OffloadFromName(const std::string& name) {
@@ -135,7 +138,7 @@ class SampleStreamReactor
     for (const v1::StepSample& s : request_.samples()) {
       storage::StepSampleRow row;
       row.step = s.step();
-      row.time = TimeFromProto(s.time());
+      row.time = common::TimeFromProto(s.time());
       row.step_time_s = s.step_time_seconds();
       row.memory_allocated_gb = s.memory_allocated_gb();
       row.memory_reserved_gb = s.memory_reserved_gb();
@@ -386,7 +389,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
           return absl::DataLossError("stored run does not parse");
         }
         response->set_recipe_key(stored->ack.recipe_key);
-        TimeToProto(stored->ack.accept_time, response->mutable_accept_time());
+        common::TimeToProto(stored->ack.accept_time,
+                            response->mutable_accept_time());
         return absl::OkStatus();
       });
 }
@@ -423,16 +427,16 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
           out->set_model(s.model);
           out->set_method(MethodFromName(s.method));
           out->set_gpu_count(s.gpu_count);
-          TimeToProto(s.started, out->mutable_start_time());
-          TimeToProto(s.ended, out->mutable_end_time());
+          common::TimeToProto(s.started, out->mutable_start_time());
+          common::TimeToProto(s.ended, out->mutable_end_time());
           out->set_steps_attempted(s.steps_attempted);
           out->set_steps_succeeded(s.steps_succeeded);
           out->set_peak_memory_gb(s.peak_memory_gb);
           out->set_offload(OffloadFromName(s.offload));
           out->set_outcome(OutcomeFromName(s.outcome));
           out->set_retries(s.retries);
-          out->set_gpu_hours(static_cast<double>(s.gpu_microseconds) / 3.6e9);
-          TimeToProto(s.accept_time, out->mutable_accept_time());
+          out->set_gpu_hours(core::HoursFromMicroseconds(s.gpu_microseconds));
+          common::TimeToProto(s.accept_time, out->mutable_accept_time());
         }
         if (page->more) {
           response->set_next_page_token(
