@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/enum_names.h"
 #include "core/fnv1a.h"
 
 namespace placement::core {
@@ -433,6 +434,24 @@ const char* ParallelismName(Parallelism parallelism) {
       break;
   }
   return "UNSPECIFIED";
+}
+
+std::optional<FineTuneMethod> ParseFineTuneMethod(absl::string_view name) {
+  return ParseEnumName<FineTuneMethod, FineTuneMethod::kHeadOnly>(
+      name, FineTuneMethodName);
+}
+
+std::optional<Precision> ParsePrecision(absl::string_view name) {
+  return ParseEnumName<Precision, Precision::kNf4>(name, PrecisionName);
+}
+
+std::optional<Optimizer> ParseOptimizer(absl::string_view name) {
+  return ParseEnumName<Optimizer, Optimizer::kSgd>(name, OptimizerName);
+}
+
+std::optional<Parallelism> ParseParallelism(absl::string_view name) {
+  return ParseEnumName<Parallelism, Parallelism::kPipeline>(name,
+                                                            ParallelismName);
 }
 
 }  // namespace placement::core

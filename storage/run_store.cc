@@ -245,15 +245,18 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
       s.sku_id = row[2].as<std::string>();
       s.recipe_key = row[3].as<std::string>();
       s.model = row[4].as<std::string>();
-      s.method = row[5].as<std::string>();
+      s.method = core::ParseFineTuneMethod(row[5].as<std::string>())
+                     .value_or(core::FineTuneMethod::kUnspecified);
       s.gpu_count = row[6].as<int>();
       s.started = absl::FromUnixMicros(row[7].as<int64_t>());
       s.ended = absl::FromUnixMicros(row[8].as<int64_t>());
       s.steps_attempted = row[9].as<int64_t>();
       s.steps_succeeded = row[10].as<int64_t>();
       s.peak_memory_gb = row[11].as<double>();
-      s.offload = row[12].as<std::string>();
-      s.outcome = row[13].as<std::string>();
+      s.offload = core::ParseOffload(row[12].as<std::string>())
+                      .value_or(core::Offload::kUnspecified);
+      s.outcome = core::ParseRunOutcome(row[13].as<std::string>())
+                      .value_or(core::RunOutcome::kUnspecified);
       s.retries = row[14].as<int>();
       s.gpu_microseconds = row[15].as<int64_t>();
       s.accept_time = absl::FromUnixMicros(row[16].as<int64_t>());

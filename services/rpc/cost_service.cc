@@ -11,13 +11,16 @@
 #include "absl/strings/strip.h"
 #include "common/proto_bytes.h"
 #include "common/proto_time.h"
+#include "core/evidence.h"
 #include "core/field_violation.h"
 #include "core/fnv1a.h"
+#include "core/recipe.h"
 #include "core/sku.h"
 #include "core/units.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
+#include "services/api/recipe_convert.h"
 #include "services/rpc/db_call.h"
 #include "storage/cost_store.h"
 #include "storage/sku_store.h"
@@ -98,11 +101,6 @@ absl::StatusOr<std::optional<storage::CostGroupKey>> CursorFromKey(
   return cursor;
 }
 
-// Names as stored: FINE_TUNE_METHOD_LORA -> "LORA".
-std::string StoredName(const std::string& enum_name, absl::string_view prefix) {
-  return std::string(absl::StripPrefix(enum_name, prefix));
-}
-
 absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
   core::FieldViolations violations;
   ValidRequest out;
@@ -154,8 +152,7 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
                             "must be a known fine-tuning method"});
       continue;
     }
-    q.methods.push_back(
-        StoredName(v1::FineTuneMethod_Name(m), "FINE_TUNE_METHOD_"));
+    q.methods.push_back(core::FineTuneMethodName(MethodFromProto(m)));
   }
   for (int i = 0; i < f.outcomes_size(); ++i) {
     const v1::RunOutcome o = f.outcomes(i);
@@ -164,7 +161,7 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
                             "must be a known run outcome"});
       continue;
     }
-    q.outcomes.push_back(StoredName(v1::RunOutcome_Name(o), "RUN_OUTCOME_"));
+    q.outcomes.push_back(core::RunOutcomeName(OutcomeFromProto(o)));
   }
 
   std::vector<int> seen;
@@ -271,15 +268,15 @@ void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
   out->set_recipe_key(r.key.recipe_key);
   out->set_model(r.key.model);
   if (!r.key.method.empty()) {
-    v1::FineTuneMethod method = v1::FINE_TUNE_METHOD_UNSPECIFIED;
-    v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + r.key.method, &method);
-    out->set_method(method);
+    out->set_method(
+        MethodToProto(core::ParseFineTuneMethod(r.key.method)
+                          .value_or(core::FineTuneMethod::kUnspecified)));
   }
   out->set_team(r.key.team);
   if (!r.key.outcome.empty()) {
-    v1::RunOutcome outcome = v1::RUN_OUTCOME_UNSPECIFIED;
-    v1::RunOutcome_Parse("RUN_OUTCOME_" + r.key.outcome, &outcome);
-    out->set_outcome(outcome);
+    out->set_outcome(
+        OutcomeToProto(core::ParseRunOutcome(r.key.outcome)
+                           .value_or(core::RunOutcome::kUnspecified)));
   }
   absl::CivilDay period;
   if (q.period != storage::CostPeriod::kNone &&

@@ -70,24 +70,6 @@ void AckToProto(const storage::RunAck& ack,
   response->set_gpu_hours(core::HoursFromMicroseconds(ack.gpu_microseconds));
 }
 
-v1::Offload OffloadFromName(const std::string& name) {
-  v1::Offload value = v1::OFFLOAD_UNSPECIFIED;
-  v1::Offload_Parse("OFFLOAD_" + name, &value);
-  return value;
-}
-
-v1::RunOutcome OutcomeFromName(const std::string& name) {
-  v1::RunOutcome value = v1::RUN_OUTCOME_UNSPECIFIED;
-  v1::RunOutcome_Parse("RUN_OUTCOME_" + name, &value);
-  return value;
-}
-
-v1::FineTuneMethod MethodFromName(const std::string& name) {
-  v1::FineTuneMethod value = v1::FINE_TUNE_METHOD_UNSPECIFIED;
-  v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + name, &value);
-  return value;
-}
-
 }  // namespace
 
 // Reads a stream of sample batches, one committed batch at a time. Three
@@ -425,15 +407,15 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
           out->set_sku(s.sku_id);
           out->set_recipe_key(s.recipe_key);
           out->set_model(s.model);
-          out->set_method(MethodFromName(s.method));
+          out->set_method(MethodToProto(s.method));
           out->set_gpu_count(s.gpu_count);
           common::TimeToProto(s.started, out->mutable_start_time());
           common::TimeToProto(s.ended, out->mutable_end_time());
           out->set_steps_attempted(s.steps_attempted);
           out->set_steps_succeeded(s.steps_succeeded);
           out->set_peak_memory_gb(s.peak_memory_gb);
-          out->set_offload(OffloadFromName(s.offload));
-          out->set_outcome(OutcomeFromName(s.outcome));
+          out->set_offload(OffloadToProto(s.offload));
+          out->set_outcome(OutcomeToProto(s.outcome));
           out->set_retries(s.retries);
           out->set_gpu_hours(core::HoursFromMicroseconds(s.gpu_microseconds));
           common::TimeToProto(s.accept_time, out->mutable_accept_time());
