@@ -1,6 +1,7 @@
 #include "storage/cost_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
@@ -159,23 +160,6 @@ SELECT k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outco
                      work_us * 3600000 * successful_steps)::bigint END
 FROM windowed
 ORDER BY k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome)sql";
-
-// A PostgreSQL text[] literal: every element double-quoted, with '"' and
-// '\' escaped, so that any text (commas, braces, quotes) is one element.
-std::string TextArrayLiteral(const std::vector<std::string>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"';
-    for (char c : values[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  out += '}';
-  return out;
-}
 
 const char* PeriodName(CostPeriod period) {
   switch (period) {

@@ -17,6 +17,15 @@ namespace placement::storage {
 // A PGresult that is cleared when it goes out of scope.
 using PqResult = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
+// The rule for the two client libraries in storage/: libpqxx is the default
+// (transactions that roll back unless committed; exceptions mapped once, by
+// StatusFromException). Raw libpq, through this class, only on the hot paths
+// that need what libpqxx 6.4 cannot do: sample ingestion (COPY of large
+// buffers) and plan records (prepared statements with binary-array
+// parameters, COPY of predictions), with the plan reads beside them. One
+// transaction uses one library from BEGIN to COMMIT; DbSession::RunRaw and
+// DbSession::Run say which. See docs/LAYOUT.md.
+//
 // A plain libpq connection for bulk COPY. libpqxx 6.4 writes COPY data one
 // row per call and hides the PGconn; telemetry ingestion needs to hand libpq
 // large buffers, so the sample path talks to libpq directly. Every error comes

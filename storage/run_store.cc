@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/units.h"
 #include "storage/cost_store.h"
 #include "storage/double_text.h"
 #include "storage/hex.h"
@@ -105,8 +106,6 @@ SELECT recipe_key, sku_id, encode(recipe, 'hex'), runs, successful_runs,
        peak_memory_hist::text
 FROM evidence_rollups ORDER BY recipe_key, sku_id)sql";
 
-constexpr double kMicrosecondsPerHour = 3.6e9;
-
 std::string CountsLiteral(const core::LogHistogram& histogram) {
   return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
 }
@@ -194,7 +193,7 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     if (!in.plan_id.empty()) {
       std::optional<double> observed_per_step;
       if (run.steps_succeeded > 0) {
-        observed_per_step = gpu_us / kMicrosecondsPerHour /
+        observed_per_step = gpu_us / core::kMicrosecondsPerHour /
                             static_cast<double>(run.steps_succeeded);
       }
       const std::string per_step_text =
@@ -253,15 +252,18 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
       s.sku_id = row[2].as<std::string>();
       s.recipe_key = row[3].as<std::string>();
       s.model = row[4].as<std::string>();
-      s.method = row[5].as<std::string>();
+      s.method = core::ParseFineTuneMethod(row[5].as<std::string>())
+                     .value_or(core::FineTuneMethod::kUnspecified);
       s.gpu_count = row[6].as<int>();
       s.started = absl::FromUnixMicros(row[7].as<int64_t>());
       s.ended = absl::FromUnixMicros(row[8].as<int64_t>());
       s.steps_attempted = row[9].as<int64_t>();
       s.steps_succeeded = row[10].as<int64_t>();
       s.peak_memory_gb = row[11].as<double>();
-      s.offload = row[12].as<std::string>();
-      s.outcome = row[13].as<std::string>();
+      s.offload = core::ParseOffload(row[12].as<std::string>())
+                      .value_or(core::Offload::kUnspecified);
+      s.outcome = core::ParseRunOutcome(row[13].as<std::string>())
+                      .value_or(core::RunOutcome::kUnspecified);
       s.retries = row[14].as<int>();
       s.gpu_microseconds = row[15].as<int64_t>();
       s.accept_time = absl::FromUnixMicros(row[16].as<int64_t>());
@@ -292,7 +294,7 @@ absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {
           r.host_memory_runs = row[10].as<int64_t>();
           r.steps_attempted = row[11].as<int64_t>();
           r.steps_succeeded = row[12].as<int64_t>();
-          r.gpu_hours = row[13].as<int64_t>() / kMicrosecondsPerHour;
+          r.gpu_hours = row[13].as<int64_t>() / core::kMicrosecondsPerHour;
           r.max_peak_memory_gb = row[14].as<double>();
           r.step_time_p50_hist = CountsFromLiteral(row[15].as<std::string>());
           r.step_time_p95_hist = CountsFromLiteral(row[16].as<std::string>());

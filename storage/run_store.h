@@ -80,15 +80,15 @@ struct RunSummary {
   std::string sku_id;
   std::string recipe_key;
   std::string model;
-  std::string method;
+  core::FineTuneMethod method = core::FineTuneMethod::kUnspecified;
   int gpu_count = 0;
   absl::Time started;
   absl::Time ended;
   int64_t steps_attempted = 0;
   int64_t steps_succeeded = 0;
   double peak_memory_gb = 0;
-  std::string offload;
-  std::string outcome;
+  core::Offload offload = core::Offload::kUnspecified;
+  core::RunOutcome outcome = core::RunOutcome::kUnspecified;
   int retries = 0;
   int64_t gpu_microseconds = 0;
   absl::Time accept_time;

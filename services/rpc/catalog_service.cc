@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/proto_time.h"
 #include "common/uuid.h"
 #include "core/field_violation.h"
 #include "core/pool.h"
@@ -192,7 +193,8 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
             storage::CreatePool(session, *valid, request_id);
         if (!created.ok()) return created.status();
         PublishChange(session);
-        *response->mutable_pool() = PoolToProto(*created);
+        *response->mutable_pool() = PoolToProto(
+            created->pool, created->create_time, created->update_time);
         return absl::OkStatus();
       });
 }
@@ -250,7 +252,8 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
             });
         if (!updated.ok()) return updated.status();
         PublishChange(session);
-        *response->mutable_pool() = PoolToProto(*updated);
+        *response->mutable_pool() = PoolToProto(
+            updated->pool, updated->create_time, updated->update_time);
         return absl::OkStatus();
       });
 }
@@ -277,7 +280,8 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
         absl::StatusOr<storage::PoolRecord> pool =
             storage::GetPool(session, name);
         if (!pool.ok()) return pool.status();
-        *response->mutable_pool() = PoolToProto(*pool);
+        *response->mutable_pool() =
+            PoolToProto(pool->pool, pool->create_time, pool->update_time);
         return absl::OkStatus();
       });
 }
@@ -305,7 +309,8 @@ grpc::ServerUnaryReactor* CatalogService::ListPools(
             storage::ListPools(session, page_size, after);
         if (!page.ok()) return page.status();
         for (const storage::PoolRecord& record : page->pools) {
-          *response->add_pools() = PoolToProto(record);
+          *response->add_pools() =
+              PoolToProto(record.pool, record.create_time, record.update_time);
         }
         if (page->more) {
           response->set_next_page_token(
@@ -338,9 +343,9 @@ v1::ApiToken TokenToProto(const storage::TokenRecord& token) {
   Role role = Role::kAgent;
   out.set_role(ParseRole(token.role, &role) ? RoleToProto(role)
                                             : v1::ROLE_UNSPECIFIED);
-  TimeToProto(token.created_at, out.mutable_create_time());
+  common::TimeToProto(token.created_at, out.mutable_create_time());
   if (token.revoked_at.has_value()) {
-    TimeToProto(*token.revoked_at, out.mutable_revoke_time());
+    common::TimeToProto(*token.revoked_at, out.mutable_revoke_time());
   }
   return out;
 }

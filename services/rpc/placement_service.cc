@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
 #include "common/sha256.h"
 #include "common/uuid.h"
 #include "core/planner.h"
@@ -439,10 +440,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
     return FinishNow(context, InvalidArgument(undeclared));
   }
   const absl::Time from = request->has_start_time()
-                              ? TimeFromProto(request->start_time())
+                              ? common::TimeFromProto(request->start_time())
                               : absl::InfinitePast();
   const absl::Time to = request->has_end_time()
-                            ? TimeFromProto(request->end_time())
+                            ? common::TimeFromProto(request->end_time())
                             : absl::InfiniteFuture();
   return FinishOnDbWorker(
       context, workers_,

@@ -7,9 +7,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include <algorithm>
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
 #include "core/recipe.h"
+#include "core/units.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
@@ -42,12 +43,12 @@ storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
   run.sku_id = sku_id;
   run.pool_name = pool.name;
   auto team = pool.labels.find("team");
-  run.team = !in.team().empty()            ? in.team()
+  run.team = !in.team().empty()          ? in.team()
              : team != pool.labels.end() ? team->second
                                          : "";
   run.gpu_count = in.gpu_count();
-  run.started = TimeFromProto(in.start_time());
-  run.ended = TimeFromProto(in.end_time());
+  run.started = common::TimeFromProto(in.start_time());
+  run.ended = common::TimeFromProto(in.end_time());
   run.steps_attempted = in.steps_attempted();
   run.steps_succeeded = in.steps_succeeded();
   run.step_time_mean_s = in.step_time_mean_seconds();
@@ -66,27 +67,9 @@ void AckToProto(const storage::RunAck& ack,
                 v1::UploadBenchmarkRunResponse* response) {
   response->set_run_id(ack.run_id);
   response->set_recipe_key(ack.recipe_key);
-  TimeToProto(ack.accept_time, response->mutable_accept_time());
-  response->set_gpu_hours(static_cast<double>(ack.gpu_microseconds) / 3.6e9);
+  common::TimeToProto(ack.accept_time, response->mutable_accept_time());
+  response->set_gpu_hours(core::HoursFromMicroseconds(ack.gpu_microseconds));
   response->set_evidence_version(ack.evidence_version);
-}
-
-v1::Offload OffloadFromName(const std::string& name) {
-  v1::Offload value = v1::OFFLOAD_UNSPECIFIED;
-  v1::Offload_Parse("OFFLOAD_" + name, &value);
-  return value;
-}
-
-v1::RunOutcome OutcomeFromName(const std::string& name) {
-  v1::RunOutcome value = v1::RUN_OUTCOME_UNSPECIFIED;
-  v1::RunOutcome_Parse("RUN_OUTCOME_" + name, &value);
-  return value;
-}
-
-v1::FineTuneMethod MethodFromName(const std::string& name) {
-  v1::FineTuneMethod value = v1::FINE_TUNE_METHOD_UNSPECIFIED;
-  v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + name, &value);
-  return value;
 }
 
 }  // namespace
@@ -142,7 +125,7 @@ class SampleStreamReactor
     for (const v1::StepSample& s : request_.samples()) {
       storage::StepSampleRow row;
       row.step = s.step();
-      row.time = TimeFromProto(s.time());
+      row.time = common::TimeFromProto(s.time());
       row.step_time_s = s.step_time_seconds();
       row.memory_allocated_gb = s.memory_allocated_gb();
       row.memory_reserved_gb = s.memory_reserved_gb();
@@ -407,7 +390,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
           return absl::DataLossError("stored run does not parse");
         }
         response->set_recipe_key(stored->ack.recipe_key);
-        TimeToProto(stored->ack.accept_time, response->mutable_accept_time());
+        common::TimeToProto(stored->ack.accept_time,
+                            response->mutable_accept_time());
         return absl::OkStatus();
       });
 }
@@ -446,18 +430,18 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
           out->set_sku(s.sku_id);
           out->set_recipe_key(s.recipe_key);
           out->set_model(s.model);
-          out->set_method(MethodFromName(s.method));
+          out->set_method(MethodToProto(s.method));
           out->set_gpu_count(s.gpu_count);
-          TimeToProto(s.started, out->mutable_start_time());
-          TimeToProto(s.ended, out->mutable_end_time());
+          common::TimeToProto(s.started, out->mutable_start_time());
+          common::TimeToProto(s.ended, out->mutable_end_time());
           out->set_steps_attempted(s.steps_attempted);
           out->set_steps_succeeded(s.steps_succeeded);
           out->set_peak_memory_gb(s.peak_memory_gb);
-          out->set_offload(OffloadFromName(s.offload));
-          out->set_outcome(OutcomeFromName(s.outcome));
+          out->set_offload(OffloadToProto(s.offload));
+          out->set_outcome(OutcomeToProto(s.outcome));
           out->set_retries(s.retries);
-          out->set_gpu_hours(static_cast<double>(s.gpu_microseconds) / 3.6e9);
-          TimeToProto(s.accept_time, out->mutable_accept_time());
+          out->set_gpu_hours(core::HoursFromMicroseconds(s.gpu_microseconds));
+          common::TimeToProto(s.accept_time, out->mutable_accept_time());
         }
         if (page->more) {
           response->set_next_page_token(

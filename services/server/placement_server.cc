@@ -8,20 +8,13 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/read_file.h"
 #include "services/server/version.h"
 #include "storage/migrations.h"
 
 namespace placement::services {
 
 namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 // Insecure without a certificate; TLS with one; mutual TLS with a client CA.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
@@ -37,14 +30,15 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
     }
     return grpc::InsecureServerCredentials();
   }
-  absl::StatusOr<std::string> cert = ReadFile(options.tls_cert_file);
+  absl::StatusOr<std::string> cert = common::ReadFile(options.tls_cert_file);
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadFile(options.tls_key_file);
+  absl::StatusOr<std::string> key = common::ReadFile(options.tls_key_file);
   if (!key.ok()) return key.status();
   grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   ssl.pem_key_cert_pairs.push_back({*key, *cert});
   if (!options.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile(options.tls_client_ca_file);
+    absl::StatusOr<std::string> ca =
+        common::ReadFile(options.tls_client_ca_file);
     if (!ca.ok()) return ca.status();
     ssl.pem_root_certs = *ca;
     ssl.client_certificate_request =
