@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/field_violation.h"
 #include "core/pool.h"
 #include "core/sku.h"
@@ -312,6 +313,28 @@ v1::ApiToken TokenToProto(const storage::TokenRecord& token) {
   return out;
 }
 
+// Token page tokens carry the last token's (create time, token id).
+std::string TokenCursorKey(const storage::TokenRecord& token) {
+  return absl::StrCat(absl::ToUnixMicros(token.created_at), "/",
+                      token.token_id);
+}
+
+absl::StatusOr<storage::TokenCursor> TokenCursorFromKey(
+    const std::string& key) {
+  storage::TokenCursor cursor;
+  if (key.empty()) return cursor;
+  std::pair<std::string, std::string> parts =
+      absl::StrSplit(key, absl::MaxSplits('/', 1));
+  int64_t micros = 0;
+  if (!absl::SimpleAtoi(parts.first, &micros) || !IsUuid(parts.second)) {
+    return core::InvalidArgumentWithViolations(
+        {{"page_token", "is not a page token returned by this service"}});
+  }
+  cursor.created_at = absl::FromUnixMicros(micros);
+  cursor.token_id = parts.second;
+  return cursor;
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* CatalogService::CreateToken(
@@ -390,25 +413,23 @@ grpc::ServerUnaryReactor* CatalogService::ListTokens(
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
   if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
+  absl::StatusOr<storage::TokenCursor> cursor = TokenCursorFromKey(page->after);
+  if (!cursor.ok()) return FinishNow(context, ToGrpcStatus(cursor.status()));
   return FinishOnDbWorker(
       context, workers_,
-      [response, page_size = page->size,
-       after = page->after](storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<std::vector<storage::TokenRecord>> tokens =
-            storage::ListTokens(session);
+      [response, page_size = page->size, cursor = *std::move(cursor)](
+          storage::DbSession& session) -> absl::Status {
+        // Newest first; the page token is the last token's key, so tokens
+        // created between pages shift nothing.
+        absl::StatusOr<storage::TokenPage> tokens =
+            storage::ListTokensPage(session, cursor, page_size);
         if (!tokens.ok()) return tokens.status();
-        // Newest first; the page token is the position after the last one.
-        size_t start = 0;
-        if (!after.empty() && !absl::SimpleAtoi(after, &start)) {
-          return core::InvalidArgumentWithViolations(
-              {{"page_token", "is not a page token returned by this service"}});
+        for (const storage::TokenRecord& token : tokens->tokens) {
+          *response->add_tokens() = TokenToProto(token);
         }
-        for (size_t i = start; i < tokens->size(); ++i) {
-          if (response->tokens_size() == page_size) {
-            response->set_next_page_token(EncodePageToken(std::to_string(i)));
-            break;
-          }
-          *response->add_tokens() = TokenToProto((*tokens)[i]);
+        if (tokens->more) {
+          response->set_next_page_token(
+              EncodePageToken(TokenCursorKey(tokens->tokens.back())));
         }
         return absl::OkStatus();
       });

@@ -18,6 +18,14 @@ grpc::ServerUnaryReactor* FinishOnDbWorker(
     grpc::CallbackServerContext* context, storage::DbWorkers& workers,
     std::function<absl::Status(storage::DbSession&)> work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  FinishOnDbWorker(reactor, context, workers, std::move(work));
+  return reactor;
+}
+
+void FinishOnDbWorker(grpc::ServerUnaryReactor* reactor,
+                      grpc::CallbackServerContext* context,
+                      storage::DbWorkers& workers,
+                      std::function<absl::Status(storage::DbSession&)> work) {
   const bool queued = workers.TrySubmit(
       [context, reactor, work = std::move(work)](storage::DbSession& session) {
         if (context->IsCancelled()) {
@@ -46,7 +54,6 @@ grpc::ServerUnaryReactor* FinishOnDbWorker(
         grpc::StatusCode::RESOURCE_EXHAUSTED,
         "the server's database work queue is full; retry with backoff"));
   }
-  return reactor;
 }
 
 }  // namespace placement::services

@@ -21,6 +21,13 @@ grpc::ServerUnaryReactor* FinishOnDbWorker(
     grpc::CallbackServerContext* context, storage::DbWorkers& workers,
     std::function<absl::Status(storage::DbSession&)> work);
 
+// The same for a call whose reactor the handler has already taken (work that
+// is queued only after something else, e.g. a record being committed).
+void FinishOnDbWorker(grpc::ServerUnaryReactor* reactor,
+                      grpc::CallbackServerContext* context,
+                      storage::DbWorkers& workers,
+                      std::function<absl::Status(storage::DbSession&)> work);
+
 // Finishes a unary callback RPC at once with `status`.
 grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
                                     const grpc::Status& status);

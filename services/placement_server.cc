@@ -4,10 +4,18 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <prometheus/gauge.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "services/version.h"
 #include "storage/migrations.h"
 
@@ -51,6 +59,45 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
         GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
+}
+
+// Destroys `exposer` promptly. civetweb's listener waits for connections in
+// slices of 2 s and looks at its stop flag only between them, so a plain
+// destruction takes up to 2 s; a connection to the port ends the slice at
+// once. Connects every few milliseconds until the exposer is gone.
+void StopMetricsExposer(std::unique_ptr<prometheus::Exposer> exposer,
+                        const std::string& address, int port) {
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&exposer, &stopped] {
+    exposer.reset();
+    stopped.store(true);
+  });
+  // The host it listens on; a wildcard is reached on loopback.
+  std::string host = address.substr(0, address.rfind(':'));
+  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* resolved = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints,
+                  &resolved) != 0) {
+    resolved = nullptr;
+  }
+  while (!stopped.load()) {
+    for (addrinfo* a = resolved; a != nullptr; a = a->ai_next) {
+      const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, 0);
+      if (fd < 0) continue;
+      (void)connect(fd, a->ai_addr, a->ai_addrlen);
+      close(fd);
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  if (resolved != nullptr) freeaddrinfo(resolved);
+  stopper.join();
 }
 
 }  // namespace
@@ -160,11 +207,17 @@ void PlacementServer::Shutdown(absl::Duration grace) {
                       absl::ToChronoMicroseconds(grace));
     server_->Wait();
   }
+  // /metrics reads the worker pool (DbPoolMetrics) and the registry's
+  // series: it stops before anything it reads is destroyed.
+  if (exposer_ != nullptr) {
+    StopMetricsExposer(std::move(exposer_), options_.metrics_address,
+                       metrics_port_);
+  }
+  db_pool_metrics_.reset();
   workers_.reset();  // runs what is queued, then closes the connections
   plan_audit_.reset();  // records what is queued
   evidence_.reset();
   auth_.reset();
-  exposer_.reset();
 }
 
 }  // namespace placement::services

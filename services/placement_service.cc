@@ -325,25 +325,30 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
   if (!IsUuid(request->plan_id())) {
     return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
   }
-  return FinishOnDbWorker(
-      context, workers_,
-      [this, response, plan_id = absl::AsciiStrToLower(request->plan_id()),
-       deadline = absl::FromChrono(context->deadline())](
-          storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<storage::StoredPlan> stored =
-            storage::GetPlan(session, plan_id);
-        if (absl::IsNotFound(stored.status()) &&
-            records_ == PlanRecords::kDeferred &&
-            audit_.AwaitSubmittedWritten(deadline)) {
-          // It may be a plan of this replica's still queued for its record.
-          stored = storage::GetPlan(session, plan_id);
-        }
-        if (!stored.ok()) return stored.status();
-        if (!response->mutable_request()->ParseFromString(stored->request)) {
-          return absl::DataLossError("stored request does not parse");
-        }
-        return ResponseFromStored(*stored, response->mutable_plan());
-      });
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto look_up = [this, reactor, context, response,
+                  plan_id = absl::AsciiStrToLower(request->plan_id())] {
+    FinishOnDbWorker(
+        reactor, context, workers_,
+        [response, plan_id](storage::DbSession& session) -> absl::Status {
+          absl::StatusOr<storage::StoredPlan> stored =
+              storage::GetPlan(session, plan_id);
+          if (!stored.ok()) return stored.status();
+          if (!response->mutable_request()->ParseFromString(stored->request)) {
+            return absl::DataLossError("stored request does not parse");
+          }
+          return ResponseFromStored(*stored, response->mutable_plan());
+        });
+  };
+  // A plan of this replica's still queued for its record (deferred records)
+  // is looked up once written; the wait holds no database worker, and an id
+  // that is not queued (never issued, or recorded already) does not wait.
+  if (records_ == PlanRecords::kDeferred &&
+      audit_.WhenWritten(absl::AsciiStrToLower(request->plan_id()), look_up)) {
+    return reactor;
+  }
+  look_up();
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(

@@ -6,6 +6,8 @@
 #include "absl/time/clock.h"
 #include "absl/synchronization/mutex.h"
 #include <algorithm>
+#include <vector>
+
 #include "core/recipe.h"
 #include "services/catalog_convert.h"
 #include "services/db_call.h"
@@ -89,7 +91,14 @@ v1::FineTuneMethod MethodFromName(const std::string& name) {
 
 // Reads a stream of sample batches, one committed batch at a time. Three
 // threads may touch it (gRPC's, a database worker's, and the idle reaper's),
-// so the decision to finish is taken once, under its mutex.
+// so the decision to finish is taken once, under its mutex; gRPC itself
+// (StartRead, Finish) is called with no lock held, since it may run a
+// reaction inline.
+//
+// Lifetime: gRPC calls OnDone only after Finish, and Finish comes only from
+// whoever set `finished_`; a read being issued holds the reactor
+// (`holds_`), so that OnDone during StartRead leaves the delete to the
+// issuer.
 class SampleStreamReactor
     : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
  public:
@@ -105,6 +114,7 @@ class SampleStreamReactor
     {
       absl::MutexLock lock(&mu_);
       reading_ = false;
+      if (finished_) return;  // closed while the read was pending
     }
     if (!ok) {  // the client finished sending, or the call ended
       response_->set_run_id(run_id_);
@@ -166,17 +176,31 @@ class SampleStreamReactor
 
   void OnDone() override {
     registry_.Remove(this);
-    delete this;
-  }
-
-  // Closes the stream when it has waited for the client longer than
-  // `timeout` (called by the registry's reaper, never after OnDone).
-  void CloseIfIdle(absl::Time now, absl::Duration timeout) {
+    bool last;
     {
       absl::MutexLock lock(&mu_);
-      if (!reading_ || finished_ || now - waiting_since_ < timeout) return;
+      done_ = true;
+      last = holds_ == 0;
     }
-    FinishOnce(grpc::Status(
+    if (last) delete this;
+  }
+
+  // Whether the stream has waited for the client longer than `timeout`; if
+  // so it is marked finished and the caller must call FinishIdle(), with no
+  // lock held (called by the registry's reaper, never after OnDone).
+  bool TakeIfIdle(absl::Time now, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    if (!reading_ || finished_ || holds_ > 0 ||
+        now - waiting_since_ < timeout) {
+      return false;
+    }
+    finished_ = true;
+    return true;
+  }
+
+  // Finishes a stream TakeIfIdle() took.
+  void FinishIdle(absl::Duration timeout) {
+    Finish(grpc::Status(
         grpc::StatusCode::DEADLINE_EXCEEDED,
         absl::StrCat("no samples for ", absl::FormatDuration(timeout),
                      ": idle stream closed; resume from GetSampleProgress")));
@@ -184,17 +208,29 @@ class SampleStreamReactor
 
  private:
   void ReadNext() {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    reading_ = true;
-    waiting_since_ = absl::Now();
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      reading_ = true;
+      waiting_since_ = absl::Now();
+      ++holds_;  // the reaper leaves a stream alone while its read starts
+    }
     StartRead(&request_);
+    bool last;
+    {
+      absl::MutexLock lock(&mu_);
+      --holds_;
+      last = done_ && holds_ == 0;
+    }
+    if (last) delete this;
   }
 
   void FinishOnce(const grpc::Status& status) {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    finished_ = true;
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      finished_ = true;
+    }
     Finish(status);
   }
 
@@ -210,6 +246,8 @@ class SampleStreamReactor
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
+  int holds_ ABSL_GUARDED_BY(mu_) = 0;  // ReadNext()s between lock and return
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // OnDone ran
 };
 
 SampleStreamRegistry::SampleStreamRegistry(absl::Duration idle_timeout)
@@ -235,11 +273,16 @@ void SampleStreamRegistry::Reap() {
       std::clamp(idle_timeout_ / 4, absl::Milliseconds(50), absl::Seconds(5));
   while (!stop_.WaitForNotificationWithTimeout(period)) {
     const absl::Time now = absl::Now();
-    // Holding the lock keeps every listed stream alive (OnDone waits).
-    absl::MutexLock lock(&mu_);
-    for (SampleStreamReactor* stream : streams_) {
-      stream->CloseIfIdle(now, idle_timeout_);
+    std::vector<SampleStreamReactor*> idle;
+    {
+      // Holding the lock keeps every listed stream alive (OnDone waits); a
+      // stream taken stays alive until it is finished, below.
+      absl::MutexLock lock(&mu_);
+      for (SampleStreamReactor* stream : streams_) {
+        if (stream->TakeIfIdle(now, idle_timeout_)) idle.push_back(stream);
+      }
     }
+    for (SampleStreamReactor* stream : idle) stream->FinishIdle(idle_timeout_);
   }
 }
 

@@ -132,7 +132,7 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run) {
 }
 
 absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<RunAck> {
+  return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<RunAck> {
     const core::MeasuredRun& run = in.run;
     const int64_t gpu_us = GpuMicroseconds(run);
     pqxx::work txn(c);
@@ -210,7 +210,8 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
 
 absl::StatusOr<StoredRun> GetRun(DbSession& session,
                                  const std::string& run_id) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<StoredRun> {
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<StoredRun> {
     pqxx::read_transaction txn(c);
     const pqxx::result rows = txn.exec_params(kSelectRun, run_id);
     if (rows.empty()) {
@@ -227,7 +228,7 @@ absl::StatusOr<StoredRun> GetRun(DbSession& session,
 
 absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
                                  const RunCursor& after, int page_size) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<RunPage> {
+  return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<RunPage> {
     pqxx::read_transaction txn(c);
     const int64_t cursor_micros =
         after.run_id.empty() ? 0 : absl::ToUnixMicros(after.accept_time);
@@ -264,36 +265,40 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
   });
 }
 
+std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn) {
+  std::vector<StoredRollup> rollups;
+  for (const pqxx::row& row : txn.exec(kListRollups)) {
+    StoredRollup stored;
+    core::EvidenceRollup& r = stored.rollup;
+    r.recipe_key = row[0].as<std::string>();
+    r.sku_id = row[1].as<std::string>();
+    stored.recipe_proto = HexDecode(row[2].as<std::string>());
+    r.runs = row[3].as<int64_t>();
+    r.successful_runs = row[4].as<int64_t>();
+    r.offload_runs = row[5].as<int64_t>();
+    r.retries = row[6].as<int64_t>();
+    r.collective_runs = row[7].as<int64_t>();
+    r.nvlink_runs = row[8].as<int64_t>();
+    r.pcie_runs = row[9].as<int64_t>();
+    r.host_memory_runs = row[10].as<int64_t>();
+    r.steps_attempted = row[11].as<int64_t>();
+    r.steps_succeeded = row[12].as<int64_t>();
+    r.gpu_hours = row[13].as<int64_t>() / kMicrosecondsPerHour;
+    r.max_peak_memory_gb = row[14].as<double>();
+    r.step_time_p50_hist = CountsFromLiteral(row[15].as<std::string>());
+    r.step_time_p95_hist = CountsFromLiteral(row[16].as<std::string>());
+    r.peak_memory_hist = CountsFromLiteral(row[17].as<std::string>());
+    rollups.push_back(std::move(stored));
+  }
+  return rollups;
+}
+
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {
-  return session.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRollup>> {
-        pqxx::read_transaction txn(c);
-        std::vector<StoredRollup> rollups;
-        for (const pqxx::row& row : txn.exec(kListRollups)) {
-          StoredRollup stored;
-          core::EvidenceRollup& r = stored.rollup;
-          r.recipe_key = row[0].as<std::string>();
-          r.sku_id = row[1].as<std::string>();
-          stored.recipe_proto = HexDecode(row[2].as<std::string>());
-          r.runs = row[3].as<int64_t>();
-          r.successful_runs = row[4].as<int64_t>();
-          r.offload_runs = row[5].as<int64_t>();
-          r.retries = row[6].as<int64_t>();
-          r.collective_runs = row[7].as<int64_t>();
-          r.nvlink_runs = row[8].as<int64_t>();
-          r.pcie_runs = row[9].as<int64_t>();
-          r.host_memory_runs = row[10].as<int64_t>();
-          r.steps_attempted = row[11].as<int64_t>();
-          r.steps_succeeded = row[12].as<int64_t>();
-          r.gpu_hours = row[13].as<int64_t>() / kMicrosecondsPerHour;
-          r.max_peak_memory_gb = row[14].as<double>();
-          r.step_time_p50_hist = CountsFromLiteral(row[15].as<std::string>());
-          r.step_time_p95_hist = CountsFromLiteral(row[16].as<std::string>());
-          r.peak_memory_hist = CountsFromLiteral(row[17].as<std::string>());
-          rollups.push_back(std::move(stored));
-        }
-        return rollups;
-      });
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<std::vector<StoredRollup>> {
+    pqxx::read_transaction txn(c);
+    return ReadRollups(txn);
+  });
 }
 
 }  // namespace placement::storage
