@@ -21,7 +21,7 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-constexpr size_t kMaxFailureReason = 4096;  // services/run_validation.h
+constexpr size_t kMaxFailureReason = 4096;  // services/api/run_validation.h
 
 absl::optional<double> Number(const Struct& s, const char* key) {
   auto it = s.fields().find(key);

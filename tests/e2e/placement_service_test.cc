@@ -16,7 +16,7 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
-#include "services/plan_audit_writer.h"
+#include "services/plan/plan_audit_writer.h"
 #include "storage/db_session.h"
 #include "storage/plan_store.h"
 #include "tests/support/fixtures.h"

@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "core/planner.h"
-#include "services/placement_convert.h"
+#include "services/api/placement_convert.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include "core/memory_model.h"
 #include "core/model_catalog.h"
 #include "core/recipe.h"
-#include "services/recipe_convert.h"
+#include "services/api/recipe_convert.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
-#include "services/run_validation.h"
+#include "services/api/run_validation.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "absl/time/time.h"
-#include "services/run_validation.h"
+#include "services/api/run_validation.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

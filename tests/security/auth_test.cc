@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/uuid.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -15,8 +16,7 @@
 #include "placement/v1/cost.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
-#include "services/auth.h"
-#include "services/uuid.h"
+#include "services/auth/auth.h"
 #include "storage/db_session.h"
 #include "storage/token_store.h"
 #include "tests/support/fixtures.h"
@@ -36,7 +36,7 @@ using ::placement::testing::TrainingPool;
 // does, and waits until the server's snapshot has it.
 std::string BootstrapToken(InProcessServer& server, Role role) {
   storage::TokenRecord token;
-  token.token_id = services::NewUuid();
+  token.token_id = common::NewUuid();
   token.name = absl::StrCat("test-", services::RoleName(role));
   token.role = services::RoleName(role);
   const std::string secret = services::NewTokenSecret();

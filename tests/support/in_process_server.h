@@ -7,7 +7,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "services/placement_server.h"
+#include "services/server/placement_server.h"
 #include "tests/support/test_database.h"
 
 namespace placement::testing {

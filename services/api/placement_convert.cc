@@ -1,0 +1,148 @@
+#include "services/api/placement_convert.h"
+
+#include "services/api/recipe_convert.h"
+
+namespace placement::services {
+namespace {
+
+void DurationToProto(absl::Duration d, google::protobuf::Duration* out) {
+  const int64_t nanos = absl::ToInt64Nanoseconds(d);
+  out->set_seconds(nanos / 1'000'000'000);
+  out->set_nanos(static_cast<int32_t>(nanos % 1'000'000'000));
+}
+
+v1::EvidenceBasis BasisToProto(core::EvidenceBasis basis) {
+  switch (basis) {
+    case core::EvidenceBasis::kMeasured:
+      return v1::EVIDENCE_BASIS_MEASURED;
+    case core::EvidenceBasis::kTransferred:
+      return v1::EVIDENCE_BASIS_TRANSFERRED;
+    case core::EvidenceBasis::kEstimated:
+      return v1::EVIDENCE_BASIS_ESTIMATED;
+    case core::EvidenceBasis::kUnspecified:
+      break;
+  }
+  return v1::EVIDENCE_BASIS_UNSPECIFIED;
+}
+
+v1::Confidence ConfidenceToProto(core::Confidence confidence) {
+  switch (confidence) {
+    case core::Confidence::kLow:
+      return v1::CONFIDENCE_LOW;
+    case core::Confidence::kMedium:
+      return v1::CONFIDENCE_MEDIUM;
+    case core::Confidence::kHigh:
+      return v1::CONFIDENCE_HIGH;
+    case core::Confidence::kUnspecified:
+      break;
+  }
+  return v1::CONFIDENCE_UNSPECIFIED;
+}
+
+void MemoryToProto(const core::MemoryBreakdown& m, v1::MemoryEstimate* out) {
+  out->set_weights_gb(m.weights_gb);
+  out->set_gradients_gb(m.gradients_gb);
+  out->set_optimizer_gb(m.optimizer_gb);
+  out->set_activations_gb(m.activations_gb);
+  out->set_logits_gb(m.logits_gb);
+  out->set_overhead_gb(m.overhead_gb);
+  out->set_total_gb(m.total_gb);
+  out->set_optimizer_may_page_to_cpu(m.optimizer_may_page_to_cpu);
+}
+
+}  // namespace
+
+const char* ObjectiveName(core::Objective objective) {
+  return objective == core::Objective::kShortestTime ? "SHORTEST_TIME"
+                                                     : "LOWEST_COST";
+}
+
+core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
+  core::PlanRequest request;
+  request.recipe = RecipeFromProto(in.recipe());
+  request.total_steps = in.total_steps();
+  const v1::PlanConstraints& c = in.constraints();
+  request.constraints.allowed_pools.assign(c.allowed_pools().begin(),
+                                           c.allowed_pools().end());
+  request.constraints.required_labels.insert(c.required_labels().begin(),
+                                             c.required_labels().end());
+  request.constraints.max_gpus = c.max_gpus();
+  if (c.has_deadline()) {
+    request.constraints.deadline = absl::Seconds(c.deadline().seconds()) +
+                                   absl::Nanoseconds(c.deadline().nanos());
+  }
+  request.constraints.objective = c.objective() == v1::OBJECTIVE_SHORTEST_TIME
+                                      ? core::Objective::kShortestTime
+                                      : core::Objective::kLowestCost;
+  if (in.has_serving()) {
+    request.serving = core::ServingTarget{
+        in.serving().sku(), PrecisionFromProto(in.serving().precision())};
+  }
+  request.team = in.team();
+  return request;
+}
+
+v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
+  v1::PlacePlanResponse out;
+  out.set_recipe_key(result.recipe_key);
+  *out.mutable_recipe() = RecipeToProto(result.recipe);
+  for (const core::Candidate& c : result.candidates) {
+    v1::PlacementCandidate* p = out.add_candidates();
+    p->set_rank(c.rank);
+    p->set_pool(c.pool_name);
+    p->set_sku(c.sku_id);
+    p->set_gpu_count(c.gpu_count);
+    p->set_fits(c.fits);
+    p->set_peak_memory_gb(c.peak_memory_gb);
+    p->set_headroom_gb(c.headroom_gb);
+    p->set_gpu_hours_per_1k_successful_steps(
+        c.gpu_hours_per_1k_successful_steps);
+    p->set_expected_gpu_hours(c.expected_gpu_hours);
+    p->set_expected_cost_micros(c.expected_cost_micros);
+    if (c.list_price_cost_micros.has_value()) {
+      p->set_list_price_cost_micros(*c.list_price_cost_micros);
+    }
+    DurationToProto(c.expected_wall_time, p->mutable_expected_wall_time());
+    p->set_basis(BasisToProto(c.basis));
+    p->set_evidence_runs(c.evidence_runs);
+    p->set_confidence(ConfidenceToProto(c.confidence));
+    p->set_transferred_from_recipe_key(c.transferred_from_recipe_key);
+    if (c.eval_requirement.has_value()) {
+      p->set_eval_requirement(*c.eval_requirement);
+    }
+    for (const std::string& reason : c.reasons) p->add_reasons(reason);
+    for (const std::string& warning : c.warnings) p->add_warnings(warning);
+  }
+  for (const core::Rejection& r : result.rejections) {
+    v1::PoolRejection* p = out.add_rejections();
+    p->set_pool(r.pool_name);
+    p->set_sku(r.sku_id);
+    p->set_rule(r.rule);
+    p->set_reason(r.reason);
+  }
+  if (result.bake_off.has_value()) {
+    const core::BakeOff& b = *result.bake_off;
+    v1::BakeOff* p = out.mutable_bake_off();
+    p->set_recipe_key(b.recipe_key);
+    *p->mutable_recipe() = RecipeToProto(b.recipe);
+    p->set_settings(b.settings);
+    for (const core::BakeOffRun& run : b.runs) {
+      v1::BakeOffRun* r = p->add_runs();
+      r->set_pool(run.pool_name);
+      r->set_sku(run.sku_id);
+      r->set_gpu_count(run.gpu_count);
+    }
+    for (const std::string& m : b.measure) p->add_measure(m);
+    if (b.eval_requirement.has_value()) {
+      p->set_eval_requirement(*b.eval_requirement);
+    }
+    p->set_reason(b.reason);
+  }
+  if (result.eval_requirement.has_value()) {
+    out.set_eval_requirement(*result.eval_requirement);
+  }
+  MemoryToProto(result.predicted_memory, out.mutable_predicted_memory());
+  return out;
+}
+
+}  // namespace placement::services

@@ -1,0 +1,20 @@
+#ifndef PLACEMENT_SERVICES_API_PLACEMENT_CONVERT_H_
+#define PLACEMENT_SERVICES_API_PLACEMENT_CONVERT_H_
+
+#include "core/planner.h"
+#include "placement/v1/placement.pb.h"
+
+namespace placement::services {
+
+// placement.v1.PlacePlanRequest -> core::PlanRequest, field for field (the
+// serving SKU name is taken as given; the caller resolves it).
+core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& request);
+
+// The planner's result as the API's response (without plan id and times).
+v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result);
+
+const char* ObjectiveName(core::Objective objective);
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_API_PLACEMENT_CONVERT_H_

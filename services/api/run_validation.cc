@@ -1,0 +1,286 @@
+#include "services/api/run_validation.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "core/recipe.h"
+#include "services/api/catalog_convert.h"
+#include "services/api/recipe_convert.h"
+
+namespace placement::services {
+namespace {
+
+// Clocks on agents drift; a timestamp this far ahead of ours is wrong.
+constexpr absl::Duration kClockSkew = absl::Minutes(10);
+// Runs older than this are not fresh evidence (and are usually unit errors).
+constexpr absl::Duration kMaxAge = absl::Hours(24 * 366 * 5);
+
+class Violations {
+ public:
+  void Add(std::string field, std::string description) {
+    list_.push_back({std::move(field), std::move(description)});
+  }
+  void Append(const core::FieldViolations& more) {
+    list_.insert(list_.end(), more.begin(), more.end());
+  }
+  // Finite and within [min, max].
+  void CheckRange(const std::string& field, double value, double min,
+                  double max) {
+    if (!std::isfinite(value)) {
+      Add(field, "must be a finite number");
+    } else if (value < min || value > max) {
+      Add(field, absl::StrCat("must be between ", min, " and ", max));
+    }
+  }
+  void CheckPositive(const std::string& field, double value, double max) {
+    if (!std::isfinite(value) || value <= 0 || value > max) {
+      Add(field, absl::StrCat("must be positive, finite and at most ", max));
+    }
+  }
+  void CheckId(const std::string& field, const std::string& value,
+               bool required) {
+    if (value.empty()) {
+      if (required) Add(field, "is required");
+    } else if (value.size() > kMaxIdLength) {
+      Add(field, absl::StrCat("at most ", kMaxIdLength, " characters"));
+    }
+  }
+  size_t size() const { return list_.size(); }
+  core::FieldViolations Take() { return std::move(list_); }
+
+ private:
+  core::FieldViolations list_;
+};
+
+bool ValidTimestamp(const google::protobuf::Timestamp& t) {
+  return t.seconds() > 0 && t.nanos() >= 0 && t.nanos() < 1'000'000'000;
+}
+
+}  // namespace
+
+bool IsUuid(absl::string_view text) {
+  if (text.size() != 36) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (text[i] != '-') return false;
+    } else if (!absl::ascii_isxdigit(text[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
+                                        absl::Time now) {
+  Violations v;
+  if (!IsUuid(run.run_id())) {
+    v.Add("run.run_id", "must be a UUID (8-4-4-4-12 hex digits)");
+  }
+  v.CheckId("run.agent_id", run.agent_id(), /*required=*/true);
+  v.CheckId("run.pool", run.pool(), /*required=*/true);
+  v.CheckId("run.sku", run.sku(), /*required=*/true);
+  v.CheckId("run.team", run.team(), /*required=*/false);
+  if (!run.plan_id().empty() && !IsUuid(run.plan_id())) {
+    v.Add("run.plan_id", "must be a UUID when set");
+  }
+  if (run.node_names_size() > static_cast<int>(kMaxNodeNames)) {
+    v.Add("run.node_names", absl::StrCat("at most ", kMaxNodeNames, " nodes"));
+  }
+  for (int i = 0; i < run.node_names_size(); ++i) {
+    const std::string& name = run.node_names(i);
+    if (name.empty() || name.size() > kMaxNodeNameLength) {
+      v.Add(absl::StrCat("run.node_names[", i, "]"),
+            absl::StrCat("must be 1-", kMaxNodeNameLength, " characters"));
+    }
+  }
+  if (run.gpu_count() < 1 || run.gpu_count() > core::kMaxGpuCount) {
+    v.Add("run.gpu_count",
+          absl::StrCat("must be between 1 and ", core::kMaxGpuCount));
+  }
+
+  if (!run.has_recipe()) {
+    v.Add("run.recipe", "is required");
+  } else {
+    const core::Recipe recipe =
+        core::NormalizeRecipe(RecipeFromProto(run.recipe()));
+    v.Append(core::ValidateRecipe(recipe, "run.recipe."));
+    if (recipe.gpu_count != run.gpu_count()) {
+      v.Add("run.recipe.gpu_count", "must equal run.gpu_count");
+    }
+  }
+
+  const bool have_start = ValidTimestamp(run.start_time());
+  const bool have_end = ValidTimestamp(run.end_time());
+  if (!have_start) v.Add("run.start_time", "is required");
+  if (!have_end) v.Add("run.end_time", "is required");
+  if (have_start && have_end) {
+    const absl::Time start = TimeFromProto(run.start_time());
+    const absl::Time end = TimeFromProto(run.end_time());
+    if (end < start) {
+      v.Add("run.end_time", "must not be before run.start_time");
+    } else if (end > now + kClockSkew) {
+      v.Add("run.end_time", "is in the future");
+    } else if (start < now - kMaxAge) {
+      v.Add("run.start_time", "is more than five years ago");
+    } else if (run.steps_attempted() > 0 && run.step_time_mean_seconds() > 0 &&
+               std::isfinite(run.step_time_mean_seconds())) {
+      // The steps ran inside the run: their time cannot exceed its wall time
+      // (with slack for clock granularity).
+      const double busy_seconds =
+          static_cast<double>(run.steps_attempted()) *
+          run.step_time_mean_seconds();
+      const double wall_seconds = absl::ToDoubleSeconds(end - start);
+      if (busy_seconds > wall_seconds * 1.05 + 60) {
+        v.Add("run.step_time_mean_seconds",
+              absl::StrCat("steps_attempted x step_time_mean_seconds = ",
+                           busy_seconds, " s exceeds the run's wall time of ",
+                           wall_seconds, " s"));
+      }
+    }
+  }
+
+  if (run.steps_attempted() < 0 || run.steps_attempted() > kMaxSteps) {
+    v.Add("run.steps_attempted",
+          absl::StrCat("must be between 0 and ", kMaxSteps));
+  }
+  if (run.steps_succeeded() < 0) {
+    v.Add("run.steps_succeeded", "must not be negative");
+  } else if (run.steps_succeeded() > run.steps_attempted()) {
+    v.Add("run.steps_succeeded", "must not exceed run.steps_attempted");
+  }
+  v.CheckPositive("run.step_time_mean_seconds", run.step_time_mean_seconds(),
+                  kMaxStepTimeSeconds);
+  v.CheckPositive("run.step_time_p50_seconds", run.step_time_p50_seconds(),
+                  kMaxStepTimeSeconds);
+  v.CheckPositive("run.step_time_p95_seconds", run.step_time_p95_seconds(),
+                  kMaxStepTimeSeconds);
+  if (std::isfinite(run.step_time_p50_seconds()) &&
+      std::isfinite(run.step_time_p95_seconds()) &&
+      run.step_time_p95_seconds() < run.step_time_p50_seconds()) {
+    v.Add("run.step_time_p95_seconds",
+          "must not be below run.step_time_p50_seconds");
+  }
+  v.CheckRange("run.tokens_per_second", run.tokens_per_second(), 0,
+               kMaxTokensPerSecond);
+  v.CheckPositive("run.peak_memory_gb", run.peak_memory_gb(), 4096);
+  if (run.offload() == v1::OFFLOAD_UNSPECIFIED ||
+      !v1::Offload_IsValid(run.offload())) {
+    v.Add("run.offload", "must be NONE, CPU or NVME");
+  }
+  if (run.interconnect() == v1::INTERCONNECT_UNSPECIFIED ||
+      !v1::Interconnect_IsValid(run.interconnect())) {
+    v.Add("run.interconnect", "must be NONE, NVLINK, PCIE or HOST_MEMORY");
+  } else if (run.collectives_opened() &&
+             run.interconnect() == v1::INTERCONNECT_NONE) {
+    v.Add("run.interconnect",
+          "collectives were opened, so they used some interconnect");
+  }
+  if (run.retries() < 0 || run.retries() > kMaxRetries) {
+    v.Add("run.retries", absl::StrCat("must be between 0 and ", kMaxRetries));
+  }
+  if (run.outcome() == v1::RUN_OUTCOME_UNSPECIFIED ||
+      !v1::RunOutcome_IsValid(run.outcome())) {
+    v.Add("run.outcome", "is required");
+  }
+  if (run.failure_reason().size() > kMaxFailureReasonLength) {
+    v.Add("run.failure_reason",
+          absl::StrCat("at most ", kMaxFailureReasonLength, " characters"));
+  }
+  if (run.evals_size() > static_cast<int>(kMaxEvals)) {
+    v.Add("run.evals", absl::StrCat("at most ", kMaxEvals, " evals"));
+  }
+  for (int i = 0; i < run.evals_size(); ++i) {
+    const v1::EvalResult& eval = run.evals(i);
+    const std::string prefix = absl::StrCat("run.evals[", i, "].");
+    v.CheckId(prefix + "serving_sku", eval.serving_sku(), /*required=*/true);
+    if (eval.serving_precision() == v1::PRECISION_UNSPECIFIED ||
+        !v1::Precision_IsValid(eval.serving_precision())) {
+      v.Add(prefix + "serving_precision", "is required");
+    }
+    v.CheckId(prefix + "metric_name", eval.metric_name(), /*required=*/true);
+    v.CheckRange(prefix + "score", eval.score(), -1e12, 1e12);
+  }
+  return v.Take();
+}
+
+core::FieldViolations ValidateRunAgainstCatalog(
+    const v1::BenchmarkRun& run, const core::Pool* pool,
+    const std::vector<core::GpuSku>& catalog) {
+  Violations v;
+  absl::StatusOr<core::GpuSku> sku = core::ResolveSku(run.sku(), catalog);
+  if (!sku.ok()) {
+    v.Add("run.sku", std::string(sku.status().message()));
+  }
+  if (pool == nullptr) {
+    v.Add("run.pool", absl::StrCat("no pool is named '", run.pool(), "'"));
+  } else {
+    if (sku.ok() && sku->id != pool->sku_id) {
+      v.Add("run.sku", absl::StrCat("pool '", pool->name, "' has ",
+                                    pool->sku_id, " cards, not ", sku->id));
+    }
+    if (run.gpu_count() > pool->total_gpus()) {
+      v.Add("run.gpu_count", absl::StrCat("pool '", pool->name, "' has only ",
+                                          pool->total_gpus(), " GPUs"));
+    }
+  }
+  if (sku.ok() && run.offload() == v1::OFFLOAD_NONE &&
+      std::isfinite(run.peak_memory_gb()) &&
+      run.peak_memory_gb() > sku->memory_gb * (1 + kPeakMemoryTolerance)) {
+    v.Add("run.peak_memory_gb",
+          absl::StrCat(run.peak_memory_gb(), " GB is more than a ", sku->id,
+                       " holds (", sku->memory_gb,
+                       " GB) and no offload was reported"));
+  }
+  for (int i = 0; i < run.evals_size(); ++i) {
+    absl::StatusOr<core::GpuSku> serving =
+        core::ResolveSku(run.evals(i).serving_sku(), catalog);
+    if (!serving.ok()) {
+      v.Add(absl::StrCat("run.evals[", i, "].serving_sku"),
+            std::string(serving.status().message()));
+    }
+  }
+  return v.Take();
+}
+
+core::FieldViolations ValidateSampleBatch(
+    const v1::StreamStepSamplesRequest& request, absl::Time now) {
+  Violations v;
+  if (!IsUuid(request.run_id())) {
+    v.Add("run_id", "must be a UUID (8-4-4-4-12 hex digits)");
+  }
+  if (request.samples_size() > kMaxSamplesPerMessage) {
+    v.Add("samples",
+          absl::StrCat("at most ", kMaxSamplesPerMessage, " samples a message"));
+    return v.Take();
+  }
+  for (int i = 0; i < request.samples_size(); ++i) {
+    const v1::StepSample& s = request.samples(i);
+    const std::string prefix = absl::StrCat("samples[", i, "].");
+    if (s.step() < 0 || s.step() > kMaxSteps) {
+      v.Add(prefix + "step", absl::StrCat("must be between 0 and ", kMaxSteps));
+    }
+    if (!ValidTimestamp(s.time())) {
+      v.Add(prefix + "time", "is required");
+    } else if (TimeFromProto(s.time()) > now + kClockSkew) {
+      v.Add(prefix + "time", "is in the future");
+    } else if (TimeFromProto(s.time()) < now - kMaxAge) {
+      v.Add(prefix + "time", "is more than five years ago");
+    }
+    v.CheckPositive(prefix + "step_time_seconds", s.step_time_seconds(),
+                    kMaxStepTimeSeconds);
+    v.CheckRange(prefix + "memory_allocated_gb", s.memory_allocated_gb(), 0,
+                 4096);
+    v.CheckRange(prefix + "memory_reserved_gb", s.memory_reserved_gb(), 0,
+                 4096);
+    if (s.tokens() < 0) v.Add(prefix + "tokens", "must not be negative");
+    if (s.has_loss() && !std::isfinite(s.loss())) {
+      v.Add(prefix + "loss", "must be finite when set");
+    }
+    // Report a screenful: one bad agent can send 10,000 bad samples.
+    if (v.size() >= 20) break;
+  }
+  return v.Take();
+}
+
+}  // namespace placement::services

@@ -1,0 +1,172 @@
+#include "services/auth/auth.h"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "common/sha256.h"
+#include "services/plan/evidence_cache.h"
+
+namespace placement::services {
+namespace {
+
+constexpr uint8_t kAgent = static_cast<uint8_t>(Role::kAgent);
+constexpr uint8_t kPlanner = static_cast<uint8_t>(Role::kPlanner);
+constexpr uint8_t kFinance = static_cast<uint8_t>(Role::kFinance);
+constexpr uint8_t kAdmin = static_cast<uint8_t>(Role::kAdmin);
+constexpr uint8_t kReaders = kPlanner | kFinance | kAdmin;
+
+constexpr char kBearer[] = "Bearer ";
+constexpr char kSecretPrefix[] = "plc_";
+
+}  // namespace
+
+const std::vector<MethodRule>& MethodRules() {
+  static const auto* const rules = new std::vector<MethodRule>{
+      // Catalog: reads for planners and finance, changes for admins.
+      {"/placement.v1.CatalogService/ListSkus", kReaders | kAgent, false},
+      {"/placement.v1.CatalogService/GetSku", kReaders | kAgent, false},
+      {"/placement.v1.CatalogService/ListPools", kReaders | kAgent, false},
+      {"/placement.v1.CatalogService/GetPool", kReaders | kAgent, false},
+      {"/placement.v1.CatalogService/CreatePool", kAdmin, true},
+      {"/placement.v1.CatalogService/UpdatePool", kAdmin, true},
+      {"/placement.v1.CatalogService/CreateToken", kAdmin, true},
+      {"/placement.v1.CatalogService/RevokeToken", kAdmin, true},
+      {"/placement.v1.CatalogService/ListTokens", kAdmin, false},
+      // Telemetry: written by agents; read back by agents and admins.
+      {"/placement.v1.TelemetryService/UploadBenchmarkRun", kAgent | kAdmin,
+       true},
+      {"/placement.v1.TelemetryService/StreamStepSamples", kAgent | kAdmin,
+       true},
+      {"/placement.v1.TelemetryService/GetSampleProgress", kAgent | kAdmin,
+       false},
+      {"/placement.v1.TelemetryService/GetBenchmarkRun",
+       kAgent | kPlanner | kAdmin, false},
+      {"/placement.v1.TelemetryService/ListBenchmarkRuns",
+       kAgent | kPlanner | kAdmin, false},
+      // Placement: planners; agents read a plan's bake-off.
+      {"/placement.v1.PlacementService/PlacePlan", kPlanner | kAdmin, false},
+      {"/placement.v1.PlacementService/GetPlan", kPlanner | kAgent | kAdmin,
+       false},
+      {"/placement.v1.PlacementService/GetPlanAccuracy",
+       kPlanner | kFinance | kAdmin, false},
+      // Cost: finance.
+      {"/placement.v1.CostService/GetCostReport", kFinance | kAdmin, false},
+  };
+  return *rules;
+}
+
+const char* RoleName(Role role) {
+  switch (role) {
+    case Role::kAgent:
+      return "AGENT";
+    case Role::kPlanner:
+      return "PLANNER";
+    case Role::kFinance:
+      return "FINANCE";
+    case Role::kAdmin:
+      return "ADMIN";
+  }
+  return "UNKNOWN";
+}
+
+bool ParseRole(absl::string_view name, Role* role) {
+  const std::string upper = absl::AsciiStrToUpper(name);
+  for (Role r : {Role::kAgent, Role::kPlanner, Role::kFinance, Role::kAdmin}) {
+    if (upper == RoleName(r)) {
+      *role = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string NewTokenSecret() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) std::abort();  // no entropy
+  return absl::StrCat(
+      kSecretPrefix,
+      absl::WebSafeBase64Escape(absl::string_view(
+          reinterpret_cast<const char*>(bytes), sizeof(bytes))));
+}
+
+std::string TokenSecretHash(absl::string_view secret) {
+  return common::Sha256(secret);
+}
+
+Authorizer::Authorizer(const EvidenceCache& tokens, bool enabled,
+                       double writes_per_second, double write_burst)
+    : tokens_(tokens),
+      enabled_(enabled),
+      writes_per_second_(writes_per_second),
+      write_burst_(std::max(1.0, write_burst)) {
+  for (const MethodRule& rule : MethodRules()) rules_[rule.method] = &rule;
+}
+
+bool Authorizer::TakeWrite(const std::string& token_id) {
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = buckets_.try_emplace(token_id, Bucket{write_burst_, now});
+  Bucket& bucket = it->second;
+  bucket.tokens =
+      std::min(write_burst_, bucket.tokens + writes_per_second_ *
+                                                 absl::ToDoubleSeconds(
+                                                     now - bucket.refilled));
+  bucket.refilled = now;
+  if (bucket.tokens < 1) return false;
+  bucket.tokens -= 1;
+  return true;
+}
+
+grpc::Status Authorizer::Authorize(const grpc::ServerContextBase& context,
+                                   absl::string_view method) {
+  if (!enabled_) return grpc::Status::OK;
+  auto rule = rules_.find(method);
+  if (rule == rules_.end()) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        absl::StrCat(method, " is not open to any role"));
+  }
+  const auto& metadata = context.client_metadata();
+  auto header = metadata.find("authorization");
+  if (header == metadata.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "missing 'authorization: Bearer <token>' metadata");
+  }
+  absl::string_view value(header->second.data(), header->second.size());
+  if (!absl::ConsumePrefix(&value, kBearer) || value.empty()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "the authorization metadata must be 'Bearer <token>'");
+  }
+  std::shared_ptr<const CatalogSnapshot> snapshot = tokens_.Current();
+  if (snapshot == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "tokens are not loaded yet");
+  }
+  auto principal = snapshot->tokens.find(TokenSecretHash(value));
+  if (principal == snapshot->tokens.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "unknown or revoked token");
+  }
+  if ((rule->second->roles & static_cast<uint8_t>(principal->second.role)) ==
+      0) {
+    return grpc::Status(
+        grpc::StatusCode::PERMISSION_DENIED,
+        absl::StrCat("role ", RoleName(principal->second.role),
+                     " may not call ", method));
+  }
+  if (rule->second->write && !TakeWrite(principal->second.token_id)) {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("token '", principal->second.name, "' is over its rate of ",
+                     writes_per_second_, " writes/s; retry with backoff"));
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace placement::services

@@ -1,0 +1,91 @@
+#ifndef PLACEMENT_SERVICES_AUTH_AUTH_H_
+#define PLACEMENT_SERVICES_AUTH_AUTH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace placement::services {
+
+class EvidenceCache;
+
+// Who may do what. A token carries exactly one role.
+enum class Role : uint8_t {
+  kAgent = 1,    // telemetry writes only
+  kPlanner = 2,  // PlacePlan and catalog reads
+  kFinance = 4,  // cost reports and catalog reads
+  kAdmin = 8,    // everything, including pools and tokens
+};
+
+const char* RoleName(Role role);
+// "agent", "AGENT" -> kAgent; false for anything else.
+bool ParseRole(absl::string_view name, Role* role);
+
+// The one table of the service's access policy: every RPC of placement.v1
+// with the roles that may call it. Methods not in the table are refused
+// (health and reflection are left open before this table is consulted).
+struct MethodRule {
+  const char* method;  // "/placement.v1.CatalogService/ListSkus"
+  uint8_t roles;       // a set of Role bits
+  bool write;          // counted against the per-token write rate
+};
+const std::vector<MethodRule>& MethodRules();
+
+// A presented token, resolved.
+struct Principal {
+  std::string token_id;
+  std::string name;
+  Role role = Role::kAgent;
+};
+
+// "plc_" + 43 characters: 256 random bits, web-safe base64.
+std::string NewTokenSecret();
+// SHA-256 of a secret, as stored.
+std::string TokenSecretHash(absl::string_view secret);
+
+// Decides every call: the bearer token in the `authorization` metadata must
+// be known and unrevoked in the replica's snapshot (revocations arrive with
+// the next re-read, within a second on every replica), its role must be
+// allowed by MethodRules(), and writes are limited per token.
+//
+// Returns OK, UNAUTHENTICATED (no or unknown token), PERMISSION_DENIED
+// (wrong role), RESOURCE_EXHAUSTED (write rate) or UNAVAILABLE (tokens not
+// loaded yet). With auth disabled every call is allowed.
+class Authorizer {
+ public:
+  Authorizer(const EvidenceCache& tokens, bool enabled,
+             double writes_per_second, double write_burst);
+
+  grpc::Status Authorize(const grpc::ServerContextBase& context,
+                         absl::string_view method);
+
+  bool enabled() const { return enabled_; }
+
+ private:
+  // Token bucket per token id.
+  struct Bucket {
+    double tokens;
+    absl::Time refilled;
+  };
+  bool TakeWrite(const std::string& token_id);
+
+  const EvidenceCache& tokens_;
+  const bool enabled_;
+  const double writes_per_second_;
+  const double write_burst_;
+  absl::flat_hash_map<std::string, const MethodRule*> rules_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Bucket> buckets_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_AUTH_AUTH_H_

@@ -1,0 +1,56 @@
+#ifndef PLACEMENT_SERVICES_METRICS_GRPC_METRICS_H_
+#define PLACEMENT_SERVICES_METRICS_GRPC_METRICS_H_
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/support/server_interceptor.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+
+namespace placement::services {
+
+// The standard gRPC server metrics (the names go-grpc-prometheus made
+// common), recorded for every RPC by a server interceptor:
+//   grpc_server_started_total{grpc_service,grpc_method,grpc_type}
+//   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code}
+//   grpc_server_handling_seconds{grpc_service,grpc_method,grpc_type}
+class GrpcServerMetrics {
+ public:
+  explicit GrpcServerMetrics(prometheus::Registry& registry);
+
+  // The interceptor factory to give ServerBuilder; it refers to `this`,
+  // which must outlive the server.
+  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+  InterceptorFactory();
+
+  // The series of one method, looked up once and kept: label sets are never
+  // added per request.
+  struct MethodSeries {
+    prometheus::Counter* started;
+    prometheus::Histogram* handling_seconds;
+    prometheus::Counter* handled[17];  // by grpc::StatusCode
+  };
+  MethodSeries& ForMethod(const std::string& full_method,
+                          grpc::internal::RpcMethod::RpcType type);
+
+ private:
+  prometheus::Family<prometheus::Counter>& started_;
+  prometheus::Family<prometheus::Counter>& handled_;
+  prometheus::Family<prometheus::Histogram>& handling_seconds_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<MethodSeries>> methods_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// The go-grpc-prometheus spelling of a status code ("OK", "InvalidArgument").
+const char* GrpcCodeName(int code);
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_METRICS_GRPC_METRICS_H_

@@ -1,0 +1,274 @@
+// placementd: the placement gRPC server, and its schema migrator.
+//
+//   placementd [flags]                      serve
+//   placementd migrate up|down [N]|status   manage the schema
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/uuid.h"
+#include "services/auth/auth.h"
+#include "services/server/placement_server.h"
+#include "storage/change_listener.h"
+#include "storage/db_session.h"
+#include "storage/migrations.h"
+#include "storage/token_store.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC listen address (port 0 picks a free port)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics listen address; empty disables it");
+ABSL_FLAG(std::string, database_url, "",
+          "PostgreSQL URL (default: the DATABASE_URL environment variable)");
+ABSL_FLAG(int, db_workers, 8,
+          "database worker threads, each with its own connection");
+ABSL_FLAG(int, db_queue, 512,
+          "database tasks that may wait for a worker; more are refused with "
+          "RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, plan_records, "durable",
+          "durable: a plan is answered once its record is committed, so its "
+          "id can always be looked up and matched with its runs; deferred: "
+          "answered as soon as its record is queued, records committed in "
+          "groups every --deferred_record_ms (more plans per core; the plans "
+          "of the last interval are lost if the process dies)");
+ABSL_FLAG(int, deferred_record_ms, 2,
+          "with --plan_records=deferred: the longest a record waits to be "
+          "committed with others");
+ABSL_FLAG(int, shutdown_grace_seconds, 10,
+          "on SIGINT/SIGTERM, how long in-flight calls may take to finish");
+ABSL_FLAG(bool, auth, true,
+          "require a bearer token with the right role on every RPC but "
+          "health and reflection");
+ABSL_FLAG(double, writes_per_second_per_token, 200,
+          "sustained writes a token may make each second");
+ABSL_FLAG(double, write_burst_per_token, 400, "writes a token may burst");
+ABSL_FLAG(std::string, tls_cert, "", "server certificate chain (PEM): TLS on");
+ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "CA (PEM) that must have signed client certificates: mutual TLS");
+ABSL_FLAG(int, max_message_bytes, 8 << 20, "largest message accepted");
+ABSL_FLAG(int, max_concurrent_streams, 64, "concurrent calls per connection");
+ABSL_FLAG(int, stream_idle_timeout_seconds, 60,
+          "close a sample stream that sends nothing for this long");
+ABSL_FLAG(std::string, role, "", "tokens create: agent, planner, finance or admin");
+ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
+ABSL_FLAG(std::string, port_file, "",
+          "write 'grpc_port metrics_port' here once serving (for tests and "
+          "scripts that listen on port 0)");
+
+namespace {
+
+using placement::storage::DbSession;
+using placement::storage::EmbeddedMigrations;
+using placement::storage::Migrator;
+
+std::string DatabaseUrl() {
+  std::string url = absl::GetFlag(FLAGS_database_url);
+  if (url.empty()) {
+    if (const char* env = std::getenv("DATABASE_URL")) url = env;
+  }
+  return url;
+}
+
+int Migrate(const std::vector<char*>& args, const std::string& url) {
+  const std::string usage = "usage: placementd migrate up|down [N]|status";
+  if (args.size() < 3) {
+    std::cerr << usage << "\n";
+    return 2;
+  }
+  DbSession session(url);
+  Migrator migrator(session, EmbeddedMigrations());
+  const std::string command = args[2];
+  if (command == "up") {
+    absl::StatusOr<int> applied = migrator.Up();
+    if (!applied.ok()) {
+      std::cerr << "migrate up: " << applied.status() << "\n";
+      return 1;
+    }
+    std::cout << "applied " << *applied << " migration(s); schema at version "
+              << migrator.LatestVersion() << "\n";
+    return 0;
+  }
+  if (command == "down") {
+    int steps = 1;
+    if (args.size() > 3 && (!absl::SimpleAtoi(args[3], &steps) || steps < 1)) {
+      std::cerr << usage << "\n";
+      return 2;
+    }
+    absl::StatusOr<int> reverted = migrator.Down(steps);
+    if (!reverted.ok()) {
+      std::cerr << "migrate down: " << reverted.status() << "\n";
+      return 1;
+    }
+    std::cout << "reverted " << *reverted << " migration(s)\n";
+    return 0;
+  }
+  if (command == "status") {
+    absl::StatusOr<std::vector<placement::storage::MigrationState>> states =
+        migrator.Status();
+    if (!states.ok()) {
+      std::cerr << "migrate status: " << states.status() << "\n";
+      return 1;
+    }
+    for (const auto& state : *states) {
+      std::cout << (state.applied_at ? "applied " : "pending ") << state.version
+                << " " << state.name;
+      if (state.applied_at) {
+        std::cout << "  "
+                  << absl::FormatTime(absl::RFC3339_sec, *state.applied_at,
+                                      absl::UTCTimeZone());
+      }
+      std::cout << "\n";
+    }
+    return 0;
+  }
+  std::cerr << usage << "\n";
+  return 2;
+}
+
+// `placementd tokens create --role R --name N`: makes a token directly in the
+// database (how the first admin token comes to be) and prints its secret.
+int Tokens(const std::vector<char*>& args, const std::string& url) {
+  placement::services::Role role;
+  if (args.size() != 3 || std::string(args[2]) != "create" ||
+      !placement::services::ParseRole(absl::GetFlag(FLAGS_role), &role) ||
+      absl::GetFlag(FLAGS_name).empty()) {
+    std::cerr << "usage: placementd tokens create --role "
+                 "agent|planner|finance|admin --name NAME\n";
+    return 2;
+  }
+  placement::storage::TokenRecord token;
+  token.token_id = placement::common::NewUuid();
+  token.name = absl::GetFlag(FLAGS_name);
+  token.role = placement::services::RoleName(role);
+  const std::string secret = placement::services::NewTokenSecret();
+  token.secret_hash = placement::services::TokenSecretHash(secret);
+  DbSession session(url);
+  if (absl::Status status = placement::storage::InsertToken(session, token);
+      !status.ok()) {
+    std::cerr << "tokens create: " << status << "\n";
+    return 1;
+  }
+  if (absl::Status status = placement::storage::NotifyChange(session);
+      !status.ok()) {
+    std::cerr << "tokens create: running replicas learn of the token at "
+                 "their next re-read: "
+              << status << "\n";
+  }
+  std::cout << secret << "\n";
+  std::cerr << "created " << token.role << " token " << token.token_id
+            << " (" << token.name << ")\n";
+  return 0;
+}
+
+int Serve(const std::string& url) {
+  // Signals are taken synchronously by this thread; every thread started
+  // from here on inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  placement::services::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  options.database_url = url;
+  options.db_workers = std::max(1, absl::GetFlag(FLAGS_db_workers));
+  options.db_queue_capacity = std::max(1, absl::GetFlag(FLAGS_db_queue));
+  const std::string plan_records = absl::GetFlag(FLAGS_plan_records);
+  if (plan_records != "durable" && plan_records != "deferred") {
+    std::cerr << "placementd: --plan_records must be durable or deferred, "
+                 "not '"
+              << plan_records << "'\n";
+    return 2;
+  }
+  options.plan_records = plan_records == "deferred"
+                             ? placement::services::PlanRecords::kDeferred
+                             : placement::services::PlanRecords::kDurable;
+  options.deferred_record_interval =
+      absl::Milliseconds(std::max(0, absl::GetFlag(FLAGS_deferred_record_ms)));
+  options.auth_enabled = absl::GetFlag(FLAGS_auth);
+  options.writes_per_second_per_token =
+      absl::GetFlag(FLAGS_writes_per_second_per_token);
+  options.write_burst_per_token = absl::GetFlag(FLAGS_write_burst_per_token);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.stream_idle_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_stream_idle_timeout_seconds));
+  if (!options.auth_enabled) {
+    std::cerr << "placementd: WARNING: --auth=false: every caller may do "
+                 "everything\n";
+  }
+  if (options.plan_records == placement::services::PlanRecords::kDeferred) {
+    std::cerr << "placementd: --plan_records=deferred: plans are answered "
+                 "before they are recorded\n";
+  }
+  placement::services::PlacementServer server(options);
+  if (absl::Status status = server.Start(); !status.ok()) {
+    std::cerr << "placementd: " << status << "\n";
+    return 1;
+  }
+  std::cerr << "placementd: gRPC on port " << server.port();
+  if (server.metrics_port() != 0) {
+    std::cerr << ", /metrics on port " << server.metrics_port();
+  }
+  std::cerr << "\n";
+  if (const std::string port_file = absl::GetFlag(FLAGS_port_file);
+      !port_file.empty()) {
+    const std::string temp = port_file + ".tmp";
+    std::ofstream(temp) << server.port() << " " << server.metrics_port()
+                        << "\n";
+    std::rename(temp.c_str(), port_file.c_str());
+  }
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  const absl::Duration grace =
+      absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  std::cerr << "placementd: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+            << ", shutting down (grace " << grace << ")\n";
+  server.Shutdown(grace);
+  std::cerr << "placementd: stopped\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Abseil checks every mutex acquisition for lock-order cycles unless told
+  // otherwise; that costs measurable CPU on the request path.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  absl::SetProgramUsageMessage(
+      "placementd [flags]                      serve the placement API\n"
+      "placementd migrate up|down [N]|status   manage the database schema\n"
+      "placementd tokens create --role R --name N   make a token, print it");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  const std::string url = DatabaseUrl();
+  if (url.empty()) {
+    std::cerr << "placementd: set --database_url or DATABASE_URL\n";
+    return 2;
+  }
+  if (args.size() > 1 && std::string(args[1]) == "migrate") {
+    return Migrate(args, url);
+  }
+  if (args.size() > 1 && std::string(args[1]) == "tokens") {
+    return Tokens(args, url);
+  }
+  if (args.size() > 1) {
+    std::cerr << "placementd: unknown command '" << args[1] << "'\n";
+    return 2;
+  }
+  return Serve(url);
+}

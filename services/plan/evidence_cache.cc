@@ -1,0 +1,147 @@
+#include "services/plan/evidence_cache.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "absl/time/clock.h"
+#include "placement/v1/recipe.pb.h"
+#include "services/api/recipe_convert.h"
+#include "storage/catalog_read.h"
+#include "storage/change_listener.h"
+#include "storage/db_session.h"
+
+namespace placement::services {
+namespace {
+
+// How long one wait for notifications lasts: the bound on how late a stop
+// request, a RefreshSoon() or a NoteLocalChange() is noticed.
+constexpr absl::Duration kWaitSlice = absl::Milliseconds(100);
+// Re-reads and notifications are coalesced to at most one per this interval:
+// a burst of uploads costs a few re-reads, not one each.
+constexpr absl::Duration kCoalesce = absl::Milliseconds(50);
+
+absl::StatusOr<std::shared_ptr<CatalogSnapshot>> Load(
+    storage::DbSession& session) {
+  auto snapshot = std::make_shared<CatalogSnapshot>();
+  snapshot->loaded_at = absl::Now();
+  absl::StatusOr<storage::CatalogRows> rows = storage::ReadCatalog(session);
+  if (!rows.ok()) return rows.status();
+  for (const storage::TokenRecord& token : rows->tokens) {
+    Principal principal{token.token_id, token.name, Role::kAgent};
+    if (token.revoked_at.has_value() ||
+        !ParseRole(token.role, &principal.role)) {
+      continue;
+    }
+    snapshot->tokens.emplace(token.secret_hash, std::move(principal));
+  }
+
+  snapshot->skus = std::move(rows->skus);
+  for (storage::PoolRecord& record : rows->pools) {
+    snapshot->pools.push_back(std::move(record.pool));
+  }
+  for (const storage::StoredRollup& stored : rows->rollups) {
+    v1::Recipe recipe;
+    if (!recipe.ParseFromString(stored.recipe_proto)) {
+      std::cerr << "placementd: skipping rollup " << stored.rollup.recipe_key
+                << ": its recipe does not parse\n";
+      continue;
+    }
+    snapshot->evidence.AddRollup(RecipeFromProto(recipe), stored.rollup);
+  }
+  return snapshot;
+}
+
+}  // namespace
+
+EvidenceCache::EvidenceCache(std::string database_url,
+                             absl::Duration reread_interval)
+    : database_url_(std::move(database_url)),
+      reread_interval_(reread_interval),
+      thread_([this] { Loop(); }) {}
+
+EvidenceCache::~EvidenceCache() {
+  stop_.Notify();
+  thread_.join();
+}
+
+std::shared_ptr<const CatalogSnapshot> EvidenceCache::Current() const {
+  absl::MutexLock lock(&mu_);
+  return current_;
+}
+
+absl::Time EvidenceCache::CurrentAsOf() const {
+  absl::MutexLock lock(&mu_);
+  return current_as_of_;
+}
+
+absl::Duration EvidenceCache::Age() const {
+  return absl::Now() - CurrentAsOf();
+}
+
+void EvidenceCache::ConfirmCurrentAsOf(absl::Time as_of) {
+  absl::MutexLock lock(&mu_);
+  if (current_ != nullptr) current_as_of_ = std::max(current_as_of_, as_of);
+}
+
+void EvidenceCache::RefreshSoon() { refresh_requested_.store(true); }
+
+void EvidenceCache::NoteLocalChange() { notify_pending_.store(true); }
+
+void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
+  absl::MutexLock lock(&mu_);
+  if (current_ == nullptr || current_->loaded_at <= snapshot->loaded_at) {
+    current_as_of_ = std::max(current_as_of_, snapshot->loaded_at);
+    current_ = std::move(snapshot);
+  }
+}
+
+absl::Status EvidenceCache::ReloadWith(storage::DbSession& session) {
+  absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded = Load(session);
+  if (!loaded.ok()) return loaded.status();
+  Publish(*std::move(loaded));
+  return absl::OkStatus();
+}
+
+void EvidenceCache::Loop() {
+  storage::DbSession session(database_url_);
+  storage::ChangeListener listener(database_url_);
+  bool stale = true;
+  absl::Time last_load = absl::InfinitePast();
+  absl::Time last_notify = absl::InfinitePast();
+  while (!stop_.HasBeenNotified()) {
+    const absl::Time wait_start = absl::Now();
+    absl::StatusOr<int> notified =
+        listener.Wait(stale || notify_pending_ ? kCoalesce / 2 : kWaitSlice);
+    if (!notified.ok()) {
+      // The database is away: keep serving the last snapshot and try again.
+      stale = true;
+      stop_.WaitForNotificationWithTimeout(absl::Milliseconds(500));
+      continue;
+    }
+    if (listener.Reconnected() || *notified > 0 ||
+        refresh_requested_.exchange(false) ||
+        absl::Now() - last_load >= reread_interval_) {
+      stale = true;
+    }
+    if (notify_pending_.load() && absl::Now() - last_notify >= kCoalesce) {
+      notify_pending_.store(false);
+      if (storage::NotifyChange(session).ok()) {
+        last_notify = absl::Now();
+      } else {
+        notify_pending_.store(true);  // retried on the next turn
+      }
+    }
+    if (!stale) {
+      // Nothing changed: a commit before the wait would have been notified
+      // by now (replicas hold notifications back at most kCoalesce).
+      ConfirmCurrentAsOf(wait_start - kCoalesce);
+      continue;
+    }
+    if (absl::Now() - last_load < kCoalesce) continue;
+    if (!ReloadWith(session).ok()) continue;  // retried on the next turn
+    last_load = absl::Now();
+    stale = false;
+  }
+}
+
+}  // namespace placement::services

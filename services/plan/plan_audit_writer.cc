@@ -1,0 +1,117 @@
+#include "services/plan/plan_audit_writer.h"
+
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/clock.h"
+
+#include "storage/db_session.h"
+
+namespace placement::services {
+
+PlanAuditWriter::PlanAuditWriter(std::string database_url,
+                                 size_t queue_capacity, size_t max_batch,
+                                 absl::Duration commit_interval)
+    : database_url_(std::move(database_url)),
+      queue_capacity_(queue_capacity),
+      max_batch_(max_batch),
+      commit_interval_(commit_interval),
+      thread_([this] { Loop(); }) {}
+
+PlanAuditWriter::~PlanAuditWriter() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+bool PlanAuditWriter::TrySubmit(storage::PlacementRecord plan,
+                                absl::Time deadline, Done done) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || queue_.size() >= queue_capacity_) return false;
+  pending_.try_emplace(plan.plan_id);
+  queue_.push_back({std::move(plan), deadline, std::move(done)});
+  return true;
+}
+
+bool PlanAuditWriter::WhenWritten(const std::string& plan_id,
+                                  std::function<void()> then) {
+  absl::MutexLock lock(&mu_);
+  auto it = pending_.find(plan_id);
+  if (it == pending_.end()) return false;
+  it->second.push_back(std::move(then));
+  return true;
+}
+
+void PlanAuditWriter::Written(const std::vector<Pending>& batch) {
+  std::vector<std::function<void()>> waiting;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const Pending& p : batch) {
+      auto it = pending_.find(p.plan.plan_id);
+      if (it == pending_.end()) continue;
+      for (auto& then : it->second) waiting.push_back(std::move(then));
+      pending_.erase(it);
+    }
+  }
+  for (const auto& then : waiting) then();
+}
+
+void PlanAuditWriter::Loop() {
+  storage::DbSession session(database_url_);
+  // Results this writer has committed: most plans share one, and a result
+  // (tens of kB) need not travel to the database again.
+  constexpr size_t kMaxKnownResults = 16384;
+  absl::flat_hash_set<std::string> known;
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !queue_.empty();
+  };
+  auto full = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return stopping_ || queue_.size() >= max_batch_;
+  };
+  absl::Time next_commit = absl::InfinitePast();
+  while (true) {
+    std::vector<Pending> batch;
+    std::vector<Pending> expired;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(&ready));
+      // Gather what arrives until the interval is up.
+      mu_.AwaitWithDeadline(absl::Condition(&full), next_commit);
+      if (queue_.empty()) return;  // stopping, everything written
+      const absl::Time now = absl::Now();
+      while (!queue_.empty() && batch.size() < max_batch_) {
+        // Under overload the queue holds calls whose callers gave up: writing
+        // them would only delay the calls still waiting.
+        (queue_.front().deadline < now ? expired : batch)
+            .push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    for (Pending& p : expired) {
+      p.done(absl::DeadlineExceededError(
+          "the deadline passed before the plan could be recorded"));
+    }
+    Written(expired);
+    if (!batch.empty()) {
+      next_commit = absl::Now() + commit_interval_;
+      std::vector<const storage::PlacementRecord*> plans;
+      plans.reserve(batch.size());
+      for (const Pending& p : batch) plans.push_back(&p.plan);
+      const absl::Status status = storage::InsertPlacements(
+          session, plans,
+          [&known](const std::string& hash) { return known.contains(hash); });
+      if (status.ok()) {
+        if (known.size() > kMaxKnownResults) known.clear();
+        for (const Pending& p : batch) known.insert(p.plan.result->hash);
+      } else {
+        known.clear();  // in case a result it names is gone: send them again
+      }
+      for (Pending& p : batch) p.done(status);
+      Written(batch);
+    }
+  }
+}
+
+}  // namespace placement::services

@@ -1,0 +1,372 @@
+#include "services/rpc/cost_service.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "common/proto_bytes.h"
+#include "core/field_violation.h"
+#include "core/sku.h"
+#include "services/api/catalog_convert.h"
+#include "services/api/grpc_status.h"
+#include "services/api/page_token.h"
+#include "services/rpc/db_call.h"
+#include "storage/cost_store.h"
+#include "storage/sku_store.h"
+
+namespace placement::services {
+namespace {
+
+constexpr int64_t kSecondsPerDay = 86400;
+
+// A request that passed validation: the query and where its page starts.
+struct ValidRequest {
+  storage::CostQuery query;
+  std::optional<storage::CostGroupKey> after;
+  int page_size = 0;
+  std::string fingerprint;  // of range, filter and grouping
+};
+
+// The UTC day that starts at `t`, or a violation of `field`.
+std::optional<absl::CivilDay> MidnightDay(
+    const google::protobuf::Timestamp& t, const std::string& field,
+    core::FieldViolations& violations) {
+  if (t.nanos() != 0 || t.seconds() % kSecondsPerDay != 0) {
+    violations.push_back(
+        {field,
+         "must be 00:00:00 UTC: costs are rolled up by UTC day"});
+    return std::nullopt;
+  }
+  return absl::ToCivilDay(absl::FromUnixSeconds(t.seconds()),
+                          absl::UTCTimeZone());
+}
+
+// FNV-1a: stable across processes and replicas (absl::Hash is salted), so a
+// page token made by one replica is checked by another.
+std::string Fingerprint(const v1::GetCostReportRequest& request) {
+  v1::GetCostReportRequest copy = request;
+  copy.clear_page_size();
+  copy.clear_page_token();
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : common::DeterministicBytes(copy)) {
+    hash = (hash ^ c) * 1099511628211ull;
+  }
+  return absl::StrFormat("%016x", hash);
+}
+
+// Page tokens carry the request's fingerprint and the last row's key, each
+// field length-prefixed ("<len>:<bytes>") so that any text survives.
+std::string CursorKey(const std::string& fingerprint,
+                      const storage::CostGroupKey& key) {
+  std::string out = fingerprint;
+  for (const std::string* field :
+       {&key.period, &key.sku, &key.pool, &key.recipe_key, &key.model,
+        &key.method, &key.team, &key.outcome}) {
+    absl::StrAppend(&out, field->size(), ":", *field);
+  }
+  return out;
+}
+
+absl::StatusOr<std::optional<storage::CostGroupKey>> CursorFromKey(
+    const std::string& fingerprint, const std::string& key) {
+  if (key.empty()) return std::nullopt;
+  const absl::Status bad = core::InvalidArgumentWithViolations(
+      {{"page_token", "is not a page token of this request (the range, "
+                      "filter and grouping must not change between pages)"}});
+  absl::string_view rest = key;
+  if (!absl::ConsumePrefix(&rest, fingerprint)) return bad;
+  storage::CostGroupKey cursor;
+  for (std::string* field :
+       {&cursor.period, &cursor.sku, &cursor.pool, &cursor.recipe_key,
+        &cursor.model, &cursor.method, &cursor.team, &cursor.outcome}) {
+    const size_t colon = rest.find(':');
+    size_t length = 0;
+    if (colon == absl::string_view::npos ||
+        !absl::SimpleAtoi(rest.substr(0, colon), &length) ||
+        length > rest.size() - colon - 1) {
+      return bad;
+    }
+    *field = std::string(rest.substr(colon + 1, length));
+    rest.remove_prefix(colon + 1 + length);
+  }
+  if (!rest.empty()) return bad;
+  return cursor;
+}
+
+// Names as stored: FINE_TUNE_METHOD_LORA -> "LORA".
+std::string StoredName(const std::string& enum_name, absl::string_view prefix) {
+  return std::string(absl::StripPrefix(enum_name, prefix));
+}
+
+absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
+  core::FieldViolations violations;
+  ValidRequest out;
+  storage::CostQuery& q = out.query;
+
+  std::optional<absl::CivilDay> start, end;
+  if (!in.has_start_time()) {
+    violations.push_back({"start_time", "is required"});
+  } else {
+    start = MidnightDay(in.start_time(), "start_time", violations);
+  }
+  if (!in.has_end_time()) {
+    violations.push_back({"end_time", "is required"});
+  } else {
+    end = MidnightDay(in.end_time(), "end_time", violations);
+  }
+  if (start && end) {
+    if (*start > *end) {
+      violations.push_back({"start_time", "must not be after end_time"});
+    } else if (*start == *end) {
+      violations.push_back(
+          {"end_time", "must be after start_time: the range is empty"});
+    } else {
+      q.start = *start;
+      q.end = *end;
+    }
+  }
+
+  const v1::CostFilter& f = in.filter();
+  auto names = [&](const auto& values, const char* field, bool allow_empty,
+                   std::vector<std::string>& into) {
+    for (int i = 0; i < values.size(); ++i) {
+      if (values[i].empty() && !allow_empty) {
+        violations.push_back(
+            {absl::StrCat("filter.", field, "[", i, "]"), "must not be empty"});
+      }
+      into.push_back(values[i]);
+    }
+  };
+  names(f.skus(), "skus", false, q.skus);
+  names(f.pools(), "pools", false, q.pools);
+  names(f.recipe_keys(), "recipe_keys", false, q.recipe_keys);
+  names(f.models(), "models", false, q.models);
+  names(f.teams(), "teams", true, q.teams);
+  for (int i = 0; i < f.methods_size(); ++i) {
+    const v1::FineTuneMethod m = f.methods(i);
+    if (m == v1::FINE_TUNE_METHOD_UNSPECIFIED || !v1::FineTuneMethod_IsValid(m)) {
+      violations.push_back({absl::StrCat("filter.methods[", i, "]"),
+                            "must be a known fine-tuning method"});
+      continue;
+    }
+    q.methods.push_back(
+        StoredName(v1::FineTuneMethod_Name(m), "FINE_TUNE_METHOD_"));
+  }
+  for (int i = 0; i < f.outcomes_size(); ++i) {
+    const v1::RunOutcome o = f.outcomes(i);
+    if (o == v1::RUN_OUTCOME_UNSPECIFIED || !v1::RunOutcome_IsValid(o)) {
+      violations.push_back({absl::StrCat("filter.outcomes[", i, "]"),
+                            "must be a known run outcome"});
+      continue;
+    }
+    q.outcomes.push_back(StoredName(v1::RunOutcome_Name(o), "RUN_OUTCOME_"));
+  }
+
+  std::vector<int> seen;
+  for (int i = 0; i < in.group_by_size(); ++i) {
+    const int d = in.group_by(i);
+    const std::string field = absl::StrCat("group_by[", i, "]");
+    if (d == v1::COST_DIMENSION_UNSPECIFIED || !v1::CostDimension_IsValid(d)) {
+      violations.push_back({field, "must be a known cost dimension"});
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), d) != seen.end()) {
+      violations.push_back({field, "repeats a dimension"});
+      continue;
+    }
+    seen.push_back(d);
+    storage::CostPeriod period = storage::CostPeriod::kNone;
+    switch (static_cast<v1::CostDimension>(d)) {
+      case v1::COST_DIMENSION_SKU: q.by_sku = true; break;
+      case v1::COST_DIMENSION_POOL: q.by_pool = true; break;
+      case v1::COST_DIMENSION_RECIPE_KEY: q.by_recipe_key = true; break;
+      case v1::COST_DIMENSION_MODEL: q.by_model = true; break;
+      case v1::COST_DIMENSION_METHOD: q.by_method = true; break;
+      case v1::COST_DIMENSION_TEAM: q.by_team = true; break;
+      case v1::COST_DIMENSION_OUTCOME: q.by_outcome = true; break;
+      case v1::COST_DIMENSION_DAY: period = storage::CostPeriod::kDay; break;
+      case v1::COST_DIMENSION_WEEK: period = storage::CostPeriod::kWeek; break;
+      case v1::COST_DIMENSION_MONTH: period = storage::CostPeriod::kMonth; break;
+      default: break;
+    }
+    if (period != storage::CostPeriod::kNone) {
+      if (q.period != storage::CostPeriod::kNone) {
+        violations.push_back(
+            {field, "at most one of DAY, WEEK and MONTH may be grouped by"});
+      } else {
+        q.period = period;
+      }
+    }
+  }
+
+  absl::StatusOr<int> page_size =
+      EffectivePageSize(in.page_size(), "page_size");
+  if (!page_size.ok()) {
+    for (const auto& v : core::ViolationsFromStatus(page_size.status())) {
+      violations.push_back(v);
+    }
+  } else {
+    out.page_size = *page_size;
+  }
+  out.fingerprint = Fingerprint(in);
+  absl::StatusOr<std::string> key = DecodePageToken(in.page_token(), "page_token");
+  if (!key.ok()) {
+    for (const auto& v : core::ViolationsFromStatus(key.status())) {
+      violations.push_back(v);
+    }
+  } else {
+    absl::StatusOr<std::optional<storage::CostGroupKey>> after =
+        CursorFromKey(out.fingerprint, *key);
+    if (!after.ok()) {
+      for (const auto& v : core::ViolationsFromStatus(after.status())) {
+        violations.push_back(v);
+      }
+    } else {
+      out.after = *after;
+    }
+  }
+  if (!violations.empty()) {
+    return core::InvalidArgumentWithViolations(violations);
+  }
+  return out;
+}
+
+// The SKU filter names cards exactly (the guide's first rule): "A100" is
+// refused with the exact candidates.
+core::FieldViolations CheckSkus(const std::vector<std::string>& skus,
+                                const std::vector<core::GpuSku>& catalog) {
+  core::FieldViolations violations;
+  for (size_t i = 0; i < skus.size(); ++i) {
+    const bool exact = std::any_of(
+        catalog.begin(), catalog.end(),
+        [&](const core::GpuSku& sku) { return sku.id == skus[i]; });
+    if (exact) continue;
+    const std::vector<std::string> candidates =
+        core::SkuCandidates(skus[i], catalog);
+    violations.push_back(
+        {absl::StrCat("filter.skus[", i, "]"),
+         candidates.empty()
+             ? "names no SKU of the catalog"
+             : absl::StrCat("is not an exact SKU name; did you mean one of: ",
+                            absl::StrJoin(candidates, ", "), "?")});
+  }
+  return violations;
+}
+
+// Nano-units as a decimal with nine places: 1777778 -> "0.001777778".
+std::string DecimalFromNanos(int64_t nanos) {
+  return absl::StrFormat("%d.%09d", nanos / 1'000'000'000,
+                         nanos % 1'000'000'000);
+}
+
+void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
+                v1::CostReportRow* out) {
+  out->set_sku(r.key.sku);
+  out->set_pool(r.key.pool);
+  out->set_recipe_key(r.key.recipe_key);
+  out->set_model(r.key.model);
+  if (!r.key.method.empty()) {
+    v1::FineTuneMethod method = v1::FINE_TUNE_METHOD_UNSPECIFIED;
+    v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + r.key.method, &method);
+    out->set_method(method);
+  }
+  out->set_team(r.key.team);
+  if (!r.key.outcome.empty()) {
+    v1::RunOutcome outcome = v1::RUN_OUTCOME_UNSPECIFIED;
+    v1::RunOutcome_Parse("RUN_OUTCOME_" + r.key.outcome, &outcome);
+    out->set_outcome(outcome);
+  }
+  absl::CivilDay period;
+  if (q.period != storage::CostPeriod::kNone &&
+      absl::ParseCivilTime(r.key.period, &period)) {
+    TimeToProto(absl::FromCivil(period, absl::UTCTimeZone()),
+                out->mutable_period_start_time());
+  }
+  out->set_runs(r.runs);
+  out->set_successful_runs(r.successful_runs);
+  out->set_failed_runs(r.runs - r.successful_runs);
+  out->set_retries(r.retries);
+  out->set_steps_attempted(r.steps_attempted);
+  out->set_successful_steps(r.successful_steps);
+  out->set_gpu_microseconds(r.gpu_microseconds);
+  out->set_gpu_hours(static_cast<double>(r.gpu_microseconds) / 3.6e9);
+  out->set_wasted_gpu_microseconds(r.wasted_gpu_microseconds);
+  out->set_wasted_gpu_hours(static_cast<double>(r.wasted_gpu_microseconds) /
+                            3.6e9);
+  out->set_gpu_hours_per_1k_successful_steps(
+      r.gpu_hours_per_1k_successful_steps.value_or(0));
+  out->set_internal_cost_micros(r.internal_cost_micros);
+  if (r.internal_cost_per_successful_step_nanos) {
+    out->set_internal_cost_per_successful_step(
+        DecimalFromNanos(*r.internal_cost_per_successful_step_nanos));
+  }
+  if (r.list_price_cost_micros) {
+    out->set_has_list_price(true);
+    out->set_list_price_cost_micros(*r.list_price_cost_micros);
+    if (r.list_price_cost_per_successful_step_nanos) {
+      out->set_list_price_cost_per_successful_step(
+          DecimalFromNanos(*r.list_price_cost_per_successful_step_nanos));
+    }
+    out->set_observed_over_list_price_ratio(
+        r.observed_over_list_price_ratio.value_or(0));
+  }
+  if (r.occupancy) {
+    v1::PoolOccupancy* o = out->mutable_pool_occupancy();
+    o->set_available_gpu_hours(r.occupancy->available_gpu_hours);
+    o->set_used_gpu_hours(
+        static_cast<double>(r.occupancy->used_gpu_microseconds) / 3.6e9);
+    o->set_occupancy(r.occupancy->occupancy);
+    if (r.occupancy->amortized_cost_per_successful_step_nanos) {
+      o->set_amortized_cost_per_successful_step(DecimalFromNanos(
+          *r.occupancy->amortized_cost_per_successful_step_nanos));
+    }
+  }
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* CostService::GetCostReport(
+    grpc::CallbackServerContext* context,
+    const v1::GetCostReportRequest* request,
+    v1::GetCostReportResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.CostService/GetCostReport");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  absl::StatusOr<ValidRequest> valid = Validate(*request);
+  if (!valid.ok()) return FinishNow(context, ToGrpcStatus(valid.status()));
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, valid = *std::move(valid)](
+          storage::DbSession& session) -> absl::Status {
+        if (!valid.query.skus.empty()) {
+          absl::StatusOr<std::vector<core::GpuSku>> catalog =
+              storage::ListSkus(session);
+          if (!catalog.ok()) return catalog.status();
+          core::FieldViolations violations =
+              CheckSkus(valid.query.skus, *catalog);
+          if (!violations.empty()) {
+            return core::InvalidArgumentWithViolations(violations);
+          }
+        }
+        absl::StatusOr<storage::CostPage> page = storage::GetCostReport(
+            session, valid.query, valid.after, valid.page_size);
+        if (!page.ok()) return page.status();
+        for (const storage::CostRow& row : page->rows) {
+          RowToProto(row, valid.query, response->add_rows());
+        }
+        if (page->more) {
+          response->set_next_page_token(EncodePageToken(
+              CursorKey(valid.fingerprint, page->rows.back().key)));
+        }
+        return absl::OkStatus();
+      });
+}
+
+}  // namespace placement::services

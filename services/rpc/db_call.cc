@@ -1,0 +1,59 @@
+#include "services/rpc/db_call.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "services/api/grpc_status.h"
+
+namespace placement::services {
+
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
+                                    const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* FinishOnDbWorker(
+    grpc::CallbackServerContext* context, storage::DbWorkers& workers,
+    std::function<absl::Status(storage::DbSession&)> work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  FinishOnDbWorker(reactor, context, workers, std::move(work));
+  return reactor;
+}
+
+void FinishOnDbWorker(grpc::ServerUnaryReactor* reactor,
+                      grpc::CallbackServerContext* context,
+                      storage::DbWorkers& workers,
+                      std::function<absl::Status(storage::DbSession&)> work) {
+  const bool queued = workers.TrySubmit(
+      [context, reactor, work = std::move(work)](storage::DbSession& session) {
+        if (context->IsCancelled()) {
+          reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                                       "the call was cancelled while queued"));
+          return;
+        }
+        if (context->deadline() <= std::chrono::system_clock::now()) {
+          reactor->Finish(
+              grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                           "the deadline passed while the call was queued"));
+          return;
+        }
+        absl::Status status;
+        try {
+          status = work(session);
+        } catch (const std::exception& e) {
+          status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
+        } catch (...) {
+          status = absl::InternalError("internal error");
+        }
+        reactor->Finish(ToGrpcStatus(status));
+      });
+  if (!queued) {
+    reactor->Finish(grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        "the server's database work queue is full; retry with backoff"));
+  }
+}
+
+}  // namespace placement::services

@@ -1,0 +1,37 @@
+#ifndef PLACEMENT_SERVICES_RPC_DB_CALL_H_
+#define PLACEMENT_SERVICES_RPC_DB_CALL_H_
+
+#include <functional>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "storage/db_workers.h"
+
+namespace placement::services {
+
+// Finishes a unary callback RPC with the result of `work`, which runs on one
+// of the database worker threads, never on gRPC's callback thread.
+//
+// A full worker queue answers RESOURCE_EXHAUSTED at once; a call whose client
+// gave up or whose deadline passed while it waited is finished without
+// running `work`. Whatever `work` throws becomes INTERNAL: no exception
+// reaches gRPC.
+grpc::ServerUnaryReactor* FinishOnDbWorker(
+    grpc::CallbackServerContext* context, storage::DbWorkers& workers,
+    std::function<absl::Status(storage::DbSession&)> work);
+
+// The same for a call whose reactor the handler has already taken (work that
+// is queued only after something else, e.g. a record being committed).
+void FinishOnDbWorker(grpc::ServerUnaryReactor* reactor,
+                      grpc::CallbackServerContext* context,
+                      storage::DbWorkers& workers,
+                      std::function<absl::Status(storage::DbSession&)> work);
+
+// Finishes a unary callback RPC at once with `status`.
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
+                                    const grpc::Status& status);
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_RPC_DB_CALL_H_

@@ -1,0 +1,397 @@
+#include "services/rpc/placement_service.h"
+
+#include <grpcpp/support/proto_buffer_reader.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "common/proto_bytes.h"
+#include "common/sha256.h"
+#include "common/uuid.h"
+#include "core/planner.h"
+#include "core/rules.h"
+#include "services/api/catalog_convert.h"
+#include "services/api/grpc_status.h"
+#include "services/api/placement_convert.h"
+#include "services/api/run_validation.h"
+#include "services/plan/plan_response_bytes.h"
+#include "services/rpc/db_call.h"
+#include "storage/plan_store.h"
+
+namespace placement::services {
+namespace {
+
+// Evidence older than this is called out in the plan's warnings.
+constexpr absl::Duration kStaleEvidence = absl::Seconds(10);
+constexpr int kMaxAllowedPools = 1000;
+constexpr int kMaxRequiredLabels = 32;
+
+grpc::Status AuditQueueFull() {
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      "too many plans are waiting to be recorded; retry with "
+                      "backoff");
+}
+
+// Checks the request beyond core::ValidatePlanRequest, and resolves the
+// serving SKU against the catalog into `plan_request`.
+core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
+                                      const std::vector<core::GpuSku>& skus,
+                                      core::PlanRequest* plan_request) {
+  core::FieldViolations violations;
+  if (!request.has_recipe()) violations.push_back({"recipe", "is required"});
+  core::FieldViolations core_violations =
+      core::ValidatePlanRequest(*plan_request);
+  violations.insert(violations.end(), core_violations.begin(),
+                    core_violations.end());
+  if (request.team().size() > kMaxIdLength) {
+    violations.push_back(
+        {"team", absl::StrCat("at most ", kMaxIdLength, " characters")});
+  }
+  if (request.request_id().size() > kMaxIdLength) {
+    violations.push_back(
+        {"request_id", absl::StrCat("at most ", kMaxIdLength, " characters")});
+  }
+  if (request.constraints().allowed_pools_size() > kMaxAllowedPools) {
+    violations.push_back({"constraints.allowed_pools",
+                          absl::StrCat("at most ", kMaxAllowedPools)});
+  }
+  if (request.constraints().required_labels_size() > kMaxRequiredLabels) {
+    violations.push_back({"constraints.required_labels",
+                          absl::StrCat("at most ", kMaxRequiredLabels)});
+  }
+  if (request.has_serving()) {
+    absl::StatusOr<core::GpuSku> sku =
+        core::ResolveSku(request.serving().sku(), skus);
+    if (!sku.ok()) {
+      violations.push_back(
+          {"serving.sku", std::string(sku.status().message())});
+    } else {
+      plan_request->serving->sku_id = sku->id;
+    }
+  }
+  return violations;
+}
+
+bool HasTrainingPool(const std::vector<core::Pool>& pools) {
+  for (const core::Pool& pool : pools) {
+    if (pool.purpose == core::PoolPurpose::kTraining) return true;
+  }
+  return false;
+}
+
+// What makes two requests the same plan: everything the planner reads.
+std::string CacheKey(const v1::PlacePlanRequest& request,
+                     const core::PlanRequest& plan_request) {
+  v1::PlacePlanRequest key = request;
+  key.clear_request_id();
+  key.clear_team();
+  if (plan_request.serving.has_value()) {
+    key.mutable_serving()->set_sku(plan_request.serving->sku_id);
+  }
+  return common::DeterministicBytes(key);
+}
+
+std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
+  auto cached = std::make_shared<CachedPlan>();
+  auto record = std::make_shared<storage::PlanResultRecord>();
+  record->response = common::DeterministicBytes(PlanResultToProto(result));
+  record->hash = common::Sha256(record->response);
+  for (const core::Candidate& c : result.candidates) {
+    record->predictions.push_back(
+        {c.pool_name, c.sku_id, c.rank, core::EvidenceBasisName(c.basis),
+         c.peak_memory_gb, c.gpu_hours_per_1k_successful_steps / 1000.0});
+  }
+  cached->response_bytes = grpc::Slice(record->response);
+  cached->record = std::move(record);
+  cached->result = std::move(result);
+  return cached;
+}
+
+// Parses bytes gRPC received or assembled into `message`.
+template <typename Message>
+bool ParseBytes(const grpc::ByteBuffer& bytes, Message* message) {
+  grpc::ByteBuffer shared(bytes);  // references the same slices
+  return grpc::SerializationTraits<Message>::Deserialize(&shared, message).ok();
+}
+
+// The answer for a stored plan, as PlacePlan's bytes.
+grpc::ByteBuffer ResponseBytesFromStored(const storage::StoredPlan& stored) {
+  return PlanResponseBytes(grpc::Slice(stored.result_response),
+                           {stored.plan_id, stored.created_at,
+                            stored.evidence_time, stored.warnings});
+}
+
+// The same answer typed, for GetPlan, which nests it.
+absl::Status ResponseFromStored(const storage::StoredPlan& stored,
+                                v1::PlacePlanResponse* response) {
+  if (!ParseBytes(ResponseBytesFromStored(stored), response)) {
+    return absl::DataLossError("stored plan does not parse");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* PlacementService::PlacePlan(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
+    grpc::ByteBuffer* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.PlacementService/PlacePlan");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  v1::PlacePlanRequest request;
+  if (!ParseBytes(*request_bytes, &request)) {
+    return FinishNow(context,
+                     grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                  "the request is not a "
+                                  "placement.v1.PlacePlanRequest"));
+  }
+  core::PlanRequest plan_request = PlanRequestFromProto(request);
+  const std::string objective =
+      ObjectiveName(plan_request.constraints.objective);
+  if (context->deadline() <= std::chrono::system_clock::now()) {
+    // Queued behind an overload: the caller has given up already.
+    metrics_.PlanAnswered(objective, "deadline_exceeded");
+    return FinishNow(context,
+                     grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                  "the deadline passed before planning began"));
+  }
+  std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
+  if (snapshot == nullptr) {
+    metrics_.PlanAnswered(objective, "unavailable");
+    return FinishNow(context,
+                     grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                  "pools and evidence are not loaded yet"));
+  }
+  core::FieldViolations violations =
+      ValidateRequest(request, snapshot->skus, &plan_request);
+  if (!violations.empty()) {
+    metrics_.PlanAnswered(objective, "invalid");
+    return FinishNow(context, InvalidArgument(violations));
+  }
+  if (!HasTrainingPool(snapshot->pools)) {
+    metrics_.PlanAnswered(objective, "no_training_pool");
+    return FinishNow(
+        context,
+        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                     "no training pool exists: create one with "
+                     "CatalogService.CreatePool (purpose TRAINING)"));
+  }
+
+  // Plan from the snapshot, or reuse the same request's plan against it.
+  const std::string key = CacheKey(request, plan_request);
+  std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
+  if (plan == nullptr) {
+    absl::StatusOr<core::PlanResult> result = core::Plan(
+        plan_request, snapshot->pools, snapshot->skus, *snapshot);
+    if (!result.ok()) {
+      metrics_.PlanAnswered(objective, "invalid");
+      return FinishNow(context, ToGrpcStatus(result.status()));
+    }
+    plan = MakeCachedPlan(*std::move(result));
+    cache_.Insert(snapshot, key, plan);
+  }
+
+  const absl::Time now = absl::Now();
+  PlanStamp stamp{
+      common::NewTimeOrderedUuid(now), now, snapshot->loaded_at, {}};
+  const absl::Duration age = now - evidence_.CurrentAsOf();
+  if (age > kStaleEvidence) {
+    stamp.warnings.push_back(absl::StrFormat(
+        "stale_evidence: pools and evidence were last known current %.0f s "
+        "ago; the database may be unreachable",
+        absl::ToDoubleSeconds(age)));
+  }
+
+  storage::PlacementRecord record;
+  record.plan_id = stamp.plan_id;
+  record.request_id = request.request_id();
+  record.team = request.team();
+  record.recipe_key = plan->result.recipe_key;
+  record.objective = objective;
+  if (!plan->result.candidates.empty()) {
+    record.chosen_pool = plan->result.candidates.front().pool_name;
+    record.chosen_sku = plan->result.candidates.front().sku_id;
+  }
+  record.request = common::DeterministicBytes(request);
+  record.result = plan->record;
+  record.evidence_time = stamp.evidence_time;
+  record.warnings = stamp.warnings;
+  record.created_at = stamp.create_time;
+
+  // Counted once answered, whatever the audit's fate.
+  auto count = [this, objective, plan] {
+    if (plan->result.candidates.empty()) {
+      metrics_.PlanAnswered(objective, "no_candidate");
+      return;
+    }
+    metrics_.PlanAnswered(objective, "placed");
+    const core::Candidate& chosen = plan->result.candidates.front();
+    metrics_.CandidateChosen(chosen.sku_id,
+                             core::EvidenceBasisName(chosen.basis));
+  };
+
+  if (request.request_id().empty() && records_ == PlanRecords::kDeferred) {
+    // Recorded whatever the caller does next; answered now.
+    const bool queued = audit_.TrySubmit(
+        std::move(record), absl::InfiniteFuture(),
+        [this, plan_id = stamp.plan_id](const absl::Status& status) {
+          if (status.ok()) return;
+          // A database outage loses every plan: say so now and then.
+          const int64_t lost = metrics_.PlanRecordLost();
+          if (lost == 1 || lost % 1000 == 0) {
+            std::cerr << "placementd: plan " << plan_id
+                      << " was answered but not recorded (" << lost
+                      << " so far): " << status << "\n";
+          }
+        });
+    if (!queued) {
+      metrics_.PlanAnswered(objective, "overloaded");
+      return FinishNow(context, AuditQueueFull());
+    }
+    *response = PlanResponseBytes(plan->response_bytes, stamp);
+    count();
+    return FinishNow(context, grpc::Status::OK);
+  }
+  if (request.request_id().empty()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    const bool queued = audit_.TrySubmit(
+        std::move(record), absl::FromChrono(context->deadline()),
+        [reactor, response, count, objective, plan, stamp = std::move(stamp),
+         this](const absl::Status& status) mutable {
+          if (absl::IsDeadlineExceeded(status)) {
+            metrics_.PlanAnswered(objective, "deadline_exceeded");
+            reactor->Finish(ToGrpcStatus(status));
+            return;
+          }
+          if (!status.ok()) {
+            // The plan stands without its record; the caller is told.
+            stamp.warnings.push_back(absl::StrCat(
+                "not_recorded: the plan could not be recorded (",
+                status.message(), "); runs cannot be matched to it"));
+          }
+          *response = PlanResponseBytes(plan->response_bytes, stamp);
+          count();
+          reactor->Finish(grpc::Status::OK);
+        });
+    if (!queued) {
+      metrics_.PlanAnswered(objective, "overloaded");
+      reactor->Finish(AuditQueueFull());
+    }
+    return reactor;
+  }
+
+  // With an idempotency key, a retry returns the plan recorded first.
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, count, plan, stamp = std::move(stamp),
+       record = std::move(record)](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<std::optional<storage::StoredPlan>> existing =
+            storage::FindPlanByRequestId(session, record.request_id);
+        if (!existing.ok()) return existing.status();
+        if (existing->has_value()) {
+          *response = ResponseBytesFromStored(**existing);
+          return absl::OkStatus();
+        }
+        absl::StatusOr<std::optional<std::string>> raced =
+            storage::InsertPlacementWithRequestId(session, record);
+        if (!raced.ok()) return raced.status();
+        if (raced->has_value()) {  // a concurrent twin was recorded first
+          absl::StatusOr<storage::StoredPlan> first =
+              storage::GetPlan(session, **raced);
+          if (!first.ok()) return first.status();
+          *response = ResponseBytesFromStored(*first);
+          return absl::OkStatus();
+        }
+        *response = PlanResponseBytes(plan->response_bytes, stamp);
+        count();
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* PlacementService::GetPlan(
+    grpc::CallbackServerContext* context, const v1::GetPlanRequest* request,
+    v1::GetPlanResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.PlacementService/GetPlan");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  if (!IsUuid(request->plan_id())) {
+    return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto look_up = [this, reactor, context, response,
+                  plan_id = absl::AsciiStrToLower(request->plan_id())] {
+    FinishOnDbWorker(
+        reactor, context, workers_,
+        [response, plan_id](storage::DbSession& session) -> absl::Status {
+          absl::StatusOr<storage::StoredPlan> stored =
+              storage::GetPlan(session, plan_id);
+          if (!stored.ok()) return stored.status();
+          if (!response->mutable_request()->ParseFromString(stored->request)) {
+            return absl::DataLossError("stored request does not parse");
+          }
+          return ResponseFromStored(*stored, response->mutable_plan());
+        });
+  };
+  // A plan of this replica's still queued for its record (deferred records)
+  // is looked up once written; the wait holds no database worker, and an id
+  // that is not queued (never issued, or recorded already) does not wait.
+  if (records_ == PlanRecords::kDeferred &&
+      audit_.WhenWritten(absl::AsciiStrToLower(request->plan_id()), look_up)) {
+    return reactor;
+  }
+  look_up();
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
+    grpc::CallbackServerContext* context,
+    const v1::GetPlanAccuracyRequest* request,
+    v1::GetPlanAccuracyResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.PlacementService/GetPlanAccuracy");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  const absl::Time from = request->has_start_time()
+                              ? TimeFromProto(request->start_time())
+                              : absl::InfinitePast();
+  const absl::Time to = request->has_end_time()
+                            ? TimeFromProto(request->end_time())
+                            : absl::InfiniteFuture();
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, from, to](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<std::vector<storage::SkuAccuracyRow>> rows =
+            storage::PlanAccuracy(session, from, to);
+        if (!rows.ok()) return rows.status();
+        for (const storage::SkuAccuracyRow& row : *rows) {
+          v1::SkuAccuracy* out = response->add_skus();
+          out->set_sku(row.sku_id);
+          out->set_runs(row.runs);
+          out->set_peak_memory_median_abs_error_pct(
+              row.peak_memory_median_abs_error_pct);
+          out->set_peak_memory_p90_abs_error_pct(
+              row.peak_memory_p90_abs_error_pct);
+          out->set_peak_memory_mean_error_pct(row.peak_memory_mean_error_pct);
+          out->set_runs_with_successful_steps(row.runs_with_successful_steps);
+          out->set_gpu_hours_per_step_median_abs_error_pct(
+              row.gpu_hours_per_step_median_abs_error_pct);
+          out->set_gpu_hours_per_step_p90_abs_error_pct(
+              row.gpu_hours_per_step_p90_abs_error_pct);
+          out->set_gpu_hours_per_step_mean_error_pct(
+              row.gpu_hours_per_step_mean_error_pct);
+        }
+        return absl::OkStatus();
+      });
+}
+
+}  // namespace placement::services

@@ -1,0 +1,488 @@
+#include "services/rpc/telemetry_service.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/synchronization/mutex.h"
+#include <algorithm>
+#include <vector>
+
+#include "common/proto_bytes.h"
+#include "core/recipe.h"
+#include "services/api/catalog_convert.h"
+#include "services/api/grpc_status.h"
+#include "services/api/page_token.h"
+#include "services/api/recipe_convert.h"
+#include "services/api/run_validation.h"
+#include "services/rpc/db_call.h"
+#include "storage/pool_store.h"
+#include "storage/sample_store.h"
+#include "storage/sku_store.h"
+
+namespace placement::services {
+namespace {
+
+storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
+                                        const core::Pool& pool,
+                                        const std::string& sku_id) {
+  storage::RunToStore out;
+  out.recipe = core::NormalizeRecipe(RecipeFromProto(in.recipe()));
+  out.recipe_proto = common::DeterministicBytes(RecipeToProto(out.recipe));
+  out.upload = common::DeterministicBytes(in);
+  out.agent_id = in.agent_id();
+  out.tokens_per_second = in.tokens_per_second();
+  out.exclusive = in.exclusive();
+  out.plan_id = in.plan_id();
+
+  core::MeasuredRun& run = out.run;
+  run.run_id = absl::AsciiStrToLower(in.run_id());
+  run.recipe_key = core::RecipeKey(out.recipe);
+  run.sku_id = sku_id;
+  run.pool_name = pool.name;
+  auto team = pool.labels.find("team");
+  run.team = !in.team().empty()            ? in.team()
+             : team != pool.labels.end() ? team->second
+                                         : "";
+  run.gpu_count = in.gpu_count();
+  run.started = TimeFromProto(in.start_time());
+  run.ended = TimeFromProto(in.end_time());
+  run.steps_attempted = in.steps_attempted();
+  run.steps_succeeded = in.steps_succeeded();
+  run.step_time_mean_s = in.step_time_mean_seconds();
+  run.step_time_p50_s = in.step_time_p50_seconds();
+  run.step_time_p95_s = in.step_time_p95_seconds();
+  run.peak_memory_gb = in.peak_memory_gb();
+  run.offload = OffloadFromProto(in.offload());
+  run.interconnect = InterconnectFromProto(in.interconnect());
+  run.collectives_opened = in.collectives_opened();
+  run.retries = in.retries();
+  run.outcome = OutcomeFromProto(in.outcome());
+  return out;
+}
+
+void AckToProto(const storage::RunAck& ack,
+                v1::UploadBenchmarkRunResponse* response) {
+  response->set_run_id(ack.run_id);
+  response->set_recipe_key(ack.recipe_key);
+  TimeToProto(ack.accept_time, response->mutable_accept_time());
+  response->set_gpu_hours(static_cast<double>(ack.gpu_microseconds) / 3.6e9);
+}
+
+v1::Offload OffloadFromName(const std::string& name) {
+  v1::Offload value = v1::OFFLOAD_UNSPECIFIED;
+  v1::Offload_Parse("OFFLOAD_" + name, &value);
+  return value;
+}
+
+v1::RunOutcome OutcomeFromName(const std::string& name) {
+  v1::RunOutcome value = v1::RUN_OUTCOME_UNSPECIFIED;
+  v1::RunOutcome_Parse("RUN_OUTCOME_" + name, &value);
+  return value;
+}
+
+v1::FineTuneMethod MethodFromName(const std::string& name) {
+  v1::FineTuneMethod value = v1::FINE_TUNE_METHOD_UNSPECIFIED;
+  v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + name, &value);
+  return value;
+}
+
+}  // namespace
+
+// Reads a stream of sample batches, one committed batch at a time. Three
+// threads may touch it (gRPC's, a database worker's, and the idle reaper's),
+// so the decision to finish is taken once, under its mutex; gRPC itself
+// (StartRead, Finish) is called with no lock held, since it may run a
+// reaction inline.
+//
+// Lifetime: gRPC calls OnDone only after Finish, and Finish comes only from
+// whoever set `finished_`; a read being issued holds the reactor
+// (`holds_`), so that OnDone during StartRead leaves the delete to the
+// issuer.
+class SampleStreamReactor
+    : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
+ public:
+  SampleStreamReactor(storage::DbWorkers& workers,
+                      v1::StreamStepSamplesResponse* response,
+                      SampleStreamRegistry& registry)
+      : workers_(workers), response_(response), registry_(registry) {
+    registry_.Add(this);
+    ReadNext();
+  }
+
+  void OnReadDone(bool ok) override {
+    {
+      absl::MutexLock lock(&mu_);
+      reading_ = false;
+      if (finished_) return;  // closed while the read was pending
+    }
+    if (!ok) {  // the client finished sending, or the call ended
+      response_->set_run_id(run_id_);
+      response_->set_committed_through_step(committed_through_step_);
+      response_->set_samples_stored(stored_);
+      response_->set_samples_duplicate(duplicates_);
+      FinishOnce(grpc::Status::OK);
+      return;
+    }
+    core::FieldViolations violations =
+        ValidateSampleBatch(request_, absl::Now());
+    const std::string run_id = absl::AsciiStrToLower(request_.run_id());
+    if (violations.empty() && !run_id_.empty() && run_id != run_id_) {
+      violations.push_back(
+          {"run_id", "must be the same in every message of a stream"});
+    }
+    if (!violations.empty()) {
+      FinishOnce(InvalidArgument(violations));
+      return;
+    }
+    run_id_ = run_id;
+    if (request_.samples().empty()) {
+      ReadNext();
+      return;
+    }
+    std::vector<storage::StepSampleRow> rows;
+    rows.reserve(request_.samples_size());
+    for (const v1::StepSample& s : request_.samples()) {
+      storage::StepSampleRow row;
+      row.step = s.step();
+      row.time = TimeFromProto(s.time());
+      row.step_time_s = s.step_time_seconds();
+      row.memory_allocated_gb = s.memory_allocated_gb();
+      row.memory_reserved_gb = s.memory_reserved_gb();
+      row.tokens = s.tokens();
+      if (s.has_loss()) row.loss = s.loss();
+      rows.push_back(row);
+    }
+    const bool queued = workers_.TrySubmit(
+        [this, rows = std::move(rows)](storage::DbSession& session) mutable {
+          absl::StatusOr<storage::AppendResult> appended =
+              storage::AppendSamples(session, run_id_, std::move(rows));
+          if (!appended.ok()) {
+            FinishOnce(ToGrpcStatus(appended.status()));
+            return;
+          }
+          stored_ += appended->stored;
+          duplicates_ += appended->duplicates;
+          committed_through_step_ = appended->progress.committed_through_step;
+          ReadNext();  // only now: one batch in memory at a time
+        });
+    if (!queued) {
+      FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                              "the server's database work queue is full; "
+                              "resume the stream from GetSampleProgress with "
+                              "backoff"));
+    }
+  }
+
+  void OnDone() override {
+    registry_.Remove(this);
+    bool last;
+    {
+      absl::MutexLock lock(&mu_);
+      done_ = true;
+      last = holds_ == 0;
+    }
+    if (last) delete this;
+  }
+
+  // Whether the stream has waited for the client longer than `timeout`; if
+  // so it is marked finished and the caller must call FinishIdle(), with no
+  // lock held (called by the registry's reaper, never after OnDone).
+  bool TakeIfIdle(absl::Time now, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    if (!reading_ || finished_ || holds_ > 0 ||
+        now - waiting_since_ < timeout) {
+      return false;
+    }
+    finished_ = true;
+    return true;
+  }
+
+  // Finishes a stream TakeIfIdle() took.
+  void FinishIdle(absl::Duration timeout) {
+    Finish(grpc::Status(
+        grpc::StatusCode::DEADLINE_EXCEEDED,
+        absl::StrCat("no samples for ", absl::FormatDuration(timeout),
+                     ": idle stream closed; resume from GetSampleProgress")));
+  }
+
+ private:
+  void ReadNext() {
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      reading_ = true;
+      waiting_since_ = absl::Now();
+      ++holds_;  // the reaper leaves a stream alone while its read starts
+    }
+    StartRead(&request_);
+    bool last;
+    {
+      absl::MutexLock lock(&mu_);
+      --holds_;
+      last = done_ && holds_ == 0;
+    }
+    if (last) delete this;
+  }
+
+  void FinishOnce(const grpc::Status& status) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      finished_ = true;
+    }
+    Finish(status);
+  }
+
+  storage::DbWorkers& workers_;
+  v1::StreamStepSamplesResponse* const response_;
+  SampleStreamRegistry& registry_;
+  v1::StreamStepSamplesRequest request_;
+  std::string run_id_;
+  int64_t committed_through_step_ = -1;
+  int64_t stored_ = 0;
+  int64_t duplicates_ = 0;
+  absl::Mutex mu_;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
+  int holds_ ABSL_GUARDED_BY(mu_) = 0;  // ReadNext()s between lock and return
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // OnDone ran
+};
+
+SampleStreamRegistry::SampleStreamRegistry(absl::Duration idle_timeout)
+    : idle_timeout_(idle_timeout), reaper_([this] { Reap(); }) {}
+
+SampleStreamRegistry::~SampleStreamRegistry() {
+  stop_.Notify();
+  reaper_.join();
+}
+
+void SampleStreamRegistry::Add(SampleStreamReactor* stream) {
+  absl::MutexLock lock(&mu_);
+  streams_.insert(stream);
+}
+
+void SampleStreamRegistry::Remove(SampleStreamReactor* stream) {
+  absl::MutexLock lock(&mu_);
+  streams_.erase(stream);
+}
+
+void SampleStreamRegistry::Reap() {
+  const absl::Duration period =
+      std::clamp(idle_timeout_ / 4, absl::Milliseconds(50), absl::Seconds(5));
+  while (!stop_.WaitForNotificationWithTimeout(period)) {
+    const absl::Time now = absl::Now();
+    std::vector<SampleStreamReactor*> idle;
+    {
+      // Holding the lock keeps every listed stream alive (OnDone waits); a
+      // stream taken stays alive until it is finished, below.
+      absl::MutexLock lock(&mu_);
+      for (SampleStreamReactor* stream : streams_) {
+        if (stream->TakeIfIdle(now, idle_timeout_)) idle.push_back(stream);
+      }
+    }
+    for (SampleStreamReactor* stream : idle) stream->FinishIdle(idle_timeout_);
+  }
+}
+
+namespace {
+
+// Run page tokens carry the last row's (accept time, run id).
+std::string RunCursorKey(const storage::RunSummary& run) {
+  return absl::StrCat(absl::ToUnixMicros(run.accept_time), "/", run.run_id);
+}
+
+absl::StatusOr<storage::RunCursor> RunCursorFromKey(const std::string& key) {
+  storage::RunCursor cursor;
+  if (key.empty()) return cursor;
+  std::pair<std::string, std::string> parts =
+      absl::StrSplit(key, absl::MaxSplits('/', 1));
+  int64_t micros = 0;
+  if (!absl::SimpleAtoi(parts.first, &micros) || !IsUuid(parts.second)) {
+    return core::InvalidArgumentWithViolations(
+        {{"page_token", "is not a page token returned by this service"}});
+  }
+  cursor.accept_time = absl::FromUnixMicros(micros);
+  cursor.run_id = parts.second;
+  return cursor;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
+    grpc::CallbackServerContext* context,
+    const v1::UploadBenchmarkRunRequest* request,
+    v1::UploadBenchmarkRunResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/UploadBenchmarkRun");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  if (!request->has_run()) {
+    return FinishNow(context, InvalidArgument({{"run", "is required"}}));
+  }
+  core::FieldViolations violations =
+      ValidateRunFields(request->run(), absl::Now());
+  if (!violations.empty()) {
+    return FinishNow(context, InvalidArgument(violations));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [this, request, response](storage::DbSession& session) -> absl::Status {
+        const v1::BenchmarkRun& run = request->run();
+        absl::StatusOr<std::vector<core::GpuSku>> skus =
+            storage::ListSkus(session);
+        if (!skus.ok()) return skus.status();
+        absl::StatusOr<storage::PoolRecord> pool =
+            storage::GetPool(session, run.pool());
+        if (!pool.ok() && pool.status().code() != absl::StatusCode::kNotFound) {
+          return pool.status();
+        }
+        core::FieldViolations violations = ValidateRunAgainstCatalog(
+            run, pool.ok() ? &pool->pool : nullptr, *skus);
+        if (!violations.empty()) {
+          return core::InvalidArgumentWithViolations(violations);
+        }
+        const storage::RunToStore to_store =
+            RunToStoreFromProto(run, pool->pool, pool->pool.sku_id);
+        absl::StatusOr<storage::RunAck> ack =
+            storage::InsertRun(session, to_store);
+        if (!ack.ok()) return ack.status();
+        AckToProto(*ack, response);
+        if (on_run_stored_) on_run_stored_(*ack);
+        return absl::OkStatus();
+      });
+}
+
+// A stream refused before it starts.
+class RefusedSampleStream
+    : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
+ public:
+  explicit RefusedSampleStream(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+grpc::ServerReadReactor<v1::StreamStepSamplesRequest>*
+TelemetryService::StreamStepSamples(grpc::CallbackServerContext* context,
+                                    v1::StreamStepSamplesResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/StreamStepSamples");
+      !denied.ok()) {
+    return new RefusedSampleStream(denied);
+  }
+  if (context->deadline() == std::chrono::system_clock::time_point::max()) {
+    return new RefusedSampleStream(
+        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                     "StreamStepSamples needs a call deadline: an upload "
+                     "without one could hold a stream open forever"));
+  }
+  return new SampleStreamReactor(workers_, response, streams_);
+}
+
+grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
+    grpc::CallbackServerContext* context,
+    const v1::GetSampleProgressRequest* request,
+    v1::GetSampleProgressResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/GetSampleProgress");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  if (!IsUuid(request->run_id())) {
+    return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, run_id = absl::AsciiStrToLower(request->run_id())](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::SampleProgress> progress =
+            storage::GetSampleProgress(session, run_id);
+        if (!progress.ok()) return progress.status();
+        response->set_run_id(run_id);
+        response->set_committed_through_step(progress->committed_through_step);
+        response->set_samples_stored(progress->samples);
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
+    grpc::CallbackServerContext* context,
+    const v1::GetBenchmarkRunRequest* request,
+    v1::GetBenchmarkRunResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/GetBenchmarkRun");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  if (!IsUuid(request->run_id())) {
+    return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, run_id = absl::AsciiStrToLower(request->run_id())](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::StoredRun> stored =
+            storage::GetRun(session, run_id);
+        if (!stored.ok()) return stored.status();
+        if (!response->mutable_run()->ParseFromString(stored->upload)) {
+          return absl::DataLossError("stored run does not parse");
+        }
+        response->set_recipe_key(stored->ack.recipe_key);
+        TimeToProto(stored->ack.accept_time, response->mutable_accept_time());
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
+    grpc::CallbackServerContext* context,
+    const v1::ListBenchmarkRunsRequest* request,
+    v1::ListBenchmarkRunsResponse* response) {
+  if (grpc::Status denied = auth_.Authorize(
+          *context, "/placement.v1.TelemetryService/ListBenchmarkRuns");
+      !denied.ok()) {
+    return FinishNow(context, denied);
+  }
+  absl::StatusOr<PageRequest> page =
+      ParsePageRequest(request->page_size(), request->page_token());
+  if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
+  absl::StatusOr<storage::RunCursor> cursor = RunCursorFromKey(page->after);
+  if (!cursor.ok()) return FinishNow(context, ToGrpcStatus(cursor.status()));
+  storage::RunFilter filter{request->pool(), request->sku(),
+                            request->recipe_key()};
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, filter, cursor = *cursor,
+       page_size = page->size](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::RunPage> page =
+            storage::ListRuns(session, filter, cursor, page_size);
+        if (!page.ok()) return page.status();
+        for (const storage::RunSummary& s : page->runs) {
+          v1::BenchmarkRunSummary* out = response->add_runs();
+          out->set_run_id(s.run_id);
+          out->set_pool(s.pool_name);
+          out->set_sku(s.sku_id);
+          out->set_recipe_key(s.recipe_key);
+          out->set_model(s.model);
+          out->set_method(MethodFromName(s.method));
+          out->set_gpu_count(s.gpu_count);
+          TimeToProto(s.started, out->mutable_start_time());
+          TimeToProto(s.ended, out->mutable_end_time());
+          out->set_steps_attempted(s.steps_attempted);
+          out->set_steps_succeeded(s.steps_succeeded);
+          out->set_peak_memory_gb(s.peak_memory_gb);
+          out->set_offload(OffloadFromName(s.offload));
+          out->set_outcome(OutcomeFromName(s.outcome));
+          out->set_retries(s.retries);
+          out->set_gpu_hours(static_cast<double>(s.gpu_microseconds) / 3.6e9);
+          TimeToProto(s.accept_time, out->mutable_accept_time());
+        }
+        if (page->more) {
+          response->set_next_page_token(
+              EncodePageToken(RunCursorKey(page->runs.back())));
+        }
+        return absl::OkStatus();
+      });
+}
+
+}  // namespace placement::services

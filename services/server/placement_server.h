@@ -1,0 +1,105 @@
+#ifndef PLACEMENT_SERVICES_SERVER_PLACEMENT_SERVER_H_
+#define PLACEMENT_SERVICES_SERVER_PLACEMENT_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "services/auth/auth.h"
+#include "services/metrics/db_pool_metrics.h"
+#include "services/metrics/grpc_metrics.h"
+#include "services/metrics/placement_metrics.h"
+#include "services/plan/evidence_cache.h"
+#include "services/plan/plan_audit_writer.h"
+#include "services/rpc/catalog_service.h"
+#include "services/rpc/cost_service.h"
+#include "services/rpc/placement_service.h"
+#include "services/rpc/telemetry_service.h"
+#include "services/server/health_monitor.h"
+#include "services/server/partition_maintainer.h"
+#include "storage/db_workers.h"
+
+namespace placement::services {
+
+struct ServerOptions {
+  std::string listen_address = "127.0.0.1:50051";  // port 0: any free port
+  std::string metrics_address = "127.0.0.1:9464";  // empty: no /metrics
+  std::string database_url;
+  int db_workers = 8;
+  size_t db_queue_capacity = 512;
+  absl::Duration health_interval = absl::Milliseconds(500);
+  // Safety-net re-read of pools and evidence (changes arrive by NOTIFY).
+  absl::Duration evidence_reread_interval = absl::Seconds(30);
+  // Whether a plan is answered after its record commits (durable) or before
+  // (deferred: committed in groups at most once an interval).
+  PlanRecords plan_records = PlanRecords::kDurable;
+  absl::Duration deferred_record_interval = absl::Milliseconds(2);
+
+  // Bearer tokens and roles on every RPC but health and reflection.
+  bool auth_enabled = true;
+  double writes_per_second_per_token = 200;
+  double write_burst_per_token = 400;
+  // TLS: a server certificate chain and key (PEM files); with a client CA,
+  // clients must present a certificate it signed (mTLS).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // Bounds.
+  int max_message_bytes = 8 << 20;
+  int max_concurrent_streams = 64;  // per connection
+  absl::Duration stream_idle_timeout = absl::Seconds(60);
+};
+
+// placementd's server: the gRPC services, health, reflection, metrics and the
+// database workers, wired together. Used by the placementd binary and by
+// in-process tests.
+class PlacementServer {
+ public:
+  explicit PlacementServer(ServerOptions options);
+  ~PlacementServer();
+
+  // Binds and starts serving. FAILED_PRECONDITION/UNAVAILABLE when a port
+  // cannot be bound.
+  absl::Status Start();
+
+  // Stops accepting calls, sets health NOT_SERVING, lets in-flight calls
+  // finish until `grace` passes (then cancels them), and drains the
+  // database workers.
+  void Shutdown(absl::Duration grace);
+
+  int port() const { return port_; }
+  EvidenceCache& evidence() { return *evidence_; }
+  int metrics_port() const { return metrics_port_; }
+  bool serving() const { return health_ != nullptr && health_->serving(); }
+
+ private:
+  ServerOptions options_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<GrpcServerMetrics> grpc_metrics_;
+  std::unique_ptr<storage::DbWorkers> workers_;
+  std::shared_ptr<DbPoolMetrics> db_pool_metrics_;
+  std::unique_ptr<CatalogService> catalog_service_;
+  std::unique_ptr<CostService> cost_service_;
+  std::unique_ptr<TelemetryService> telemetry_service_;
+  std::unique_ptr<PlacementMetrics> placement_metrics_;
+  std::unique_ptr<EvidenceCache> evidence_;
+  std::unique_ptr<Authorizer> auth_;
+  std::unique_ptr<PlanAuditWriter> plan_audit_;
+  std::unique_ptr<PlacementService> placement_service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<HealthMonitor> health_;
+  std::unique_ptr<PartitionMaintainer> partitions_;
+  int port_ = 0;
+  int metrics_port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_SERVER_PLACEMENT_SERVER_H_
