@@ -82,10 +82,8 @@ void ApplyField(const std::string& field, const core::Pool& from,
 grpc::ServerUnaryReactor* CatalogService::ListSkus(
     grpc::CallbackServerContext* context, const v1::ListSkusRequest* request,
     v1::ListSkusResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/ListSkus");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
@@ -114,10 +112,8 @@ grpc::ServerUnaryReactor* CatalogService::ListSkus(
 grpc::ServerUnaryReactor* CatalogService::GetSku(
     grpc::CallbackServerContext* context, const v1::GetSkuRequest* request,
     v1::GetSkuResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/GetSku");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
@@ -143,10 +139,8 @@ grpc::ServerUnaryReactor* CatalogService::GetSku(
 grpc::ServerUnaryReactor* CatalogService::CreatePool(
     grpc::CallbackServerContext* context,
     const v1::CreatePoolRequest* request, v1::CreatePoolResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/CreatePool");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (!request->has_pool()) {
     return FinishNow(context, InvalidArgument({{"pool", "is required"}}));
@@ -180,10 +174,8 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
 grpc::ServerUnaryReactor* CatalogService::UpdatePool(
     grpc::CallbackServerContext* context,
     const v1::UpdatePoolRequest* request, v1::UpdatePoolResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/UpdatePool");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (!request->has_pool() || request->pool().name().empty()) {
     return FinishNow(context, InvalidArgument({{"pool.name", "is required"}}));
@@ -234,10 +226,8 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
 grpc::ServerUnaryReactor* CatalogService::GetPool(
     grpc::CallbackServerContext* context, const v1::GetPoolRequest* request,
     v1::GetPoolResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/GetPool");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
@@ -257,10 +247,8 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
 grpc::ServerUnaryReactor* CatalogService::ListPools(
     grpc::CallbackServerContext* context, const v1::ListPoolsRequest* request,
     v1::ListPoolsResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/ListPools");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
@@ -340,10 +328,8 @@ absl::StatusOr<storage::TokenCursor> TokenCursorFromKey(
 grpc::ServerUnaryReactor* CatalogService::CreateToken(
     grpc::CallbackServerContext* context,
     const v1::CreateTokenRequest* request, v1::CreateTokenResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/CreateToken");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   core::FieldViolations violations;
   if (request->name().empty() || request->name().size() > 128) {
@@ -381,10 +367,8 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
 grpc::ServerUnaryReactor* CatalogService::RevokeToken(
     grpc::CallbackServerContext* context,
     const v1::RevokeTokenRequest* request, v1::RevokeTokenResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/RevokeToken");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (!IsUuid(request->token_id())) {
     return FinishNow(context, InvalidArgument({{"token_id", "must be a UUID"}}));
@@ -405,10 +389,8 @@ grpc::ServerUnaryReactor* CatalogService::RevokeToken(
 grpc::ServerUnaryReactor* CatalogService::ListTokens(
     grpc::CallbackServerContext* context, const v1::ListTokensRequest* request,
     v1::ListTokensResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/ListTokens");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());

@@ -31,9 +31,8 @@ constexpr int kMaxAllowedPools = 1000;
 constexpr int kMaxRequiredLabels = 32;
 
 grpc::Status AuditQueueFull() {
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                      "too many plans are waiting to be recorded; retry with "
-                      "backoff");
+  return ToGrpcStatus(absl::ResourceExhaustedError(
+      "too many plans are waiting to be recorded; retry with backoff"));
 }
 
 // Checks the request beyond core::ValidatePlanRequest, and resolves the
@@ -139,17 +138,14 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.PlacementService/PlacePlan");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   v1::PlacePlanRequest request;
   if (!ParseBytes(*request_bytes, &request)) {
-    return FinishNow(context,
-                     grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                  "the request is not a "
-                                  "placement.v1.PlacePlanRequest"));
+    return FinishNow(
+        context, ToGrpcStatus(absl::InvalidArgumentError(
+                     "the request is not a placement.v1.PlacePlanRequest")));
   }
   core::PlanRequest plan_request = PlanRequestFromProto(request);
   const std::string objective =
@@ -158,15 +154,14 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     // Queued behind an overload: the caller has given up already.
     metrics_.PlanAnswered(objective, "deadline_exceeded");
     return FinishNow(context,
-                     grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                                  "the deadline passed before planning began"));
+                     ToGrpcStatus(absl::DeadlineExceededError(
+                         "the deadline passed before planning began")));
   }
   std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
   if (snapshot == nullptr) {
     metrics_.PlanAnswered(objective, "unavailable");
-    return FinishNow(context,
-                     grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                  "pools and evidence are not loaded yet"));
+    return FinishNow(context, ToGrpcStatus(absl::UnavailableError(
+                                  "pools and evidence are not loaded yet")));
   }
   core::FieldViolations violations =
       ValidateRequest(request, snapshot->skus, &plan_request);
@@ -176,11 +171,10 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
   }
   if (!HasTrainingPool(snapshot->pools)) {
     metrics_.PlanAnswered(objective, "no_training_pool");
-    return FinishNow(
-        context,
-        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                     "no training pool exists: create one with "
-                     "CatalogService.CreatePool (purpose TRAINING)"));
+    return FinishNow(context,
+                     ToGrpcStatus(absl::FailedPreconditionError(
+                         "no training pool exists: create one with "
+                         "CatalogService.CreatePool (purpose TRAINING)")));
   }
 
   // Plan from the snapshot, or reuse the same request's plan against it.
@@ -318,10 +312,8 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
 grpc::ServerUnaryReactor* PlacementService::GetPlan(
     grpc::CallbackServerContext* context, const v1::GetPlanRequest* request,
     v1::GetPlanResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.PlacementService/GetPlan");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (!IsUuid(request->plan_id())) {
     return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
@@ -356,10 +348,8 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
     grpc::CallbackServerContext* context,
     const v1::GetPlanAccuracyRequest* request,
     v1::GetPlanAccuracyResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.PlacementService/GetPlanAccuracy");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   const absl::Time from = request->has_start_time()
                               ? TimeFromProto(request->start_time())

@@ -167,10 +167,9 @@ class SampleStreamReactor
           ReadNext();  // only now: one batch in memory at a time
         });
     if (!queued) {
-      FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                              "the server's database work queue is full; "
-                              "resume the stream from GetSampleProgress with "
-                              "backoff"));
+      FinishOnce(ToGrpcStatus(absl::ResourceExhaustedError(
+          "the server's database work queue is full; resume the stream from "
+          "GetSampleProgress with backoff")));
     }
   }
 
@@ -200,10 +199,9 @@ class SampleStreamReactor
 
   // Finishes a stream TakeIfIdle() took.
   void FinishIdle(absl::Duration timeout) {
-    Finish(grpc::Status(
-        grpc::StatusCode::DEADLINE_EXCEEDED,
+    Finish(ToGrpcStatus(absl::DeadlineExceededError(
         absl::StrCat("no samples for ", absl::FormatDuration(timeout),
-                     ": idle stream closed; resume from GetSampleProgress")));
+                     ": idle stream closed; resume from GetSampleProgress"))));
   }
 
  private:
@@ -314,10 +312,8 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::UploadBenchmarkRunRequest* request,
     v1::UploadBenchmarkRunResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/UploadBenchmarkRun");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (!request->has_run()) {
     return FinishNow(context, InvalidArgument({{"run", "is required"}}));
@@ -366,16 +362,13 @@ class RefusedSampleStream
 grpc::ServerReadReactor<v1::StreamStepSamplesRequest>*
 TelemetryService::StreamStepSamples(grpc::CallbackServerContext* context,
                                     v1::StreamStepSamplesResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/StreamStepSamples");
-      !denied.ok()) {
-    return new RefusedSampleStream(denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return new RefusedSampleStream(ToGrpcStatus(denied));
   }
   if (context->deadline() == std::chrono::system_clock::time_point::max()) {
-    return new RefusedSampleStream(
-        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                     "StreamStepSamples needs a call deadline: an upload "
-                     "without one could hold a stream open forever"));
+    return new RefusedSampleStream(ToGrpcStatus(absl::InvalidArgumentError(
+        "StreamStepSamples needs a call deadline: an upload without one "
+        "could hold a stream open forever")));
   }
   return new SampleStreamReactor(workers_, response, streams_);
 }
@@ -384,10 +377,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
     grpc::CallbackServerContext* context,
     const v1::GetSampleProgressRequest* request,
     v1::GetSampleProgressResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/GetSampleProgress");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
@@ -410,10 +401,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::GetBenchmarkRunRequest* request,
     v1::GetBenchmarkRunResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/GetBenchmarkRun");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
@@ -438,10 +427,8 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
     grpc::CallbackServerContext* context,
     const v1::ListBenchmarkRunsRequest* request,
     v1::ListBenchmarkRunsResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/ListBenchmarkRuns");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());

@@ -180,6 +180,7 @@ absl::Status PlacementServer::Start() {
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(grpc_metrics_->InterceptorFactory());
+  interceptors.push_back(auth_->InterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
