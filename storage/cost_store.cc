@@ -191,7 +191,7 @@ absl::StatusOr<CostPage> GetCostReport(DbSession& session,
                                        const CostQuery& q,
                                        const std::optional<CostGroupKey>& after,
                                        int page_size) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<CostPage> {
+  return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<CostPage> {
     pqxx::read_transaction txn(c);
     const CostGroupKey cursor = after.value_or(CostGroupKey{});
     const pqxx::result rows = txn.exec_params(

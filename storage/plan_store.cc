@@ -326,7 +326,8 @@ absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(DbSession& session,
                                                          absl::Time from,
                                                          absl::Time to) {
   return session.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<SkuAccuracyRow>> {
+      [&](pqxx::connection_base& c)
+          -> absl::StatusOr<std::vector<SkuAccuracyRow>> {
         pqxx::read_transaction txn(c);
         std::vector<SkuAccuracyRow> rows;
         for (const pqxx::row& row :

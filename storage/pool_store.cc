@@ -125,7 +125,8 @@ struct NullableInt {
 absl::StatusOr<PoolRecord> CreatePool(DbSession& session,
                                       const core::Pool& pool,
                                       const std::string& request_id) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolRecord> {
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<PoolRecord> {
     pqxx::work txn(c);
     const NullableInt list_price(pool.list_price_micros_per_gpu_hour);
     const pqxx::result inserted =
@@ -172,15 +173,16 @@ absl::StatusOr<PoolRecord> CreatePool(DbSession& session,
 
 absl::StatusOr<PoolRecord> GetPool(DbSession& session,
                                    const std::string& name) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolRecord> {
-    pqxx::read_transaction txn(c);
-    return OnePool(txn.exec_params(kSelectPoolByName, name), name);
-  });
+  return session.Run(
+      [&](pqxx::connection_base& c) -> absl::StatusOr<PoolRecord> {
+        pqxx::read_transaction txn(c);
+        return OnePool(txn.exec_params(kSelectPoolByName, name), name);
+      });
 }
 
 absl::StatusOr<PoolPage> ListPools(DbSession& session, int page_size,
                                    const std::string& after_name) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolPage> {
+  return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<PoolPage> {
     pqxx::read_transaction txn(c);
     PoolPage page;
     page.pools = RecordsFromRows(
@@ -193,18 +195,23 @@ absl::StatusOr<PoolPage> ListPools(DbSession& session, int page_size,
   });
 }
 
+std::vector<PoolRecord> ReadAllPools(pqxx::transaction_base& txn) {
+  return RecordsFromRows(txn.exec(kSelectAllPools));
+}
+
 absl::StatusOr<std::vector<PoolRecord>> ListAllPools(DbSession& session) {
   return session.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<PoolRecord>> {
+      [&](pqxx::connection_base& c) -> absl::StatusOr<std::vector<PoolRecord>> {
         pqxx::read_transaction txn(c);
-        return RecordsFromRows(txn.exec(kSelectAllPools));
+        return ReadAllPools(txn);
       });
 }
 
 absl::StatusOr<PoolRecord> UpdatePool(DbSession& session,
                                       const std::string& name,
                                       const PoolMutation& mutate) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolRecord> {
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<PoolRecord> {
     pqxx::work txn(c);
     absl::StatusOr<PoolRecord> current =
         OnePool(txn.exec_params(kSelectPoolByNameForUpdate, name), name);

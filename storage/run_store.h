@@ -122,6 +122,10 @@ struct StoredRollup {
 
 // Every rollup (the planner's evidence), for a replica's in-memory copy.
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session);
+// The same inside the caller's transaction `txn` (for reads that must see
+// one point in time, see ReadCatalog); throws what libpqxx throws, so call it
+// only inside DbSession::Run.
+std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn);
 
 }  // namespace placement::storage
 

@@ -332,10 +332,8 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
     grpc::CallbackServerContext* context,
     const v1::GetCostReportRequest* request,
     v1::GetCostReportResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CostService/GetCostReport");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {

@@ -1,6 +1,7 @@
 #include "services/rpc/telemetry_service.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -76,7 +77,14 @@ void AckToProto(const storage::RunAck& ack,
 
 // Reads a stream of sample batches, one committed batch at a time. Three
 // threads may touch it (gRPC's, a database worker's, and the idle reaper's),
-// so the decision to finish is taken once, under its mutex.
+// so the decision to finish is taken once, under its mutex; gRPC itself
+// (StartRead, Finish) is called with no lock held, since it may run a
+// reaction inline.
+//
+// Lifetime: gRPC calls OnDone only after Finish, and Finish comes only from
+// whoever set `finished_`; a read being issued holds the reactor
+// (`holds_`), so that OnDone during StartRead leaves the delete to the
+// issuer.
 class SampleStreamReactor
     : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
  public:
@@ -92,6 +100,7 @@ class SampleStreamReactor
     {
       absl::MutexLock lock(&mu_);
       reading_ = false;
+      if (finished_) return;  // closed while the read was pending
     }
     if (!ok) {  // the client finished sending, or the call ended
       response_->set_run_id(run_id_);
@@ -148,44 +157,68 @@ class SampleStreamReactor
           ReadNext();  // only now: one batch in memory at a time
         });
     if (!queued) {
-      FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                              "the server's database work queue is full; "
-                              "resume the stream from GetSampleProgress with "
-                              "backoff"));
+      FinishOnce(ToGrpcStatus(absl::ResourceExhaustedError(
+          "the server's database work queue is full; resume the stream from "
+          "GetSampleProgress with backoff")));
     }
   }
 
   void OnDone() override {
     registry_.Remove(this);
-    delete this;
-  }
-
-  // Closes the stream when it has waited for the client longer than
-  // `timeout` (called by the registry's reaper, never after OnDone).
-  void CloseIfIdle(absl::Time now, absl::Duration timeout) {
+    bool last;
     {
       absl::MutexLock lock(&mu_);
-      if (!reading_ || finished_ || now - waiting_since_ < timeout) return;
+      done_ = true;
+      last = holds_ == 0;
     }
-    FinishOnce(grpc::Status(
-        grpc::StatusCode::DEADLINE_EXCEEDED,
+    if (last) delete this;
+  }
+
+  // Whether the stream has waited for the client longer than `timeout`; if
+  // so it is marked finished and the caller must call FinishIdle(), with no
+  // lock held (called by the registry's reaper, never after OnDone).
+  bool TakeIfIdle(absl::Time now, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    if (!reading_ || finished_ || holds_ > 0 ||
+        now - waiting_since_ < timeout) {
+      return false;
+    }
+    finished_ = true;
+    return true;
+  }
+
+  // Finishes a stream TakeIfIdle() took.
+  void FinishIdle(absl::Duration timeout) {
+    Finish(ToGrpcStatus(absl::DeadlineExceededError(
         absl::StrCat("no samples for ", absl::FormatDuration(timeout),
-                     ": idle stream closed; resume from GetSampleProgress")));
+                     ": idle stream closed; resume from GetSampleProgress"))));
   }
 
  private:
   void ReadNext() {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    reading_ = true;
-    waiting_since_ = absl::Now();
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      reading_ = true;
+      waiting_since_ = absl::Now();
+      ++holds_;  // the reaper leaves a stream alone while its read starts
+    }
     StartRead(&request_);
+    bool last;
+    {
+      absl::MutexLock lock(&mu_);
+      --holds_;
+      last = done_ && holds_ == 0;
+    }
+    if (last) delete this;
   }
 
   void FinishOnce(const grpc::Status& status) {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    finished_ = true;
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      finished_ = true;
+    }
     Finish(status);
   }
 
@@ -202,6 +235,8 @@ class SampleStreamReactor
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
+  int holds_ ABSL_GUARDED_BY(mu_) = 0;  // ReadNext()s between lock and return
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // OnDone ran
 };
 
 SampleStreamRegistry::SampleStreamRegistry(absl::Duration idle_timeout)
@@ -227,11 +262,16 @@ void SampleStreamRegistry::Reap() {
       std::clamp(idle_timeout_ / 4, absl::Milliseconds(50), absl::Seconds(5));
   while (!stop_.WaitForNotificationWithTimeout(period)) {
     const absl::Time now = absl::Now();
-    // Holding the lock keeps every listed stream alive (OnDone waits).
-    absl::MutexLock lock(&mu_);
-    for (SampleStreamReactor* stream : streams_) {
-      stream->CloseIfIdle(now, idle_timeout_);
+    std::vector<SampleStreamReactor*> idle;
+    {
+      // Holding the lock keeps every listed stream alive (OnDone waits); a
+      // stream taken stays alive until it is finished, below.
+      absl::MutexLock lock(&mu_);
+      for (SampleStreamReactor* stream : streams_) {
+        if (stream->TakeIfIdle(now, idle_timeout_)) idle.push_back(stream);
+      }
     }
+    for (SampleStreamReactor* stream : idle) stream->FinishIdle(idle_timeout_);
   }
 }
 
@@ -263,10 +303,8 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::UploadBenchmarkRunRequest* request,
     v1::UploadBenchmarkRunResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/UploadBenchmarkRun");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -319,16 +357,13 @@ class RefusedSampleStream
 grpc::ServerReadReactor<v1::StreamStepSamplesRequest>*
 TelemetryService::StreamStepSamples(grpc::CallbackServerContext* context,
                                     v1::StreamStepSamplesResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/StreamStepSamples");
-      !denied.ok()) {
-    return new RefusedSampleStream(denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return new RefusedSampleStream(ToGrpcStatus(denied));
   }
   if (context->deadline() == std::chrono::system_clock::time_point::max()) {
-    return new RefusedSampleStream(
-        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                     "StreamStepSamples needs a call deadline: an upload "
-                     "without one could hold a stream open forever"));
+    return new RefusedSampleStream(ToGrpcStatus(absl::InvalidArgumentError(
+        "StreamStepSamples needs a call deadline: an upload without one "
+        "could hold a stream open forever")));
   }
   return new SampleStreamReactor(workers_, response, streams_);
 }
@@ -337,10 +372,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
     grpc::CallbackServerContext* context,
     const v1::GetSampleProgressRequest* request,
     v1::GetSampleProgressResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/GetSampleProgress");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -367,10 +400,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::GetBenchmarkRunRequest* request,
     v1::GetBenchmarkRunResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/GetBenchmarkRun");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -400,10 +431,8 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
     grpc::CallbackServerContext* context,
     const v1::ListBenchmarkRunsRequest* request,
     v1::ListBenchmarkRunsResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/ListBenchmarkRuns");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
