@@ -411,16 +411,27 @@ std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
                       "whether CPU/NVMe offload was needed",
                       "which link the collectives used (NVLink, PCIe, host "
                       "memory)"};
-  const auto borderline =
+  const size_t borderline = static_cast<size_t>(
       std::count_if(bake_off.runs.begin(), bake_off.runs.end(),
-                    [](const BakeOffRun& r) { return r.borderline; });
+                    [](const BakeOffRun& r) { return r.borderline; }));
+  const size_t unmeasured = bake_off.runs.size() - borderline;
+  std::string what;
+  if (unmeasured > 0) {
+    what = absl::StrCat(unmeasured, " of the leading candidates ",
+                        unmeasured == 1 ? "has" : "have",
+                        " no measured run of ",
+                        unmeasured == 1 ? "its" : "their", " recipe");
+  }
+  if (borderline > 0) {
+    absl::StrAppend(&what, what.empty() ? "" : "; ", borderline,
+                    borderline == 1 ? " candidate has" : " candidates have",
+                    " a BORDERLINE fit to measure first");
+  }
   bake_off.reason = absl::StrCat(
-      kEvidenceBeatsEstimatesRule, ": ", bake_off.runs.size(),
-      " run(s) to measure first (", borderline,
-      " BORDERLINE fit, the rest leading candidates without a measured run "
-      "of their recipe); run recipe ",
+      kEvidenceBeatsEstimatesRule, ": ", what, "; run recipe ",
       bake_off.recipe_key,
-      " on each at equal sequence length, rank and precision");
+      bake_off.runs.size() == 1 ? " there" : " on each",
+      " at equal sequence length, rank and precision");
   if (request.serving) {
     bake_off.eval_requirement = CheckServeWhatYouEvaluated(
         bake_off.recipe, bake_off.runs.front().sku_id, request.serving->sku_id,
