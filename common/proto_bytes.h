@@ -1,9 +1,9 @@
 #ifndef PLACEMENT_COMMON_PROTO_BYTES_H_
 #define PLACEMENT_COMMON_PROTO_BYTES_H_
 
-#include <string>
-
 #include <google/protobuf/message.h>
+
+#include <string>
 
 namespace placement::common {
 

@@ -15,8 +15,7 @@ absl::BitGen& Bits() {
 std::string FormatUuid(uint64_t high, uint64_t low, int version) {
   return absl::StrFormat("%08x-%04x-%x%03x-%04x-%012x", high >> 32,
                          (high >> 16) & 0xffff, version, high & 0xfff,
-                         0x8000 | ((low >> 48) & 0x3fff),
-                         low & 0xffffffffffff);
+                         0x8000 | ((low >> 48) & 0x3fff), low & 0xffffffffffff);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "core/enum_names.h"
 #include "core/memory_model.h"
 #include "core/step_time_model.h"
 
@@ -308,6 +309,20 @@ const char* RunOutcomeName(RunOutcome outcome) {
       break;
   }
   return "UNSPECIFIED";
+}
+
+std::optional<Offload> ParseOffload(absl::string_view name) {
+  return ParseEnumName<Offload, Offload::kNvme>(name, OffloadName);
+}
+
+std::optional<Interconnect> ParseInterconnect(absl::string_view name) {
+  return ParseEnumName<Interconnect, Interconnect::kHostMemory>(
+      name, InterconnectName);
+}
+
+std::optional<RunOutcome> ParseRunOutcome(absl::string_view name) {
+  return ParseEnumName<RunOutcome, RunOutcome::kHardwareError>(name,
+                                                               RunOutcomeName);
 }
 
 }  // namespace placement::core

@@ -227,9 +227,14 @@ std::optional<TransferredEvidence> TransferEvidence(const KeyedEvidence& source,
 std::optional<TransferredEvidence> BestTransfer(
     const std::vector<KeyedEvidence>& candidates, const Recipe& target);
 
+// The one textual form of each enum (core/enum_names.h), and its inverse:
+// nullopt for a name that is not one of them.
 const char* OffloadName(Offload offload);
+std::optional<Offload> ParseOffload(absl::string_view name);
 const char* InterconnectName(Interconnect interconnect);
+std::optional<Interconnect> ParseInterconnect(absl::string_view name);
 const char* RunOutcomeName(RunOutcome outcome);
+std::optional<RunOutcome> ParseRunOutcome(absl::string_view name);
 
 }  // namespace placement::core
 

@@ -393,11 +393,8 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
 
 absl::StatusOr<MemoryBreakdown> PredictPeakMemory(const Recipe& recipe) {
   const FieldViolations violations = ValidateRecipe(recipe);
-  if (!violations.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid recipe: ", violations.front().field, " ",
-                     violations.front().description));
-  }
+  // Every violation, not the first: the caller names each bad field.
+  if (!violations.empty()) return InvalidArgumentWithViolations(violations);
   absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(recipe);
   if (!arch.ok()) return arch.status();
   return PredictPeakMemory(recipe, *arch, DefaultMemoryModelConstants());

@@ -12,8 +12,9 @@ namespace placement::core {
 
 // The dimensions of a decoder-only transformer that the memory and step-time
 // models need. Figures for the catalog models come from the public configs
-// (litgpt config.py, torchtune model builders, HF config.json), see
-// /work/shared/reference/finetune-memory-formulas.md section 9.
+// (litgpt config.py, torchtune model builders, each model's Hugging Face
+// config.json); the parameter count follows the dense SwiGLU formula
+// N = L(2h^2 + 2h n_kv d_h + 3hf + 2h) + Vh(2 if untied else 1) + h.
 struct ModelArchitecture {
   std::string name;  // canonical spelling, e.g. "Llama-3.1-8B"
   int hidden_size = 0;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/enum_names.h"
 
 namespace placement::core {
 namespace {
@@ -172,6 +173,20 @@ const char* PoolPurposeName(PoolPurpose purpose) {
       break;
   }
   return "UNSPECIFIED";
+}
+
+std::optional<Fabric> ParseFabric(absl::string_view name) {
+  return ParseEnumName<Fabric, Fabric::kPcie>(name, FabricName);
+}
+
+std::optional<InterNodeFabric> ParseInterNodeFabric(absl::string_view name) {
+  return ParseEnumName<InterNodeFabric, InterNodeFabric::kInfiniband>(
+      name, InterNodeFabricName);
+}
+
+std::optional<PoolPurpose> ParsePoolPurpose(absl::string_view name) {
+  return ParseEnumName<PoolPurpose, PoolPurpose::kServing>(name,
+                                                           PoolPurposeName);
 }
 
 }  // namespace placement::core

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "core/field_violation.h"
 #include "core/sku.h"
 
@@ -86,9 +87,14 @@ FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
 // starting with a letter, at most kMaxPoolNameLength characters.
 bool IsValidPoolName(const std::string& name);
 
+// The one textual form of each enum (core/enum_names.h), and its inverse:
+// nullopt for a name that is not one of them.
 const char* FabricName(Fabric fabric);
+std::optional<Fabric> ParseFabric(absl::string_view name);
 const char* InterNodeFabricName(InterNodeFabric fabric);
+std::optional<InterNodeFabric> ParseInterNodeFabric(absl::string_view name);
 const char* PoolPurposeName(PoolPurpose purpose);
+std::optional<PoolPurpose> ParsePoolPurpose(absl::string_view name);
 
 }  // namespace placement::core
 

@@ -9,6 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/enum_names.h"
+#include "core/fnv1a.h"
 
 namespace placement::core {
 namespace {
@@ -395,12 +397,7 @@ std::string RecipeKeyText(const Recipe& input) {
 }
 
 std::string RecipeKey(const Recipe& recipe) {
-  // FNV-1a 64-bit: offset basis and prime from the FNV reference.
-  uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char c : RecipeKeyText(recipe)) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
+  const uint64_t hash = Fnv1a64(RecipeKeyText(recipe));
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",
                 static_cast<unsigned long long>(hash));
@@ -649,6 +646,60 @@ const char* PeakMemoryKindName(PeakMemoryKind kind) {
       break;
   }
   return "UNSPECIFIED";
+}
+
+std::optional<FineTuneMethod> ParseFineTuneMethod(absl::string_view name) {
+  return ParseEnumName<FineTuneMethod, FineTuneMethod::kHeadOnly>(
+      name, FineTuneMethodName);
+}
+
+std::optional<Precision> ParsePrecision(absl::string_view name) {
+  return ParseEnumName<Precision, Precision::kNf4>(name, PrecisionName);
+}
+
+std::optional<Optimizer> ParseOptimizer(absl::string_view name) {
+  return ParseEnumName<Optimizer, Optimizer::kSgd>(name, OptimizerName);
+}
+
+std::optional<Parallelism> ParseParallelism(absl::string_view name) {
+  return ParseEnumName<Parallelism, Parallelism::kPipeline>(name,
+                                                            ParallelismName);
+}
+
+std::optional<AttentionImplementation> ParseAttentionImplementation(
+    absl::string_view name) {
+  return ParseEnumName<AttentionImplementation,
+                       AttentionImplementation::kFlash>(
+      name, AttentionImplementationName);
+}
+
+std::optional<ActivationCheckpointing> ParseActivationCheckpointing(
+    absl::string_view name) {
+  return ParseEnumName<ActivationCheckpointing, ActivationCheckpointing::kOn>(
+      name, ActivationCheckpointingName);
+}
+
+std::optional<LossImplementation> ParseLossImplementation(
+    absl::string_view name) {
+  return ParseEnumName<LossImplementation,
+                       LossImplementation::kFusedLinearCrossEntropy>(
+      name, LossImplementationName);
+}
+
+std::optional<SequencePacking> ParseSequencePacking(absl::string_view name) {
+  return ParseEnumName<SequencePacking, SequencePacking::kPaddedPerBatch>(
+      name, SequencePackingName);
+}
+
+std::optional<TrainingFramework> ParseTrainingFramework(
+    absl::string_view name) {
+  return ParseEnumName<TrainingFramework, TrainingFramework::kOther>(
+      name, TrainingFrameworkName);
+}
+
+std::optional<PeakMemoryKind> ParsePeakMemoryKind(absl::string_view name) {
+  return ParseEnumName<PeakMemoryKind, PeakMemoryKind::kDeviceUsed>(
+      name, PeakMemoryKindName);
 }
 
 }  // namespace placement::core

@@ -2,10 +2,12 @@
 #define PLACEMENT_CORE_RECIPE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/field_violation.h"
 #include "core/model_catalog.h"
 
@@ -247,16 +249,31 @@ int64_t TrainableParams(const Recipe& recipe, const ModelArchitecture& arch);
 // A one-line human description of the settings a bake-off must hold equal.
 std::string DescribeSettings(const Recipe& recipe);
 
+// The one textual form of each enum (core/enum_names.h), and its inverse:
+// nullopt for a name that is not one of them.
 const char* FineTuneMethodName(FineTuneMethod method);
+std::optional<FineTuneMethod> ParseFineTuneMethod(absl::string_view name);
 const char* PrecisionName(Precision precision);
+std::optional<Precision> ParsePrecision(absl::string_view name);
 const char* OptimizerName(Optimizer optimizer);
+std::optional<Optimizer> ParseOptimizer(absl::string_view name);
 const char* ParallelismName(Parallelism parallelism);
+std::optional<Parallelism> ParseParallelism(absl::string_view name);
 const char* LossImplementationName(LossImplementation loss);
+std::optional<LossImplementation> ParseLossImplementation(
+    absl::string_view name);
 const char* SequencePackingName(SequencePacking packing);
+std::optional<SequencePacking> ParseSequencePacking(absl::string_view name);
 const char* TrainingFrameworkName(TrainingFramework framework);
+std::optional<TrainingFramework> ParseTrainingFramework(absl::string_view name);
 const char* PeakMemoryKindName(PeakMemoryKind kind);
+std::optional<PeakMemoryKind> ParsePeakMemoryKind(absl::string_view name);
 const char* AttentionImplementationName(AttentionImplementation attention);
+std::optional<AttentionImplementation> ParseAttentionImplementation(
+    absl::string_view name);
 const char* ActivationCheckpointingName(ActivationCheckpointing checkpointing);
+std::optional<ActivationCheckpointing> ParseActivationCheckpointing(
+    absl::string_view name);
 
 // Whether the recipe recomputes activations (ON; OFF and unspecified do not).
 bool RecomputesActivations(const Recipe& recipe);

@@ -1,8 +1,9 @@
 #ifndef PLACEMENT_CORE_RULES_H_
 #define PLACEMENT_CORE_RULES_H_
 
-// The guide's rules (/work/shared/reference/fine-tuning-placement-guide.txt),
-// each a named function with a stable name used in rejections and warnings.
+// The rules of the fine-tuning placement guide ("L40S vs A100 for Enterprise
+// Fine-Tuning Workloads"), each a named function with a stable name used in
+// rejections and warnings.
 
 #include <optional>
 #include <string>

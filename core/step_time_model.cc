@@ -351,11 +351,8 @@ absl::StatusOr<StepTimeEstimate> EstimateStepTime(const Recipe& recipe,
                                                   const GpuSku& sku,
                                                   const Pool& pool) {
   const FieldViolations violations = ValidateRecipe(recipe);
-  if (!violations.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid recipe: ", violations.front().field, " ",
-                     violations.front().description));
-  }
+  // Every violation, not the first: the caller names each bad field.
+  if (!violations.empty()) return InvalidArgumentWithViolations(violations);
   absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(recipe);
   if (!arch.ok()) return arch.status();
   return EstimateStepTime(recipe, *arch, sku, pool);

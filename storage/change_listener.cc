@@ -9,13 +9,13 @@ namespace placement::storage {
 
 class ChangeListener::Receiver : public pqxx::notification_receiver {
  public:
-  Receiver(pqxx::connection& c, const std::string& channel)
+  Receiver(pqxx::connection_base& c, const std::string& channel)
       : pqxx::notification_receiver(c, channel) {}
   void operator()(const std::string& /*payload*/, int /*pid*/) override {}
 };
 
 absl::Status NotifyChange(DbSession& session, const std::string& channel) {
-  return session.Run([&](pqxx::connection& c) -> absl::Status {
+  return session.Run([&](pqxx::connection_base& c) -> absl::Status {
     pqxx::nontransaction txn(c);
     txn.exec_params("SELECT pg_notify($1, '')", channel);
     return absl::OkStatus();
@@ -41,7 +41,7 @@ absl::StatusOr<int> ChangeListener::Wait(absl::Duration timeout) {
     if (connection_ == nullptr || !connection_->is_open()) {
       receiver_.reset();
       connection_.reset();
-      connection_ = std::make_unique<pqxx::connection>(url_);
+      connection_ = std::make_unique<SessionConnection>(url_);
       receiver_ = std::make_unique<Receiver>(*connection_, channel_);
       // LISTEN is issued lazily; make it happen now so that nothing
       // committed after this point is missed.

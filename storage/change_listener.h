@@ -2,13 +2,13 @@
 #define PLACEMENT_STORAGE_CHANGE_LISTENER_H_
 
 #include <memory>
-#include <string>
-
 #include <pqxx/pqxx>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "storage/db_session.h"
+#include "storage/session_connection.h"
 
 namespace placement::storage {
 
@@ -49,7 +49,7 @@ class ChangeListener {
 
   const std::string url_;
   const std::string channel_;
-  std::unique_ptr<pqxx::connection> connection_;
+  std::unique_ptr<SessionConnection> connection_;
   std::unique_ptr<Receiver> receiver_;
   bool reconnected_ = false;
 };

@@ -1,6 +1,7 @@
 #include "storage/cost_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
@@ -160,23 +161,6 @@ SELECT k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outco
 FROM windowed
 ORDER BY k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome)sql";
 
-// A PostgreSQL text[] literal: every element double-quoted, with '"' and
-// '\' escaped, so that any text (commas, braces, quotes) is one element.
-std::string TextArrayLiteral(const std::vector<std::string>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"';
-    for (char c : values[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  out += '}';
-  return out;
-}
-
 const char* PeriodName(CostPeriod period) {
   switch (period) {
     case CostPeriod::kDay:
@@ -207,7 +191,7 @@ absl::StatusOr<CostPage> GetCostReport(DbSession& session,
                                        const CostQuery& q,
                                        const std::optional<CostGroupKey>& after,
                                        int page_size) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<CostPage> {
+  return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<CostPage> {
     pqxx::read_transaction txn(c);
     const CostGroupKey cursor = after.value_or(CostGroupKey{});
     const pqxx::result rows = txn.exec_params(

@@ -46,13 +46,14 @@ std::string WithConnectTimeout(const std::string& url, int seconds) {
 DbSession::DbSession(std::string url)
     : url_(WithConnectTimeout(url, kConnectTimeoutSeconds)) {}
 
-absl::StatusOr<pqxx::connection*> DbSession::Connection() {
-  if (connection_ != nullptr && connection_->is_open()) {
+absl::StatusOr<SessionConnection*> DbSession::Connection() {
+  if (connection_ != nullptr && connection_->is_open() &&
+      connection_->handle() != nullptr) {
     return connection_.get();
   }
-  connection_.reset();
+  Drop();
   try {
-    connection_ = std::make_unique<pqxx::connection>(url_);
+    connection_ = std::make_unique<SessionConnection>(url_);
   } catch (const std::exception& e) {
     return absl::UnavailableError(
         absl::StrCat("cannot connect to the database: ", e.what()));
@@ -60,19 +61,8 @@ absl::StatusOr<pqxx::connection*> DbSession::Connection() {
   return connection_.get();
 }
 
-absl::StatusOr<PqConnection*> DbSession::RawConnection() {
-  if (raw_connection_ != nullptr && raw_connection_->ok()) {
-    return raw_connection_.get();
-  }
-  raw_connection_.reset();
-  absl::StatusOr<std::unique_ptr<PqConnection>> opened = PqConnection::Open(url_);
-  if (!opened.ok()) return opened.status();
-  raw_connection_ = *std::move(opened);
-  return raw_connection_.get();
-}
-
 absl::Status DbSession::Ping() {
-  return Run([](pqxx::connection& c) -> absl::Status {
+  return Run([](pqxx::connection_base& c) -> absl::Status {
     pqxx::nontransaction txn(c);
     txn.exec("SELECT 1");
     return absl::OkStatus();

@@ -3,14 +3,14 @@
 
 #include <exception>
 #include <memory>
+#include <pqxx/pqxx>
 #include <string>
 #include <type_traits>
-
-#include <pqxx/pqxx>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "storage/pq_connection.h"
+#include "storage/session_connection.h"
 
 namespace placement::storage {
 
@@ -27,8 +27,9 @@ absl::Status StatusFromException(const std::exception& e);
 bool IsConnectionLost(const absl::Status& status);
 
 // One PostgreSQL connection owned by one thread, opened lazily and replaced
-// after it breaks. Every pqxx exception stops here: Run() returns it as a
-// status, so nothing thrown by libpqxx crosses into services/.
+// after it breaks; libpqxx (Run) and plain libpq (RunRaw) share it. Every
+// pqxx exception stops here: Run() returns it as a status, so nothing thrown
+// by libpqxx crosses into services/.
 //
 // Not thread-safe: each worker thread owns its own session.
 class DbSession {
@@ -40,13 +41,13 @@ class DbSession {
   DbSession(const DbSession&) = delete;
   DbSession& operator=(const DbSession&) = delete;
 
-  // Runs `fn(pqxx::connection&)`, which returns absl::Status or
+  // Runs `fn(pqxx::connection_base&)`, which returns absl::Status or
   // absl::StatusOr<T>. A connection failure or an exception becomes the
   // returned status; a lost connection is dropped and reopened on the next
   // call.
   template <typename Fn>
-  std::invoke_result_t<Fn, pqxx::connection&> Run(Fn&& fn) {
-    absl::StatusOr<pqxx::connection*> connection = Connection();
+  std::invoke_result_t<Fn, pqxx::connection_base&> Run(Fn&& fn) {
+    absl::StatusOr<SessionConnection*> connection = Connection();
     if (!connection.ok()) return connection.status();
     try {
       auto result = fn(**connection);
@@ -59,16 +60,15 @@ class DbSession {
     }
   }
 
-  // Runs `fn(PqConnection&)` on the session's plain libpq connection (for
-  // bulk COPY), opened lazily and dropped when it is lost.
+  // Runs `fn(PqConnection&)` with plain libpq on the same connection (for
+  // bulk COPY and binary parameters), dropped when it is lost.
   template <typename Fn>
   std::invoke_result_t<Fn, PqConnection&> RunRaw(Fn&& fn) {
-    absl::StatusOr<PqConnection*> connection = RawConnection();
+    absl::StatusOr<SessionConnection*> connection = Connection();
     if (!connection.ok()) return connection.status();
-    auto result = fn(**connection);
-    if (IsConnectionLost(StatusOf(result)) || !(*connection)->ok()) {
-      raw_connection_.reset();
-    }
+    raw_.Bind((*connection)->handle());
+    auto result = fn(raw_);
+    if (IsConnectionLost(StatusOf(result)) || !raw_.ok()) Drop();
     return result;
   }
 
@@ -77,13 +77,11 @@ class DbSession {
 
   // Closes the connection; the next Run() opens a new one.
   void Drop() {
+    raw_.Bind(nullptr);
     connection_.reset();
-    raw_connection_.reset();
   }
 
-  bool is_connected() const {
-    return connection_ != nullptr || raw_connection_ != nullptr;
-  }
+  bool is_connected() const { return connection_ != nullptr; }
 
  private:
   static const absl::Status& StatusOf(const absl::Status& s) { return s; }
@@ -92,12 +90,11 @@ class DbSession {
     return s.status();
   }
 
-  absl::StatusOr<pqxx::connection*> Connection();
-  absl::StatusOr<PqConnection*> RawConnection();
+  absl::StatusOr<SessionConnection*> Connection();
 
   std::string url_;
-  std::unique_ptr<pqxx::connection> connection_;
-  std::unique_ptr<PqConnection> raw_connection_;
+  std::unique_ptr<SessionConnection> connection_;
+  PqConnection raw_;  // plain libpq on connection_'s PGconn
 };
 
 // Adds connect_timeout (seconds) to a libpq URI or key=value string that has

@@ -34,7 +34,6 @@ DbWorkers::Stats DbWorkers::GetStats() const {
   Stats stats;
   stats.workers = static_cast<int>(threads_.size());
   stats.busy = busy_.load(std::memory_order_relaxed);
-  stats.connected = connected_.load(std::memory_order_relaxed);
   stats.queue_capacity = queue_capacity_;
   stats.rejected = rejected_.load(std::memory_order_relaxed);
   absl::MutexLock lock(&mu_);
@@ -44,7 +43,6 @@ DbWorkers::Stats DbWorkers::GetStats() const {
 
 void DbWorkers::WorkerLoop(int /*index*/) {
   DbSession session(url_);
-  bool was_connected = false;
   auto has_work_or_stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return stopping_ || !queue_.empty();
   };
@@ -67,13 +65,7 @@ void DbWorkers::WorkerLoop(int /*index*/) {
       std::cerr << "database task threw a non-standard exception\n";
     }
     busy_.fetch_sub(1, std::memory_order_relaxed);
-    const bool connected = session.is_connected();
-    if (connected != was_connected) {
-      connected_.fetch_add(connected ? 1 : -1, std::memory_order_relaxed);
-      was_connected = connected;
-    }
   }
-  if (was_connected) connected_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace placement::storage

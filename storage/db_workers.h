@@ -27,7 +27,6 @@ class DbWorkers {
   struct Stats {
     int workers = 0;
     int busy = 0;
-    int connected = 0;
     size_t queued = 0;
     size_t queue_capacity = 0;
     uint64_t rejected = 0;
@@ -58,7 +57,6 @@ class DbWorkers {
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int> busy_{0};
-  std::atomic<int> connected_{0};
   std::atomic<uint64_t> rejected_{0};
   std::vector<std::thread> threads_;
 };

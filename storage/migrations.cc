@@ -32,7 +32,7 @@ constexpr char kSchemaMigrationsExists[] =
 // breaks the server releases the lock itself.
 class MigrationLock {
  public:
-  explicit MigrationLock(pqxx::connection& c) : connection_(c) {
+  explicit MigrationLock(pqxx::connection_base& c) : connection_(c) {
     pqxx::nontransaction txn(connection_);
     txn.exec_params("SELECT pg_advisory_lock($1)", kMigrationLockKey);
   }
@@ -46,10 +46,10 @@ class MigrationLock {
   }
 
  private:
-  pqxx::connection& connection_;
+  pqxx::connection_base& connection_;
 };
 
-std::map<int, double> AppliedVersions(pqxx::connection& c) {
+std::map<int, double> AppliedVersions(pqxx::connection_base& c) {
   pqxx::nontransaction txn(c);
   std::map<int, double> applied;
   if (!txn.exec(kSchemaMigrationsExists)[0][0].as<bool>()) return applied;
@@ -69,7 +69,7 @@ int Migrator::LatestVersion() const {
 }
 
 absl::StatusOr<int> Migrator::Up(std::optional<int> target) {
-  return session_.Run([&](pqxx::connection& c) -> absl::StatusOr<int> {
+  return session_.Run([&](pqxx::connection_base& c) -> absl::StatusOr<int> {
     MigrationLock lock(c);
     {
       pqxx::nontransaction txn(c);
@@ -91,7 +91,7 @@ absl::StatusOr<int> Migrator::Up(std::optional<int> target) {
 }
 
 absl::StatusOr<int> Migrator::Down(int steps) {
-  return session_.Run([&](pqxx::connection& c) -> absl::StatusOr<int> {
+  return session_.Run([&](pqxx::connection_base& c) -> absl::StatusOr<int> {
     MigrationLock lock(c);
     const std::map<int, double> applied = AppliedVersions(c);
     int count = 0;
@@ -109,24 +109,24 @@ absl::StatusOr<int> Migrator::Down(int steps) {
 }
 
 absl::StatusOr<std::vector<MigrationState>> Migrator::Status() {
-  return session_.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<MigrationState>> {
-        const std::map<int, double> applied = AppliedVersions(c);
-        std::vector<MigrationState> states;
-        for (const Migration& m : migrations_) {
-          MigrationState state{m.version, m.name, std::nullopt};
-          if (auto it = applied.find(m.version); it != applied.end()) {
-            state.applied_at = absl::FromUnixMicros(
-                static_cast<int64_t>(it->second * 1e6));
-          }
-          states.push_back(std::move(state));
-        }
-        return states;
-      });
+  return session_.Run([&](pqxx::connection_base& c)
+                          -> absl::StatusOr<std::vector<MigrationState>> {
+    const std::map<int, double> applied = AppliedVersions(c);
+    std::vector<MigrationState> states;
+    for (const Migration& m : migrations_) {
+      MigrationState state{m.version, m.name, std::nullopt};
+      if (auto it = applied.find(m.version); it != applied.end()) {
+        state.applied_at =
+            absl::FromUnixMicros(static_cast<int64_t>(it->second * 1e6));
+      }
+      states.push_back(std::move(state));
+    }
+    return states;
+  });
 }
 
 absl::StatusOr<int> Migrator::CurrentVersion() {
-  return session_.Run([&](pqxx::connection& c) -> absl::StatusOr<int> {
+  return session_.Run([&](pqxx::connection_base& c) -> absl::StatusOr<int> {
     const std::map<int, double> applied = AppliedVersions(c);
     return applied.empty() ? 0 : applied.rbegin()->first;
   });

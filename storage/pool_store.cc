@@ -29,8 +29,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14)
 ON CONFLICT DO NOTHING
 RETURNING name)sql";
 
-constexpr char kSelectPoolByName[] = "SELECT " PLACEMENT_POOL_COLUMNS
-    PLACEMENT_POOL_FROM "WHERE p.name = $1 ORDER BY l.key";
+constexpr char kSelectPoolByName[] =
+    "SELECT " PLACEMENT_POOL_COLUMNS PLACEMENT_POOL_FROM
+    "WHERE p.name = $1 ORDER BY l.key";
 
 constexpr char kSelectPoolByNameForUpdate[] =
     "SELECT " PLACEMENT_POOL_COLUMNS PLACEMENT_POOL_FROM
@@ -46,8 +47,9 @@ constexpr char kSelectPoolPage[] =
     " LEFT JOIN LATERAL jsonb_each_text(p.labels) l ON true"
     " ORDER BY p.name, l.key";
 
-constexpr char kSelectAllPools[] = "SELECT " PLACEMENT_POOL_COLUMNS
-    PLACEMENT_POOL_FROM "ORDER BY p.name, l.key";
+constexpr char kSelectAllPools[] =
+    "SELECT " PLACEMENT_POOL_COLUMNS PLACEMENT_POOL_FROM
+    "ORDER BY p.name, l.key";
 
 constexpr char kUpdatePool[] = R"sql(
 UPDATE pools
@@ -61,27 +63,6 @@ WHERE name = $1)sql";
 #undef PLACEMENT_POOL_COLUMNS
 #undef PLACEMENT_POOL_FROM
 
-core::Fabric ParseFabric(const std::string& text) {
-  if (text == "NVLINK") return core::Fabric::kNvlink;
-  if (text == "PCIE") return core::Fabric::kPcie;
-  return core::Fabric::kUnspecified;
-}
-
-core::PoolPurpose ParsePurpose(const std::string& text) {
-  if (text == "TRAINING") return core::PoolPurpose::kTraining;
-  if (text == "SERVING") return core::PoolPurpose::kServing;
-  return core::PoolPurpose::kUnspecified;
-}
-
-// The inter_node_fabric column holds core::InterNodeFabricName (0007).
-core::InterNodeFabric ParseInterNodeFabric(const std::string& text) {
-  if (text == "NONE") return core::InterNodeFabric::kNone;
-  if (text == "ETHERNET") return core::InterNodeFabric::kEthernet;
-  if (text == "ROCE") return core::InterNodeFabric::kRoce;
-  if (text == "INFINIBAND") return core::InterNodeFabric::kInfiniband;
-  return core::InterNodeFabric::kUnspecified;
-}
-
 // Folds the one-row-per-label result into pool records, keeping order.
 std::vector<PoolRecord> RecordsFromRows(const pqxx::result& rows) {
   std::vector<PoolRecord> records;
@@ -94,8 +75,10 @@ std::vector<PoolRecord> RecordsFromRows(const pqxx::result& rows) {
       pool.sku_id = row[1].as<std::string>();
       pool.node_count = row[2].as<int>();
       pool.gpus_per_node = row[3].as<int>();
-      pool.fabric = ParseFabric(row[4].as<std::string>());
-      pool.purpose = ParsePurpose(row[5].as<std::string>());
+      pool.fabric = core::ParseFabric(row[4].as<std::string>())
+                        .value_or(core::Fabric::kUnspecified);
+      pool.purpose = core::ParsePoolPurpose(row[5].as<std::string>())
+                         .value_or(core::PoolPurpose::kUnspecified);
       pool.exclusive = row[6].as<bool>();
       pool.gpu_quota = row[7].as<int>();
       pool.internal_rate_micros_per_gpu_hour = row[8].as<int64_t>();
@@ -104,7 +87,10 @@ std::vector<PoolRecord> RecordsFromRows(const pqxx::result& rows) {
       }
       record.create_time = absl::FromUnixMicros(row[10].as<int64_t>());
       record.update_time = absl::FromUnixMicros(row[11].as<int64_t>());
-      pool.inter_node_fabric = ParseInterNodeFabric(row[12].as<std::string>());
+      // The inter_node_fabric column holds core::InterNodeFabricName (0007).
+      pool.inter_node_fabric =
+          core::ParseInterNodeFabric(row[12].as<std::string>())
+              .value_or(core::InterNodeFabric::kUnspecified);
       pool.inter_node_gb_s_per_gpu = row[13].as<double>();
       records.push_back(std::move(record));
     }
@@ -128,7 +114,7 @@ absl::StatusOr<PoolRecord> OnePool(const pqxx::result& rows,
 // libpqxx 6.4 binds a null `const char*` as SQL NULL.
 struct NullableInt {
   explicit NullableInt(const std::optional<int64_t>& value)
-      : text(value ? std::to_string(*value) : "") , is_set(value.has_value()) {}
+      : text(value ? std::to_string(*value) : ""), is_set(value.has_value()) {}
   const char* param() const { return is_set ? text.c_str() : nullptr; }
   std::string text;
   bool is_set;
@@ -139,7 +125,8 @@ struct NullableInt {
 absl::StatusOr<PoolRecord> CreatePool(DbSession& session,
                                       const core::Pool& pool,
                                       const std::string& request_id) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolRecord> {
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<PoolRecord> {
     pqxx::work txn(c);
     const NullableInt list_price(pool.list_price_micros_per_gpu_hour);
     const pqxx::result inserted =
@@ -164,9 +151,9 @@ absl::StatusOr<PoolRecord> CreatePool(DbSession& session,
       if (!by_request.empty()) {
         const std::string created_name = by_request[0][0].as<std::string>();
         if (created_name != pool.name) {
-          return absl::AlreadyExistsError(absl::StrCat(
-              "request_id '", request_id, "' already created pool '",
-              created_name, "'"));
+          return absl::AlreadyExistsError(
+              absl::StrCat("request_id '", request_id,
+                           "' already created pool '", created_name, "'"));
         }
         // A retry of the call that created it: the original answer.
         return OnePool(txn.exec_params(kSelectPoolByName, pool.name),
@@ -186,20 +173,20 @@ absl::StatusOr<PoolRecord> CreatePool(DbSession& session,
 
 absl::StatusOr<PoolRecord> GetPool(DbSession& session,
                                    const std::string& name) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolRecord> {
-    pqxx::read_transaction txn(c);
-    return OnePool(txn.exec_params(kSelectPoolByName, name), name);
-  });
+  return session.Run(
+      [&](pqxx::connection_base& c) -> absl::StatusOr<PoolRecord> {
+        pqxx::read_transaction txn(c);
+        return OnePool(txn.exec_params(kSelectPoolByName, name), name);
+      });
 }
 
 absl::StatusOr<PoolPage> ListPools(DbSession& session, int page_size,
                                    const std::string& after_name) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolPage> {
+  return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<PoolPage> {
     pqxx::read_transaction txn(c);
     PoolPage page;
-    page.pools =
-        RecordsFromRows(txn.exec_params(kSelectPoolPage, after_name,
-                                        page_size + 1));
+    page.pools = RecordsFromRows(
+        txn.exec_params(kSelectPoolPage, after_name, page_size + 1));
     if (static_cast<int>(page.pools.size()) > page_size) {
       page.pools.resize(page_size);
       page.more = true;
@@ -208,18 +195,23 @@ absl::StatusOr<PoolPage> ListPools(DbSession& session, int page_size,
   });
 }
 
+std::vector<PoolRecord> ReadAllPools(pqxx::transaction_base& txn) {
+  return RecordsFromRows(txn.exec(kSelectAllPools));
+}
+
 absl::StatusOr<std::vector<PoolRecord>> ListAllPools(DbSession& session) {
   return session.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<PoolRecord>> {
+      [&](pqxx::connection_base& c) -> absl::StatusOr<std::vector<PoolRecord>> {
         pqxx::read_transaction txn(c);
-        return RecordsFromRows(txn.exec(kSelectAllPools));
+        return ReadAllPools(txn);
       });
 }
 
 absl::StatusOr<PoolRecord> UpdatePool(DbSession& session,
                                       const std::string& name,
                                       const PoolMutation& mutate) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<PoolRecord> {
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<PoolRecord> {
     pqxx::work txn(c);
     absl::StatusOr<PoolRecord> current =
         OnePool(txn.exec_params(kSelectPoolByNameForUpdate, name), name);

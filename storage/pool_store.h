@@ -43,6 +43,10 @@ absl::StatusOr<PoolPage> ListPools(DbSession& session, int page_size,
 
 // Every pool, in name order.
 absl::StatusOr<std::vector<PoolRecord>> ListAllPools(DbSession& session);
+// The same inside the caller's transaction `txn` (for reads that must see
+// one point in time, see ReadCatalog); throws what libpqxx throws, so call it
+// only inside DbSession::Run.
+std::vector<PoolRecord> ReadAllPools(pqxx::transaction_base& txn);
 
 // Reads the pool under a row lock, lets `mutate` change it (and validate the
 // result: a non-OK status aborts with nothing written), and writes it back.

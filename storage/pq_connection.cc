@@ -26,20 +26,14 @@ absl::Status StatusFromSqlState(absl::string_view state,
       absl::StrCat("database error ", state, ": ", message));
 }
 
-absl::StatusOr<std::unique_ptr<PqConnection>> PqConnection::Open(
-    const std::string& url) {
-  PGconn* connection = PQconnectdb(url.c_str());
-  if (connection == nullptr || PQstatus(connection) != CONNECTION_OK) {
-    const std::string error =
-        connection == nullptr ? "out of memory" : PQerrorMessage(connection);
-    if (connection != nullptr) PQfinish(connection);
-    return absl::UnavailableError(
-        absl::StrCat("cannot connect to the database: ", error));
+void PqConnection::Bind(PGconn* connection) {
+  const int backend_pid = connection == nullptr ? 0 : PQbackendPID(connection);
+  if (connection != connection_ || backend_pid != backend_pid_) {
+    prepared_.clear();
   }
-  return std::unique_ptr<PqConnection>(new PqConnection(connection));
+  connection_ = connection;
+  backend_pid_ = backend_pid;
 }
-
-PqConnection::~PqConnection() { PQfinish(connection_); }
 
 absl::Status PqConnection::StatusOfResult(const PGresult* result) const {
   if (result == nullptr) {

@@ -17,21 +17,34 @@ namespace placement::storage {
 // A PGresult that is cleared when it goes out of scope.
 using PqResult = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
-// A plain libpq connection for bulk COPY. libpqxx 6.4 writes COPY data one
-// row per call and hides the PGconn; telemetry ingestion needs to hand libpq
-// large buffers, so the sample path talks to libpq directly. Every error comes
-// back as a status (the same mapping as for libpqxx, by SQLSTATE).
+// The rule for the two client libraries in storage/: libpqxx is the default
+// (transactions that roll back unless committed; exceptions mapped once, by
+// StatusFromException). Raw libpq, through this class, only on the hot paths
+// that need what libpqxx 6.4 cannot do: sample ingestion (COPY of large
+// buffers) and plan records (prepared statements with binary-array
+// parameters, COPY of predictions), with the plan reads beside them. One
+// transaction uses one library from BEGIN to COMMIT; DbSession::RunRaw and
+// DbSession::Run say which. See docs/LAYOUT.md.
+//
+// Plain libpq on a session's connection, for bulk COPY. libpqxx 6.4 writes
+// COPY data one row per call and hides the PGconn; telemetry ingestion needs
+// to hand libpq large buffers, so the sample path talks to libpq directly,
+// on the PGconn of the session's libpqxx connection (SessionConnection):
+// one connection per session. Every error comes back as a status (the same
+// mapping as for libpqxx, by SQLSTATE).
 //
 // Not thread-safe: owned by one worker's DbSession.
 class PqConnection {
  public:
-  // UNAVAILABLE when the server cannot be reached.
-  static absl::StatusOr<std::unique_ptr<PqConnection>> Open(
-      const std::string& url);
-  ~PqConnection();
+  PqConnection() = default;
 
   PqConnection(const PqConnection&) = delete;
   PqConnection& operator=(const PqConnection&) = delete;
+
+  // Works on `connection` (borrowed; it stays owned by its
+  // SessionConnection) from now on. Statements prepared earlier are
+  // forgotten when it is another connection than before.
+  void Bind(PGconn* connection);
 
   // Runs a statement with text parameters ($1..$n; nullptr for NULL).
   absl::StatusOr<PqResult> Exec(absl::string_view sql,
@@ -50,13 +63,15 @@ class PqConnection {
   absl::StatusOr<int64_t> CopyIn(absl::string_view copy_sql,
                                  absl::string_view data);
 
-  bool ok() const { return PQstatus(connection_) == CONNECTION_OK; }
+  bool ok() const {
+    return connection_ != nullptr && PQstatus(connection_) == CONNECTION_OK;
+  }
 
  private:
-  explicit PqConnection(PGconn* connection) : connection_(connection) {}
   absl::Status StatusOfResult(const PGresult* result) const;
 
-  PGconn* connection_;
+  PGconn* connection_ = nullptr;
+  int backend_pid_ = 0;  // tells a new connection at a reused address apart
   absl::flat_hash_set<std::string> prepared_;
 };
 

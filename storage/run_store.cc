@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/units.h"
 #include "storage/cost_store.h"
 #include "storage/double_text.h"
 #include "storage/hex.h"
@@ -105,8 +106,6 @@ SELECT recipe_key, sku_id, encode(recipe, 'hex'), runs, successful_runs,
        peak_memory_hist::text
 FROM evidence_rollups ORDER BY recipe_key, sku_id)sql";
 
-constexpr double kMicrosecondsPerHour = 3.6e9;
-
 std::string CountsLiteral(const core::LogHistogram& histogram) {
   return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
 }
@@ -133,7 +132,7 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run) {
 }
 
 absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<RunAck> {
+  return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<RunAck> {
     const core::MeasuredRun& run = in.run;
     const int64_t gpu_us = GpuMicroseconds(run);
     pqxx::work txn(c);
@@ -171,16 +170,16 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
 
     core::EvidenceRollup delta;
     delta.Add(run);
-    txn.exec_params(
-        kUpsertRollup, run.recipe_key, run.sku_id, HexEncode(in.recipe_proto),
-        in.recipe.model, core::FineTuneMethodName(in.recipe.method),
-        delta.runs, delta.successful_runs, delta.offload_runs, delta.retries,
-        delta.collective_runs, delta.nvlink_runs, delta.pcie_runs,
-        delta.host_memory_runs, delta.steps_attempted, delta.steps_succeeded,
-        gpu_us, delta.max_peak_memory_gb,
-        CountsLiteral(delta.step_time_p50_hist),
-        CountsLiteral(delta.step_time_p95_hist),
-        CountsLiteral(delta.peak_memory_hist));
+    txn.exec_params(kUpsertRollup, run.recipe_key, run.sku_id,
+                    HexEncode(in.recipe_proto), in.recipe.model,
+                    core::FineTuneMethodName(in.recipe.method), delta.runs,
+                    delta.successful_runs, delta.offload_runs, delta.retries,
+                    delta.collective_runs, delta.nvlink_runs, delta.pcie_runs,
+                    delta.host_memory_runs, delta.steps_attempted,
+                    delta.steps_succeeded, gpu_us, delta.max_peak_memory_gb,
+                    CountsLiteral(delta.step_time_p50_hist),
+                    CountsLiteral(delta.step_time_p95_hist),
+                    CountsLiteral(delta.peak_memory_hist));
     // The finance rollup, in the same transaction: cost reports never scan
     // raw runs and always agree with them.
     AddRunToCostRollup(txn, run.run_id);
@@ -194,20 +193,20 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     if (!in.plan_id.empty()) {
       std::optional<double> observed_per_step;
       if (run.steps_succeeded > 0) {
-        observed_per_step = gpu_us / kMicrosecondsPerHour /
+        observed_per_step = gpu_us / core::kMicrosecondsPerHour /
                             static_cast<double>(run.steps_succeeded);
       }
       const std::string per_step_text =
           observed_per_step ? DoubleText(*observed_per_step) : "";
-      const pqxx::result outcome = txn.exec_params(
-          kInsertPlanOutcome, run.run_id, in.plan_id, run.pool_name,
-          run.peak_memory_gb,
-          observed_per_step ? per_step_text.c_str() : nullptr);
+      const pqxx::result outcome =
+          txn.exec_params(kInsertPlanOutcome, run.run_id, in.plan_id,
+                          run.pool_name, run.peak_memory_gb,
+                          observed_per_step ? per_step_text.c_str() : nullptr);
       if (!outcome.empty()) {
         ack.plan_outcome = PlanOutcome{
             outcome[0][0].as<std::string>(), outcome[0][1].as<std::string>(),
-            outcome[0][2].as<double>(), run.peak_memory_gb,
-            outcome[0][3].as<double>(), observed_per_step};
+            outcome[0][2].as<double>(),      run.peak_memory_gb,
+            outcome[0][3].as<double>(),      observed_per_step};
       }
     }
     txn.commit();
@@ -217,30 +216,31 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
 
 absl::StatusOr<StoredRun> GetRun(DbSession& session,
                                  const std::string& run_id) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<StoredRun> {
-    pqxx::read_transaction txn(c);
-    const pqxx::result rows = txn.exec_params(kSelectRun, run_id);
-    if (rows.empty()) {
-      return absl::NotFoundError(absl::StrCat("no run ", run_id));
-    }
-    StoredRun stored;
-    stored.upload = HexDecode(rows[0][0].as<std::string>());
-    stored.ack = RunAck{run_id, rows[0][1].as<std::string>(),
-                        absl::FromUnixMicros(rows[0][2].as<int64_t>()),
-                        rows[0][3].as<int64_t>(), std::nullopt};
-    return stored;
-  });
+  return session.Run(
+      [&](pqxx::connection_base& c) -> absl::StatusOr<StoredRun> {
+        pqxx::read_transaction txn(c);
+        const pqxx::result rows = txn.exec_params(kSelectRun, run_id);
+        if (rows.empty()) {
+          return absl::NotFoundError(absl::StrCat("no run ", run_id));
+        }
+        StoredRun stored;
+        stored.upload = HexDecode(rows[0][0].as<std::string>());
+        stored.ack = RunAck{run_id, rows[0][1].as<std::string>(),
+                            absl::FromUnixMicros(rows[0][2].as<int64_t>()),
+                            rows[0][3].as<int64_t>(), std::nullopt};
+        return stored;
+      });
 }
 
 absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
                                  const RunCursor& after, int page_size) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<RunPage> {
+  return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<RunPage> {
     pqxx::read_transaction txn(c);
     const int64_t cursor_micros =
         after.run_id.empty() ? 0 : absl::ToUnixMicros(after.accept_time);
-    const pqxx::result rows = txn.exec_params(
-        kListRuns, filter.pool, filter.sku, filter.recipe_key, after.run_id,
-        cursor_micros, page_size + 1);
+    const pqxx::result rows =
+        txn.exec_params(kListRuns, filter.pool, filter.sku, filter.recipe_key,
+                        after.run_id, cursor_micros, page_size + 1);
     RunPage page;
     for (const pqxx::row& row : rows) {
       if (static_cast<int>(page.runs.size()) == page_size) {
@@ -253,15 +253,18 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
       s.sku_id = row[2].as<std::string>();
       s.recipe_key = row[3].as<std::string>();
       s.model = row[4].as<std::string>();
-      s.method = row[5].as<std::string>();
+      s.method = core::ParseFineTuneMethod(row[5].as<std::string>())
+                     .value_or(core::FineTuneMethod::kUnspecified);
       s.gpu_count = row[6].as<int>();
       s.started = absl::FromUnixMicros(row[7].as<int64_t>());
       s.ended = absl::FromUnixMicros(row[8].as<int64_t>());
       s.steps_attempted = row[9].as<int64_t>();
       s.steps_succeeded = row[10].as<int64_t>();
       s.peak_memory_gb = row[11].as<double>();
-      s.offload = row[12].as<std::string>();
-      s.outcome = row[13].as<std::string>();
+      s.offload = core::ParseOffload(row[12].as<std::string>())
+                      .value_or(core::Offload::kUnspecified);
+      s.outcome = core::ParseRunOutcome(row[13].as<std::string>())
+                      .value_or(core::RunOutcome::kUnspecified);
       s.retries = row[14].as<int>();
       s.gpu_microseconds = row[15].as<int64_t>();
       s.accept_time = absl::FromUnixMicros(row[16].as<int64_t>());
@@ -271,36 +274,40 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
   });
 }
 
+std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn) {
+  std::vector<StoredRollup> rollups;
+  for (const pqxx::row& row : txn.exec(kListRollups)) {
+    StoredRollup stored;
+    core::EvidenceRollup& r = stored.rollup;
+    r.recipe_key = row[0].as<std::string>();
+    r.sku_id = row[1].as<std::string>();
+    stored.recipe_proto = HexDecode(row[2].as<std::string>());
+    r.runs = row[3].as<int64_t>();
+    r.successful_runs = row[4].as<int64_t>();
+    r.offload_runs = row[5].as<int64_t>();
+    r.retries = row[6].as<int64_t>();
+    r.collective_runs = row[7].as<int64_t>();
+    r.nvlink_runs = row[8].as<int64_t>();
+    r.pcie_runs = row[9].as<int64_t>();
+    r.host_memory_runs = row[10].as<int64_t>();
+    r.steps_attempted = row[11].as<int64_t>();
+    r.steps_succeeded = row[12].as<int64_t>();
+    r.gpu_hours = row[13].as<int64_t>() / core::kMicrosecondsPerHour;
+    r.max_peak_memory_gb = row[14].as<double>();
+    r.step_time_p50_hist = CountsFromLiteral(row[15].as<std::string>());
+    r.step_time_p95_hist = CountsFromLiteral(row[16].as<std::string>());
+    r.peak_memory_hist = CountsFromLiteral(row[17].as<std::string>());
+    rollups.push_back(std::move(stored));
+  }
+  return rollups;
+}
+
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {
-  return session.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<StoredRollup>> {
-        pqxx::read_transaction txn(c);
-        std::vector<StoredRollup> rollups;
-        for (const pqxx::row& row : txn.exec(kListRollups)) {
-          StoredRollup stored;
-          core::EvidenceRollup& r = stored.rollup;
-          r.recipe_key = row[0].as<std::string>();
-          r.sku_id = row[1].as<std::string>();
-          stored.recipe_proto = HexDecode(row[2].as<std::string>());
-          r.runs = row[3].as<int64_t>();
-          r.successful_runs = row[4].as<int64_t>();
-          r.offload_runs = row[5].as<int64_t>();
-          r.retries = row[6].as<int64_t>();
-          r.collective_runs = row[7].as<int64_t>();
-          r.nvlink_runs = row[8].as<int64_t>();
-          r.pcie_runs = row[9].as<int64_t>();
-          r.host_memory_runs = row[10].as<int64_t>();
-          r.steps_attempted = row[11].as<int64_t>();
-          r.steps_succeeded = row[12].as<int64_t>();
-          r.gpu_hours = row[13].as<int64_t>() / kMicrosecondsPerHour;
-          r.max_peak_memory_gb = row[14].as<double>();
-          r.step_time_p50_hist = CountsFromLiteral(row[15].as<std::string>());
-          r.step_time_p95_hist = CountsFromLiteral(row[16].as<std::string>());
-          r.peak_memory_hist = CountsFromLiteral(row[17].as<std::string>());
-          rollups.push_back(std::move(stored));
-        }
-        return rollups;
-      });
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<std::vector<StoredRollup>> {
+    pqxx::read_transaction txn(c);
+    return ReadRollups(txn);
+  });
 }
 
 }  // namespace placement::storage

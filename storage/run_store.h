@@ -80,15 +80,15 @@ struct RunSummary {
   std::string sku_id;
   std::string recipe_key;
   std::string model;
-  std::string method;
+  core::FineTuneMethod method = core::FineTuneMethod::kUnspecified;
   int gpu_count = 0;
   absl::Time started;
   absl::Time ended;
   int64_t steps_attempted = 0;
   int64_t steps_succeeded = 0;
   double peak_memory_gb = 0;
-  std::string offload;
-  std::string outcome;
+  core::Offload offload = core::Offload::kUnspecified;
+  core::RunOutcome outcome = core::RunOutcome::kUnspecified;
   int retries = 0;
   int64_t gpu_microseconds = 0;
   absl::Time accept_time;
@@ -122,6 +122,10 @@ struct StoredRollup {
 
 // Every rollup (the planner's evidence), for a replica's in-memory copy.
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session);
+// The same inside the caller's transaction `txn` (for reads that must see
+// one point in time, see ReadCatalog); throws what libpqxx throws, so call it
+// only inside DbSession::Run.
+std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn);
 
 }  // namespace placement::storage
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "storage/double_text.h"
+#include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
@@ -53,16 +54,9 @@ constexpr char kEnsurePartitions[] =
     "SELECT placement_ensure_sample_partitions(to_timestamp($1::float8 / "
     "1e6), $2)";
 
-
 void AppendTimestamp(absl::Time time, std::string* out) {
-  out->append(absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time,
-                               absl::UTCTimeZone()));
-}
-
-int64_t Int64Field(const PGresult* result, int row, int column) {
-  int64_t value = 0;
-  (void)absl::SimpleAtoi(PQgetvalue(result, row, column), &value);
-  return value;
+  out->append(
+      absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time, absl::UTCTimeZone()));
 }
 
 double DoubleField(const PGresult* result, int row, int column) {
@@ -87,7 +81,8 @@ std::string Micros(absl::Time time) {
 
 // Walks `steps` (ascending) from `committed`, returning the last step of the
 // contiguous run that starts at committed + 1.
-int64_t AdvanceContiguous(int64_t committed, const std::vector<int64_t>& steps) {
+int64_t AdvanceContiguous(int64_t committed,
+                          const std::vector<int64_t>& steps) {
   for (int64_t step : steps) {
     if (step <= committed) continue;
     if (step != committed + 1) break;
@@ -144,14 +139,16 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
   samples = std::move(unique);
 
   absl::Time first_time = absl::InfiniteFuture();
-  for (const StepSampleRow& s : samples) first_time = std::min(first_time, s.time);
+  for (const StepSampleRow& s : samples)
+    first_time = std::min(first_time, s.time);
   if (samples.empty()) first_time = absl::Now();
 
   return session.RunRaw([&](PqConnection& c) -> absl::StatusOr<AppendResult> {
     PqTransaction txn(c);
     if (absl::Status s = txn.Begin(); !s.ok()) return s;
     const std::string first_micros = Micros(first_time);
-    if (auto r = c.Exec(kRegisterStream, {run_id.c_str(), first_micros.c_str()});
+    if (auto r =
+            c.Exec(kRegisterStream, {run_id.c_str(), first_micros.c_str()});
         !r.ok()) {
       return r.status();
     }
@@ -221,8 +218,9 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
     } else if (!new_steps.empty()) {
       // Earlier gaps: walk the stored steps past the contiguous prefix.
       const std::string after = std::to_string(progress.committed_through_step);
-      absl::StatusOr<PqResult> later = c.Exec(
-          kStepsAfter, {run_id.c_str(), partition_micros.c_str(), after.c_str()});
+      absl::StatusOr<PqResult> later =
+          c.Exec(kStepsAfter,
+                 {run_id.c_str(), partition_micros.c_str(), after.c_str()});
       if (!later.ok()) return later.status();
       std::vector<int64_t> steps;
       for (int i = 0; i < PQntuples(later->get()); ++i) {

@@ -12,29 +12,33 @@ ORDER BY sku_id)sql";
 
 }  // namespace
 
+std::vector<core::GpuSku> ReadSkus(pqxx::transaction_base& txn) {
+  std::vector<core::GpuSku> skus;
+  for (const pqxx::row& row : txn.exec(kListSkus)) {
+    core::GpuSku sku;
+    sku.id = row[0].as<std::string>();
+    sku.family = row[1].as<std::string>();
+    sku.architecture = row[2].as<std::string>();
+    sku.memory_gb = row[3].as<double>();
+    sku.memory_type = row[4].as<std::string>();
+    sku.memory_bandwidth_gb_s = row[5].as<double>();
+    sku.form_factor = row[6].as<std::string>();
+    sku.max_nvlink_gb_s = row[7].as<double>();
+    sku.pcie_gen = row[8].as<int>();
+    sku.bf16_dense_tflops = row[9].as<double>();
+    sku.fp8_dense_tflops = row[10].as<double>();
+    sku.tdp_w = row[11].as<int>();
+    skus.push_back(std::move(sku));
+  }
+  return skus;
+}
+
 absl::StatusOr<std::vector<core::GpuSku>> ListSkus(DbSession& session) {
-  return session.Run(
-      [](pqxx::connection& c) -> absl::StatusOr<std::vector<core::GpuSku>> {
-        pqxx::read_transaction txn(c);
-        std::vector<core::GpuSku> skus;
-        for (const pqxx::row& row : txn.exec(kListSkus)) {
-          core::GpuSku sku;
-          sku.id = row[0].as<std::string>();
-          sku.family = row[1].as<std::string>();
-          sku.architecture = row[2].as<std::string>();
-          sku.memory_gb = row[3].as<double>();
-          sku.memory_type = row[4].as<std::string>();
-          sku.memory_bandwidth_gb_s = row[5].as<double>();
-          sku.form_factor = row[6].as<std::string>();
-          sku.max_nvlink_gb_s = row[7].as<double>();
-          sku.pcie_gen = row[8].as<int>();
-          sku.bf16_dense_tflops = row[9].as<double>();
-          sku.fp8_dense_tflops = row[10].as<double>();
-          sku.tdp_w = row[11].as<int>();
-          skus.push_back(std::move(sku));
-        }
-        return skus;
-      });
+  return session.Run([](pqxx::connection_base& c)
+                         -> absl::StatusOr<std::vector<core::GpuSku>> {
+    pqxx::read_transaction txn(c);
+    return ReadSkus(txn);
+  });
 }
 
 }  // namespace placement::storage

@@ -11,6 +11,10 @@ namespace placement::storage {
 
 // Every SKU of the catalog (seeded by migration 0001), in name order.
 absl::StatusOr<std::vector<core::GpuSku>> ListSkus(DbSession& session);
+// The same inside the caller's transaction `txn` (for reads that must see
+// one point in time, see ReadCatalog); throws what libpqxx throws, so call it
+// only inside DbSession::Run.
+std::vector<core::GpuSku> ReadSkus(pqxx::transaction_base& txn);
 
 }  // namespace placement::storage
 

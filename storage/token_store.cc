@@ -24,6 +24,20 @@ SELECT token_id::text, name, role, encode(secret_hash, 'hex'),
        (extract(epoch FROM revoked_at) * 1e6)::bigint
 FROM api_tokens ORDER BY created_at DESC, token_id)sql";
 
+// Newest first; ties (same microsecond) by id. The cursor is compared in
+// exact microseconds.
+constexpr char kListTokensAfter[] = R"sql(
+SELECT token_id::text, name, role, encode(secret_hash, 'hex'),
+       (extract(epoch FROM created_at) * 1e6)::bigint,
+       (extract(epoch FROM revoked_at) * 1e6)::bigint
+FROM api_tokens
+WHERE $1::boolean
+   OR created_at < 'epoch'::timestamptz + $2::bigint * interval '1 microsecond'
+   OR (created_at = 'epoch'::timestamptz + $2::bigint * interval '1 microsecond'
+       AND token_id > $3::uuid)
+ORDER BY created_at DESC, token_id
+LIMIT $4)sql";
+
 TokenRecord FromRow(const pqxx::row& row) {
   TokenRecord token;
   token.token_id = row[0].as<std::string>();
@@ -40,7 +54,7 @@ TokenRecord FromRow(const pqxx::row& row) {
 }  // namespace
 
 absl::Status InsertToken(DbSession& session, const TokenRecord& token) {
-  return session.Run([&](pqxx::connection& c) -> absl::Status {
+  return session.Run([&](pqxx::connection_base& c) -> absl::Status {
     pqxx::work txn(c);
     txn.exec_params(kInsertToken, token.token_id, token.name, token.role,
                     HexEncode(token.secret_hash));
@@ -51,27 +65,56 @@ absl::Status InsertToken(DbSession& session, const TokenRecord& token) {
 
 absl::StatusOr<TokenRecord> RevokeToken(DbSession& session,
                                         const std::string& token_id) {
-  return session.Run([&](pqxx::connection& c) -> absl::StatusOr<TokenRecord> {
-    pqxx::work txn(c);
-    const pqxx::result rows = txn.exec_params(kRevokeToken, token_id);
-    if (rows.empty()) {
-      return absl::NotFoundError(absl::StrCat("no token ", token_id));
-    }
-    TokenRecord token = FromRow(rows[0]);
-    txn.commit();
-    return token;
-  });
+  return session.Run(
+      [&](pqxx::connection_base& c) -> absl::StatusOr<TokenRecord> {
+        pqxx::work txn(c);
+        const pqxx::result rows = txn.exec_params(kRevokeToken, token_id);
+        if (rows.empty()) {
+          return absl::NotFoundError(absl::StrCat("no token ", token_id));
+        }
+        TokenRecord token = FromRow(rows[0]);
+        txn.commit();
+        return token;
+      });
+}
+
+std::vector<TokenRecord> ReadTokens(pqxx::transaction_base& txn) {
+  std::vector<TokenRecord> tokens;
+  for (const pqxx::row& row : txn.exec(kListTokens)) {
+    tokens.push_back(FromRow(row));
+  }
+  return tokens;
 }
 
 absl::StatusOr<std::vector<TokenRecord>> ListTokens(DbSession& session) {
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<std::vector<TokenRecord>> {
+    pqxx::read_transaction txn(c);
+    return ReadTokens(txn);
+  });
+}
+
+absl::StatusOr<TokenPage> ListTokensPage(DbSession& session,
+                                         const TokenCursor& after, int limit) {
   return session.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<std::vector<TokenRecord>> {
+      [&](pqxx::connection_base& c) -> absl::StatusOr<TokenPage> {
         pqxx::read_transaction txn(c);
-        std::vector<TokenRecord> tokens;
-        for (const pqxx::row& row : txn.exec(kListTokens)) {
-          tokens.push_back(FromRow(row));
+        const bool from_start = after.token_id.empty();
+        const int64_t micros =
+            from_start ? 0 : absl::ToUnixMicros(after.created_at);
+        const std::string token_id =
+            from_start ? "00000000-0000-0000-0000-000000000000"
+                       : after.token_id;
+        TokenPage page;
+        for (const pqxx::row& row : txn.exec_params(
+                 kListTokensAfter, from_start, micros, token_id, limit + 1)) {
+          if (static_cast<int>(page.tokens.size()) == limit) {
+            page.more = true;
+            break;
+          }
+          page.tokens.push_back(FromRow(row));
         }
-        return tokens;
+        return page;
       });
 }
 

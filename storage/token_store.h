@@ -30,6 +30,26 @@ absl::StatusOr<TokenRecord> RevokeToken(DbSession& session,
 
 // Every token, newest first (revoked ones too).
 absl::StatusOr<std::vector<TokenRecord>> ListTokens(DbSession& session);
+// The same inside the caller's transaction `txn` (for reads that must see
+// one point in time, see ReadCatalog); throws what libpqxx throws, so call it
+// only inside DbSession::Run.
+std::vector<TokenRecord> ReadTokens(pqxx::transaction_base& txn);
+
+// Where a page of tokens starts: after the token created at `created_at`
+// with id `token_id` in ListTokens' order (a key, not a position, so that a
+// token created or revoked between pages shifts nothing).
+struct TokenCursor {
+  absl::Time created_at = absl::InfiniteFuture();
+  std::string token_id;  // empty: from the start
+};
+
+// Up to `limit` tokens after `after`, newest first, and whether more follow.
+struct TokenPage {
+  std::vector<TokenRecord> tokens;
+  bool more = false;
+};
+absl::StatusOr<TokenPage> ListTokensPage(DbSession& session,
+                                         const TokenCursor& after, int limit);
 
 }  // namespace placement::storage
 

@@ -38,13 +38,16 @@ absl::StatusOr<TransactionHorizon> TransactionHorizon::Parse(
   return horizon;
 }
 
+absl::StatusOr<TransactionHorizon> ReadHorizon(pqxx::transaction_base& txn) {
+  const pqxx::result rows = txn.exec("SELECT pg_current_snapshot()::text");
+  return TransactionHorizon::Parse(rows[0][0].as<std::string>());
+}
+
 absl::StatusOr<TransactionHorizon> ReadTransactionHorizon(DbSession& session) {
   return session.Run(
-      [&](pqxx::connection& c) -> absl::StatusOr<TransactionHorizon> {
+      [&](pqxx::connection_base& c) -> absl::StatusOr<TransactionHorizon> {
         pqxx::read_transaction txn(c);
-        const pqxx::result rows =
-            txn.exec("SELECT pg_current_snapshot()::text");
-        return TransactionHorizon::Parse(rows[0][0].as<std::string>());
+        return ReadHorizon(txn);
       });
 }
 

@@ -28,6 +28,10 @@ struct TransactionHorizon {
   static absl::StatusOr<TransactionHorizon> Parse(absl::string_view text);
 };
 
+// pg_current_snapshot() inside `txn`: in a REPEATABLE READ transaction, read
+// first, the snapshot every later statement of it uses.
+absl::StatusOr<TransactionHorizon> ReadHorizon(pqxx::transaction_base& txn);
+
 // pg_current_snapshot() on `session`, in a transaction of its own: reads
 // started after this call see at least what it includes.
 absl::StatusOr<TransactionHorizon> ReadTransactionHorizon(DbSession& session);

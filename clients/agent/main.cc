@@ -1,6 +1,8 @@
 // placement-agent: names a GPU node's exact SKU and records benchmark runs
 // of training commands as evidence for the placement service. See
 // docs/AGENT.md.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,11 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
-#include <random>
 #include <thread>
-
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -33,7 +31,10 @@
 #include "clients/agent/sku_naming.h"
 #include "clients/agent/spool.h"
 #include "clients/agent/uploader.h"
+#include "clients/common/channel.h"
 #include "clients/common/rpc_errors.h"
+#include "common/proto_time.h"
+#include "common/uuid.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 
@@ -93,12 +94,7 @@ constexpr int kExitUsage = 2;
 constexpr int kExitSpooled = 3;
 
 std::string ServerAddress() {
-  std::string server = absl::GetFlag(FLAGS_server);
-  if (server.empty()) {
-    const char* env = std::getenv("PLACEMENT_SERVER");
-    server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
-  }
-  return server;
+  return clients::ServerAddress(absl::GetFlag(FLAGS_server));
 }
 
 // The flag's value when given, else the first environment variable set.
@@ -123,17 +119,6 @@ std::string HostName() {
     return "unknown-host";
   }
   return name;
-}
-
-std::string NewRunId() {
-  std::random_device device;
-  std::mt19937_64 random(
-      (static_cast<uint64_t>(device()) << 32) ^ device() ^
-      static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())));
-  const uint64_t a = random(), b = random();
-  return absl::StrFormat("%08x-%04x-4%03x-%04x-%012x", a >> 32,
-                         (a >> 16) & 0xffff, a & 0xfff,
-                         0x8000 | ((b >> 48) & 0x3fff), b & 0xffffffffffff);
 }
 
 absl::StatusOr<Uploader> MakeUploader() {
@@ -354,14 +339,6 @@ class LiveRun {
   double peak_gb_ = 0;
 };
 
-google::protobuf::Timestamp NowProto() {
-  const int64_t micros = absl::ToUnixMicros(absl::Now());
-  google::protobuf::Timestamp t;
-  t.set_seconds(micros / 1'000'000);
-  t.set_nanos(static_cast<int32_t>(micros % 1'000'000) * 1000);
-  return t;
-}
-
 int Run(const std::vector<std::string>& command) {
   if (command.empty()) {
     std::cerr << "usage: placement-agent run --pool P --recipe FILE [--sku S] "
@@ -455,7 +432,7 @@ int Run(const std::vector<std::string>& command) {
       return kExitUsage;
     }
   }
-  facts.run_id = NewRunId();
+  facts.run_id = common::NewUuid();
   facts.agent_id = absl::GetFlag(FLAGS_agent_id).empty()
                        ? absl::StrCat("placement-agent@", HostName())
                        : absl::GetFlag(FLAGS_agent_id);
@@ -529,7 +506,7 @@ int Run(const std::vector<std::string>& command) {
           ++a.steps;
           v1::StepSample s;
           s.set_step(static_cast<int64_t>(live.size()));
-          *s.mutable_time() = NowProto();
+          *s.mutable_time() = common::TimeToProto(absl::Now());
           s.set_step_time_seconds(record->step_time_s);
           const double nvml_gb = live.current_gb();
           s.set_memory_allocated_gb(

@@ -1,12 +1,11 @@
 #include "clients/agent/run_record.h"
 
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <cmath>
-
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -14,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/proto_time.h"
 
 namespace placement::agent {
 namespace {
@@ -30,14 +30,6 @@ absl::optional<double> Number(const Struct& s, const char* key) {
     return absl::nullopt;
   }
   return it->second.number_value();
-}
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  google::protobuf::Timestamp ts;
-  const int64_t micros = absl::ToUnixMicros(t);
-  ts.set_seconds(micros / 1'000'000);
-  ts.set_nanos(static_cast<int32_t>(micros % 1'000'000) * 1000);
-  return ts;
 }
 
 // (Debian 12's Abseil predates absl::StrContainsIgnoreCase.)
@@ -184,8 +176,8 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   for (const std::string& node : facts.node_names) run.add_node_names(node);
   run.set_gpu_count(facts.recipe.gpu_count());
   *run.mutable_recipe() = facts.recipe;
-  *run.mutable_start_time() = ToProto(facts.attempts.front().start);
-  *run.mutable_end_time() = ToProto(facts.attempts.back().end);
+  *run.mutable_start_time() = common::TimeToProto(facts.attempts.front().start);
+  *run.mutable_end_time() = common::TimeToProto(facts.attempts.back().end);
 
   std::vector<double> step_times;
   double busy = 0, peak = facts.nvml_peak_gb;

@@ -2,10 +2,10 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/read_file.h"
 
 namespace placement::clients {
 namespace {
@@ -15,20 +15,18 @@ ClientSecurity& Security() {
   return *security;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 std::chrono::milliseconds& CallTimeout() {
   static std::chrono::milliseconds timeout = kDefaultCallTimeout;
   return timeout;
 }
 
 }  // namespace
+
+std::string ServerAddress(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv("PLACEMENT_SERVER");
+  return env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
+}
 
 void SetDefaultCallTimeout(std::chrono::milliseconds timeout) {
   CallTimeout() = timeout;
@@ -61,7 +59,7 @@ absl::StatusOr<std::string> FindToken(const std::string& token_file) {
     path = DefaultTokenFile();
     if (!std::ifstream(path)) return std::string();  // no token anywhere
   }
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = common::ReadFile(path);
   if (!text.ok()) return text.status();
   const absl::string_view token = absl::StripAsciiWhitespace(*text);
   if (token.empty()) {
@@ -81,10 +79,12 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& server) {
     return grpc::CreateChannel(server, grpc::InsecureChannelCredentials());
   }
   grpc::SslCredentialsOptions ssl;
-  ssl.pem_root_certs = ReadFile(security.ca_file).value_or("");
+  ssl.pem_root_certs = common::ReadFile(security.ca_file).value_or("");
   if (!security.client_cert_file.empty()) {
-    ssl.pem_cert_chain = ReadFile(security.client_cert_file).value_or("");
-    ssl.pem_private_key = ReadFile(security.client_key_file).value_or("");
+    ssl.pem_cert_chain =
+        common::ReadFile(security.client_cert_file).value_or("");
+    ssl.pem_private_key =
+        common::ReadFile(security.client_key_file).value_or("");
   }
   return grpc::CreateChannel(server, grpc::SslCredentials(ssl));
 }

@@ -35,6 +35,10 @@ absl::StatusOr<std::string> FindToken(const std::string& token_file);
 // Where the quick start keeps the first admin token.
 std::string DefaultTokenFile();
 
+// The server to call: `flag` when given, else $PLACEMENT_SERVER, else
+// 127.0.0.1:50051 (placementd's default --listen).
+std::string ServerAddress(const std::string& flag);
+
 // A channel to `server` ("host:port"): TLS when a CA is configured.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& server);
 

@@ -19,6 +19,7 @@
 #include "clients/common/table.h"
 #include "clients/placectl/flags.h"
 #include "clients/placectl/json.h"
+#include "clients/placectl/recipe_file.h"
 #include "core/money.h"
 #include "placement/v1/cost.grpc.pb.h"
 
@@ -159,12 +160,6 @@ absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
   return request;
 }
 
-std::string Lower(const std::string& enum_name, absl::string_view prefix) {
-  std::string s(absl::StripPrefix(enum_name, prefix));
-  for (char& c : s) c = c == '_' ? '-' : absl::ascii_tolower(c);
-  return s;
-}
-
 std::string Period(const v1::CostReportRow& row) {
   if (!row.has_period_start_time()) return "";
   return absl::FormatTime("%Y-%m-%d",
@@ -212,8 +207,8 @@ std::vector<Column> Columns(const v1::GetCostReportRequest& request,
       [](const v1::CostReportRow& r) {
         return r.method() == v1::FINE_TUNE_METHOD_UNSPECIFIED
                    ? std::string()
-                   : Lower(v1::FineTuneMethod_Name(r.method()),
-                           "FINE_TUNE_METHOD_");
+                   : EnumShortName(*v1::FineTuneMethod_descriptor(),
+                                   r.method());
       });
   key(grouped(v1::COST_DIMENSION_TEAM), "TEAM", "team",
       [](const auto& r) { return r.team(); });
@@ -221,7 +216,7 @@ std::vector<Column> Columns(const v1::GetCostReportRequest& request,
       [](const v1::CostReportRow& r) {
         return r.outcome() == v1::RUN_OUTCOME_UNSPECIFIED
                    ? std::string()
-                   : Lower(v1::RunOutcome_Name(r.outcome()), "RUN_OUTCOME_");
+                   : EnumShortName(*v1::RunOutcome_descriptor(), r.outcome());
       });
   auto num = [&](const char* header, const char* csv, auto cell) {
     columns.push_back({header, csv, true, cell});

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "clients/common/channel.h"
 
 PLACECTL_FLAG(std::string, server, "", "*",
               "placementd address host:port (default: $PLACEMENT_SERVER, "
@@ -172,12 +173,7 @@ bool RegisterFlag(const char* name, const char* commands, const char* help) {
 bool FlagGiven(const char* name) { return GivenFlags().contains(name); }
 
 std::string ServerAddress() {
-  std::string server = absl::GetFlag(FLAGS_server);
-  if (server.empty()) {
-    const char* env = std::getenv("PLACEMENT_SERVER");
-    server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
-  }
-  return server;
+  return clients::ServerAddress(absl::GetFlag(FLAGS_server));
 }
 
 int ParseCommandLine(int argc, char** argv, const std::string& overview,

@@ -18,6 +18,7 @@
 #include "clients/placectl/flags.h"
 #include "clients/placectl/json.h"
 #include "clients/placectl/recipe_file.h"
+#include "common/proto_time.h"
 #include "core/money.h"
 #include "placement/v1/placement.grpc.pb.h"
 
@@ -249,10 +250,7 @@ bool ApplyFlags(v1::PlacePlanRequest* request) {
                 << absl::GetFlag(FLAGS_deadline) << "\"\n";
       return false;
     }
-    const int64_t seconds = absl::ToInt64Seconds(deadline);
-    constraints->mutable_deadline()->set_seconds(seconds);
-    constraints->mutable_deadline()->set_nanos(static_cast<int32_t>(
-        absl::ToInt64Nanoseconds(deadline - absl::Seconds(seconds))));
+    common::DurationToProto(deadline, constraints->mutable_deadline());
   }
   if (FlagGiven("pools")) {
     constraints->clear_allowed_pools();
@@ -339,23 +337,16 @@ std::string Settings(const v1::Recipe& r) {
   return absl::StrJoin(parts, ", ");
 }
 
-absl::Duration FromProto(const google::protobuf::Duration& d) {
-  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
-}
-
-absl::Time FromProto(const google::protobuf::Timestamp& t) {
-  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
-}
-
 std::string TimeText(const google::protobuf::Timestamp& t) {
   if (t.seconds() == 0 && t.nanos() == 0) return "-";
-  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", FromProto(t),
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", common::TimeFromProto(t),
                           absl::UTCTimeZone());
 }
 
 // "3d 04h", "10h 05m", "12m 30s", "45s".
 std::string WallTime(const google::protobuf::Duration& d) {
-  const int64_t s = absl::ToInt64Seconds(FromProto(d) + absl::Milliseconds(500));
+  const int64_t s = absl::ToInt64Seconds(common::DurationFromProto(d) +
+                                         absl::Milliseconds(500));
   if (s <= 0) return "-";
   if (s >= 86400) return absl::StrFormat("%dd %02dh", s / 86400, s % 86400 / 3600);
   if (s >= 3600) return absl::StrFormat("%dh %02dm", s / 3600, s % 3600 / 60);
@@ -571,7 +562,8 @@ void PrintRequest(const v1::PlacePlanRequest& request, std::ostream& out) {
   }
   if (c.max_gpus() > 0) parts.push_back(absl::StrCat("max ", c.max_gpus(), " GPUs"));
   if (c.has_deadline()) {
-    parts.push_back("deadline " + absl::FormatDuration(FromProto(c.deadline())));
+    parts.push_back("deadline " + absl::FormatDuration(
+                                      common::DurationFromProto(c.deadline())));
   }
   if (!c.allowed_pools().empty()) {
     parts.push_back("pools " + absl::StrJoin(c.allowed_pools(), ","));

@@ -1,5 +1,7 @@
 #include "clients/placectl/run_commands.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -7,8 +9,6 @@
 #include <fstream>
 #include <iostream>
 #include <vector>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +25,7 @@
 #include "clients/placectl/flags.h"
 #include "clients/placectl/json.h"
 #include "clients/placectl/recipe_file.h"
+#include "common/proto_time.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 
 PLACECTL_FLAG(std::string, pool, "", "runs list", "only runs on this pool");
@@ -38,12 +39,9 @@ namespace {
 using clients::ContextWithDeadline;
 using clients::DescribeError;
 
-absl::Time FromProto(const google::protobuf::Timestamp& t) {
-  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
-}
-
 std::string Time(const google::protobuf::Timestamp& t) {
-  return absl::FormatTime("%Y-%m-%d %H:%M", FromProto(t), absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%d %H:%M", common::TimeFromProto(t),
+                          absl::UTCTimeZone());
 }
 
 std::string Name(const std::string& enum_name, const std::string& prefix) {
@@ -157,14 +155,14 @@ int Upload(const std::string& path) {
   clients::ProgressBar progress("runs", static_cast<int64_t>(requests->size()));
   for (const v1::UploadBenchmarkRunRequest& request : *requests) {
     v1::UploadBenchmarkRunResponse response;
-    grpc::Status status =
-        stub->UploadBenchmarkRun(ContextWithDeadline().get(), request, &response);
+    grpc::Status status = stub->UploadBenchmarkRun(ContextWithDeadline().get(),
+                                                   request, &response);
     if (!status.ok()) {
       progress.Interrupt();
       std::cerr << "placectl: run " << request.run().run_id()
                 << " refused: " << DescribeError(status) << "\n";
       ++failed;
-    } else if (FromProto(response.accept_time()) < started) {
+    } else if (common::TimeFromProto(response.accept_time()) < started) {
       ++already;
     } else {
       ++stored;
@@ -191,8 +189,8 @@ int List() {
     request.set_pool(absl::GetFlag(FLAGS_pool));
     request.set_recipe_key(absl::GetFlag(FLAGS_recipe_key));
     v1::ListBenchmarkRunsResponse response;
-    grpc::Status status =
-        stub->ListBenchmarkRuns(ContextWithDeadline().get(), request, &response);
+    grpc::Status status = stub->ListBenchmarkRuns(ContextWithDeadline().get(),
+                                                  request, &response);
     if (!status.ok()) {
       std::cerr << "placectl: " << DescribeError(status) << "\n";
       return 1;
@@ -204,23 +202,22 @@ int List() {
     std::cout << ToJson(all);
     return 0;
   }
-  clients::Table table({"RUN", "POOL", "SKU", "MODEL", "METHOD", "GPUS",
-                        "STARTED (UTC)", "STEPS OK/TRIED", "PEAK GB",
-                        "OFFLOAD", "RETRIES", "OUTCOME", "GPU-H"},
-                       {false, false, false, false, false, true, false, true,
-                        true, false, true, false, true});
+  clients::Table table(
+      {"RUN", "POOL", "SKU", "MODEL", "METHOD", "GPUS", "STARTED (UTC)",
+       "STEPS OK/TRIED", "PEAK GB", "OFFLOAD", "RETRIES", "OUTCOME", "GPU-H"},
+      {false, false, false, false, false, true, false, true, true, false, true,
+       false, true});
   for (const v1::BenchmarkRunSummary& run : all.runs()) {
-    table.AddRow({run.run_id(), run.pool(), run.sku(), run.model(),
-                  Name(v1::FineTuneMethod_Name(run.method()),
-                       "FINE_TUNE_METHOD_"),
-                  absl::StrCat(run.gpu_count()), Time(run.start_time()),
-                  absl::StrCat(run.steps_succeeded(), "/",
-                               run.steps_attempted()),
-                  absl::StrFormat("%.1f", run.peak_memory_gb()),
-                  Name(v1::Offload_Name(run.offload()), "OFFLOAD_"),
-                  absl::StrCat(run.retries()),
-                  Name(v1::RunOutcome_Name(run.outcome()), "RUN_OUTCOME_"),
-                  absl::StrFormat("%.2f", run.gpu_hours())});
+    table.AddRow(
+        {run.run_id(), run.pool(), run.sku(), run.model(),
+         Name(v1::FineTuneMethod_Name(run.method()), "FINE_TUNE_METHOD_"),
+         absl::StrCat(run.gpu_count()), Time(run.start_time()),
+         absl::StrCat(run.steps_succeeded(), "/", run.steps_attempted()),
+         absl::StrFormat("%.1f", run.peak_memory_gb()),
+         Name(v1::Offload_Name(run.offload()), "OFFLOAD_"),
+         absl::StrCat(run.retries()),
+         Name(v1::RunOutcome_Name(run.outcome()), "RUN_OUTCOME_"),
+         absl::StrFormat("%.2f", run.gpu_hours())});
   }
   table.Print(std::cout);
   return 0;

@@ -1,5 +1,7 @@
 #include "services/api/catalog_convert.h"
 
+#include "common/proto_time.h"
+
 namespace placement::services {
 
 v1::Sku SkuToProto(const core::GpuSku& sku) {
@@ -96,23 +98,6 @@ v1::PoolPurpose PurposeToProto(core::PoolPurpose purpose) {
   return v1::POOL_PURPOSE_UNSPECIFIED;
 }
 
-void TimeToProto(absl::Time time, google::protobuf::Timestamp* out) {
-  const int64_t micros = absl::ToUnixMicros(time);
-  int64_t seconds = micros / 1000000;
-  int64_t rest = micros % 1000000;
-  if (rest < 0) {
-    rest += 1000000;
-    --seconds;
-  }
-  out->set_seconds(seconds);
-  out->set_nanos(static_cast<int32_t>(rest * 1000));
-}
-
-absl::Time TimeFromProto(const google::protobuf::Timestamp& timestamp) {
-  return absl::FromUnixSeconds(timestamp.seconds()) +
-         absl::Nanoseconds(timestamp.nanos());
-}
-
 core::Pool PoolFromProto(const v1::Pool& in) {
   core::Pool pool;
   pool.name = in.name();
@@ -134,8 +119,8 @@ core::Pool PoolFromProto(const v1::Pool& in) {
   return pool;
 }
 
-v1::Pool PoolToProto(const storage::PoolRecord& record) {
-  const core::Pool& pool = record.pool;
+v1::Pool PoolToProto(const core::Pool& pool, absl::Time create_time,
+                     absl::Time update_time) {
   v1::Pool out;
   out.set_name(pool.name);
   out.set_sku(pool.sku_id);
@@ -154,8 +139,8 @@ v1::Pool PoolToProto(const storage::PoolRecord& record) {
         *pool.list_price_micros_per_gpu_hour);
   }
   out.mutable_labels()->insert(pool.labels.begin(), pool.labels.end());
-  TimeToProto(record.create_time, out.mutable_create_time());
-  TimeToProto(record.update_time, out.mutable_update_time());
+  common::TimeToProto(create_time, out.mutable_create_time());
+  common::TimeToProto(update_time, out.mutable_update_time());
   return out;
 }
 

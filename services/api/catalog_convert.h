@@ -4,14 +4,14 @@
 #include "absl/time/time.h"
 #include "core/pool.h"
 #include "core/sku.h"
-#include "google/protobuf/timestamp.pb.h"
 #include "placement/v1/catalog.pb.h"
-#include "storage/pool_store.h"
 
 namespace placement::services {
 
 v1::Sku SkuToProto(const core::GpuSku& sku);
-v1::Pool PoolToProto(const storage::PoolRecord& record);
+// A stored pool with the times storage recorded for it.
+v1::Pool PoolToProto(const core::Pool& pool, absl::Time create_time,
+                     absl::Time update_time);
 
 // Copies the client-settable fields; the SKU name is taken as given (the
 // caller resolves it against the catalog).
@@ -23,9 +23,6 @@ core::InterNodeFabric InterNodeFabricFromProto(v1::InterNodeFabric fabric);
 v1::InterNodeFabric InterNodeFabricToProto(core::InterNodeFabric fabric);
 core::PoolPurpose PurposeFromProto(v1::PoolPurpose purpose);
 v1::PoolPurpose PurposeToProto(core::PoolPurpose purpose);
-
-void TimeToProto(absl::Time time, google::protobuf::Timestamp* out);
-absl::Time TimeFromProto(const google::protobuf::Timestamp& timestamp);
 
 }  // namespace placement::services
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/proto_time.h"
 #include "core/recipe.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/recipe_convert.h"
@@ -115,8 +116,8 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
   if (!have_start) v.Add("run.start_time", "is required");
   if (!have_end) v.Add("run.end_time", "is required");
   if (have_start && have_end) {
-    const absl::Time start = TimeFromProto(run.start_time());
-    const absl::Time end = TimeFromProto(run.end_time());
+    const absl::Time start = common::TimeFromProto(run.start_time());
+    const absl::Time end = common::TimeFromProto(run.end_time());
     if (end < start) {
       v.Add("run.end_time", "must not be before run.start_time");
     } else if (end > now + kClockSkew) {
@@ -262,9 +263,9 @@ core::FieldViolations ValidateSampleBatch(
     }
     if (!ValidTimestamp(s.time())) {
       v.Add(prefix + "time", "is required");
-    } else if (TimeFromProto(s.time()) > now + kClockSkew) {
+    } else if (common::TimeFromProto(s.time()) > now + kClockSkew) {
       v.Add(prefix + "time", "is in the future");
-    } else if (TimeFromProto(s.time()) < now - kMaxAge) {
+    } else if (common::TimeFromProto(s.time()) < now - kMaxAge) {
       v.Add(prefix + "time", "is more than five years ago");
     }
     v.CheckPositive(prefix + "step_time_seconds", s.step_time_seconds(),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -124,49 +125,121 @@ bool Authorizer::TakeWrite(const std::string& token_id) {
   return true;
 }
 
-grpc::Status Authorizer::Authorize(const grpc::ServerContextBase& context,
-                                   absl::string_view method) {
-  if (!enabled_) return grpc::Status::OK;
+absl::Status Authorizer::Authorize(absl::string_view method,
+                                   const Metadata& metadata) {
   auto rule = rules_.find(method);
   if (rule == rules_.end()) {
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                        absl::StrCat(method, " is not open to any role"));
+    return absl::PermissionDeniedError(
+        absl::StrCat(method, " is not open to any role"));
   }
-  const auto& metadata = context.client_metadata();
   auto header = metadata.find("authorization");
   if (header == metadata.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "missing 'authorization: Bearer <token>' metadata");
+    return absl::UnauthenticatedError(
+        "missing 'authorization: Bearer <token>' metadata");
   }
   absl::string_view value(header->second.data(), header->second.size());
   if (!absl::ConsumePrefix(&value, kBearer) || value.empty()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "the authorization metadata must be 'Bearer <token>'");
+    return absl::UnauthenticatedError(
+        "the authorization metadata must be 'Bearer <token>'");
   }
   std::shared_ptr<const CatalogSnapshot> snapshot = tokens_.Current();
   if (snapshot == nullptr) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        "tokens are not loaded yet");
+    return absl::UnavailableError("tokens are not loaded yet");
   }
   auto principal = snapshot->tokens.find(TokenSecretHash(value));
   if (principal == snapshot->tokens.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "unknown or revoked token");
+    return absl::UnauthenticatedError("unknown or revoked token");
   }
   if ((rule->second->roles & static_cast<uint8_t>(principal->second.role)) ==
       0) {
-    return grpc::Status(
-        grpc::StatusCode::PERMISSION_DENIED,
-        absl::StrCat("role ", RoleName(principal->second.role),
-                     " may not call ", method));
+    return absl::PermissionDeniedError(absl::StrCat(
+        "role ", RoleName(principal->second.role), " may not call ", method));
   }
   if (rule->second->write && !TakeWrite(principal->second.token_id)) {
-    return grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        absl::StrCat("token '", principal->second.name, "' is over its rate of ",
-                     writes_per_second_, " writes/s; retry with backoff"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "token '", principal->second.name, "' is over its rate of ",
+        writes_per_second_, " writes/s; retry with backoff"));
   }
-  return grpc::Status::OK;
+  return absl::OkStatus();
+}
+
+Authorizer::DecisionShard& Authorizer::ShardOf(
+    const grpc::ServerContextBase& context) {
+  return decisions_[absl::HashOf(&context) % decisions_.size()];
+}
+
+void Authorizer::Decide(const grpc::ServerContextBase& context,
+                        absl::string_view method, const Metadata& metadata) {
+  if (!enabled_) return;
+  absl::Status decision = Authorize(method, metadata);
+  DecisionShard& shard = ShardOf(context);
+  absl::MutexLock lock(&shard.mu);
+  shard.calls.insert_or_assign(&context, std::move(decision));
+}
+
+void Authorizer::Forget(const grpc::ServerContextBase& context) {
+  if (!enabled_) return;
+  DecisionShard& shard = ShardOf(context);
+  absl::MutexLock lock(&shard.mu);
+  shard.calls.erase(&context);
+}
+
+absl::Status Authorizer::Decision(const grpc::ServerContextBase& context) {
+  if (!enabled_) return absl::OkStatus();
+  DecisionShard& shard = ShardOf(context);
+  absl::MutexLock lock(&shard.mu);
+  auto it = shard.calls.find(&context);
+  if (it == shard.calls.end()) {
+    return absl::PermissionDeniedError(
+        "no authorization decision for this call");  // fail closed
+  }
+  return it->second;
+}
+
+namespace {
+
+// Decides each call as its metadata arrives, from the method gRPC is
+// serving, and keeps the decision for the handler until the call ends.
+class AuthInterceptor : public grpc::experimental::Interceptor {
+ public:
+  AuthInterceptor(Authorizer& auth, grpc::experimental::ServerRpcInfo* info)
+      : auth_(auth), info_(info) {}
+  ~AuthInterceptor() override { auth_.Forget(*info_->server_context()); }
+
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::
+                POST_RECV_INITIAL_METADATA)) {
+      auth_.Decide(*info_->server_context(), info_->method(),
+                   *methods->GetRecvInitialMetadata());
+    }
+    methods->Proceed();
+  }
+
+ private:
+  Authorizer& auth_;
+  grpc::experimental::ServerRpcInfo* const info_;
+};
+
+class AuthInterceptorFactory
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit AuthInterceptorFactory(Authorizer& auth) : auth_(auth) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new AuthInterceptor(auth_, info);
+  }
+
+ private:
+  Authorizer& auth_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+Authorizer::InterceptorFactory() {
+  return std::make_unique<AuthInterceptorFactory>(*this);
 }
 
 }  // namespace placement::services

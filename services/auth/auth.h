@@ -1,14 +1,19 @@
 #ifndef PLACEMENT_SERVICES_AUTH_AUTH_H_
 #define PLACEMENT_SERVICES_AUTH_AUTH_H_
 
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/support/server_interceptor.h>
+
+#include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -51,25 +56,44 @@ std::string NewTokenSecret();
 // SHA-256 of a secret, as stored.
 std::string TokenSecretHash(absl::string_view secret);
 
-// Decides every call: the bearer token in the `authorization` metadata must
-// be known and unrevoked in the replica's snapshot (revocations arrive with
-// the next re-read, within a second on every replica), its role must be
-// allowed by MethodRules(), and writes are limited per token.
+// Decides every call once, from the method gRPC is serving: the bearer token
+// in the `authorization` metadata must be known and unrevoked in the
+// replica's snapshot (revocations arrive with the next re-read, within a
+// second on every replica), its role must be allowed by MethodRules() for
+// that method, and writes are limited per token. MethodRules() is the only
+// place that names methods: the interceptor (InterceptorFactory) decides as
+// the call's metadata arrives, and the handler asks for the decision.
 //
-// Returns OK, UNAUTHENTICATED (no or unknown token), PERMISSION_DENIED
-// (wrong role), RESOURCE_EXHAUSTED (write rate) or UNAVAILABLE (tokens not
-// loaded yet). With auth disabled every call is allowed.
+// A decision is OK, UNAUTHENTICATED (no or unknown token), PERMISSION_DENIED
+// (wrong role, or a call nothing decided), RESOURCE_EXHAUSTED (write rate)
+// or UNAVAILABLE (tokens not loaded yet). With auth disabled every call is
+// allowed.
 class Authorizer {
  public:
+  using Metadata = std::multimap<grpc::string_ref, grpc::string_ref>;
+
   Authorizer(const EvidenceCache& tokens, bool enabled,
              double writes_per_second, double write_burst);
 
-  grpc::Status Authorize(const grpc::ServerContextBase& context,
-                         absl::string_view method);
+  // The interceptor that decides each call (register it with the server).
+  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+  InterceptorFactory();
+
+  // The decision on the call of `context`, for its handler.
+  absl::Status Decision(const grpc::ServerContextBase& context);
+
+  // The interceptor's side: decides a call of `method` (gRPC's full name,
+  // "/placement.v1.CatalogService/ListSkus") presenting `metadata`, and
+  // keeps the decision until Forget().
+  void Decide(const grpc::ServerContextBase& context, absl::string_view method,
+              const Metadata& metadata);
+  void Forget(const grpc::ServerContextBase& context);
 
   bool enabled() const { return enabled_; }
 
  private:
+  absl::Status Authorize(absl::string_view method, const Metadata& metadata);
+
   // Token bucket per token id.
   struct Bucket {
     double tokens;
@@ -84,6 +108,15 @@ class Authorizer {
   absl::flat_hash_map<std::string, const MethodRule*> rules_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, Bucket> buckets_ ABSL_GUARDED_BY(mu_);
+  // The decisions of calls in flight, sharded by call so that concurrent
+  // calls seldom share a lock.
+  struct DecisionShard {
+    absl::Mutex mu;
+    absl::flat_hash_map<const grpc::ServerContextBase*, absl::Status> calls
+        ABSL_GUARDED_BY(mu);
+  };
+  DecisionShard& ShardOf(const grpc::ServerContextBase& context);
+  std::array<DecisionShard, 16> decisions_;
 };
 
 }  // namespace placement::services

@@ -1,5 +1,7 @@
 #include "services/metrics/db_pool_metrics.h"
 
+#include "storage/session_connection.h"
+
 namespace placement::services {
 namespace {
 
@@ -32,8 +34,12 @@ std::vector<prometheus::MetricFamily> DbPoolMetrics::Collect() const {
              "Database worker threads running a query now.", MetricType::Gauge,
              stats.busy),
       Single("placement_db_connections_open",
-             "Open PostgreSQL connections held by the workers.",
-             MetricType::Gauge, stats.connected),
+             "Open PostgreSQL connections of this process: one per database "
+             "worker that has connected, plus the audit writer, the evidence "
+             "cache, its change listener, the health monitor and the "
+             "partition maintainer.",
+             MetricType::Gauge,
+             static_cast<double>(storage::OpenConnectionCount())),
       Single("placement_db_queue_depth",
              "Database tasks waiting for a worker.", MetricType::Gauge,
              static_cast<double>(stats.queued)),

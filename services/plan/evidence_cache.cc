@@ -6,12 +6,9 @@
 #include "absl/time/clock.h"
 #include "placement/v1/recipe.pb.h"
 #include "services/api/recipe_convert.h"
+#include "storage/catalog_read.h"
 #include "storage/change_listener.h"
 #include "storage/db_session.h"
-#include "storage/pool_store.h"
-#include "storage/run_store.h"
-#include "storage/sku_store.h"
-#include "storage/token_store.h"
 
 namespace placement::services {
 namespace {
@@ -27,25 +24,13 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> Load(
     storage::DbSession& session, const std::atomic<int64_t>& local_writes) {
   auto snapshot = std::make_shared<CatalogSnapshot>();
   snapshot->loaded_at = absl::Now();
-  // Both before any read: what they count or include committed before the
-  // reads below began, so the reads see it.
+  // Before the read: the local writes it counts committed before the read's
+  // transaction began, so the read sees them.
   snapshot->local_writes_included = local_writes.load();
-  absl::StatusOr<storage::TransactionHorizon> horizon =
-      storage::ReadTransactionHorizon(session);
-  if (!horizon.ok()) return horizon.status();
-  snapshot->horizon = *std::move(horizon);
-  absl::StatusOr<std::vector<core::GpuSku>> skus = storage::ListSkus(session);
-  if (!skus.ok()) return skus.status();
-  absl::StatusOr<std::vector<storage::PoolRecord>> pools =
-      storage::ListAllPools(session);
-  if (!pools.ok()) return pools.status();
-  absl::StatusOr<std::vector<storage::StoredRollup>> rollups =
-      storage::ListRollups(session);
-  if (!rollups.ok()) return rollups.status();
-  absl::StatusOr<std::vector<storage::TokenRecord>> tokens =
-      storage::ListTokens(session);
-  if (!tokens.ok()) return tokens.status();
-  for (const storage::TokenRecord& token : *tokens) {
+  absl::StatusOr<storage::CatalogRows> rows = storage::ReadCatalog(session);
+  if (!rows.ok()) return rows.status();
+  snapshot->horizon = std::move(rows->horizon);
+  for (const storage::TokenRecord& token : rows->tokens) {
     Principal principal{token.token_id, token.name, Role::kAgent};
     if (token.revoked_at.has_value() ||
         !ParseRole(token.role, &principal.role)) {
@@ -54,11 +39,11 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> Load(
     snapshot->tokens.emplace(token.secret_hash, std::move(principal));
   }
 
-  snapshot->skus = *std::move(skus);
-  for (storage::PoolRecord& record : *pools) {
+  snapshot->skus = std::move(rows->skus);
+  for (storage::PoolRecord& record : rows->pools) {
     snapshot->pools.push_back(std::move(record.pool));
   }
-  for (const storage::StoredRollup& stored : *rollups) {
+  for (const storage::StoredRollup& stored : rows->rollups) {
     v1::Recipe recipe;
     if (!recipe.ParseFromString(stored.recipe_proto)) {
       std::cerr << "placementd: skipping rollup " << stored.rollup.recipe_key

@@ -30,18 +30,32 @@ bool PlanAuditWriter::TrySubmit(storage::PlacementRecord plan,
                                 absl::Time deadline, Done done) {
   absl::MutexLock lock(&mu_);
   if (stopping_ || queue_.size() >= queue_capacity_) return false;
+  pending_.try_emplace(plan.plan_id);
   queue_.push_back({std::move(plan), deadline, std::move(done)});
-  ++submitted_;
   return true;
 }
 
-bool PlanAuditWriter::AwaitSubmittedWritten(absl::Time deadline) {
+bool PlanAuditWriter::WhenWritten(const std::string& plan_id,
+                                  std::function<void()> then) {
   absl::MutexLock lock(&mu_);
-  const uint64_t target = submitted_;
-  auto written = [this, target]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return finished_ >= target;
-  };
-  return mu_.AwaitWithDeadline(absl::Condition(&written), deadline);
+  auto it = pending_.find(plan_id);
+  if (it == pending_.end()) return false;
+  it->second.push_back(std::move(then));
+  return true;
+}
+
+void PlanAuditWriter::Written(const std::vector<Pending>& batch) {
+  std::vector<std::function<void()>> waiting;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const Pending& p : batch) {
+      auto it = pending_.find(p.plan.plan_id);
+      if (it == pending_.end()) continue;
+      for (auto& then : it->second) waiting.push_back(std::move(then));
+      pending_.erase(it);
+    }
+  }
+  for (const auto& then : waiting) then();
 }
 
 void PlanAuditWriter::Loop() {
@@ -79,6 +93,7 @@ void PlanAuditWriter::Loop() {
       p.done(absl::DeadlineExceededError(
           "the deadline passed before the plan could be recorded"));
     }
+    Written(expired);
     if (!batch.empty()) {
       next_commit = absl::Now() + commit_interval_;
       std::vector<const storage::PlacementRecord*> plans;
@@ -94,9 +109,8 @@ void PlanAuditWriter::Loop() {
         known.clear();  // in case a result it names is gone: send them again
       }
       for (Pending& p : batch) p.done(status);
+      Written(batch);
     }
-    absl::MutexLock lock(&mu_);
-    finished_ += expired.size() + batch.size();
   }
 }
 

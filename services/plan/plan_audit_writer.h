@@ -6,8 +6,10 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -45,9 +47,12 @@ class PlanAuditWriter {
   bool TrySubmit(storage::PlacementRecord plan, absl::Time deadline,
                  Done done);
 
-  // Waits until every plan submitted before the call has been written (or
-  // has failed to be), or until `deadline`; false on the deadline.
-  bool AwaitSubmittedWritten(absl::Time deadline);
+  // When the plan `plan_id` is queued or being written, arranges for `then`
+  // to run on the writer's thread once its record is committed (or failed
+  // to be) and returns true. Otherwise returns false and never calls
+  // `then`: any record of that id is committed already, or was never queued
+  // here. Nobody waits for the writer: a caller finishes its work in `then`.
+  bool WhenWritten(const std::string& plan_id, std::function<void()> then);
 
  private:
   struct Pending {
@@ -56,6 +61,8 @@ class PlanAuditWriter {
     Done done;
   };
   void Loop();
+  // Forgets `batch`'s plans as pending and runs what waited for them.
+  void Written(const std::vector<Pending>& batch) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string database_url_;
   const size_t queue_capacity_;
@@ -63,10 +70,9 @@ class PlanAuditWriter {
   const absl::Duration commit_interval_;
   absl::Mutex mu_;
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
-  // Plans ever submitted, and those of them whose `done` has been called:
-  // plans are written in the order submitted.
-  uint64_t submitted_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
+  // The plans queued or being written, with what waits for each.
+  absl::flat_hash_map<std::string, std::vector<std::function<void()>>> pending_
+      ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

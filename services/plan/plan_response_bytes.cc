@@ -1,6 +1,7 @@
 #include "services/plan/plan_response_bytes.h"
 
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
 #include "placement/v1/placement.pb.h"
 #include "services/api/catalog_convert.h"
 
@@ -21,8 +22,8 @@ grpc::ByteBuffer PlanResponseBytes(const grpc::Slice& result,
   Response head;
   head.set_plan_id(stamp.plan_id);
   Response tail;
-  TimeToProto(stamp.create_time, tail.mutable_create_time());
-  TimeToProto(stamp.evidence_time, tail.mutable_evidence_time());
+  common::TimeToProto(stamp.create_time, tail.mutable_create_time());
+  common::TimeToProto(stamp.evidence_time, tail.mutable_evidence_time());
   for (const std::string& warning : stamp.warnings) tail.add_warnings(warning);
   const grpc::Slice slices[] = {grpc::Slice(common::DeterministicBytes(head)),
                                 result,

@@ -6,7 +6,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/proto_time.h"
 #include "common/uuid.h"
 #include "core/field_violation.h"
 #include "core/pool.h"
@@ -90,10 +92,8 @@ void ApplyField(const std::string& field, const core::Pool& from,
 grpc::ServerUnaryReactor* CatalogService::ListSkus(
     grpc::CallbackServerContext* context, const v1::ListSkusRequest* request,
     v1::ListSkusResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/ListSkus");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -126,10 +126,8 @@ grpc::ServerUnaryReactor* CatalogService::ListSkus(
 grpc::ServerUnaryReactor* CatalogService::GetSku(
     grpc::CallbackServerContext* context, const v1::GetSkuRequest* request,
     v1::GetSkuResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/GetSku");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -159,10 +157,8 @@ grpc::ServerUnaryReactor* CatalogService::GetSku(
 grpc::ServerUnaryReactor* CatalogService::CreatePool(
     grpc::CallbackServerContext* context,
     const v1::CreatePoolRequest* request, v1::CreatePoolResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/CreatePool");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -192,7 +188,8 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
             storage::CreatePool(session, *valid, request_id);
         if (!created.ok()) return created.status();
         PublishChange(session);
-        *response->mutable_pool() = PoolToProto(*created);
+        *response->mutable_pool() = PoolToProto(
+            created->pool, created->create_time, created->update_time);
         return absl::OkStatus();
       });
 }
@@ -200,10 +197,8 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
 grpc::ServerUnaryReactor* CatalogService::UpdatePool(
     grpc::CallbackServerContext* context,
     const v1::UpdatePoolRequest* request, v1::UpdatePoolResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/UpdatePool");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -250,7 +245,8 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
             });
         if (!updated.ok()) return updated.status();
         PublishChange(session);
-        *response->mutable_pool() = PoolToProto(*updated);
+        *response->mutable_pool() = PoolToProto(
+            updated->pool, updated->create_time, updated->update_time);
         return absl::OkStatus();
       });
 }
@@ -258,10 +254,8 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
 grpc::ServerUnaryReactor* CatalogService::GetPool(
     grpc::CallbackServerContext* context, const v1::GetPoolRequest* request,
     v1::GetPoolResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/GetPool");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -277,7 +271,8 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
         absl::StatusOr<storage::PoolRecord> pool =
             storage::GetPool(session, name);
         if (!pool.ok()) return pool.status();
-        *response->mutable_pool() = PoolToProto(*pool);
+        *response->mutable_pool() =
+            PoolToProto(pool->pool, pool->create_time, pool->update_time);
         return absl::OkStatus();
       });
 }
@@ -285,10 +280,8 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
 grpc::ServerUnaryReactor* CatalogService::ListPools(
     grpc::CallbackServerContext* context, const v1::ListPoolsRequest* request,
     v1::ListPoolsResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/ListPools");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -305,7 +298,8 @@ grpc::ServerUnaryReactor* CatalogService::ListPools(
             storage::ListPools(session, page_size, after);
         if (!page.ok()) return page.status();
         for (const storage::PoolRecord& record : page->pools) {
-          *response->add_pools() = PoolToProto(record);
+          *response->add_pools() =
+              PoolToProto(record.pool, record.create_time, record.update_time);
         }
         if (page->more) {
           response->set_next_page_token(
@@ -338,11 +332,33 @@ v1::ApiToken TokenToProto(const storage::TokenRecord& token) {
   Role role = Role::kAgent;
   out.set_role(ParseRole(token.role, &role) ? RoleToProto(role)
                                             : v1::ROLE_UNSPECIFIED);
-  TimeToProto(token.created_at, out.mutable_create_time());
+  common::TimeToProto(token.created_at, out.mutable_create_time());
   if (token.revoked_at.has_value()) {
-    TimeToProto(*token.revoked_at, out.mutable_revoke_time());
+    common::TimeToProto(*token.revoked_at, out.mutable_revoke_time());
   }
   return out;
+}
+
+// Token page tokens carry the last token's (create time, token id).
+std::string TokenCursorKey(const storage::TokenRecord& token) {
+  return absl::StrCat(absl::ToUnixMicros(token.created_at), "/",
+                      token.token_id);
+}
+
+absl::StatusOr<storage::TokenCursor> TokenCursorFromKey(
+    const std::string& key) {
+  storage::TokenCursor cursor;
+  if (key.empty()) return cursor;
+  std::pair<std::string, std::string> parts =
+      absl::StrSplit(key, absl::MaxSplits('/', 1));
+  int64_t micros = 0;
+  if (!absl::SimpleAtoi(parts.first, &micros) || !IsUuid(parts.second)) {
+    return core::InvalidArgumentWithViolations(
+        {{"page_token", "is not a page token returned by this service"}});
+  }
+  cursor.created_at = absl::FromUnixMicros(micros);
+  cursor.token_id = parts.second;
+  return cursor;
 }
 
 }  // namespace
@@ -350,10 +366,8 @@ v1::ApiToken TokenToProto(const storage::TokenRecord& token) {
 grpc::ServerUnaryReactor* CatalogService::CreateToken(
     grpc::CallbackServerContext* context,
     const v1::CreateTokenRequest* request, v1::CreateTokenResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/CreateToken");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -395,10 +409,8 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
 grpc::ServerUnaryReactor* CatalogService::RevokeToken(
     grpc::CallbackServerContext* context,
     const v1::RevokeTokenRequest* request, v1::RevokeTokenResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/RevokeToken");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -423,10 +435,8 @@ grpc::ServerUnaryReactor* CatalogService::RevokeToken(
 grpc::ServerUnaryReactor* CatalogService::ListTokens(
     grpc::CallbackServerContext* context, const v1::ListTokensRequest* request,
     v1::ListTokensResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CatalogService/ListTokens");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -435,25 +445,23 @@ grpc::ServerUnaryReactor* CatalogService::ListTokens(
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
   if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
+  absl::StatusOr<storage::TokenCursor> cursor = TokenCursorFromKey(page->after);
+  if (!cursor.ok()) return FinishNow(context, ToGrpcStatus(cursor.status()));
   return FinishOnDbWorker(
       context, workers_,
-      [response, page_size = page->size,
-       after = page->after](storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<std::vector<storage::TokenRecord>> tokens =
-            storage::ListTokens(session);
+      [response, page_size = page->size, cursor = *std::move(cursor)](
+          storage::DbSession& session) -> absl::Status {
+        // Newest first; the page token is the last token's key, so tokens
+        // created between pages shift nothing.
+        absl::StatusOr<storage::TokenPage> tokens =
+            storage::ListTokensPage(session, cursor, page_size);
         if (!tokens.ok()) return tokens.status();
-        // Newest first; the page token is the position after the last one.
-        size_t start = 0;
-        if (!after.empty() && !absl::SimpleAtoi(after, &start)) {
-          return core::InvalidArgumentWithViolations(
-              {{"page_token", "is not a page token returned by this service"}});
+        for (const storage::TokenRecord& token : tokens->tokens) {
+          *response->add_tokens() = TokenToProto(token);
         }
-        for (size_t i = start; i < tokens->size(); ++i) {
-          if (response->tokens_size() == page_size) {
-            response->set_next_page_token(EncodePageToken(std::to_string(i)));
-            break;
-          }
-          *response->add_tokens() = TokenToProto((*tokens)[i]);
+        if (tokens->more) {
+          response->set_next_page_token(
+              EncodePageToken(TokenCursorKey(tokens->tokens.back())));
         }
         return absl::OkStatus();
       });

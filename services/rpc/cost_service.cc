@@ -10,12 +10,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
+#include "core/evidence.h"
 #include "core/field_violation.h"
+#include "core/fnv1a.h"
+#include "core/recipe.h"
 #include "core/sku.h"
+#include "core/units.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
+#include "services/api/recipe_convert.h"
 #include "services/rpc/db_call.h"
 #include "storage/cost_store.h"
 #include "storage/sku_store.h"
@@ -47,17 +53,14 @@ std::optional<absl::CivilDay> MidnightDay(
                           absl::UTCTimeZone());
 }
 
-// FNV-1a: stable across processes and replicas (absl::Hash is salted), so a
-// page token made by one replica is checked by another.
+// FNV-1a (unsalted): stable across processes and replicas (absl::Hash is
+// salted), so a page token made by one replica is checked by another.
 std::string Fingerprint(const v1::GetCostReportRequest& request) {
   v1::GetCostReportRequest copy = request;
   copy.clear_page_size();
   copy.clear_page_token();
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : common::DeterministicBytes(copy)) {
-    hash = (hash ^ c) * 1099511628211ull;
-  }
-  return absl::StrFormat("%016x", hash);
+  return absl::StrFormat("%016x",
+                         core::Fnv1a64(common::DeterministicBytes(copy)));
 }
 
 // Page tokens carry the request's fingerprint and the last row's key, each
@@ -97,11 +100,6 @@ absl::StatusOr<std::optional<storage::CostGroupKey>> CursorFromKey(
   }
   if (!rest.empty()) return bad;
   return cursor;
-}
-
-// Names as stored: FINE_TUNE_METHOD_LORA -> "LORA".
-std::string StoredName(const std::string& enum_name, absl::string_view prefix) {
-  return std::string(absl::StripPrefix(enum_name, prefix));
 }
 
 absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
@@ -155,8 +153,7 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
                             "must be a known fine-tuning method"});
       continue;
     }
-    q.methods.push_back(
-        StoredName(v1::FineTuneMethod_Name(m), "FINE_TUNE_METHOD_"));
+    q.methods.push_back(core::FineTuneMethodName(MethodFromProto(m)));
   }
   for (int i = 0; i < f.outcomes_size(); ++i) {
     const v1::RunOutcome o = f.outcomes(i);
@@ -165,7 +162,7 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
                             "must be a known run outcome"});
       continue;
     }
-    q.outcomes.push_back(StoredName(v1::RunOutcome_Name(o), "RUN_OUTCOME_"));
+    q.outcomes.push_back(core::RunOutcomeName(OutcomeFromProto(o)));
   }
 
   std::vector<int> seen;
@@ -272,21 +269,21 @@ void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
   out->set_recipe_key(r.key.recipe_key);
   out->set_model(r.key.model);
   if (!r.key.method.empty()) {
-    v1::FineTuneMethod method = v1::FINE_TUNE_METHOD_UNSPECIFIED;
-    v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + r.key.method, &method);
-    out->set_method(method);
+    out->set_method(
+        MethodToProto(core::ParseFineTuneMethod(r.key.method)
+                          .value_or(core::FineTuneMethod::kUnspecified)));
   }
   out->set_team(r.key.team);
   if (!r.key.outcome.empty()) {
-    v1::RunOutcome outcome = v1::RUN_OUTCOME_UNSPECIFIED;
-    v1::RunOutcome_Parse("RUN_OUTCOME_" + r.key.outcome, &outcome);
-    out->set_outcome(outcome);
+    out->set_outcome(
+        OutcomeToProto(core::ParseRunOutcome(r.key.outcome)
+                           .value_or(core::RunOutcome::kUnspecified)));
   }
   absl::CivilDay period;
   if (q.period != storage::CostPeriod::kNone &&
       absl::ParseCivilTime(r.key.period, &period)) {
-    TimeToProto(absl::FromCivil(period, absl::UTCTimeZone()),
-                out->mutable_period_start_time());
+    common::TimeToProto(absl::FromCivil(period, absl::UTCTimeZone()),
+                        out->mutable_period_start_time());
   }
   out->set_runs(r.runs);
   out->set_successful_runs(r.successful_runs);
@@ -295,10 +292,10 @@ void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
   out->set_steps_attempted(r.steps_attempted);
   out->set_successful_steps(r.successful_steps);
   out->set_gpu_microseconds(r.gpu_microseconds);
-  out->set_gpu_hours(static_cast<double>(r.gpu_microseconds) / 3.6e9);
+  out->set_gpu_hours(core::HoursFromMicroseconds(r.gpu_microseconds));
   out->set_wasted_gpu_microseconds(r.wasted_gpu_microseconds);
-  out->set_wasted_gpu_hours(static_cast<double>(r.wasted_gpu_microseconds) /
-                            3.6e9);
+  out->set_wasted_gpu_hours(
+      core::HoursFromMicroseconds(r.wasted_gpu_microseconds));
   out->set_gpu_hours_per_1k_successful_steps(
       r.gpu_hours_per_1k_successful_steps.value_or(0));
   out->set_internal_cost_micros(r.internal_cost_micros);
@@ -320,7 +317,7 @@ void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
     v1::PoolOccupancy* o = out->mutable_pool_occupancy();
     o->set_available_gpu_hours(r.occupancy->available_gpu_hours);
     o->set_used_gpu_hours(
-        static_cast<double>(r.occupancy->used_gpu_microseconds) / 3.6e9);
+        core::HoursFromMicroseconds(r.occupancy->used_gpu_microseconds));
     o->set_occupancy(r.occupancy->occupancy);
     if (r.occupancy->amortized_cost_per_successful_step_nanos) {
       o->set_amortized_cost_per_successful_step(DecimalFromNanos(
@@ -335,10 +332,8 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
     grpc::CallbackServerContext* context,
     const v1::GetCostReportRequest* request,
     v1::GetCostReportResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.CostService/GetCostReport");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {

@@ -29,30 +29,29 @@ void FinishOnDbWorker(grpc::CallbackServerContext* context,
   const bool queued = workers.TrySubmit(
       [context, reactor, work = std::move(work)](storage::DbSession& session) {
         if (context->IsCancelled()) {
-          reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                                       "the call was cancelled while queued"));
+          reactor->Finish(ToGrpcStatus(
+              absl::CancelledError("the call was cancelled while queued")));
           return;
         }
         if (context->deadline() <= std::chrono::system_clock::now()) {
-          reactor->Finish(
-              grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                           "the deadline passed while the call was queued"));
+          reactor->Finish(ToGrpcStatus(absl::DeadlineExceededError(
+              "the deadline passed while the call was queued")));
           return;
         }
         absl::Status status;
         try {
           status = work(session);
         } catch (const std::exception& e) {
-          status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
+          status =
+              absl::InternalError(absl::StrCat("internal error: ", e.what()));
         } catch (...) {
           status = absl::InternalError("internal error");
         }
         reactor->Finish(ToGrpcStatus(status));
       });
   if (!queued) {
-    reactor->Finish(grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        "the server's database work queue is full; retry with backoff"));
+    reactor->Finish(ToGrpcStatus(absl::ResourceExhaustedError(
+        "the server's database work queue is full; retry with backoff")));
   }
 }
 

@@ -1,9 +1,9 @@
 #ifndef PLACEMENT_SERVICES_RPC_DB_CALL_H_
 #define PLACEMENT_SERVICES_RPC_DB_CALL_H_
 
-#include <functional>
-
 #include <grpcpp/grpcpp.h>
+
+#include <functional>
 
 #include "absl/status/status.h"
 #include "storage/db_workers.h"

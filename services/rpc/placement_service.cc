@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
 #include "common/sha256.h"
 #include "common/uuid.h"
 #include "core/planner.h"
@@ -38,9 +39,8 @@ constexpr absl::Duration kAnswerMargin = absl::Milliseconds(200);
 constexpr int kMaxRequiredLabels = 32;
 
 grpc::Status AuditQueueFull() {
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                      "too many plans are waiting to be recorded; retry with "
-                      "backoff");
+  return ToGrpcStatus(absl::ResourceExhaustedError(
+      "too many plans are waiting to be recorded; retry with backoff"));
 }
 
 // Checks the request beyond core::ValidatePlanRequest, and resolves the
@@ -147,17 +147,14 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.PlacementService/PlacePlan");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   v1::PlacePlanRequest request;
   if (!ParseBytes(*request_bytes, &request)) {
-    return FinishNow(context,
-                     grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                  "the request is not a "
-                                  "placement.v1.PlacePlanRequest"));
+    return FinishNow(
+        context, ToGrpcStatus(absl::InvalidArgumentError(
+                     "the request is not a placement.v1.PlacePlanRequest")));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(request);
       !undeclared.empty()) {
@@ -177,15 +174,14 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
         ObjectiveName(PlanRequestFromProto(request).constraints.objective),
         "deadline_exceeded");
     return FinishNow(context,
-                     grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                                  "the deadline passed before planning began"));
+                     ToGrpcStatus(absl::DeadlineExceededError(
+                         "the deadline passed before planning began")));
   }
   std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
   if (snapshot == nullptr) {
     metrics_.PlanAnswered("LOWEST_COST", "unavailable");
-    return FinishNow(context,
-                     grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                  "pools and evidence are not loaded yet"));
+    return FinishNow(context, ToGrpcStatus(absl::UnavailableError(
+                                  "pools and evidence are not loaded yet")));
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (evidence_.Includes(*snapshot, request.min_evidence_version())) {
@@ -234,8 +230,8 @@ void PlacementService::AnswerPlan(
       ObjectiveName(plan_request.constraints.objective);
   if (snapshot == nullptr) {
     metrics_.PlanAnswered(objective, "unavailable");
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                 "pools and evidence are not loaded yet"));
+    reactor->Finish(ToGrpcStatus(
+        absl::UnavailableError("pools and evidence are not loaded yet")));
     return;
   }
   core::FieldViolations violations =
@@ -247,10 +243,9 @@ void PlacementService::AnswerPlan(
   }
   if (!HasTrainingPool(snapshot->pools)) {
     metrics_.PlanAnswered(objective, "no_training_pool");
-    reactor->Finish(
-        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                     "no training pool exists: create one with "
-                     "CatalogService.CreatePool (purpose TRAINING)"));
+    reactor->Finish(ToGrpcStatus(absl::FailedPreconditionError(
+        "no training pool exists: create one with "
+        "CatalogService.CreatePool (purpose TRAINING)")));
     return;
   }
 
@@ -258,8 +253,8 @@ void PlacementService::AnswerPlan(
   const std::string key = CacheKey(request, plan_request);
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan == nullptr) {
-    absl::StatusOr<core::PlanResult> result = core::Plan(
-        plan_request, snapshot->pools, snapshot->skus, *snapshot);
+    absl::StatusOr<core::PlanResult> result =
+        core::Plan(plan_request, snapshot->pools, snapshot->skus, *snapshot);
     if (!result.ok()) {
       metrics_.PlanAnswered(objective, "invalid");
       reactor->Finish(ToGrpcStatus(result.status()));
@@ -392,10 +387,8 @@ void PlacementService::AnswerPlan(
 grpc::ServerUnaryReactor* PlacementService::GetPlan(
     grpc::CallbackServerContext* context, const v1::GetPlanRequest* request,
     v1::GetPlanResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.PlacementService/GetPlan");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -404,45 +397,48 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
   if (!IsUuid(request->plan_id())) {
     return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
   }
-  return FinishOnDbWorker(
-      context, workers_,
-      [this, response, plan_id = absl::AsciiStrToLower(request->plan_id()),
-       deadline = absl::FromChrono(context->deadline())](
-          storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<storage::StoredPlan> stored =
-            storage::GetPlan(session, plan_id);
-        if (absl::IsNotFound(stored.status()) &&
-            records_ == PlanRecords::kDeferred &&
-            audit_.AwaitSubmittedWritten(deadline)) {
-          // It may be a plan of this replica's still queued for its record.
-          stored = storage::GetPlan(session, plan_id);
-        }
-        if (!stored.ok()) return stored.status();
-        if (!response->mutable_request()->ParseFromString(stored->request)) {
-          return absl::DataLossError("stored request does not parse");
-        }
-        return ResponseFromStored(*stored, response->mutable_plan());
-      });
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto look_up = [this, reactor, context, response,
+                  plan_id = absl::AsciiStrToLower(request->plan_id())] {
+    FinishOnDbWorker(
+        context, reactor, workers_,
+        [response, plan_id](storage::DbSession& session) -> absl::Status {
+          absl::StatusOr<storage::StoredPlan> stored =
+              storage::GetPlan(session, plan_id);
+          if (!stored.ok()) return stored.status();
+          if (!response->mutable_request()->ParseFromString(stored->request)) {
+            return absl::DataLossError("stored request does not parse");
+          }
+          return ResponseFromStored(*stored, response->mutable_plan());
+        });
+  };
+  // A plan of this replica's still queued for its record (deferred records)
+  // is looked up once written; the wait holds no database worker, and an id
+  // that is not queued (never issued, or recorded already) does not wait.
+  if (records_ == PlanRecords::kDeferred &&
+      audit_.WhenWritten(absl::AsciiStrToLower(request->plan_id()), look_up)) {
+    return reactor;
+  }
+  look_up();
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
     grpc::CallbackServerContext* context,
     const v1::GetPlanAccuracyRequest* request,
     v1::GetPlanAccuracyResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.PlacementService/GetPlanAccuracy");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
     return FinishNow(context, InvalidArgument(undeclared));
   }
   const absl::Time from = request->has_start_time()
-                              ? TimeFromProto(request->start_time())
+                              ? common::TimeFromProto(request->start_time())
                               : absl::InfinitePast();
   const absl::Time to = request->has_end_time()
-                            ? TimeFromProto(request->end_time())
+                            ? common::TimeFromProto(request->end_time())
                             : absl::InfiniteFuture();
   return FinishOnDbWorker(
       context, workers_,

@@ -1,15 +1,17 @@
 #include "services/rpc/telemetry_service.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include <algorithm>
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
 #include "core/recipe.h"
+#include "core/units.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
@@ -42,12 +44,12 @@ storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
   run.sku_id = sku_id;
   run.pool_name = pool.name;
   auto team = pool.labels.find("team");
-  run.team = !in.team().empty()            ? in.team()
+  run.team = !in.team().empty()          ? in.team()
              : team != pool.labels.end() ? team->second
                                          : "";
   run.gpu_count = in.gpu_count();
-  run.started = TimeFromProto(in.start_time());
-  run.ended = TimeFromProto(in.end_time());
+  run.started = common::TimeFromProto(in.start_time());
+  run.ended = common::TimeFromProto(in.end_time());
   run.steps_attempted = in.steps_attempted();
   run.steps_succeeded = in.steps_succeeded();
   run.step_time_mean_s = in.step_time_mean_seconds();
@@ -66,34 +68,23 @@ void AckToProto(const storage::RunAck& ack,
                 v1::UploadBenchmarkRunResponse* response) {
   response->set_run_id(ack.run_id);
   response->set_recipe_key(ack.recipe_key);
-  TimeToProto(ack.accept_time, response->mutable_accept_time());
-  response->set_gpu_hours(static_cast<double>(ack.gpu_microseconds) / 3.6e9);
+  common::TimeToProto(ack.accept_time, response->mutable_accept_time());
+  response->set_gpu_hours(core::HoursFromMicroseconds(ack.gpu_microseconds));
   response->set_evidence_version(ack.evidence_version);
-}
-
-v1::Offload OffloadFromName(const std::string& name) {
-  v1::Offload value = v1::OFFLOAD_UNSPECIFIED;
-  v1::Offload_Parse("OFFLOAD_" + name, &value);
-  return value;
-}
-
-v1::RunOutcome OutcomeFromName(const std::string& name) {
-  v1::RunOutcome value = v1::RUN_OUTCOME_UNSPECIFIED;
-  v1::RunOutcome_Parse("RUN_OUTCOME_" + name, &value);
-  return value;
-}
-
-v1::FineTuneMethod MethodFromName(const std::string& name) {
-  v1::FineTuneMethod value = v1::FINE_TUNE_METHOD_UNSPECIFIED;
-  v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + name, &value);
-  return value;
 }
 
 }  // namespace
 
 // Reads a stream of sample batches, one committed batch at a time. Three
 // threads may touch it (gRPC's, a database worker's, and the idle reaper's),
-// so the decision to finish is taken once, under its mutex.
+// so the decision to finish is taken once, under its mutex; gRPC itself
+// (StartRead, Finish) is called with no lock held, since it may run a
+// reaction inline.
+//
+// Lifetime: gRPC calls OnDone only after Finish, and Finish comes only from
+// whoever set `finished_`; a read being issued holds the reactor
+// (`holds_`), so that OnDone during StartRead leaves the delete to the
+// issuer.
 class SampleStreamReactor
     : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
  public:
@@ -109,6 +100,7 @@ class SampleStreamReactor
     {
       absl::MutexLock lock(&mu_);
       reading_ = false;
+      if (finished_) return;  // closed while the read was pending
     }
     if (!ok) {  // the client finished sending, or the call ended
       response_->set_run_id(run_id_);
@@ -142,7 +134,7 @@ class SampleStreamReactor
     for (const v1::StepSample& s : request_.samples()) {
       storage::StepSampleRow row;
       row.step = s.step();
-      row.time = TimeFromProto(s.time());
+      row.time = common::TimeFromProto(s.time());
       row.step_time_s = s.step_time_seconds();
       row.memory_allocated_gb = s.memory_allocated_gb();
       row.memory_reserved_gb = s.memory_reserved_gb();
@@ -165,44 +157,68 @@ class SampleStreamReactor
           ReadNext();  // only now: one batch in memory at a time
         });
     if (!queued) {
-      FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                              "the server's database work queue is full; "
-                              "resume the stream from GetSampleProgress with "
-                              "backoff"));
+      FinishOnce(ToGrpcStatus(absl::ResourceExhaustedError(
+          "the server's database work queue is full; resume the stream from "
+          "GetSampleProgress with backoff")));
     }
   }
 
   void OnDone() override {
     registry_.Remove(this);
-    delete this;
-  }
-
-  // Closes the stream when it has waited for the client longer than
-  // `timeout` (called by the registry's reaper, never after OnDone).
-  void CloseIfIdle(absl::Time now, absl::Duration timeout) {
+    bool last;
     {
       absl::MutexLock lock(&mu_);
-      if (!reading_ || finished_ || now - waiting_since_ < timeout) return;
+      done_ = true;
+      last = holds_ == 0;
     }
-    FinishOnce(grpc::Status(
-        grpc::StatusCode::DEADLINE_EXCEEDED,
+    if (last) delete this;
+  }
+
+  // Whether the stream has waited for the client longer than `timeout`; if
+  // so it is marked finished and the caller must call FinishIdle(), with no
+  // lock held (called by the registry's reaper, never after OnDone).
+  bool TakeIfIdle(absl::Time now, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    if (!reading_ || finished_ || holds_ > 0 ||
+        now - waiting_since_ < timeout) {
+      return false;
+    }
+    finished_ = true;
+    return true;
+  }
+
+  // Finishes a stream TakeIfIdle() took.
+  void FinishIdle(absl::Duration timeout) {
+    Finish(ToGrpcStatus(absl::DeadlineExceededError(
         absl::StrCat("no samples for ", absl::FormatDuration(timeout),
-                     ": idle stream closed; resume from GetSampleProgress")));
+                     ": idle stream closed; resume from GetSampleProgress"))));
   }
 
  private:
   void ReadNext() {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    reading_ = true;
-    waiting_since_ = absl::Now();
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      reading_ = true;
+      waiting_since_ = absl::Now();
+      ++holds_;  // the reaper leaves a stream alone while its read starts
+    }
     StartRead(&request_);
+    bool last;
+    {
+      absl::MutexLock lock(&mu_);
+      --holds_;
+      last = done_ && holds_ == 0;
+    }
+    if (last) delete this;
   }
 
   void FinishOnce(const grpc::Status& status) {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    finished_ = true;
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      finished_ = true;
+    }
     Finish(status);
   }
 
@@ -219,6 +235,8 @@ class SampleStreamReactor
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
+  int holds_ ABSL_GUARDED_BY(mu_) = 0;  // ReadNext()s between lock and return
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // OnDone ran
 };
 
 SampleStreamRegistry::SampleStreamRegistry(absl::Duration idle_timeout)
@@ -244,11 +262,16 @@ void SampleStreamRegistry::Reap() {
       std::clamp(idle_timeout_ / 4, absl::Milliseconds(50), absl::Seconds(5));
   while (!stop_.WaitForNotificationWithTimeout(period)) {
     const absl::Time now = absl::Now();
-    // Holding the lock keeps every listed stream alive (OnDone waits).
-    absl::MutexLock lock(&mu_);
-    for (SampleStreamReactor* stream : streams_) {
-      stream->CloseIfIdle(now, idle_timeout_);
+    std::vector<SampleStreamReactor*> idle;
+    {
+      // Holding the lock keeps every listed stream alive (OnDone waits); a
+      // stream taken stays alive until it is finished, below.
+      absl::MutexLock lock(&mu_);
+      for (SampleStreamReactor* stream : streams_) {
+        if (stream->TakeIfIdle(now, idle_timeout_)) idle.push_back(stream);
+      }
     }
+    for (SampleStreamReactor* stream : idle) stream->FinishIdle(idle_timeout_);
   }
 }
 
@@ -280,10 +303,8 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::UploadBenchmarkRunRequest* request,
     v1::UploadBenchmarkRunResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/UploadBenchmarkRun");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -336,16 +357,13 @@ class RefusedSampleStream
 grpc::ServerReadReactor<v1::StreamStepSamplesRequest>*
 TelemetryService::StreamStepSamples(grpc::CallbackServerContext* context,
                                     v1::StreamStepSamplesResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/StreamStepSamples");
-      !denied.ok()) {
-    return new RefusedSampleStream(denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return new RefusedSampleStream(ToGrpcStatus(denied));
   }
   if (context->deadline() == std::chrono::system_clock::time_point::max()) {
-    return new RefusedSampleStream(
-        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                     "StreamStepSamples needs a call deadline: an upload "
-                     "without one could hold a stream open forever"));
+    return new RefusedSampleStream(ToGrpcStatus(absl::InvalidArgumentError(
+        "StreamStepSamples needs a call deadline: an upload without one "
+        "could hold a stream open forever")));
   }
   return new SampleStreamReactor(workers_, response, streams_);
 }
@@ -354,10 +372,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
     grpc::CallbackServerContext* context,
     const v1::GetSampleProgressRequest* request,
     v1::GetSampleProgressResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/GetSampleProgress");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -384,10 +400,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::GetBenchmarkRunRequest* request,
     v1::GetBenchmarkRunResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/GetBenchmarkRun");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -407,7 +421,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
           return absl::DataLossError("stored run does not parse");
         }
         response->set_recipe_key(stored->ack.recipe_key);
-        TimeToProto(stored->ack.accept_time, response->mutable_accept_time());
+        common::TimeToProto(stored->ack.accept_time,
+                            response->mutable_accept_time());
         return absl::OkStatus();
       });
 }
@@ -416,10 +431,8 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
     grpc::CallbackServerContext* context,
     const v1::ListBenchmarkRunsRequest* request,
     v1::ListBenchmarkRunsResponse* response) {
-  if (grpc::Status denied = auth_.Authorize(
-          *context, "/placement.v1.TelemetryService/ListBenchmarkRuns");
-      !denied.ok()) {
-    return FinishNow(context, denied);
+  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+    return FinishNow(context, ToGrpcStatus(denied));
   }
   if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
       !undeclared.empty()) {
@@ -446,18 +459,18 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
           out->set_sku(s.sku_id);
           out->set_recipe_key(s.recipe_key);
           out->set_model(s.model);
-          out->set_method(MethodFromName(s.method));
+          out->set_method(MethodToProto(s.method));
           out->set_gpu_count(s.gpu_count);
-          TimeToProto(s.started, out->mutable_start_time());
-          TimeToProto(s.ended, out->mutable_end_time());
+          common::TimeToProto(s.started, out->mutable_start_time());
+          common::TimeToProto(s.ended, out->mutable_end_time());
           out->set_steps_attempted(s.steps_attempted);
           out->set_steps_succeeded(s.steps_succeeded);
           out->set_peak_memory_gb(s.peak_memory_gb);
-          out->set_offload(OffloadFromName(s.offload));
-          out->set_outcome(OutcomeFromName(s.outcome));
+          out->set_offload(OffloadToProto(s.offload));
+          out->set_outcome(OutcomeToProto(s.outcome));
           out->set_retries(s.retries);
-          out->set_gpu_hours(static_cast<double>(s.gpu_microseconds) / 3.6e9);
-          TimeToProto(s.accept_time, out->mutable_accept_time());
+          out->set_gpu_hours(core::HoursFromMicroseconds(s.gpu_microseconds));
+          common::TimeToProto(s.accept_time, out->mutable_accept_time());
         }
         if (page->more) {
           response->set_next_page_token(

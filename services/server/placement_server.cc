@@ -2,12 +2,20 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <netdb.h>
 #include <prometheus/gauge.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/read_file.h"
 #include "services/server/version.h"
 #include "storage/migrations.h"
 
@@ -15,20 +23,11 @@ namespace placement::services {
 
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // Insecure without a certificate; TLS with one; mutual TLS with a client CA.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
     const ServerOptions& options) {
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
-    return absl::InvalidArgumentError(
-        "--tls_cert and --tls_key go together");
+    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
   }
   if (options.tls_cert_file.empty()) {
     if (!options.tls_client_ca_file.empty()) {
@@ -37,20 +36,61 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
     }
     return grpc::InsecureServerCredentials();
   }
-  absl::StatusOr<std::string> cert = ReadFile(options.tls_cert_file);
+  absl::StatusOr<std::string> cert = common::ReadFile(options.tls_cert_file);
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadFile(options.tls_key_file);
+  absl::StatusOr<std::string> key = common::ReadFile(options.tls_key_file);
   if (!key.ok()) return key.status();
-  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  grpc::SslServerCredentialsOptions ssl(
+      GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   ssl.pem_key_cert_pairs.push_back({*key, *cert});
   if (!options.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile(options.tls_client_ca_file);
+    absl::StatusOr<std::string> ca =
+        common::ReadFile(options.tls_client_ca_file);
     if (!ca.ok()) return ca.status();
     ssl.pem_root_certs = *ca;
     ssl.client_certificate_request =
         GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
+}
+
+// Destroys `exposer` promptly. civetweb's listener waits for connections in
+// slices of 2 s and looks at its stop flag only between them, so a plain
+// destruction takes up to 2 s; a connection to the port ends the slice at
+// once. Connects every few milliseconds until the exposer is gone.
+void StopMetricsExposer(std::unique_ptr<prometheus::Exposer> exposer,
+                        const std::string& address, int port) {
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&exposer, &stopped] {
+    exposer.reset();
+    stopped.store(true);
+  });
+  // The host it listens on; a wildcard is reached on loopback.
+  std::string host = address.substr(0, address.rfind(':'));
+  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* resolved = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints,
+                  &resolved) != 0) {
+    resolved = nullptr;
+  }
+  while (!stopped.load()) {
+    for (addrinfo* a = resolved; a != nullptr; a = a->ai_next) {
+      const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, 0);
+      if (fd < 0) continue;
+      (void)connect(fd, a->ai_addr, a->ai_addrlen);
+      close(fd);
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  if (resolved != nullptr) freeaddrinfo(resolved);
+  stopper.join();
 }
 
 }  // namespace
@@ -66,7 +106,8 @@ absl::Status PlacementServer::Start() {
       .Name("placement_build_info")
       .Help("Build metadata of placementd; the value is always 1.")
       .Register(*registry_)
-      .Add({{"version", kVersion}, {"schema", std::to_string(storage::RequiredSchemaVersion())}})
+      .Add({{"version", kVersion},
+            {"schema", std::to_string(storage::RequiredSchemaVersion())}})
       .Set(1);
   grpc_metrics_ = std::make_unique<GrpcServerMetrics>(*registry_);
   workers_ = std::make_unique<storage::DbWorkers>(
@@ -78,9 +119,9 @@ absl::Status PlacementServer::Start() {
       exposer_ = std::make_unique<prometheus::Exposer>(options_.metrics_address,
                                                        /*num_threads=*/1);
     } catch (const std::exception& e) {
-      return absl::UnavailableError(absl::StrCat(
-          "cannot serve /metrics on ", options_.metrics_address, ": ",
-          e.what()));
+      return absl::UnavailableError(absl::StrCat("cannot serve /metrics on ",
+                                                 options_.metrics_address, ": ",
+                                                 e.what()));
     }
     exposer_->RegisterCollectable(registry_);
     exposer_->RegisterCollectable(db_pool_metrics_);
@@ -88,15 +129,15 @@ absl::Status PlacementServer::Start() {
   }
 
   placement_metrics_ = std::make_unique<PlacementMetrics>(*registry_);
-  evidence_ = std::make_unique<EvidenceCache>(options_.database_url,
-                                              options_.evidence_reread_interval);
+  evidence_ = std::make_unique<EvidenceCache>(
+      options_.database_url, options_.evidence_reread_interval);
   auth_ = std::make_unique<Authorizer>(*evidence_, options_.auth_enabled,
                                        options_.writes_per_second_per_token,
                                        options_.write_burst_per_token);
   telemetry_service_ = std::make_unique<TelemetryService>(
       *workers_, *auth_, options_.stream_idle_timeout,
       [metrics = placement_metrics_.get(),
-                  evidence = evidence_.get()](const storage::RunAck& ack) {
+       evidence = evidence_.get()](const storage::RunAck& ack) {
         evidence->NoteLocalChange();
         // Committed, not yet acknowledged: this replica's next plan waits
         // for a snapshot read after this (read your own writes).
@@ -133,9 +174,11 @@ absl::Status PlacementServer::Start() {
   builder.RegisterService(telemetry_service_.get());
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(cost_service_.get());
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(grpc_metrics_->InterceptorFactory());
+  interceptors.push_back(auth_->InterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
@@ -146,11 +189,10 @@ absl::Status PlacementServer::Start() {
   // Each served service by name too (grpc_health_probe -service, Kubernetes
   // gRPC probes): once named here, SetServingStatus(bool) below and in the
   // monitor sets them all with the server's "".
-  for (const char* service :
-       {v1::PlacementService::service_full_name(),
-        v1::CatalogService::service_full_name(),
-        v1::TelemetryService::service_full_name(),
-        v1::CostService::service_full_name()}) {
+  for (const char* service : {v1::PlacementService::service_full_name(),
+                              v1::CatalogService::service_full_name(),
+                              v1::TelemetryService::service_full_name(),
+                              v1::CostService::service_full_name()}) {
     health->SetServingStatus(service, false);
   }
   health->SetServingStatus(false);
@@ -173,11 +215,17 @@ void PlacementServer::Shutdown(absl::Duration grace) {
                       absl::ToChronoMicroseconds(grace));
     server_->Wait();
   }
-  workers_.reset();  // runs what is queued, then closes the connections
+  // /metrics reads the worker pool (DbPoolMetrics) and the registry's
+  // series: it stops before anything it reads is destroyed.
+  if (exposer_ != nullptr) {
+    StopMetricsExposer(std::move(exposer_), options_.metrics_address,
+                       metrics_port_);
+  }
+  db_pool_metrics_.reset();
+  workers_.reset();     // runs what is queued, then closes the connections
   plan_audit_.reset();  // records what is queued
   evidence_.reset();
   auth_.reset();
-  exposer_.reset();
 }
 
 }  // namespace placement::services

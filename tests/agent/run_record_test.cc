@@ -1,9 +1,15 @@
 // The step record protocol, outcome classification and the run summary.
+#include "clients/agent/run_record.h"
+
 #include <signal.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "absl/time/clock.h"
-#include "clients/agent/run_record.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
 namespace placement::agent {
@@ -97,6 +103,41 @@ TEST(ClassifyTest, ReasonIsPrintableAscii) {
   std::string reason;
   ClassifyAttempt({1, 0, false}, "error: caf\xc3\xa9 \xff", &reason);
   EXPECT_EQ(reason, "exit code 1: error: caf?? ?");
+}
+
+// The cases the Python client's classifier must agree on
+// (clients/python/tests/test_failure_classification.py reads the same file).
+TEST(ClassifyTest, SharedCasesWithThePythonClient) {
+  std::ifstream file("testdata/failure_outcomes.json");
+  ASSERT_TRUE(file) << "testdata/failure_outcomes.json";
+  std::stringstream text;
+  text << file.rdbuf();
+  google::protobuf::Struct table;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(text.str(), &table).ok());
+  const google::protobuf::ListValue& cases =
+      table.fields().at("cases").list_value();
+  ASSERT_GE(cases.values_size(), 10);
+  for (const google::protobuf::Value& value : cases.values()) {
+    const auto& c = value.struct_value().fields();
+    auto number = [&c](const char* key) {
+      auto it = c.find(key);
+      return it == c.end() ? 0 : static_cast<int>(it->second.number_value());
+    };
+    AttemptEnd end;
+    end.exit_code = number("exit_code");
+    end.term_signal = number("term_signal");
+    auto timed_out = c.find("timed_out");
+    end.timed_out = timed_out != c.end() && timed_out->second.bool_value();
+    std::string reason;
+    const v1::RunOutcome outcome =
+        ClassifyAttempt(end, c.at("output").string_value(), &reason);
+    const std::string name = c.at("name").string_value();
+    EXPECT_EQ(v1::RunOutcome_Name(outcome),
+              "RUN_OUTCOME_" + c.at("outcome").string_value())
+        << name;
+    EXPECT_EQ(reason, c.at("reason").string_value()) << name;
+  }
 }
 
 TEST(PercentileTest, NearestRank) {

@@ -202,6 +202,11 @@ TEST(MemoryModelTest, InvalidRecipeIsRejected) {
   bad.sequence_length = 0;
   EXPECT_EQ(PredictPeakMemory(bad).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Every violation travels in the status, not only the first.
+  bad.micro_batch_size = -1;
+  EXPECT_EQ(ViolationsFromStatus(PredictPeakMemory(bad).status()).size(),
+            ValidateRecipe(bad).size());
+  EXPECT_GE(ValidateRecipe(bad).size(), 2u);
 }
 
 TEST(MemoryModelTest, FullBf16AdamIsSixteenBytesPerParamWithMasterWeights) {

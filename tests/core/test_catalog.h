@@ -1,8 +1,9 @@
 #ifndef PLACEMENT_TESTS_CORE_TEST_CATALOG_H_
 #define PLACEMENT_TESTS_CORE_TEST_CATALOG_H_
 
-// The 11 SKUs of /work/shared/data/gpu_skus.csv (copied into
-// testdata/gpu_skus.csv), built by hand so that unit tests need no I/O.
+// The 11 SKUs of testdata/gpu_skus.csv (the vendors' public datasheet
+// figures, also seeded by migrations/0001_catalog.up.sql), built by hand so
+// that unit tests need no I/O.
 
 #include <algorithm>
 #include <string>

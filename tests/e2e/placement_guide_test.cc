@@ -6,6 +6,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -393,6 +395,64 @@ TEST(DeferredPlanRecordsTest, AnsweredPlansCanBeLookedUpAtOnceAndAreRecorded) {
                 "SELECT count(*) FROM placements WHERE plan_id = ANY('{",
                 absl::StrJoin(plan_ids, ","), "}'::uuid[])")),
             "50");
+}
+
+// With deferred records, GetPlan of an id this replica has not queued (one
+// never issued, here a random one) answers NOT_FOUND at once, whatever is
+// queued: waiting for the queue is for plans in it, and it holds no
+// database worker, so a burst of such lookups starves nothing.
+TEST(DeferredPlanRecordsTest, LookupsOfUnknownPlansNeitherWaitNorStarveOthers) {
+  TestDatabase db;
+  db.Migrate();
+  // One worker, and records committed at most once every 20 s.
+  auto process = PlacementdProcess::Start(
+      db.url(), {"--plan_records=deferred", "--deferred_record_ms=20000",
+                 "--db_workers=1"});
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_TRUE((*process)->WaitForHealth(true, absl::Seconds(10)));
+  ApiClient client((*process)->channel());
+  client.CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  const v1::PlacePlanResponse first = client.PlanUntil(
+      PlanFor(Lora8b()),
+      [](const v1::PlacePlanResponse& p) { return p.candidates_size() == 1; });
+  // Once a commit has started, the next waits for the interval: this plan's
+  // record stays queued while the lookups below run.
+  {
+    v1::GetPlanRequest get;
+    get.set_plan_id(first.plan_id());
+    v1::GetPlanResponse stored;
+    const grpc::Status status =
+        client.placement().GetPlan(Deadline(30).get(), get, &stored);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  v1::PlacePlanResponse queued;
+  ASSERT_TRUE(client.Plan(PlanFor(Lora8b()), &queued).ok());
+
+  std::vector<std::thread> lookups;
+  std::vector<grpc::Status> statuses(8);
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    lookups.emplace_back([&, i] {
+      v1::GetPlanRequest get;
+      get.set_plan_id(testing::NewUuid());
+      v1::GetPlanResponse stored;
+      statuses[i] = client.placement().GetPlan(Deadline(5).get(), get, &stored);
+    });
+  }
+  for (std::thread& t : lookups) t.join();
+  for (const grpc::Status& status : statuses) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND)
+        << status.error_message();
+  }
+  v1::GetPlanAccuracyRequest accuracy;
+  v1::GetPlanAccuracyResponse report;
+  const grpc::Status other =
+      client.placement().GetPlanAccuracy(Deadline(5).get(), accuracy, &report);
+  EXPECT_TRUE(other.ok()) << other.error_message();
+  EXPECT_EQ((*process)->Stop(SIGTERM, absl::Seconds(15)), 0);
+  EXPECT_EQ(db.QueryValue(absl::StrCat(
+                "SELECT count(*) FROM placements WHERE plan_id = '",
+                queued.plan_id(), "'")),
+            "1");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -258,8 +259,16 @@ TEST(PlanAuditWriterTest, CommitIntervalGroupsRecordsUntilABatchIsFull) {
   auto submit = [&](services::PlanAuditWriter& writer) {
     const std::string id =
         absl::StrFormat("01890a5d-ac96-7000-8000-%012d", next_id++);
-    ASSERT_TRUE(
+    EXPECT_TRUE(
         writer.TrySubmit(Record(id, result), absl::InfiniteFuture(), count));
+    return id;
+  };
+  // Whether the record of `id` is written within `timeout`.
+  auto written_within = [](services::PlanAuditWriter& writer,
+                           const std::string& id, absl::Duration timeout) {
+    auto written = std::make_shared<absl::Notification>();
+    if (!writer.WhenWritten(id, [written] { written->Notify(); })) return true;
+    return written->WaitForNotificationWithTimeout(timeout);
   };
   auto rows = [&db] {
     return db.QueryValue("SELECT count(*) FROM placements");
@@ -268,18 +277,17 @@ TEST(PlanAuditWriterTest, CommitIntervalGroupsRecordsUntilABatchIsFull) {
     services::PlanAuditWriter writer(db.url(), /*queue_capacity=*/16,
                                      /*max_batch=*/3,
                                      /*commit_interval=*/absl::Hours(1));
-    submit(writer);  // the first commit starts at once
-    ASSERT_TRUE(writer.AwaitSubmittedWritten(absl::Now() + absl::Seconds(30)));
+    // the first commit starts at once
+    ASSERT_TRUE(written_within(writer, submit(writer), absl::Seconds(30)));
     EXPECT_EQ(rows(), "1");
 
-    submit(writer);
     submit(writer);
     EXPECT_FALSE(
-        writer.AwaitSubmittedWritten(absl::Now() + absl::Milliseconds(300)));
+        written_within(writer, submit(writer), absl::Milliseconds(300)));
     EXPECT_EQ(rows(), "1");
 
-    submit(writer);  // a full batch does not wait for the interval
-    ASSERT_TRUE(writer.AwaitSubmittedWritten(absl::Now() + absl::Seconds(30)));
+    // a full batch does not wait for the interval
+    ASSERT_TRUE(written_within(writer, submit(writer), absl::Seconds(30)));
     EXPECT_EQ(rows(), "4");
 
     submit(writer);

@@ -189,6 +189,59 @@ TEST_F(AuthTest, RevokedTokenIsRefusedAtOnce) {
             "0");
 }
 
+// Token pages are keyed by the last token shown, not by position: a token
+// created between two pages neither repeats a token already shown nor hides
+// one not shown yet.
+TEST_F(AuthTest, TokenPagesHoldStillWhileTokensAreCreated) {
+  auto catalog = v1::CatalogService::NewStub(server_.channel());
+  auto create = [&](const std::string& name) {
+    v1::CreateTokenRequest request;
+    request.set_name(name);
+    request.set_role(v1::ROLE_AGENT);
+    v1::CreateTokenResponse created;
+    EXPECT_TRUE(
+        catalog
+            ->CreateToken(As(secrets_[Role::kAdmin]).get(), request, &created)
+            .ok());
+    return created.token().token_id();
+  };
+  for (int i = 0; i < 3; ++i) create(absl::StrCat("agent-", i));
+  std::set<std::string> before;
+  {
+    v1::ListTokensRequest all;
+    all.set_page_size(1000);
+    v1::ListTokensResponse tokens;
+    ASSERT_TRUE(
+        catalog->ListTokens(As(secrets_[Role::kAdmin]).get(), all, &tokens)
+            .ok());
+    for (const v1::ApiToken& token : tokens.tokens()) {
+      before.insert(token.token_id());
+    }
+  }
+  ASSERT_GE(before.size(), 7u);  // the four roles' tokens and three more
+
+  std::vector<std::string> seen;
+  v1::ListTokensRequest request;
+  request.set_page_size(2);
+  std::string created_between;
+  while (true) {
+    v1::ListTokensResponse page;
+    ASSERT_TRUE(
+        catalog->ListTokens(As(secrets_[Role::kAdmin]).get(), request, &page)
+            .ok());
+    for (const v1::ApiToken& token : page.tokens()) {
+      seen.push_back(token.token_id());
+    }
+    if (page.next_page_token().empty()) break;
+    request.set_page_token(page.next_page_token());
+    if (created_between.empty()) created_between = create("agent-late");
+  }
+  // Newest first: the late token would sit before the cursor, unseen.
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), seen.size())
+      << "a token was listed twice";
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()), before);
+}
+
 TEST(BoundsTest, WritesPerTokenAreRateLimited) {
   InProcessServer server([](services::ServerOptions& options) {
     options.auth_enabled = true;

@@ -1,9 +1,8 @@
 #include "tests/support/fixtures.h"
 
-#include <random>
-
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/uuid.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
@@ -31,13 +30,7 @@ std::vector<std::string> ViolatedFields(const grpc::Status& status) {
   return fields;
 }
 
-std::string NewUuid() {
-  static thread_local std::mt19937_64 random{std::random_device{}()};
-  const uint64_t a = random(), b = random();
-  return absl::StrFormat("%08x-%04x-4%03x-%04x-%012x", a >> 32,
-                         (a >> 16) & 0xffff, a & 0xfff,
-                         0x8000 | ((b >> 48) & 0x3fff), b & 0xffffffffffff);
-}
+std::string NewUuid() { return common::NewUuid(); }
 
 v1::Pool TrainingPool(const std::string& name, const std::string& sku,
                       int nodes, int gpus_per_node, int64_t rate_micros) {

@@ -16,13 +16,16 @@ next recorder, by ``python3 -m placement_client flush`` or by
 ``sys.path``.
 """
 
-from placement_client.recorder import RunRecorder, classify_exception
+from placement_client.recorder import (Preempted, RunRecorder,
+                                       classify_attempt, classify_exception)
 from placement_client.spool import default_spool_dir, flush_spool, list_spooled_runs
 from placement_client.connection import Connection
 
 __all__ = [
     "RunRecorder",
     "Connection",
+    "Preempted",
+    "classify_attempt",
     "classify_exception",
     "flush_spool",
     "list_spooled_runs",

@@ -4,6 +4,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -24,27 +25,98 @@ from placement.v1 import telemetry_pb2
 from placement_client import spool as spool_lib
 from placement_client.connection import RETRYABLE, Connection
 
-_OOM = ("cuda out of memory", "outofmemoryerror", "out of memory",
-        "cublas_status_alloc_failed")
-_COLLECTIVE = ("watchdog caught collective operation timeout", "nccl timeout",
-               "collective operation timeout", "processgroupnccl")
-_HARDWARE = ("xid", "uncorrectable ecc", "fallen off the bus", "ecc error")
+# The rules of placement-agent's ClassifyAttempt (clients/agent/run_record.cc),
+# needle for needle and in the same order; tests/agent/testdata/
+# failure_outcomes.json holds the cases both must agree on.
+_OOM = (b"cuda out of memory", b"outofmemoryerror", b"out of memory",
+        b"cublas_status_alloc_failed", b"nccl_error_out_of_memory")
+_COLLECTIVE = (b"watchdog caught collective operation timeout",
+               b"nccl timeout", b"nccl communicator was aborted",
+               b"collective operation timeout", b"processgroupnccl")
+_HARDWARE = (b"xid", b"uncorrectable ecc", b"fallen off the bus",
+             b"ecc error")
+_ERROR = (b"error", b"exception", b"traceback")
+
+
+def _printable(raw):
+    """Printable ASCII, one '?' per other byte: a reason must be valid UTF-8
+    and is cut at a byte count."""
+    return "".join(chr(b) if 0x20 <= b <= 0x7e else "?" for b in raw)
+
+
+def _find_line(lines, needles):
+    """The last line containing any of `needles` (ASCII case-insensitive),
+    stripped, cut at 300 bytes and made printable; None when none does."""
+    for line in reversed(lines):
+        lower = line.lower()
+        if any(n in lower for n in needles):
+            return _printable(line.strip(b" \t\n\v\f\r")[:300])
+    return None
+
+
+def classify_attempt(output_tail, exit_code=0, term_signal=0,
+                     timed_out=False):
+    """(RunOutcome, reason) for a process that ended so, from the tail of its
+    output (str or bytes): exit 0 succeeded; CUDA/NCCL out-of-memory text is
+    OUT_OF_MEMORY; NCCL or collective timeouts and aborted communicators are
+    COLLECTIVE_TIMEOUT; Xid / ECC / fallen-off-the-bus text is
+    HARDWARE_ERROR; SIGTERM from outside is PREEMPTED; anything else
+    FAILED."""
+    if not timed_out and term_signal == 0 and exit_code == 0:
+        return telemetry_pb2.RUN_OUTCOME_SUCCEEDED, ""
+    if timed_out:
+        how = "timed out"
+    elif term_signal:
+        how = f"killed by signal {term_signal}"
+    else:
+        how = f"exit code {exit_code}"
+    if isinstance(output_tail, str):
+        output_tail = output_tail.encode("utf-8", "replace")
+    lines = [l for l in output_tail.replace(b"\r", b"\n").split(b"\n")
+             if l.strip(b" \t\n\v\f\r")]
+    # Out of memory first: an OOM on one rank usually shows up as an NCCL
+    # timeout on the others, and the OOM is the cause.
+    line = _find_line(lines, _OOM)
+    if line is not None:
+        return telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY, f"{how}: {line}"
+    line = _find_line(lines, _COLLECTIVE)
+    if line is None:
+        nccl = _find_line(lines, (b"nccl",))
+        if nccl is not None and ("timeout" in nccl.lower() or
+                                 "timed out" in nccl.lower()):
+            line = nccl
+    if line is not None:
+        return telemetry_pb2.RUN_OUTCOME_COLLECTIVE_TIMEOUT, f"{how}: {line}"
+    line = _find_line(lines, _HARDWARE)
+    if line is not None:
+        return telemetry_pb2.RUN_OUTCOME_HARDWARE_ERROR, f"{how}: {line}"
+    if not timed_out and term_signal == signal.SIGTERM:
+        return telemetry_pb2.RUN_OUTCOME_PREEMPTED, how
+    line = _find_line(lines, _ERROR)
+    return (telemetry_pb2.RUN_OUTCOME_FAILED,
+            how if line is None else f"{how}: {line}")
+
+
+class Preempted(BaseException):
+    """Raised in the main thread when SIGTERM arrives inside a RunRecorder
+    block: the run is recorded as PREEMPTED, as placement-agent records a
+    command that SIGTERM ended."""
+
+
+def _raise_preempted(signum, frame):
+    raise Preempted()
 
 
 def classify_exception(exc):
     """(RunOutcome, reason) for an exception that ended a training loop, by
-    the rules placement-agent applies to a command's output."""
+    the rules placement-agent applies to a command's output
+    (classify_attempt)."""
+    if isinstance(exc, (Preempted, KeyboardInterrupt)):
+        return telemetry_pb2.RUN_OUTCOME_PREEMPTED, (
+            "interrupted" if isinstance(exc, KeyboardInterrupt)
+            else "killed by signal 15")
     text = f"{type(exc).__name__}: {exc}"
-    lower = text.lower()
-    if any(n in lower for n in _OOM):
-        outcome = telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY
-    elif any(n in lower for n in _COLLECTIVE) or (
-            "nccl" in lower and ("timeout" in lower or "timed out" in lower)):
-        outcome = telemetry_pb2.RUN_OUTCOME_COLLECTIVE_TIMEOUT
-    elif any(n in lower for n in _HARDWARE):
-        outcome = telemetry_pb2.RUN_OUTCOME_HARDWARE_ERROR
-    else:
-        outcome = telemetry_pb2.RUN_OUTCOME_FAILED
+    outcome, _ = classify_attempt(text, exit_code=1)
     # Printable ASCII, one line, bounded: the service keeps 4096 characters.
     reason = "".join(c if " " <= c <= "~" else "?" for c in text)[:300]
     return outcome, reason
@@ -211,6 +283,14 @@ class RunRecorder:
         self._thread = threading.Thread(target=self._stream, daemon=True,
                                         name="placement-run-recorder")
         self._thread.start()
+        # SIGTERM (a preemption, as the agent counts it) ends the block with
+        # Preempted rather than killing the process unrecorded; only where
+        # nobody handles SIGTERM already, and only from the main thread.
+        self._previous_sigterm = None
+        if (threading.current_thread() is threading.main_thread() and
+                signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
+            self._previous_sigterm = signal.signal(signal.SIGTERM,
+                                                   _raise_preempted)
         return self
 
     def step(self, step_time_s, tokens=0, memory_allocated_gb=None,
@@ -263,10 +343,10 @@ class RunRecorder:
             self._attempts.append([time.time(), None, 0, None, ""])
 
     def __exit__(self, exc_type, exc, tb):
+        if self._previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._previous_sigterm)
         if exc is None:
             outcome, reason = telemetry_pb2.RUN_OUTCOME_SUCCEEDED, ""
-        elif isinstance(exc, KeyboardInterrupt):
-            outcome, reason = telemetry_pb2.RUN_OUTCOME_PREEMPTED, "interrupted"
         else:
             outcome, reason = classify_exception(exc)
         self._stop.set()
@@ -299,6 +379,9 @@ class RunRecorder:
             self.flush_report = report
         except Exception:  # never let an upload problem end the script
             traceback.print_exc()
+        if isinstance(exc, Preempted):
+            # Recorded; now end as SIGTERM ends a process.
+            os.kill(os.getpid(), signal.SIGTERM)
         return False  # an exception from the block propagates
 
     def close(self):
