@@ -116,7 +116,8 @@ int Upload() {
         const bool ok = random() % 10 < 8;
         run.set_outcome(ok ? v1::RUN_OUTCOME_SUCCEEDED
                            : v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT);
-        run.set_steps_succeeded(ok ? run.steps_attempted() * (10 - run.retries()) / 10
+        run.set_steps_succeeded(ok ? run.steps_attempted() *
+                                         (10 - run.retries()) / 10
                                    : run.steps_attempted() / 2);
         v1::UploadBenchmarkRunResponse response;
         grpc::Status status =
@@ -131,9 +132,11 @@ int Upload() {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
-  std::printf("upload_benchmark_run runs=%lld seconds=%.1f runs_per_s=%.0f failures=%lld\n",
-              static_cast<long long>(total), seconds, total / seconds,
-              static_cast<long long>(failures.load()));
+  std::printf(
+      "upload_benchmark_run runs=%lld seconds=%.1f runs_per_s=%.0f "
+      "failures=%lld\n",
+      static_cast<long long>(total), seconds, total / seconds,
+      static_cast<long long>(failures.load()));
   return failures == 0 ? 0 : 1;
 }
 
@@ -182,11 +185,12 @@ int Report() {
   std::sort(millis.begin(), millis.end());
   double sum = 0;
   for (double ms : millis) sum += ms;
-  std::printf("cost_report rows=%lld runs=%lld gpu_microseconds=%lld "
-              "wasted_gpu_microseconds=%lld internal_cost_micros=%lld\n",
-              static_cast<long long>(rows), static_cast<long long>(runs),
-              static_cast<long long>(gpu_us), static_cast<long long>(wasted_us),
-              static_cast<long long>(cost_micros));
+  std::printf(
+      "cost_report rows=%lld runs=%lld gpu_microseconds=%lld "
+      "wasted_gpu_microseconds=%lld internal_cost_micros=%lld\n",
+      static_cast<long long>(rows), static_cast<long long>(runs),
+      static_cast<long long>(gpu_us), static_cast<long long>(wasted_us),
+      static_cast<long long>(cost_micros));
   std::printf("cost_report calls=%zu median_ms=%.2f mean_ms=%.2f p95_ms=%.2f\n",
               millis.size(), millis[millis.size() / 2], sum / millis.size(),
               millis[std::min(millis.size() - 1, millis.size() * 95 / 100)]);

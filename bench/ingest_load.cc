@@ -91,12 +91,12 @@ int Samples() {
     });
   }
   for (auto& thread : threads) thread.join();
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - begin)
-                             .count();
-  std::printf("stream_step_samples samples=%lld seconds=%.3f samples_per_s=%.0f\n",
-              static_cast<long long>(stored.load()), seconds,
-              stored.load() / seconds);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  std::printf(
+      "stream_step_samples samples=%lld seconds=%.3f samples_per_s=%.0f\n",
+      static_cast<long long>(stored.load()), seconds, stored.load() / seconds);
   return failures == 0 && stored == total ? 0 : 1;
 }
 
@@ -155,12 +155,14 @@ int Runs() {
     });
   }
   for (auto& thread : threads) thread.join();
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - begin)
-                             .count();
-  std::printf("upload_benchmark_run runs=%lld clients=%d seconds=%.3f runs_per_s=%.0f failures=%lld\n",
-              static_cast<long long>(total), clients, seconds, total / seconds,
-              static_cast<long long>(failures.load()));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  std::printf(
+      "upload_benchmark_run runs=%lld clients=%d seconds=%.3f runs_per_s=%.0f "
+      "failures=%lld\n",
+      static_cast<long long>(total), clients, seconds, total / seconds,
+      static_cast<long long>(failures.load()));
   return failures == 0 ? 0 : 1;
 }
 

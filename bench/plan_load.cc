@@ -125,7 +125,8 @@ int Seed() {
         const int pool = static_cast<int>(i % pools);
         v1::BenchmarkRun run =
             placement::testing::SucceededRun(PoolName(pool), Spec(pool).sku);
-        *run.mutable_recipe() = RecipeNumber(static_cast<int>(i / pools % kRecipes));
+        *run.mutable_recipe() =
+            RecipeNumber(static_cast<int>(i / pools % kRecipes));
         run.set_peak_memory_gb(18 + (i % 17));
         run.set_retries(static_cast<int>(i % 5 == 0));
         if (i % 23 == 0) {
@@ -135,7 +136,8 @@ int Seed() {
         v1::UploadBenchmarkRunRequest request;
         *request.mutable_run() = run;
         v1::UploadBenchmarkRunResponse response;
-        if (!telemetry->UploadBenchmarkRun(Deadline(60).get(), request, &response)
+        if (!telemetry
+                 ->UploadBenchmarkRun(Deadline(60).get(), request, &response)
                  .ok()) {
           ++failures;
         }
@@ -143,12 +145,12 @@ int Seed() {
     });
   }
   for (auto& t : threads) t.join();
-  std::printf("seeded pools=%d runs=%lld seconds=%.1f failures=%lld\n", pools,
-              static_cast<long long>(total),
-              std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            begin)
-                  .count(),
-              static_cast<long long>(failures.load()));
+  std::printf(
+      "seeded pools=%d runs=%lld seconds=%.1f failures=%lld\n", pools,
+      static_cast<long long>(total),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count(),
+      static_cast<long long>(failures.load()));
   return failures == 0 ? 0 : 1;
 }
 
@@ -199,9 +201,9 @@ struct Round {
     return cpu_seconds * 1e6 / std::max<size_t>(latencies_ms.size(), 1);
   }
   double Percentile(double q) const {
-    return latencies_ms.empty()
-               ? 0.0
-               : latencies_ms[static_cast<size_t>(q * (latencies_ms.size() - 1))];
+    return latencies_ms.empty() ? 0.0
+                                : latencies_ms[static_cast<size_t>(
+                                      q * (latencies_ms.size() - 1))];
   }
   void Print() const {
     std::printf(
@@ -289,7 +291,8 @@ Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
       int64_t calls = 0;
       while (std::chrono::steady_clock::now() < end) {
         const auto start = std::chrono::steady_clock::now();
-        const grpc::Slice request_slice(requests[(c + calls) % requests.size()]);
+        const grpc::Slice request_slice(
+            requests[(c + calls) % requests.size()]);
         const grpc::ByteBuffer request(&request_slice, 1);
         grpc::ByteBuffer answer;
         grpc::ClientContext context;
@@ -365,8 +368,8 @@ int Load() {
   const std::vector<std::shared_ptr<grpc::Channel>> channels = ClientChannels();
   const std::string rpc = absl::GetFlag(FLAGS_rpc);
   if (rpc == "plan") DescribePlanAnswer(channels.front());
-  const Round round = RunRound(channels, rpc,
-                               std::chrono::seconds(absl::GetFlag(FLAGS_seconds)));
+  const Round round = RunRound(
+      channels, rpc, std::chrono::seconds(absl::GetFlag(FLAGS_seconds)));
   round.Print();
   return round.errors == 0 ? 0 : 1;
 }
@@ -407,11 +410,11 @@ int Compare() {
     total->Print();
   }
   std::sort(ratios.begin(), ratios.end());
-  std::printf("ratio PlacePlan/empty = %.2f overall, %.2f median of %zu rounds "
-              "(%.2f-%.2f) (target >= 0.5)\n",
-              plan_total.CallsPerSecond() / empty_total.CallsPerSecond(),
-              ratios[ratios.size() / 2], ratios.size(), ratios.front(),
-              ratios.back());
+  std::printf(
+      "ratio PlacePlan/empty = %.2f overall, %.2f median of %zu rounds "
+      "(%.2f-%.2f) (target >= 0.5)\n",
+      plan_total.CallsPerSecond() / empty_total.CallsPerSecond(),
+      ratios[ratios.size() / 2], ratios.size(), ratios.front(), ratios.back());
   // The same comparison by what each call costs the server, whatever the
   // load generator (which shares the cores) costs.
   std::printf(

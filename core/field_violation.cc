@@ -1,6 +1,5 @@
 #include "core/field_violation.h"
 
-
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"

@@ -15,7 +15,8 @@ struct FieldViolation {
   std::string field;
   std::string description;
 
-  friend bool operator==(const FieldViolation&, const FieldViolation&) = default;
+  friend bool operator==(const FieldViolation&,
+                         const FieldViolation&) = default;
 };
 
 using FieldViolations = std::vector<FieldViolation>;

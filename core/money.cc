@@ -33,8 +33,8 @@ absl::StatusOr<int64_t> ParseMicros(absl::string_view text) {
       if (++fraction_digits > 6) return invalid();
       fraction = fraction * 10 + digit;
     } else {
-      if (units > (std::numeric_limits<int64_t>::max() / kMicrosPerUnit - 9) /
-                      10) {
+      if (units >
+          (std::numeric_limits<int64_t>::max() / kMicrosPerUnit - 9) / 10) {
         return invalid();
       }
       units = units * 10 + digit;
@@ -48,9 +48,9 @@ absl::StatusOr<int64_t> ParseMicros(absl::string_view text) {
 std::string FormatMicros(int64_t micros) {
   const bool negative = micros < 0;
   // Work in unsigned to format INT64_MIN too.
-  const uint64_t magnitude =
-      negative ? uint64_t{0} - static_cast<uint64_t>(micros)
-               : static_cast<uint64_t>(micros);
+  const uint64_t magnitude = negative
+                                 ? uint64_t{0} - static_cast<uint64_t>(micros)
+                                 : static_cast<uint64_t>(micros);
   const uint64_t units = magnitude / kMicrosPerUnit;
   std::string fraction = absl::StrFormat("%06d", magnitude % kMicrosPerUnit);
   while (fraction.size() > 2 && fraction.back() == '0') fraction.pop_back();

@@ -418,10 +418,10 @@ std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
   const size_t unmeasured = bake_off.runs.size() - borderline;
   std::string what;
   if (unmeasured > 0) {
-    what = absl::StrCat(unmeasured, " of the leading candidates ",
-                        unmeasured == 1 ? "has" : "have",
-                        " no measured run of ",
-                        unmeasured == 1 ? "its" : "their", " recipe");
+    what =
+        absl::StrCat(unmeasured, " of the leading candidates ",
+                     unmeasured == 1 ? "has" : "have", " no measured run of ",
+                     unmeasured == 1 ? "its" : "their", " recipe");
   }
   if (borderline > 0) {
     absl::StrAppend(&what, what.empty() ? "" : "; ", borderline,
@@ -430,8 +430,7 @@ std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
   }
   bake_off.reason = absl::StrCat(
       kEvidenceBeatsEstimatesRule, ": ", what, "; run recipe ",
-      bake_off.recipe_key,
-      bake_off.runs.size() == 1 ? " there" : " on each",
+      bake_off.recipe_key, bake_off.runs.size() == 1 ? " there" : " on each",
       " at equal sequence length, rank and precision");
   if (request.serving) {
     bake_off.eval_requirement = CheckServeWhatYouEvaluated(

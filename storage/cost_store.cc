@@ -187,8 +187,7 @@ void AddRunToCostRollup(pqxx::work& txn, const std::string& run_id) {
   txn.exec_params(kUpsertCostRollup, run_id);
 }
 
-absl::StatusOr<CostPage> GetCostReport(DbSession& session,
-                                       const CostQuery& q,
+absl::StatusOr<CostPage> GetCostReport(DbSession& session, const CostQuery& q,
                                        const std::optional<CostGroupKey>& after,
                                        int page_size) {
   return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<CostPage> {

@@ -59,7 +59,7 @@ struct CostGroupKey {
 // A pool's occupancy over a row's window (the report range, or the part of
 // the row's period inside it): set only when the report is grouped by pool.
 struct PoolOccupancy {
-  double available_gpu_hours = 0;  // the pool's GPUs x the window's hours
+  double available_gpu_hours = 0;     // the pool's GPUs x the window's hours
   int64_t used_gpu_microseconds = 0;  // all work on the pool, unfiltered
   double occupancy = 0;               // used / available
   // Internal cost per successful step with the pool's idle hours charged

@@ -39,8 +39,7 @@ std::string WithConnectTimeout(const std::string& url, int seconds) {
     return absl::StrCat(url, absl::StrContains(url, "?") ? "&" : "?",
                         "connect_timeout=", seconds);
   }
-  return absl::StrCat(url, url.empty() ? "" : " ", "connect_timeout=",
-                      seconds);
+  return absl::StrCat(url, url.empty() ? "" : " ", "connect_timeout=", seconds);
 }
 
 DbSession::DbSession(std::string url)

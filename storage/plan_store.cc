@@ -53,11 +53,11 @@ RETURNING plan_id)sql";
 constexpr char kSelectPlanIdByRequestId[] =
     "SELECT plan_id::text FROM placements WHERE request_id = $1";
 
-#define PLACEMENT_PLAN_COLUMNS                                           \
-  "SELECT p.plan_id::text, encode(p.request, 'hex'), "                   \
-  "encode(r.response, 'hex'), "                                          \
-  "(extract(epoch FROM p.created_at) * 1e6)::bigint, "                   \
-  "(extract(epoch FROM p.evidence_time) * 1e6)::bigint, p.warnings "     \
+#define PLACEMENT_PLAN_COLUMNS                                       \
+  "SELECT p.plan_id::text, encode(p.request, 'hex'), "               \
+  "encode(r.response, 'hex'), "                                      \
+  "(extract(epoch FROM p.created_at) * 1e6)::bigint, "               \
+  "(extract(epoch FROM p.evidence_time) * 1e6)::bigint, p.warnings " \
   "FROM placements p JOIN plan_results r USING (result_hash) "
 
 constexpr char kSelectPlan[] =
@@ -275,13 +275,13 @@ absl::StatusOr<std::optional<std::string>> InsertPlacementWithRequestId(
         auto or_null = [](const std::string& s) {
           return s.empty() ? nullptr : s.c_str();
         };
-        absl::StatusOr<PqResult> inserted = c.Exec(
-            kInsertPlacement,
-            {plan.plan_id.c_str(), or_null(plan.request_id), plan.team.c_str(),
-             plan.recipe_key.c_str(), plan.objective.c_str(),
-             or_null(plan.chosen_pool), or_null(plan.chosen_sku),
-             request.c_str(), hash.c_str(), evidence.c_str(), warnings.c_str(),
-             created.c_str()});
+        absl::StatusOr<PqResult> inserted =
+            c.Exec(kInsertPlacement,
+                   {plan.plan_id.c_str(), or_null(plan.request_id),
+                    plan.team.c_str(), plan.recipe_key.c_str(),
+                    plan.objective.c_str(), or_null(plan.chosen_pool),
+                    or_null(plan.chosen_sku), request.c_str(), hash.c_str(),
+                    evidence.c_str(), warnings.c_str(), created.c_str()});
         if (!inserted.ok()) return inserted.status();
         std::optional<std::string> existing;
         if (PQntuples(inserted->get()) == 0) {
@@ -325,28 +325,27 @@ absl::StatusOr<std::optional<StoredPlan>> FindPlanByRequestId(
 absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(DbSession& session,
                                                          absl::Time from,
                                                          absl::Time to) {
-  return session.Run(
-      [&](pqxx::connection_base& c)
-          -> absl::StatusOr<std::vector<SkuAccuracyRow>> {
-        pqxx::read_transaction txn(c);
-        std::vector<SkuAccuracyRow> rows;
-        for (const pqxx::row& row :
-             txn.exec_params(kAccuracy, Micros(from, kEarliestMicros),
-                             Micros(to, kLatestMicros))) {
-          SkuAccuracyRow r;
-          r.sku_id = row[0].as<std::string>();
-          r.runs = row[1].as<int64_t>();
-          r.peak_memory_median_abs_error_pct = row[2].as<double>();
-          r.peak_memory_p90_abs_error_pct = row[3].as<double>();
-          r.peak_memory_mean_error_pct = row[4].as<double>();
-          r.runs_with_successful_steps = row[5].as<int64_t>();
-          r.gpu_hours_per_step_median_abs_error_pct = row[6].as<double>();
-          r.gpu_hours_per_step_p90_abs_error_pct = row[7].as<double>();
-          r.gpu_hours_per_step_mean_error_pct = row[8].as<double>();
-          rows.push_back(r);
-        }
-        return rows;
-      });
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<std::vector<SkuAccuracyRow>> {
+    pqxx::read_transaction txn(c);
+    std::vector<SkuAccuracyRow> rows;
+    for (const pqxx::row& row :
+         txn.exec_params(kAccuracy, Micros(from, kEarliestMicros),
+                         Micros(to, kLatestMicros))) {
+      SkuAccuracyRow r;
+      r.sku_id = row[0].as<std::string>();
+      r.runs = row[1].as<int64_t>();
+      r.peak_memory_median_abs_error_pct = row[2].as<double>();
+      r.peak_memory_p90_abs_error_pct = row[3].as<double>();
+      r.peak_memory_mean_error_pct = row[4].as<double>();
+      r.runs_with_successful_steps = row[5].as<int64_t>();
+      r.gpu_hours_per_step_median_abs_error_pct = row[6].as<double>();
+      r.gpu_hours_per_step_p90_abs_error_pct = row[7].as<double>();
+      r.gpu_hours_per_step_mean_error_pct = row[8].as<double>();
+      rows.push_back(r);
+    }
+    return rows;
+  });
 }
 
 }  // namespace placement::storage

@@ -210,29 +210,29 @@ absl::StatusOr<std::vector<PoolRecord>> ListAllPools(DbSession& session) {
 absl::StatusOr<PoolRecord> UpdatePool(DbSession& session,
                                       const std::string& name,
                                       const PoolMutation& mutate) {
-  return session.Run([&](pqxx::connection_base& c)
-                         -> absl::StatusOr<PoolRecord> {
-    pqxx::work txn(c);
-    absl::StatusOr<PoolRecord> current =
-        OnePool(txn.exec_params(kSelectPoolByNameForUpdate, name), name);
-    if (!current.ok()) return current.status();
-    core::Pool pool = current->pool;
-    if (absl::Status status = mutate(pool); !status.ok()) return status;
-    pool.name = current->pool.name;
-    pool.sku_id = current->pool.sku_id;
-    const NullableInt list_price(pool.list_price_micros_per_gpu_hour);
-    txn.exec_params(kUpdatePool, pool.name, pool.node_count, pool.gpus_per_node,
-                    core::FabricName(pool.fabric),
-                    core::PoolPurposeName(pool.purpose), pool.exclusive,
-                    pool.gpu_quota, pool.internal_rate_micros_per_gpu_hour,
-                    list_price.param(), JsonObjectText(pool.labels),
-                    core::InterNodeFabricName(pool.inter_node_fabric),
-                    DoubleText(pool.inter_node_gb_s_per_gpu));
-    absl::StatusOr<PoolRecord> updated =
-        OnePool(txn.exec_params(kSelectPoolByName, name), name);
-    txn.commit();
-    return updated;
-  });
+  return session.Run(
+      [&](pqxx::connection_base& c) -> absl::StatusOr<PoolRecord> {
+        pqxx::work txn(c);
+        absl::StatusOr<PoolRecord> current =
+            OnePool(txn.exec_params(kSelectPoolByNameForUpdate, name), name);
+        if (!current.ok()) return current.status();
+        core::Pool pool = current->pool;
+        if (absl::Status status = mutate(pool); !status.ok()) return status;
+        pool.name = current->pool.name;
+        pool.sku_id = current->pool.sku_id;
+        const NullableInt list_price(pool.list_price_micros_per_gpu_hour);
+        txn.exec_params(kUpdatePool, pool.name, pool.node_count,
+                        pool.gpus_per_node, core::FabricName(pool.fabric),
+                        core::PoolPurposeName(pool.purpose), pool.exclusive,
+                        pool.gpu_quota, pool.internal_rate_micros_per_gpu_hour,
+                        list_price.param(), JsonObjectText(pool.labels),
+                        core::InterNodeFabricName(pool.inter_node_fabric),
+                        DoubleText(pool.inter_node_gb_s_per_gpu));
+        absl::StatusOr<PoolRecord> updated =
+            OnePool(txn.exec_params(kSelectPoolByName, name), name);
+        txn.commit();
+        return updated;
+      });
 }
 
 }  // namespace placement::storage

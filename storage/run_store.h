@@ -15,8 +15,8 @@ namespace placement::storage {
 
 // A validated run, ready to store.
 struct RunToStore {
-  core::MeasuredRun run;  // run_id, recipe_key, sku, pool, team, figures
-  core::Recipe recipe;    // normalized
+  core::MeasuredRun run;     // run_id, recipe_key, sku, pool, team, figures
+  core::Recipe recipe;       // normalized
   std::string recipe_proto;  // serialized placement.v1.Recipe (normalized)
   // Serialized placement.v1.BenchmarkRun as sent (deterministic): its
   // sha256 is the run's fingerprint for idempotency.

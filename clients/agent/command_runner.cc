@@ -81,9 +81,9 @@ CommandResult RunTrainingCommand(
   }
   setpgid(pid, pid);  // also from here, so the group exists before a kill
 
-  const absl::Time deadline =
-      timeout > absl::ZeroDuration() ? absl::Now() + timeout
-                                     : absl::InfiniteFuture();
+  const absl::Time deadline = timeout > absl::ZeroDuration()
+                                  ? absl::Now() + timeout
+                                  : absl::InfiniteFuture();
   absl::Time kill_at = absl::InfiniteFuture();
   std::string partial_out;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
@@ -103,7 +103,8 @@ CommandResult RunTrainingCommand(
     const int ready = poll(fds, 2, 200);
     if (ready < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+      if (fds[i].fd < 0 ||
+          (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
         continue;
       }
       const ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
@@ -123,9 +124,11 @@ CommandResult RunTrainingCommand(
       if (i == 0) {
         partial_out.append(buffer, static_cast<size_t>(n));
         size_t start = 0;
-        for (size_t nl; (nl = partial_out.find('\n', start)) != std::string::npos;
+        for (size_t nl;
+             (nl = partial_out.find('\n', start)) != std::string::npos;
              start = nl + 1) {
-          on_stdout_line(absl::string_view(partial_out).substr(start, nl - start));
+          on_stdout_line(
+              absl::string_view(partial_out).substr(start, nl - start));
         }
         partial_out.erase(0, start);
       }

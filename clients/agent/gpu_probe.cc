@@ -36,8 +36,8 @@ class DlNvml : public Nvml {
   static absl::StatusOr<std::unique_ptr<Nvml>> Load(const std::string& lib) {
     void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      return absl::NotFoundError(absl::StrCat("cannot load ", lib, ": ",
-                                              dlerror()));
+      return absl::NotFoundError(
+          absl::StrCat("cannot load ", lib, ": ", dlerror()));
     }
     auto nvml = std::unique_ptr<DlNvml>(new DlNvml);
     nvml->handle_ = handle;
@@ -136,16 +136,17 @@ absl::StatusOr<std::string> Capture(const std::string& command) {
   std::string out;
   char buffer[4096];
   size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    out.append(buffer, n);
   const int status = pclose(pipe);
   // The shell's "command not found".
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
     return absl::NotFoundError("not found");
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "'", command, "' exited ",
-        WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+    return absl::UnavailableError(
+        absl::StrCat("'", command, "' exited ",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1));
   }
   return out;
 }
@@ -172,13 +173,15 @@ absl::StatusOr<std::vector<GpuSighting>> ParseNvidiaSmiCsv(
     absl::string_view csv) {
   std::vector<absl::string_view> lines =
       absl::StrSplit(csv, absl::ByAnyChar("\r\n"), absl::SkipWhitespace());
-  if (lines.empty()) return absl::InvalidArgumentError("empty nvidia-smi output");
+  if (lines.empty())
+    return absl::InvalidArgumentError("empty nvidia-smi output");
   int name_column = -1, memory_column = -1;
   std::vector<absl::string_view> header = absl::StrSplit(lines[0], ',');
   for (size_t i = 0; i < header.size(); ++i) {
     absl::string_view h = absl::StripAsciiWhitespace(header[i]);
     if (h == "name") name_column = static_cast<int>(i);
-    if (absl::StartsWith(h, "memory.total")) memory_column = static_cast<int>(i);
+    if (absl::StartsWith(h, "memory.total"))
+      memory_column = static_cast<int>(i);
   }
   if (name_column < 0 || memory_column < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -188,9 +191,10 @@ absl::StatusOr<std::vector<GpuSighting>> ParseNvidiaSmiCsv(
   for (size_t l = 1; l < lines.size(); ++l) {
     // GPU names never contain commas; the bus id does not either.
     std::vector<absl::string_view> cells = absl::StrSplit(lines[l], ',');
-    if (static_cast<int>(cells.size()) <= std::max(name_column, memory_column)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("nvidia-smi line ", l + 1, " is short: '", lines[l], "'"));
+    if (static_cast<int>(cells.size()) <=
+        std::max(name_column, memory_column)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "nvidia-smi line ", l + 1, " is short: '", lines[l], "'"));
     }
     GpuSighting gpu;
     gpu.name = std::string(absl::StripAsciiWhitespace(cells[name_column]));
@@ -209,8 +213,8 @@ absl::StatusOr<std::vector<GpuSighting>> ParseNvidiaSmiCsv(
 void ApplyNvlinkStatus(absl::string_view status,
                        std::vector<GpuSighting>* gpus) {
   int gpu = -1;
-  for (absl::string_view line :
-       absl::StrSplit(status, absl::ByAnyChar("\r\n"), absl::SkipWhitespace())) {
+  for (absl::string_view line : absl::StrSplit(status, absl::ByAnyChar("\r\n"),
+                                               absl::SkipWhitespace())) {
     line = absl::StripAsciiWhitespace(line);
     if (absl::ConsumePrefix(&line, "GPU ")) {
       const size_t colon = line.find(':');
@@ -221,7 +225,8 @@ void ApplyNvlinkStatus(absl::string_view status,
       continue;
     }
     if (gpu < 0 || gpu >= static_cast<int>(gpus->size())) continue;
-    if (absl::StartsWith(line, "Link ") && !absl::StrContains(line, "inactive")) {
+    if (absl::StartsWith(line, "Link ") &&
+        !absl::StrContains(line, "inactive")) {
       ++(*gpus)[gpu].nvlink_active_links;
     }
   }
@@ -235,8 +240,8 @@ NodeDetection DetectNode(Nvml* nvml, const std::string& nvidia_smi,
     if (gpus.ok()) return NameNode(*std::move(gpus), "nvml");
     nvml_said = std::string(gpus.status().message());
   }
-  absl::StatusOr<std::string> csv = Capture(
-      absl::StrCat(ShellQuote(nvidia_smi), " ", kNvidiaSmiQuery, " 2>/dev/null"));
+  absl::StatusOr<std::string> csv = Capture(absl::StrCat(
+      ShellQuote(nvidia_smi), " ", kNvidiaSmiQuery, " 2>/dev/null"));
   absl::StatusOr<std::vector<GpuSighting>> gpus =
       csv.ok() ? ParseNvidiaSmiCsv(*csv)
                : absl::StatusOr<std::vector<GpuSighting>>(csv.status());
@@ -261,8 +266,8 @@ NodeDetection DetectNode(Nvml* nvml, const std::string& nvidia_smi,
     }
     return d;
   }
-  absl::StatusOr<std::string> links = Capture(
-      absl::StrCat(ShellQuote(nvidia_smi), " nvlink -s 2>/dev/null"));
+  absl::StatusOr<std::string> links =
+      Capture(absl::StrCat(ShellQuote(nvidia_smi), " nvlink -s 2>/dev/null"));
   if (links.ok()) ApplyNvlinkStatus(*links, &*gpus);
   return NameNode(*std::move(gpus), "nvidia-smi");
 }

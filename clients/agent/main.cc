@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <initializer_list>
 #include <cstdlib>
+#include <initializer_list>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -41,9 +41,10 @@
 ABSL_FLAG(std::string, server, "",
           "placementd host:port (default: $PLACEMENT_SERVER, else "
           "127.0.0.1:50051)");
-ABSL_FLAG(std::string, token_file, "",
-          "file holding the bearer token (default: $PLACEMENT_TOKEN, else "
-          "$PLACEMENT_TOKEN_FILE, else ~/.config/placement/token if it exists)");
+ABSL_FLAG(
+    std::string, token_file, "",
+    "file holding the bearer token (default: $PLACEMENT_TOKEN, else "
+    "$PLACEMENT_TOKEN_FILE, else ~/.config/placement/token if it exists)");
 ABSL_FLAG(std::string, ca_file, "",
           "PEM CA bundle: connect with TLS (default: plaintext)");
 ABSL_FLAG(std::string, spool_dir, "",
@@ -65,7 +66,8 @@ ABSL_FLAG(std::string, plan_id, "",
           "run: the plan this run carries out (default: $PLACEMENT_PLAN_ID, "
           "which the Slurm plugin sets)");
 ABSL_FLAG(std::string, team, "", "run: team charged (default: the pool's)");
-ABSL_FLAG(std::string, agent_id, "", "run: this agent's id (default: host name)");
+ABSL_FLAG(std::string, agent_id, "",
+          "run: this agent's id (default: host name)");
 ABSL_FLAG(int, max_retries, 2, "run: restarts of a failed command");
 ABSL_FLAG(absl::Duration, attempt_timeout, absl::ZeroDuration(),
           "run: stop an attempt after this long (0: never)");
@@ -125,8 +127,8 @@ absl::StatusOr<Uploader> MakeUploader() {
   absl::StatusOr<std::string> token =
       ResolveToken(absl::GetFlag(FLAGS_token_file));
   if (!token.ok()) return token.status();
-  absl::StatusOr<Connection> connection = Connection::Make(
-      ServerAddress(), *token, absl::GetFlag(FLAGS_ca_file));
+  absl::StatusOr<Connection> connection =
+      Connection::Make(ServerAddress(), *token, absl::GetFlag(FLAGS_ca_file));
   if (!connection.ok()) return connection.status();
   Backoff backoff;
   backoff.attempts = std::max(1, absl::GetFlag(FLAGS_upload_attempts));
@@ -152,10 +154,9 @@ std::unique_ptr<Nvml> MaybeLoadNvml(std::string* problem = nullptr) {
 std::string DescribeSeen(const NodeDetection& d) {
   std::vector<std::string> seen;
   for (size_t i = 0; i < d.gpus.size(); ++i) {
-    seen.push_back(absl::StrCat("GPU ", i, ": '", d.gpus[i].name, "' ",
-                                d.gpus[i].memory_mib, " MiB, ",
-                                d.gpus[i].nvlink_active_links,
-                                " NVLink links active"));
+    seen.push_back(absl::StrCat(
+        "GPU ", i, ": '", d.gpus[i].name, "' ", d.gpus[i].memory_mib, " MiB, ",
+        d.gpus[i].nvlink_active_links, " NVLink links active"));
   }
   return absl::StrJoin(seen, "\n");
 }
@@ -193,8 +194,9 @@ int Detect() {
               << "\nnvlink:  " << NvlinkStateName(d.nvlink)
               << "\nsource:  " << d.source << "\n";
   } else {
-    std::cout << "sku:     unknown (" << d.problem << ")\ngpus:    "
-              << d.gpu_count << "\nsource:  " << d.source << "\n";
+    std::cout << "sku:     unknown (" << d.problem
+              << ")\ngpus:    " << d.gpu_count << "\nsource:  " << d.source
+              << "\n";
     if (!d.gpus.empty()) std::cout << "seen:\n" << DescribeSeen(d) << "\n";
     std::cout << "No evidence is recorded under a guessed SKU: name the card "
                  "with --sku EXACT_NAME only if you know it (placectl skus).\n";
@@ -354,8 +356,10 @@ int Run(const std::vector<std::string>& command) {
                  "$SLURM_JOB_PARTITION) and --recipe\n";
     return kExitUsage;
   }
-  absl::StatusOr<v1::Recipe> recipe = ReadRecipeFile(absl::GetFlag(FLAGS_recipe));
-  absl::StatusOr<v1::Offload> offload = ParseOffload(absl::GetFlag(FLAGS_offload));
+  absl::StatusOr<v1::Recipe> recipe =
+      ReadRecipeFile(absl::GetFlag(FLAGS_recipe));
+  absl::StatusOr<v1::Offload> offload =
+      ParseOffload(absl::GetFlag(FLAGS_offload));
   if (!recipe.ok() || !offload.ok()) {
     std::cerr << "placement-agent: "
               << (recipe.ok() ? offload.status() : recipe.status()).message()
@@ -389,8 +393,8 @@ int Run(const std::vector<std::string>& command) {
         &response);
     if (status.ok() && response.pool().sku() != sku->sku) {
       std::cerr << "placement-agent: pool '" << pool << "' has "
-                << response.pool().sku() << " cards; this node is "
-                << sku->sku << "\n";
+                << response.pool().sku() << " cards; this node is " << sku->sku
+                << "\n";
       return kExitUsage;
     }
     if (!status.ok() && !IsRetryable(status)) {
@@ -426,9 +430,10 @@ int Run(const std::vector<std::string>& command) {
                                ? v1::INTERCONNECT_NVLINK
                                : v1::INTERCONNECT_PCIE;
     } else {
-      std::cerr << "placement-agent: a " << gpus
-                << "-GPU run opens collectives; without detection, state the "
-                   "link they use with --interconnect nvlink|pcie|host-memory\n";
+      std::cerr
+          << "placement-agent: a " << gpus
+          << "-GPU run opens collectives; without detection, state the "
+             "link they use with --interconnect nvlink|pcie|host-memory\n";
       return kExitUsage;
     }
   }
@@ -462,9 +467,8 @@ int Run(const std::vector<std::string>& command) {
   std::thread memory_sampler;
   if (nvml != nullptr) {
     memory_sampler = std::thread([&] {
-      const absl::Duration every =
-          std::max(absl::GetFlag(FLAGS_memory_sample_interval),
-                   absl::Milliseconds(50));
+      const absl::Duration every = std::max(
+          absl::GetFlag(FLAGS_memory_sample_interval), absl::Milliseconds(50));
       do {
         absl::StatusOr<std::vector<uint64_t>> used = nvml->MemoryUsedBytes();
         if (used.ok() && !used->empty()) {
@@ -486,8 +490,8 @@ int Run(const std::vector<std::string>& command) {
     while (live.Wait(failures == 0 ? absl::GetFlag(FLAGS_stream_interval)
                                    : backoff.Delay(failures))) {
       if (static_cast<int64_t>(live.size()) <= committed + 1) continue;
-      grpc::Status status = uploader->SyncSamples(
-          facts.run_id, live.Snapshot(), /*retry=*/false, &committed);
+      grpc::Status status = uploader->SyncSamples(facts.run_id, live.Snapshot(),
+                                                  /*retry=*/false, &committed);
       failures = status.ok() ? 0 : failures + 1;
     }
   });
@@ -511,9 +515,8 @@ int Run(const std::vector<std::string>& command) {
           const double nvml_gb = live.current_gb();
           s.set_memory_allocated_gb(
               record->memory_allocated_gb.value_or(nvml_gb));
-          s.set_memory_reserved_gb(
-              record->memory_reserved_gb.value_or(
-                  std::max(nvml_gb, s.memory_allocated_gb())));
+          s.set_memory_reserved_gb(record->memory_reserved_gb.value_or(
+              std::max(nvml_gb, s.memory_allocated_gb())));
           s.set_tokens(record->tokens);
           if (record->loss.has_value()) s.set_loss(*record->loss);
           if (record->offload != v1::OFFLOAD_UNSPECIFIED) {
@@ -559,7 +562,8 @@ int Run(const std::vector<std::string>& command) {
   std::cout << absl::StrFormat(
       "run %s: %s, %d retr%s, %d/%d steps succeeded, peak %.1f GB, %s\n",
       summary->run_id(),
-      absl::StripPrefix(v1::RunOutcome_Name(summary->outcome()), "RUN_OUTCOME_"),
+      absl::StripPrefix(v1::RunOutcome_Name(summary->outcome()),
+                        "RUN_OUTCOME_"),
       summary->retries(), summary->retries() == 1 ? "y" : "ies",
       summary->steps_succeeded(), summary->steps_attempted(),
       summary->peak_memory_gb(),
@@ -617,7 +621,8 @@ int BakeOff(const std::string& plan_id) {
                                    : "# Bake-off of plan ")
             << plan_id << " (recipe key " << b.recipe_key() << ")\n";
   if (!b.reason().empty()) std::cout << "# why: " << b.reason() << "\n";
-  if (!b.settings().empty()) std::cout << "# settings: " << b.settings() << "\n";
+  if (!b.settings().empty())
+    std::cout << "# settings: " << b.settings() << "\n";
   if (!b.measure().empty()) {
     std::cout << "# measure: " << absl::StrJoin(b.measure(), "; ") << "\n";
   }

@@ -1,9 +1,9 @@
 #include "clients/agent/recipe_input.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/str_cat.h"
 #include "clients/placectl/recipe_file.h"
@@ -24,8 +24,8 @@ absl::StatusOr<v1::Recipe> ParseRecipeText(absl::string_view text,
   v1::Recipe recipe;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
-  auto parsed = google::protobuf::util::JsonStringToMessage(*json, &recipe,
-                                                            options);
+  auto parsed =
+      google::protobuf::util::JsonStringToMessage(*json, &recipe, options);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": ", std::string(parsed.message())));

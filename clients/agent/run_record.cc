@@ -40,8 +40,8 @@ bool ContainsIgnoreCase(absl::string_view haystack, absl::string_view needle) {
 
 // The first output line (from the end) containing any of `needles`,
 // case-insensitively.
-bool FindLine(absl::string_view tail, std::initializer_list<const char*> needles,
-              std::string* line) {
+bool FindLine(absl::string_view tail,
+              std::initializer_list<const char*> needles, std::string* line) {
   std::vector<absl::string_view> lines =
       absl::StrSplit(tail, absl::ByAnyChar("\r\n"), absl::SkipWhitespace());
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
@@ -74,7 +74,7 @@ absl::optional<StepRecord> ParseStepRecord(absl::string_view line) {
   Struct s;
   google::protobuf::util::JsonParseOptions options;
   if (!google::protobuf::util::JsonStringToMessage(std::string(line), &s,
-                                                    options)
+                                                   options)
            .ok()) {
     return absl::nullopt;
   }
@@ -128,9 +128,9 @@ v1::RunOutcome ClassifyAttempt(const AttemptEnd& end,
     return v1::RUN_OUTCOME_OUT_OF_MEMORY;
   }
   if (FindLine(output_tail,
-               {"Watchdog caught collective operation timeout",
-                "NCCL timeout", "NCCL communicator was aborted",
-                "collective operation timeout", "ProcessGroupNCCL"},
+               {"Watchdog caught collective operation timeout", "NCCL timeout",
+                "NCCL communicator was aborted", "collective operation timeout",
+                "ProcessGroupNCCL"},
                &line) ||
       (FindLine(output_tail, {"NCCL"}, &line) &&
        (ContainsIgnoreCase(line, "timeout") ||
@@ -139,8 +139,7 @@ v1::RunOutcome ClassifyAttempt(const AttemptEnd& end,
     return v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT;
   }
   if (FindLine(output_tail,
-               {"Xid", "uncorrectable ECC", "fallen off the bus",
-                "ECC error"},
+               {"Xid", "uncorrectable ECC", "fallen off the bus", "ECC error"},
                &line)) {
     *reason = absl::StrCat(how, ": ", line);
     return v1::RUN_OUTCOME_HARDWARE_ERROR;
@@ -224,8 +223,8 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
     if (a.outcome == v1::RUN_OUTCOME_SUCCEEDED) continue;
     reasons.push_back(absl::StrCat(
         "attempt ", i + 1, ": ",
-        absl::StripPrefix(v1::RunOutcome_Name(a.outcome), "RUN_OUTCOME_"),
-        " (", a.reason, ")"));
+        absl::StripPrefix(v1::RunOutcome_Name(a.outcome), "RUN_OUTCOME_"), " (",
+        a.reason, ")"));
   }
   std::string reason = absl::StrJoin(reasons, "; ");
   if (reason.size() > kMaxFailureReason) reason.resize(kMaxFailureReason);

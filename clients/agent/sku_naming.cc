@@ -57,8 +57,10 @@ std::string NameCard(const GpuSighting& gpu, std::string* why) {
     if (std::llabs(gpu.memory_mib - known.memory_mib) * 100 >
         known.memory_mib * 3) {
       *why = absl::StrCat("'", gpu.name, "' with ", gpu.memory_mib,
-                          " MiB: the name says ", known.sku, " but that card "
-                          "has ", known.memory_mib,
+                          " MiB: the name says ", known.sku,
+                          " but that card "
+                          "has ",
+                          known.memory_mib,
                           " MiB (a MIG slice or another variant?)");
       return "";
     }
@@ -77,7 +79,7 @@ NodeDetection NameNode(std::vector<GpuSighting> gpus, std::string source) {
   for (const GpuSighting& gpu : gpus) {
     if (gpu.nvlink_active_links > 0) ++with_links;
   }
-  d.nvlink = with_links == 0                ? NvlinkState::kNone
+  d.nvlink = with_links == 0             ? NvlinkState::kNone
              : with_links == d.gpu_count ? NvlinkState::kActive
                                          : NvlinkState::kPartial;
   d.gpus = std::move(gpus);
@@ -94,8 +96,8 @@ NodeDetection NameNode(std::vector<GpuSighting> gpus, std::string source) {
       return d;
     }
     if (!sku.empty() && card != sku) {
-      d.problem = absl::StrCat("mixed node: GPU 0 is ", sku, ", GPU ", i,
-                               " is ", card);
+      d.problem =
+          absl::StrCat("mixed node: GPU 0 is ", sku, ", GPU ", i, " is ", card);
       return d;
     }
     sku = card;

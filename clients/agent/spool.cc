@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <google/protobuf/util/json_util.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -12,8 +13,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -119,7 +118,8 @@ absl::StatusOr<std::unique_ptr<SpoolRun>> SpoolRun::Open(
   return std::unique_ptr<SpoolRun>(new SpoolRun(spool_dir, run_id, *fd));
 }
 
-absl::Status SpoolRun::AppendSamples(const std::vector<v1::StepSample>& samples) {
+absl::Status SpoolRun::AppendSamples(
+    const std::vector<v1::StepSample>& samples) {
   if (samples.empty()) return absl::OkStatus();
   std::string lines;
   google::protobuf::util::JsonPrintOptions options;
@@ -174,8 +174,8 @@ absl::Status SpoolRun::WriteRun(const v1::BenchmarkRun& run) {
     return absl::AlreadyExistsError(absl::StrCat(path, " exists"));
   }
   const std::string tmp = path + ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                      0600);
+  const int fd =
+      open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Errno(absl::StrCat("open ", tmp));
   absl::Status status = WriteAll(fd, run.SerializeAsString());
   if (status.ok() && fsync(fd) != 0) status = Errno("fsync");

@@ -62,7 +62,8 @@ std::unique_ptr<grpc::ClientContext> Connection::Context(
     std::chrono::milliseconds timeout) const {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + timeout);
-  if (!token_.empty()) context->AddMetadata("authorization", "Bearer " + token_);
+  if (!token_.empty())
+    context->AddMetadata("authorization", "Bearer " + token_);
   return context;
 }
 
@@ -197,7 +198,8 @@ FlushReport Uploader::FlushSpool(const std::string& spool_dir,
     absl::StatusOr<std::vector<v1::StepSample>> samples = run.ReadSamples();
     absl::StatusOr<absl::optional<v1::BenchmarkRun>> summary = run.ReadRun();
     if (!samples.ok() || !summary.ok()) {
-      const absl::Status& bad = samples.ok() ? summary.status() : samples.status();
+      const absl::Status& bad =
+          samples.ok() ? summary.status() : samples.status();
       log << "run " << run_id << ": " << bad.message() << "\n";
       ++report.rejected;
       (void)run.Reject(std::string(bad.message()));
@@ -206,14 +208,15 @@ FlushReport Uploader::FlushSpool(const std::string& spool_dir,
     int64_t committed = -1;
     grpc::Status status = SyncSamples(run_id, *samples, true, &committed);
     if (status.ok() && committed + 1 < static_cast<int64_t>(samples->size())) {
-      status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                            absl::StrCat("only steps through ", committed,
-                                         " are committed"));
+      status = grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          absl::StrCat("only steps through ", committed, " are committed"));
     }
     if (!status.ok()) {
       if (IsRetryable(status)) {
-        log << "run " << run_id << ": samples kept in the spool: "
-            << clients::DescribeError(status) << "\n";
+        log << "run " << run_id
+            << ": samples kept in the spool: " << clients::DescribeError(status)
+            << "\n";
         report.left += static_cast<int>(runs.size() - r);
         return report;
       }
@@ -240,8 +243,9 @@ FlushReport Uploader::FlushSpool(const std::string& spool_dir,
       }
       ++report.uploaded;
     } else if (IsRetryable(status)) {
-      log << "run " << run_id << ": summary kept in the spool: "
-          << clients::DescribeError(status) << "\n";
+      log << "run " << run_id
+          << ": summary kept in the spool: " << clients::DescribeError(status)
+          << "\n";
       report.left += static_cast<int>(runs.size() - r);
       return report;
     } else {

@@ -1,14 +1,14 @@
 #ifndef PLACEMENT_CLIENTS_AGENT_UPLOADER_H_
 #define PLACEMENT_CLIENTS_AGENT_UPLOADER_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"

@@ -1,11 +1,11 @@
 #ifndef PLACEMENT_CLIENTS_COMMON_CHANNEL_H_
 #define PLACEMENT_CLIENTS_COMMON_CHANNEL_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 

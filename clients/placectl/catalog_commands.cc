@@ -124,7 +124,8 @@ std::string PurposeText(v1::PoolPurpose purpose) {
 std::string LabelsText(const v1::Pool& pool) {
   std::map<std::string, std::string> sorted(pool.labels().begin(),
                                             pool.labels().end());
-  return sorted.empty() ? "-" : absl::StrJoin(sorted, ",", absl::PairFormatter("="));
+  return sorted.empty() ? "-"
+                        : absl::StrJoin(sorted, ",", absl::PairFormatter("="));
 }
 
 void PrintPools(const std::vector<v1::Pool>& pools) {
@@ -158,7 +159,8 @@ bool PoolFromFlags(bool only_given, v1::Pool* pool,
     if (mask != nullptr) mask->add_paths(field);
     return true;
   };
-  if (wanted("nodes", "node_count")) pool->set_node_count(absl::GetFlag(FLAGS_nodes));
+  if (wanted("nodes", "node_count"))
+    pool->set_node_count(absl::GetFlag(FLAGS_nodes));
   if (wanted("gpus_per_node", "gpus_per_node")) {
     pool->set_gpus_per_node(absl::GetFlag(FLAGS_gpus_per_node));
   }
@@ -209,8 +211,8 @@ bool PoolFromFlags(bool only_given, v1::Pool* pool,
   }
   if (wanted("quota", "gpu_quota")) {
     const int quota = absl::GetFlag(FLAGS_quota);
-    pool->set_gpu_quota(quota >= 0 ? quota
-                                   : pool->node_count() * pool->gpus_per_node());
+    pool->set_gpu_quota(
+        quota >= 0 ? quota : pool->node_count() * pool->gpus_per_node());
   }
   if (wanted("rate", "internal_rate_micros_per_gpu_hour")) {
     absl::StatusOr<int64_t> rate = core::ParseMicros(absl::GetFlag(FLAGS_rate));
@@ -232,8 +234,8 @@ bool PoolFromFlags(bool only_given, v1::Pool* pool,
     pool->set_list_price_micros_per_gpu_hour(*price);
   }
   if (wanted("labels", "labels")) {
-    for (absl::string_view pair : absl::StrSplit(
-             absl::GetFlag(FLAGS_labels), ',', absl::SkipEmpty())) {
+    for (absl::string_view pair :
+         absl::StrSplit(absl::GetFlag(FLAGS_labels), ',', absl::SkipEmpty())) {
       std::pair<std::string, std::string> kv =
           absl::StrSplit(pair, absl::MaxSplits('=', 1));
       (*pool->mutable_labels())[kv.first] = kv.second;
@@ -279,7 +281,8 @@ int PrintOnePool(const v1::Pool& pool) {
 }  // namespace
 
 int RunSkus(const std::vector<std::string>& args) {
-  auto stub = v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
+  auto stub =
+      v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
   if (args.size() == 1) {
     v1::GetSkuRequest request;
     request.set_name(args[0]);
@@ -320,16 +323,16 @@ int RunSkus(const std::vector<std::string>& args) {
     std::cout << ToJson(all);
     return 0;
   }
-  Table table({"SKU", "ARCH", "MEMORY GB", "TYPE", "BW GB/S", "FORM", "NVLINK GB/S",
-               "BF16 TFLOPS", "FP8 TFLOPS"},
+  Table table({"SKU", "ARCH", "MEMORY GB", "TYPE", "BW GB/S", "FORM",
+               "NVLINK GB/S", "BF16 TFLOPS", "FP8 TFLOPS"},
               {false, false, true, false, true, false, true, true, true});
   for (const v1::Sku& sku : all.skus()) {
-    table.AddRow({sku.name(), sku.architecture(), Gb(sku.memory_gb()),
-                  sku.memory_type(), Gb(sku.memory_bandwidth_gb_s()),
-                  sku.form_factor(),
-                  sku.max_nvlink_gb_s() > 0 ? Gb(sku.max_nvlink_gb_s()) : "-",
-                  Gb(sku.bf16_dense_tflops()),
-                  sku.fp8_dense_tflops() > 0 ? Gb(sku.fp8_dense_tflops()) : "-"});
+    table.AddRow(
+        {sku.name(), sku.architecture(), Gb(sku.memory_gb()), sku.memory_type(),
+         Gb(sku.memory_bandwidth_gb_s()), sku.form_factor(),
+         sku.max_nvlink_gb_s() > 0 ? Gb(sku.max_nvlink_gb_s()) : "-",
+         Gb(sku.bf16_dense_tflops()),
+         sku.fp8_dense_tflops() > 0 ? Gb(sku.fp8_dense_tflops()) : "-"});
   }
   table.Print(std::cout);
   return 0;
@@ -341,7 +344,8 @@ int RunPools(const std::vector<std::string>& args) {
       "[--inter_node_fabric none|ethernet|roce|infiniband] "
       "[--inter_node_gb_s G] --rate R [...] | update NAME [--quota Q ...]";
   if (args.empty()) return Usage(usage);
-  auto stub = v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
+  auto stub =
+      v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
   const std::string& verb = args[0];
   if (verb == "list" && args.size() == 1) return PoolsList(*stub);
   if (verb == "get" && args.size() == 2) {

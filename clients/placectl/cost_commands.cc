@@ -104,8 +104,8 @@ absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
   SetDay(first, request.mutable_start_time());
   SetDay(last + 1, request.mutable_end_time());
 
-  for (absl::string_view name : absl::StrSplit(
-           absl::GetFlag(FLAGS_group_by), ',', absl::SkipWhitespace())) {
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_group_by),
+                                               ',', absl::SkipWhitespace())) {
     v1::CostDimension d = v1::COST_DIMENSION_UNSPECIFIED;
     if (!v1::CostDimension_Parse(
             "COST_DIMENSION_" + Upper(absl::StripAsciiWhitespace(name)), &d)) {
@@ -118,8 +118,8 @@ absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
   }
 
   v1::CostFilter* f = request.mutable_filter();
-  for (absl::string_view pair : absl::StrSplit(
-           absl::GetFlag(FLAGS_where), ',', absl::SkipWhitespace())) {
+  for (absl::string_view pair : absl::StrSplit(absl::GetFlag(FLAGS_where), ',',
+                                               absl::SkipWhitespace())) {
     std::pair<std::string, std::string> kv =
         absl::StrSplit(pair, absl::MaxSplits('=', 1));
     const std::string key(absl::StripAsciiWhitespace(kv.first));
@@ -162,21 +162,20 @@ absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
 
 std::string Period(const v1::CostReportRow& row) {
   if (!row.has_period_start_time()) return "";
-  return absl::FormatTime("%Y-%m-%d",
-                          absl::FromUnixSeconds(row.period_start_time().seconds()),
-                          absl::UTCTimeZone());
+  return absl::FormatTime(
+      "%Y-%m-%d", absl::FromUnixSeconds(row.period_start_time().seconds()),
+      absl::UTCTimeZone());
 }
 
 // One column of the report: its header, whether it is numeric, its cell.
 struct Column {
-  std::string header;   // table
-  std::string csv;      // CSV header
+  std::string header;  // table
+  std::string csv;     // CSV header
   bool numeric;
   std::function<std::string(const v1::CostReportRow&)> cell;
 };
 
-std::vector<Column> Columns(const v1::GetCostReportRequest& request,
-                            bool all) {
+std::vector<Column> Columns(const v1::GetCostReportRequest& request, bool all) {
   auto grouped = [&](v1::CostDimension d) {
     for (int g : request.group_by()) {
       if (g == d) return true;
@@ -228,9 +227,8 @@ std::vector<Column> Columns(const v1::GetCostReportRequest& request,
       [](const auto& r) { return absl::StrCat(r.failed_runs()); });
   num("RETRIES", "retries",
       [](const auto& r) { return absl::StrCat(r.retries()); });
-  num("GPU-H", "gpu_hours", [](const auto& r) {
-    return absl::StrFormat("%.2f", r.gpu_hours());
-  });
+  num("GPU-H", "gpu_hours",
+      [](const auto& r) { return absl::StrFormat("%.2f", r.gpu_hours()); });
   num("WASTED GPU-H", "wasted_gpu_hours", [](const auto& r) {
     return absl::StrFormat("%.2f", r.wasted_gpu_hours());
   });
@@ -268,14 +266,13 @@ std::vector<Column> Columns(const v1::GetCostReportRequest& request,
   if (grouped(v1::COST_DIMENSION_POOL) || all) {
     num("OCCUPANCY", "occupancy", [](const v1::CostReportRow& r) {
       return r.has_pool_occupancy()
-                 ? absl::StrFormat("%.1f%%", 100 * r.pool_occupancy().occupancy())
+                 ? absl::StrFormat("%.1f%%",
+                                   100 * r.pool_occupancy().occupancy())
                  : std::string("-");
     });
     num("AMORTIZED COST/STEP", "amortized_cost_per_successful_step",
         [](const v1::CostReportRow& r) {
-          return r.pool_occupancy()
-                         .amortized_cost_per_successful_step()
-                         .empty()
+          return r.pool_occupancy().amortized_cost_per_successful_step().empty()
                      ? std::string("-")
                      : r.pool_occupancy().amortized_cost_per_successful_step();
         });

@@ -1,9 +1,9 @@
 #ifndef PLACEMENT_CLIENTS_PLACECTL_JSON_H_
 #define PLACEMENT_CLIENTS_PLACECTL_JSON_H_
 
-#include <string>
-
 #include <google/protobuf/message.h>
+
+#include <string>
 
 namespace placement::placectl {
 

@@ -159,7 +159,8 @@ bool EnumFlag(const char* flag, const std::string& text,
 
 std::vector<std::string> CommaList(const std::string& text) {
   std::vector<std::string> items;
-  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+  for (absl::string_view item :
+       absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     items.emplace_back(absl::StripAsciiWhitespace(item));
   }
   return items;
@@ -177,14 +178,16 @@ bool ApplyFlags(v1::PlacePlanRequest* request) {
                 })) {
     return false;
   }
-  if (FlagGiven("lora_rank")) recipe->set_lora_rank(absl::GetFlag(FLAGS_lora_rank));
+  if (FlagGiven("lora_rank"))
+    recipe->set_lora_rank(absl::GetFlag(FLAGS_lora_rank));
   if (FlagGiven("target_modules")) {
     recipe->clear_target_modules();
     for (std::string& module : CommaList(absl::GetFlag(FLAGS_target_modules))) {
       recipe->add_target_modules(std::move(module));
     }
   }
-  if (FlagGiven("seq_len")) recipe->set_sequence_length(absl::GetFlag(FLAGS_seq_len));
+  if (FlagGiven("seq_len"))
+    recipe->set_sequence_length(absl::GetFlag(FLAGS_seq_len));
   if (FlagGiven("micro_batch")) {
     recipe->set_micro_batch_size(absl::GetFlag(FLAGS_micro_batch));
   }
@@ -192,19 +195,23 @@ bool ApplyFlags(v1::PlacePlanRequest* request) {
     recipe->set_gradient_accumulation_steps(absl::GetFlag(FLAGS_grad_accum));
   }
   if (!EnumFlag("precision", absl::GetFlag(FLAGS_precision),
-                v1::Precision_descriptor(), [&](int v) {
+                v1::Precision_descriptor(),
+                [&](int v) {
                   recipe->set_precision(static_cast<v1::Precision>(v));
                 }) ||
       !EnumFlag("optimizer", absl::GetFlag(FLAGS_optimizer),
-                v1::Optimizer_descriptor(), [&](int v) {
+                v1::Optimizer_descriptor(),
+                [&](int v) {
                   recipe->set_optimizer(static_cast<v1::Optimizer>(v));
                 }) ||
       !EnumFlag("parallelism", absl::GetFlag(FLAGS_parallelism),
-                v1::Parallelism_descriptor(), [&](int v) {
+                v1::Parallelism_descriptor(),
+                [&](int v) {
                   recipe->set_parallelism(static_cast<v1::Parallelism>(v));
                 }) ||
       !EnumFlag("objective", absl::GetFlag(FLAGS_objective),
-                v1::Objective_descriptor(), [&](int v) {
+                v1::Objective_descriptor(),
+                [&](int v) {
                   constraints->set_objective(static_cast<v1::Objective>(v));
                 }) ||
       !EnumFlag("serving_precision", absl::GetFlag(FLAGS_serving_precision),
@@ -240,7 +247,8 @@ bool ApplyFlags(v1::PlacePlanRequest* request) {
   }
   if (FlagGiven("gpus")) recipe->set_gpu_count(absl::GetFlag(FLAGS_gpus));
   if (FlagGiven("steps")) request->set_total_steps(absl::GetFlag(FLAGS_steps));
-  if (FlagGiven("max_gpus")) constraints->set_max_gpus(absl::GetFlag(FLAGS_max_gpus));
+  if (FlagGiven("max_gpus"))
+    constraints->set_max_gpus(absl::GetFlag(FLAGS_max_gpus));
   if (FlagGiven("deadline")) {
     absl::Duration deadline;
     if (!absl::ParseDuration(absl::GetFlag(FLAGS_deadline), &deadline) ||
@@ -348,7 +356,8 @@ std::string WallTime(const google::protobuf::Duration& d) {
   const int64_t s = absl::ToInt64Seconds(common::DurationFromProto(d) +
                                          absl::Milliseconds(500));
   if (s <= 0) return "-";
-  if (s >= 86400) return absl::StrFormat("%dd %02dh", s / 86400, s % 86400 / 3600);
+  if (s >= 86400)
+    return absl::StrFormat("%dd %02dh", s / 86400, s % 86400 / 3600);
   if (s >= 3600) return absl::StrFormat("%dh %02dm", s / 3600, s % 3600 / 60);
   if (s >= 60) return absl::StrFormat("%dm %02ds", s / 60, s % 60);
   return absl::StrFormat("%ds", s);
@@ -560,7 +569,8 @@ void PrintRequest(const v1::PlacePlanRequest& request, std::ostream& out) {
   if (!request.request_id().empty()) {
     parts.push_back("request id " + request.request_id());
   }
-  if (c.max_gpus() > 0) parts.push_back(absl::StrCat("max ", c.max_gpus(), " GPUs"));
+  if (c.max_gpus() > 0)
+    parts.push_back(absl::StrCat("max ", c.max_gpus(), " GPUs"));
   if (c.has_deadline()) {
     parts.push_back("deadline " + absl::FormatDuration(
                                       common::DurationFromProto(c.deadline())));
@@ -575,12 +585,12 @@ void PrintRequest(const v1::PlacePlanRequest& request, std::ostream& out) {
                     absl::StrJoin(labels, ",", absl::PairFormatter("=")));
   }
   if (!request.serving().sku().empty()) {
-    parts.push_back(absl::StrCat(
-        "serving on ", request.serving().sku(),
-        request.serving().precision() != v1::PRECISION_UNSPECIFIED
-            ? " in " + Short(v1::Precision_descriptor(),
-                             request.serving().precision())
-            : ""));
+    parts.push_back(
+        absl::StrCat("serving on ", request.serving().sku(),
+                     request.serving().precision() != v1::PRECISION_UNSPECIFIED
+                         ? " in " + Short(v1::Precision_descriptor(),
+                                          request.serving().precision())
+                         : ""));
   }
   out << "request: " << (parts.empty() ? "-" : absl::StrJoin(parts, ", "))
       << "\n  as asked: " << Settings(request.recipe()) << "\n";
@@ -651,16 +661,17 @@ int Accuracy() {
                "RUNS WITH STEPS", "GPU-H/STEP ERR % (MEDIAN | P90 | MEAN)"},
               {false, true, true, true, true});
   for (const v1::SkuAccuracy& sku : response.skus()) {
-    table.AddRow({sku.sku(), absl::StrCat(sku.runs()),
-                  ErrorTriple(sku.peak_memory_median_abs_error_pct(),
-                              sku.peak_memory_p90_abs_error_pct(),
-                              sku.peak_memory_mean_error_pct()),
-                  absl::StrCat(sku.runs_with_successful_steps()),
-                  sku.runs_with_successful_steps() > 0
-                      ? ErrorTriple(sku.gpu_hours_per_step_median_abs_error_pct(),
-                                    sku.gpu_hours_per_step_p90_abs_error_pct(),
-                                    sku.gpu_hours_per_step_mean_error_pct())
-                      : "-"});
+    table.AddRow(
+        {sku.sku(), absl::StrCat(sku.runs()),
+         ErrorTriple(sku.peak_memory_median_abs_error_pct(),
+                     sku.peak_memory_p90_abs_error_pct(),
+                     sku.peak_memory_mean_error_pct()),
+         absl::StrCat(sku.runs_with_successful_steps()),
+         sku.runs_with_successful_steps() > 0
+             ? ErrorTriple(sku.gpu_hours_per_step_median_abs_error_pct(),
+                           sku.gpu_hours_per_step_p90_abs_error_pct(),
+                           sku.gpu_hours_per_step_mean_error_pct())
+             : "-"});
   }
   table.Print(std::cout);
   if (response.skus().empty()) {

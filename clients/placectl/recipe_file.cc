@@ -1,12 +1,12 @@
 #include "clients/placectl/recipe_file.h"
 
+#include <google/protobuf/util/json_util.h>
+#include <yaml-cpp/yaml.h>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <vector>
-
-#include <google/protobuf/util/json_util.h>
-#include <yaml-cpp/yaml.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -74,7 +74,8 @@ std::string Where(const std::string& path, const YAML::Node& node) {
 
 absl::Status Bad(const std::string& path, const YAML::Node& node,
                  absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(Where(path, node), ": ", what));
+  return absl::InvalidArgumentError(
+      absl::StrCat(Where(path, node), ": ", what));
 }
 
 const char* KindName(const YAML::Node& node) {
@@ -108,7 +109,8 @@ absl::Status AppendValue(const YAML::Node& node, const FieldDescriptor& field,
   if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
     const Descriptor& type = *field.message_type();
     if (type.full_name() == "google.protobuf.Duration") {
-      if (!node.IsScalar()) return Bad(path, node, "expected a duration like 12h");
+      if (!node.IsScalar())
+        return Bad(path, node, "expected a duration like 12h");
       absl::Duration duration;
       if (!absl::ParseDuration(node.Scalar(), &duration) ||
           duration < absl::ZeroDuration()) {
@@ -119,8 +121,9 @@ absl::Status AppendValue(const YAML::Node& node, const FieldDescriptor& field,
       const int64_t seconds = absl::ToInt64Seconds(duration);
       const int64_t nanos =
           absl::ToInt64Nanoseconds(duration - absl::Seconds(seconds));
-      *out += nanos == 0 ? JsonString(absl::StrCat(seconds, "s"))
-                         : JsonString(absl::StrFormat("%d.%09ds", seconds, nanos));
+      *out += nanos == 0
+                  ? JsonString(absl::StrCat(seconds, "s"))
+                  : JsonString(absl::StrFormat("%d.%09ds", seconds, nanos));
       return absl::OkStatus();
     }
     if (type.full_name() == "google.protobuf.Timestamp") {
@@ -131,8 +134,8 @@ absl::Status AppendValue(const YAML::Node& node, const FieldDescriptor& field,
     return AppendMessage(node, type, path, out);
   }
   if (!node.IsScalar()) {
-    return Bad(path, node, absl::StrCat("expected a single value, got ",
-                                        KindName(node)));
+    return Bad(path, node,
+               absl::StrCat("expected a single value, got ", KindName(node)));
   }
   const std::string& text = node.Scalar();
   switch (field.cpp_type()) {
@@ -168,8 +171,10 @@ absl::Status AppendValue(const YAML::Node& node, const FieldDescriptor& field,
     case FieldDescriptor::CPPTYPE_UINT64: {
       uint64_t value;
       if (!absl::SimpleAtoi(text, &value)) {
-        return Bad(path, node, absl::StrCat("expected a non-negative integer, "
-                                            "got \"", text, "\""));
+        return Bad(path, node,
+                   absl::StrCat("expected a non-negative integer, "
+                                "got \"",
+                                text, "\""));
       }
       *out += JsonString(absl::StrCat(value));
       return absl::OkStatus();
@@ -199,8 +204,8 @@ absl::Status AppendField(const YAML::Node& node, const FieldDescriptor& field,
                          const std::string& path, std::string* out) {
   if (field.is_map()) {
     if (!node.IsMap()) {
-      return Bad(path, node, absl::StrCat("expected a mapping, got ",
-                                          KindName(node)));
+      return Bad(path, node,
+                 absl::StrCat("expected a mapping, got ", KindName(node)));
     }
     const FieldDescriptor& value_field = *field.message_type()->map_value();
     *out += "{";
@@ -211,8 +216,8 @@ absl::Status AppendField(const YAML::Node& node, const FieldDescriptor& field,
       first = false;
       const std::string& key = entry.first.Scalar();
       *out += JsonString(key) + ":";
-      absl::Status status = AppendValue(
-          entry.second, value_field, absl::StrCat(path, ".", key), out);
+      absl::Status status = AppendValue(entry.second, value_field,
+                                        absl::StrCat(path, ".", key), out);
       if (!status.ok()) return status;
     }
     *out += "}";
@@ -231,14 +236,14 @@ absl::Status AppendField(const YAML::Node& node, const FieldDescriptor& field,
             YAML::Node(std::string(absl::StripAsciiWhitespace(part))));
       }
     } else {
-      return Bad(path, node, absl::StrCat("expected a list, got ",
-                                          KindName(node)));
+      return Bad(path, node,
+                 absl::StrCat("expected a list, got ", KindName(node)));
     }
     *out += "[";
     for (size_t i = 0; i < elements.size(); ++i) {
       if (i > 0) *out += ",";
-      absl::Status status = AppendValue(elements[i], field,
-                                        absl::StrCat(path, "[", i, "]"), out);
+      absl::Status status =
+          AppendValue(elements[i], field, absl::StrCat(path, "[", i, "]"), out);
       if (!status.ok()) return status;
     }
     *out += "]";
@@ -287,7 +292,8 @@ absl::Status AppendMessage(const YAML::Node& node, const Descriptor& type,
                  "field names must be plain keys");
     }
     const std::string& key = entry.first.Scalar();
-    const std::string field_path = path.empty() ? key : absl::StrCat(path, ".", key);
+    const std::string field_path =
+        path.empty() ? key : absl::StrCat(path, ".", key);
     const FieldDescriptor* field = FindField(type, key);
     if (field == nullptr) {
       std::vector<std::string> known;
@@ -352,9 +358,8 @@ absl::StatusOr<int> ParseEnumText(const EnumDescriptor& type,
     }
   }
   return absl::InvalidArgumentError(
-      absl::StrCat(matches > 1 ? "ambiguous " : "unknown ", type.name(),
-                   " \"", trimmed, "\" (one of ", absl::StrJoin(names, ", "),
-                   ")"));
+      absl::StrCat(matches > 1 ? "ambiguous " : "unknown ", type.name(), " \"",
+                   trimmed, "\" (one of ", absl::StrJoin(names, ", "), ")"));
 }
 
 std::string EnumShortName(const EnumDescriptor& type, int value) {

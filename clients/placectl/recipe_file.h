@@ -1,9 +1,9 @@
 #ifndef PLACEMENT_CLIENTS_PLACECTL_RECIPE_FILE_H_
 #define PLACEMENT_CLIENTS_PLACECTL_RECIPE_FILE_H_
 
-#include <string>
-
 #include <google/protobuf/descriptor.h>
+
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

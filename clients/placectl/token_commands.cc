@@ -41,15 +41,17 @@ int Fail(const grpc::Status& status) {
 }  // namespace
 
 int RunTokens(const std::vector<std::string>& args) {
-  auto stub = v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
+  auto stub =
+      v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
   if (args.size() == 1 && args[0] == "create") {
     v1::CreateTokenRequest request;
     request.set_name(absl::GetFlag(FLAGS_name));
     v1::Role role = v1::ROLE_UNSPECIFIED;
-    if (!v1::Role_Parse(
-            absl::StrCat("ROLE_", absl::AsciiStrToUpper(absl::GetFlag(FLAGS_role))),
-            &role)) {
-      std::cerr << "placectl: --role must be agent, planner, finance or admin\n";
+    if (!v1::Role_Parse(absl::StrCat("ROLE_", absl::AsciiStrToUpper(
+                                                  absl::GetFlag(FLAGS_role))),
+                        &role)) {
+      std::cerr
+          << "placectl: --role must be agent, planner, finance or admin\n";
       return 2;
     }
     request.set_role(role);
@@ -98,16 +100,17 @@ int RunTokens(const std::vector<std::string>& args) {
     }
     clients::Table table({"TOKEN", "NAME", "ROLE", "CREATED (UTC)", "REVOKED"});
     for (const v1::ApiToken& token : all.tokens()) {
-      table.AddRow({token.token_id(), token.name(),
-                    std::string(absl::StripPrefix(v1::Role_Name(token.role()),
-                                                  "ROLE_")),
-                    Time(token.create_time()), Time(token.revoke_time())});
+      table.AddRow(
+          {token.token_id(), token.name(),
+           std::string(absl::StripPrefix(v1::Role_Name(token.role()), "ROLE_")),
+           Time(token.create_time()), Time(token.revoke_time())});
     }
     table.Print(std::cout);
     return 0;
   }
-  std::cerr << "usage: placectl tokens create --role "
-               "agent|planner|finance|admin --name N | revoke TOKEN_ID | list\n";
+  std::cerr
+      << "usage: placectl tokens create --role "
+         "agent|planner|finance|admin --name N | revoke TOKEN_ID | list\n";
   return 2;
 }
 

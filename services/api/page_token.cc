@@ -25,8 +25,7 @@ absl::StatusOr<std::string> DecodePageToken(absl::string_view token,
   if (!absl::WebSafeBase64Unescape(token, &decoded) ||
       !absl::StartsWith(decoded, kTokenPrefix)) {
     return core::InvalidArgumentWithViolations(
-        {{std::string(field),
-          "is not a page token returned by this service"}});
+        {{std::string(field), "is not a page token returned by this service"}});
   }
   return decoded.substr(sizeof(kTokenPrefix) - 1);
 }

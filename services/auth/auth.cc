@@ -92,9 +92,8 @@ std::string NewTokenSecret() {
   unsigned char bytes[32];
   if (RAND_bytes(bytes, sizeof(bytes)) != 1) std::abort();  // no entropy
   return absl::StrCat(
-      kSecretPrefix,
-      absl::WebSafeBase64Escape(absl::string_view(
-          reinterpret_cast<const char*>(bytes), sizeof(bytes))));
+      kSecretPrefix, absl::WebSafeBase64Escape(absl::string_view(
+                         reinterpret_cast<const char*>(bytes), sizeof(bytes))));
 }
 
 std::string TokenSecretHash(absl::string_view secret) {
@@ -113,12 +112,13 @@ Authorizer::Authorizer(const EvidenceCache& tokens, bool enabled,
 bool Authorizer::TakeWrite(const std::string& token_id) {
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
-  auto [it, inserted] = buckets_.try_emplace(token_id, Bucket{write_burst_, now});
+  auto [it, inserted] =
+      buckets_.try_emplace(token_id, Bucket{write_burst_, now});
   Bucket& bucket = it->second;
-  bucket.tokens =
-      std::min(write_burst_, bucket.tokens + writes_per_second_ *
-                                                 absl::ToDoubleSeconds(
-                                                     now - bucket.refilled));
+  bucket.tokens = std::min(
+      write_burst_,
+      bucket.tokens +
+          writes_per_second_ * absl::ToDoubleSeconds(now - bucket.refilled));
   bucket.refilled = now;
   if (bucket.tokens < 1) return false;
   bucket.tokens -= 1;

@@ -40,9 +40,8 @@ std::vector<prometheus::MetricFamily> DbPoolMetrics::Collect() const {
              "partition maintainer.",
              MetricType::Gauge,
              static_cast<double>(storage::OpenConnectionCount())),
-      Single("placement_db_queue_depth",
-             "Database tasks waiting for a worker.", MetricType::Gauge,
-             static_cast<double>(stats.queued)),
+      Single("placement_db_queue_depth", "Database tasks waiting for a worker.",
+             MetricType::Gauge, static_cast<double>(stats.queued)),
       Single("placement_db_queue_capacity",
              "Most database tasks that may wait; more are refused with "
              "RESOURCE_EXHAUSTED.",

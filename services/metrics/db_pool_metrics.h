@@ -1,10 +1,10 @@
 #ifndef PLACEMENT_SERVICES_METRICS_DB_POOL_METRICS_H_
 #define PLACEMENT_SERVICES_METRICS_DB_POOL_METRICS_H_
 
-#include <vector>
-
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
+
+#include <vector>
 
 #include "storage/db_workers.h"
 

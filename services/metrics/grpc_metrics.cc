@@ -27,9 +27,10 @@ const char* RpcTypeName(RpcMethod::RpcType type) {
 // Latency buckets from 0.5 ms to 10 s: PlacePlan answers from memory in
 // well under a millisecond; cost reports and uploads take a few ms.
 const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
-  static const auto* const buckets = new prometheus::Histogram::BucketBoundaries{
-      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-      0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+  static const auto* const buckets =
+      new prometheus::Histogram::BucketBoundaries{
+          0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+          0.1,    0.25,  0.5,    1,     2.5,  5,     10};
   return *buckets;
 }
 
@@ -40,7 +41,8 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
     series_.started->Increment();
   }
 
-  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(
             InterceptionHookPoints::PRE_SEND_STATUS)) {
       code_ = methods->GetSendStatus().error_code();
@@ -53,8 +55,7 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
     const int code = code_ < 0 ? grpc::StatusCode::CANCELLED : code_;
     series_.handled[code]->Increment();
     series_.handling_seconds->Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                      start_)
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
             .count());
   }
 
@@ -99,13 +100,23 @@ class MetricsInterceptorFactory
 }  // namespace
 
 const char* GrpcCodeName(int code) {
-  static constexpr const char* kNames[17] = {
-      "OK",           "Canceled",          "Unknown",
-      "InvalidArgument", "DeadlineExceeded", "NotFound",
-      "AlreadyExists", "PermissionDenied", "ResourceExhausted",
-      "FailedPrecondition", "Aborted",     "OutOfRange",
-      "Unimplemented", "Internal",         "Unavailable",
-      "DataLoss",     "Unauthenticated"};
+  static constexpr const char* kNames[17] = {"OK",
+                                             "Canceled",
+                                             "Unknown",
+                                             "InvalidArgument",
+                                             "DeadlineExceeded",
+                                             "NotFound",
+                                             "AlreadyExists",
+                                             "PermissionDenied",
+                                             "ResourceExhausted",
+                                             "FailedPrecondition",
+                                             "Aborted",
+                                             "OutOfRange",
+                                             "Unimplemented",
+                                             "Internal",
+                                             "Unavailable",
+                                             "DataLoss",
+                                             "Unauthenticated"};
   return code >= 0 && code < 17 ? kNames[code] : "Unknown";
 }
 

@@ -1,14 +1,14 @@
 #ifndef PLACEMENT_SERVICES_METRICS_GRPC_METRICS_H_
 #define PLACEMENT_SERVICES_METRICS_GRPC_METRICS_H_
 
-#include <memory>
-#include <string>
-
 #include <grpcpp/support/server_interceptor.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <memory>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"

@@ -5,8 +5,9 @@ namespace {
 
 // Relative error buckets: a good prediction lands within +-10%.
 const prometheus::Histogram::BucketBoundaries& ErrorBuckets() {
-  static const auto* const buckets = new prometheus::Histogram::BucketBoundaries{
-      -0.5, -0.25, -0.1, -0.05, 0, 0.05, 0.1, 0.25, 0.5, 1, 2};
+  static const auto* const buckets =
+      new prometheus::Histogram::BucketBoundaries{
+          -0.5, -0.25, -0.1, -0.05, 0, 0.05, 0.1, 0.25, 0.5, 1, 2};
   return *buckets;
 }
 
@@ -57,8 +58,7 @@ prometheus::Counter& PlacementMetrics::Counter(
 
 void PlacementMetrics::PlanAnswered(const std::string& objective,
                                     const std::string& outcome) {
-  Counter(plans_, {{"objective", objective}, {"outcome", outcome}})
-      .Increment();
+  Counter(plans_, {{"objective", objective}, {"outcome", outcome}}).Increment();
 }
 
 void PlacementMetrics::CandidateChosen(const std::string& sku,
@@ -67,11 +67,10 @@ void PlacementMetrics::CandidateChosen(const std::string& sku,
   Counter(basis_, {{"basis", basis}}).Increment();
 }
 
-void PlacementMetrics::PredictionObserved(
-    const storage::PlanOutcome& outcome) {
+void PlacementMetrics::PredictionObserved(const storage::PlanOutcome& outcome) {
   auto histogram = [&](const char* quantity) -> prometheus::Histogram& {
-    const std::map<std::string, std::string> labels = {
-        {"quantity", quantity}, {"sku", outcome.sku_id}};
+    const std::map<std::string, std::string> labels = {{"quantity", quantity},
+                                                       {"sku", outcome.sku_id}};
     absl::MutexLock lock(&mu_);
     void*& series = series_[{&prediction_error_, labels}];
     if (series == nullptr) {

@@ -1,15 +1,15 @@
 #ifndef PLACEMENT_SERVICES_METRICS_PLACEMENT_METRICS_H_
 #define PLACEMENT_SERVICES_METRICS_PLACEMENT_METRICS_H_
 
-#include <cstdint>
-#include <map>
-#include <memory>
-#include <string>
-
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "storage/run_store.h"
@@ -38,8 +38,9 @@ class PlacementMetrics {
   int64_t PlanRecordLost();
 
  private:
-  prometheus::Counter& Counter(prometheus::Family<prometheus::Counter>& family,
-                               const std::map<std::string, std::string>& labels);
+  prometheus::Counter& Counter(
+      prometheus::Family<prometheus::Counter>& family,
+      const std::map<std::string, std::string>& labels);
 
   prometheus::Family<prometheus::Counter>& plans_;
   prometheus::Family<prometheus::Counter>& chosen_sku_;
@@ -47,8 +48,7 @@ class PlacementMetrics {
   prometheus::Family<prometheus::Histogram>& prediction_error_;
   prometheus::Counter& records_lost_;
   absl::Mutex mu_;
-  std::map<std::pair<const void*, std::map<std::string, std::string>>,
-           void*>
+  std::map<std::pair<const void*, std::map<std::string, std::string>>, void*>
       series_ ABSL_GUARDED_BY(mu_);
 };
 

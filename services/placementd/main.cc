@@ -58,7 +58,8 @@ ABSL_FLAG(int, max_message_bytes, 8 << 20, "largest message accepted");
 ABSL_FLAG(int, max_concurrent_streams, 64, "concurrent calls per connection");
 ABSL_FLAG(int, stream_idle_timeout_seconds, 60,
           "close a sample stream that sends nothing for this long");
-ABSL_FLAG(std::string, role, "", "tokens create: agent, planner, finance or admin");
+ABSL_FLAG(std::string, role, "",
+          "tokens create: agent, planner, finance or admin");
 ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
 ABSL_FLAG(std::string, port_file, "",
           "write 'grpc_port metrics_port' here once serving (for tests and "
@@ -164,8 +165,8 @@ int Tokens(const std::vector<char*>& args, const std::string& url) {
               << status << "\n";
   }
   std::cout << secret << "\n";
-  std::cerr << "created " << token.role << " token " << token.token_id
-            << " (" << token.name << ")\n";
+  std::cerr << "created " << token.role << " token " << token.token_id << " ("
+            << token.name << ")\n";
   return 0;
 }
 

@@ -4,7 +4,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/clock.h"
-
 #include "storage/db_session.h"
 
 namespace placement::services {

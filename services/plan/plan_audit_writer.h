@@ -44,8 +44,7 @@ class PlanAuditWriter {
   // writing when `deadline` (the caller's) passed while the plan was queued:
   // nobody is waiting for it any more. Returns false, without calling
   // `done`, when the queue is full or the writer is stopping.
-  bool TrySubmit(storage::PlacementRecord plan, absl::Time deadline,
-                 Done done);
+  bool TrySubmit(storage::PlacementRecord plan, absl::Time deadline, Done done);
 
   // When the plan `plan_id` is queued or being written, arranges for `then`
   // to run on the writer's thread once its record is committed (or failed

@@ -1,10 +1,10 @@
 #ifndef PLACEMENT_SERVICES_PLAN_PLAN_CACHE_H_
 #define PLACEMENT_SERVICES_PLAN_PLAN_CACHE_H_
 
+#include <grpcpp/support/slice.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/support/slice.h>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"

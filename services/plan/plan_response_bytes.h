@@ -1,11 +1,11 @@
 #ifndef PLACEMENT_SERVICES_PLAN_PLAN_RESPONSE_BYTES_H_
 #define PLACEMENT_SERVICES_PLAN_PLAN_RESPONSE_BYTES_H_
 
-#include <string>
-#include <vector>
-
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/slice.h>
+
+#include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 

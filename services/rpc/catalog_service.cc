@@ -138,8 +138,8 @@ grpc::ServerUnaryReactor* CatalogService::GetSku(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, name = request->name()](
-          storage::DbSession& session) -> absl::Status {
+      [response,
+       name = request->name()](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<core::GpuSku>> skus =
             storage::ListSkus(session);
         if (!skus.ok()) return skus.status();
@@ -155,8 +155,8 @@ grpc::ServerUnaryReactor* CatalogService::GetSku(
 }
 
 grpc::ServerUnaryReactor* CatalogService::CreatePool(
-    grpc::CallbackServerContext* context,
-    const v1::CreatePoolRequest* request, v1::CreatePoolResponse* response) {
+    grpc::CallbackServerContext* context, const v1::CreatePoolRequest* request,
+    v1::CreatePoolResponse* response) {
   if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
     return FinishNow(context, ToGrpcStatus(denied));
   }
@@ -168,17 +168,16 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
     return FinishNow(context, InvalidArgument({{"pool", "is required"}}));
   }
   if (request->request_id().size() > kMaxRequestIdLength) {
-    return FinishNow(context,
-                     InvalidArgument({{"request_id",
-                                       absl::StrCat("at most ",
-                                                    kMaxRequestIdLength,
-                                                    " characters")}}));
+    return FinishNow(
+        context, InvalidArgument({{"request_id",
+                                   absl::StrCat("at most ", kMaxRequestIdLength,
+                                                " characters")}}));
   }
   return FinishOnDbWorker(
       context, workers_,
       [this, response, pool = PoolFromProto(request->pool()),
-       request_id = request->request_id()](
-          storage::DbSession& session) -> absl::Status {
+       request_id =
+           request->request_id()](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<core::GpuSku>> skus =
             storage::ListSkus(session);
         if (!skus.ok()) return skus.status();
@@ -195,8 +194,8 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
 }
 
 grpc::ServerUnaryReactor* CatalogService::UpdatePool(
-    grpc::CallbackServerContext* context,
-    const v1::UpdatePoolRequest* request, v1::UpdatePoolResponse* response) {
+    grpc::CallbackServerContext* context, const v1::UpdatePoolRequest* request,
+    v1::UpdatePoolResponse* response) {
   if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
     return FinishNow(context, ToGrpcStatus(denied));
   }
@@ -227,13 +226,13 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
   return FinishOnDbWorker(
       context, workers_,
       [this, response, requested = PoolFromProto(request->pool()),
-       fields = std::move(fields)](storage::DbSession& session) -> absl::Status {
+       fields =
+           std::move(fields)](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<core::GpuSku>> skus =
             storage::ListSkus(session);
         if (!skus.ok()) return skus.status();
         absl::StatusOr<storage::PoolRecord> updated = storage::UpdatePool(
-            session, requested.name,
-            [&](core::Pool& pool) -> absl::Status {
+            session, requested.name, [&](core::Pool& pool) -> absl::Status {
               for (const std::string& field : fields) {
                 ApplyField(field, requested, pool);
               }
@@ -266,8 +265,8 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, name = request->name()](
-          storage::DbSession& session) -> absl::Status {
+      [response,
+       name = request->name()](storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::PoolRecord> pool =
             storage::GetPool(session, name);
         if (!pool.ok()) return pool.status();
@@ -364,8 +363,8 @@ absl::StatusOr<storage::TokenCursor> TokenCursorFromKey(
 }  // namespace
 
 grpc::ServerUnaryReactor* CatalogService::CreateToken(
-    grpc::CallbackServerContext* context,
-    const v1::CreateTokenRequest* request, v1::CreateTokenResponse* response) {
+    grpc::CallbackServerContext* context, const v1::CreateTokenRequest* request,
+    v1::CreateTokenResponse* response) {
   if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
     return FinishNow(context, ToGrpcStatus(denied));
   }
@@ -378,12 +377,14 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
     violations.push_back({"name", "must be 1-128 characters"});
   }
   Role role = Role::kAgent;
-  if (request->role() == v1::ROLE_UNSPECIFIED || !v1::Role_IsValid(request->role()) ||
+  if (request->role() == v1::ROLE_UNSPECIFIED ||
+      !v1::Role_IsValid(request->role()) ||
       !ParseRole(v1::Role_Name(request->role()).substr(sizeof("ROLE_") - 1),
                  &role)) {
     violations.push_back({"role", "must be AGENT, PLANNER, FINANCE or ADMIN"});
   }
-  if (!violations.empty()) return FinishNow(context, InvalidArgument(violations));
+  if (!violations.empty())
+    return FinishNow(context, InvalidArgument(violations));
   storage::TokenRecord token;
   token.token_id = common::NewUuid();
   token.name = request->name();
@@ -392,8 +393,8 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
   token.secret_hash = TokenSecretHash(secret);
   return FinishOnDbWorker(
       context, workers_,
-      [this, response, token, secret](
-          storage::DbSession& session) -> absl::Status {
+      [this, response, token,
+       secret](storage::DbSession& session) -> absl::Status {
         if (absl::Status s = storage::InsertToken(session, token); !s.ok()) {
           return s;
         }
@@ -407,8 +408,8 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
 }
 
 grpc::ServerUnaryReactor* CatalogService::RevokeToken(
-    grpc::CallbackServerContext* context,
-    const v1::RevokeTokenRequest* request, v1::RevokeTokenResponse* response) {
+    grpc::CallbackServerContext* context, const v1::RevokeTokenRequest* request,
+    v1::RevokeTokenResponse* response) {
   if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
     return FinishNow(context, ToGrpcStatus(denied));
   }
@@ -417,7 +418,8 @@ grpc::ServerUnaryReactor* CatalogService::RevokeToken(
     return FinishNow(context, InvalidArgument(undeclared));
   }
   if (!IsUuid(request->token_id())) {
-    return FinishNow(context, InvalidArgument({{"token_id", "must be a UUID"}}));
+    return FinishNow(context,
+                     InvalidArgument({{"token_id", "must be a UUID"}}));
   }
   return FinishOnDbWorker(
       context, workers_,

@@ -37,10 +37,9 @@ class CatalogService final : public v1::CatalogService::CallbackService {
   grpc::ServerUnaryReactor* GetPool(grpc::CallbackServerContext* context,
                                     const v1::GetPoolRequest* request,
                                     v1::GetPoolResponse* response) override;
-  grpc::ServerUnaryReactor* ListPools(
-      grpc::CallbackServerContext* context,
-      const v1::ListPoolsRequest* request,
-      v1::ListPoolsResponse* response) override;
+  grpc::ServerUnaryReactor* ListPools(grpc::CallbackServerContext* context,
+                                      const v1::ListPoolsRequest* request,
+                                      v1::ListPoolsResponse* response) override;
   grpc::ServerUnaryReactor* CreateToken(
       grpc::CallbackServerContext* context,
       const v1::CreateTokenRequest* request,

@@ -40,13 +40,12 @@ struct ValidRequest {
 };
 
 // The UTC day that starts at `t`, or a violation of `field`.
-std::optional<absl::CivilDay> MidnightDay(
-    const google::protobuf::Timestamp& t, const std::string& field,
-    core::FieldViolations& violations) {
+std::optional<absl::CivilDay> MidnightDay(const google::protobuf::Timestamp& t,
+                                          const std::string& field,
+                                          core::FieldViolations& violations) {
   if (t.nanos() != 0 || t.seconds() % kSecondsPerDay != 0) {
     violations.push_back(
-        {field,
-         "must be 00:00:00 UTC: costs are rolled up by UTC day"});
+        {field, "must be 00:00:00 UTC: costs are rolled up by UTC day"});
     return std::nullopt;
   }
   return absl::ToCivilDay(absl::FromUnixSeconds(t.seconds()),
@@ -80,8 +79,9 @@ absl::StatusOr<std::optional<storage::CostGroupKey>> CursorFromKey(
     const std::string& fingerprint, const std::string& key) {
   if (key.empty()) return std::nullopt;
   const absl::Status bad = core::InvalidArgumentWithViolations(
-      {{"page_token", "is not a page token of this request (the range, "
-                      "filter and grouping must not change between pages)"}});
+      {{"page_token",
+        "is not a page token of this request (the range, "
+        "filter and grouping must not change between pages)"}});
   absl::string_view rest = key;
   if (!absl::ConsumePrefix(&rest, fingerprint)) return bad;
   storage::CostGroupKey cursor;
@@ -148,7 +148,8 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
   names(f.teams(), "teams", true, q.teams);
   for (int i = 0; i < f.methods_size(); ++i) {
     const v1::FineTuneMethod m = f.methods(i);
-    if (m == v1::FINE_TUNE_METHOD_UNSPECIFIED || !v1::FineTuneMethod_IsValid(m)) {
+    if (m == v1::FINE_TUNE_METHOD_UNSPECIFIED ||
+        !v1::FineTuneMethod_IsValid(m)) {
       violations.push_back({absl::StrCat("filter.methods[", i, "]"),
                             "must be a known fine-tuning method"});
       continue;
@@ -180,17 +181,38 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
     seen.push_back(d);
     storage::CostPeriod period = storage::CostPeriod::kNone;
     switch (static_cast<v1::CostDimension>(d)) {
-      case v1::COST_DIMENSION_SKU: q.by_sku = true; break;
-      case v1::COST_DIMENSION_POOL: q.by_pool = true; break;
-      case v1::COST_DIMENSION_RECIPE_KEY: q.by_recipe_key = true; break;
-      case v1::COST_DIMENSION_MODEL: q.by_model = true; break;
-      case v1::COST_DIMENSION_METHOD: q.by_method = true; break;
-      case v1::COST_DIMENSION_TEAM: q.by_team = true; break;
-      case v1::COST_DIMENSION_OUTCOME: q.by_outcome = true; break;
-      case v1::COST_DIMENSION_DAY: period = storage::CostPeriod::kDay; break;
-      case v1::COST_DIMENSION_WEEK: period = storage::CostPeriod::kWeek; break;
-      case v1::COST_DIMENSION_MONTH: period = storage::CostPeriod::kMonth; break;
-      default: break;
+      case v1::COST_DIMENSION_SKU:
+        q.by_sku = true;
+        break;
+      case v1::COST_DIMENSION_POOL:
+        q.by_pool = true;
+        break;
+      case v1::COST_DIMENSION_RECIPE_KEY:
+        q.by_recipe_key = true;
+        break;
+      case v1::COST_DIMENSION_MODEL:
+        q.by_model = true;
+        break;
+      case v1::COST_DIMENSION_METHOD:
+        q.by_method = true;
+        break;
+      case v1::COST_DIMENSION_TEAM:
+        q.by_team = true;
+        break;
+      case v1::COST_DIMENSION_OUTCOME:
+        q.by_outcome = true;
+        break;
+      case v1::COST_DIMENSION_DAY:
+        period = storage::CostPeriod::kDay;
+        break;
+      case v1::COST_DIMENSION_WEEK:
+        period = storage::CostPeriod::kWeek;
+        break;
+      case v1::COST_DIMENSION_MONTH:
+        period = storage::CostPeriod::kMonth;
+        break;
+      default:
+        break;
     }
     if (period != storage::CostPeriod::kNone) {
       if (q.period != storage::CostPeriod::kNone) {
@@ -212,7 +234,8 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
     out.page_size = *page_size;
   }
   out.fingerprint = Fingerprint(in);
-  absl::StatusOr<std::string> key = DecodePageToken(in.page_token(), "page_token");
+  absl::StatusOr<std::string> key =
+      DecodePageToken(in.page_token(), "page_token");
   if (!key.ok()) {
     for (const auto& v : core::ViolationsFromStatus(key.status())) {
       violations.push_back(v);
@@ -240,9 +263,9 @@ core::FieldViolations CheckSkus(const std::vector<std::string>& skus,
                                 const std::vector<core::GpuSku>& catalog) {
   core::FieldViolations violations;
   for (size_t i = 0; i < skus.size(); ++i) {
-    const bool exact = std::any_of(
-        catalog.begin(), catalog.end(),
-        [&](const core::GpuSku& sku) { return sku.id == skus[i]; });
+    const bool exact =
+        std::any_of(catalog.begin(), catalog.end(),
+                    [&](const core::GpuSku& sku) { return sku.id == skus[i]; });
     if (exact) continue;
     const std::vector<std::string> candidates =
         core::SkuCandidates(skus[i], catalog);
@@ -343,8 +366,8 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
   if (!valid.ok()) return FinishNow(context, ToGrpcStatus(valid.status()));
   return FinishOnDbWorker(
       context, workers_,
-      [response, valid = *std::move(valid)](
-          storage::DbSession& session) -> absl::Status {
+      [response,
+       valid = *std::move(valid)](storage::DbSession& session) -> absl::Status {
         if (!valid.query.skus.empty()) {
           absl::StatusOr<std::vector<core::GpuSku>> catalog =
               storage::ListSkus(session);

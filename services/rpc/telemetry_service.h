@@ -7,7 +7,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-
 #include "absl/time/time.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/auth/auth.h"

@@ -1,12 +1,12 @@
 #ifndef PLACEMENT_SERVICES_SERVER_HEALTH_MONITOR_H_
 #define PLACEMENT_SERVICES_SERVER_HEALTH_MONITOR_H_
 
+#include <grpcpp/health_check_service_interface.h>
+
 #include <atomic>
 #include <functional>
 #include <string>
 #include <thread>
-
-#include <grpcpp/health_check_service_interface.h>
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"

@@ -34,8 +34,8 @@ void PartitionMaintainer::Loop() {
       }
       done_once = true;
     }
-  } while (!stop_.WaitForNotificationWithTimeout(
-      done_once ? interval_ : absl::Minutes(1)));
+  } while (!stop_.WaitForNotificationWithTimeout(done_once ? interval_
+                                                           : absl::Minutes(1)));
 }
 
 }  // namespace placement::services

@@ -1,12 +1,12 @@
 #ifndef PLACEMENT_SERVICES_SERVER_PLACEMENT_SERVER_H_
 #define PLACEMENT_SERVICES_SERVER_PLACEMENT_SERVER_H_
 
-#include <memory>
-#include <string>
-
 #include <grpcpp/grpcpp.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
+
+#include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"

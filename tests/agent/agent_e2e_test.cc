@@ -94,25 +94,25 @@ class AgentTest : public ::testing::Test {
   // exit code and puts stdout + stderr into `*output`.
   int Agent(const std::string& args, std::string* output,
             const std::string& env = "", const std::string& server = "") {
-    const std::string command = absl::StrCat(
-        "cd ", SourceTestDir(), " && env ", env, " timeout 120 ",
-        PLACEMENT_AGENT_BINARY, " --server=",
-        server.empty() ? server_->address() : server, " --spool_dir=", spool(),
-        " --nvml_library= --nvidia_smi=/nonexistent/nvidia-smi"
-        " --upload_attempts=2 --backoff_initial=50ms"
-        " --stream_interval=100ms ",
-        args, " 2>&1");
+    const std::string command =
+        absl::StrCat("cd ", SourceTestDir(), " && env ", env, " timeout 120 ",
+                     PLACEMENT_AGENT_BINARY,
+                     " --server=", server.empty() ? server_->address() : server,
+                     " --spool_dir=", spool(),
+                     " --nvml_library= --nvidia_smi=/nonexistent/nvidia-smi"
+                     " --upload_attempts=2 --backoff_initial=50ms"
+                     " --stream_interval=100ms ",
+                     args, " 2>&1");
     return RunCommand(command, output);
   }
 
   static std::string SourceTestDir() { return fs::current_path().string(); }
 
-  std::string RunL40s(const std::string& env, std::string* output,
-                      int* code) {
-    *code = Agent(absl::StrCat("run --pool=l40s-adapters --sku=", kL40s,
-                               " --recipe=recipe.yaml -- ",
-                               TestData("fake_train.sh")),
-                  output, env);
+  std::string RunL40s(const std::string& env, std::string* output, int* code) {
+    *code = Agent(
+        absl::StrCat("run --pool=l40s-adapters --sku=", kL40s,
+                     " --recipe=recipe.yaml -- ", TestData("fake_train.sh")),
+        output, env);
     return RunIdFrom(*output);
   }
 
@@ -139,7 +139,8 @@ class AgentTest : public ::testing::Test {
     request.set_run_id(run_id);
     v1::GetSampleProgressResponse response;
     EXPECT_TRUE(
-        telemetry->GetSampleProgress(Deadline().get(), request, &response).ok());
+        telemetry->GetSampleProgress(Deadline().get(), request, &response)
+            .ok());
     return response;
   }
 
@@ -217,17 +218,17 @@ TEST_F(AgentTest, InsideASlurmJobThePlanAndPoolComeFromTheEnvironment) {
 
   // A partition named otherwise than its pool: PLACEMENT_POOL says which.
   output.clear();  // Agent appends
-  ASSERT_EQ(Agent("run" + tail, &output,
-                  planned +
-                      " PLACEMENT_POOL=l40s-adapters SLURM_JOB_PARTITION=gpu"),
-            0)
+  ASSERT_EQ(
+      Agent("run" + tail, &output,
+            planned + " PLACEMENT_POOL=l40s-adapters SLURM_JOB_PARTITION=gpu"),
+      0)
       << output;
   EXPECT_EQ(StoredRun(RunIdFrom(output)).run().pool(), "l40s-adapters");
 
   const std::string other_plan = NewUuid();
   output.clear();
-  ASSERT_EQ(Agent(absl::StrCat("run --pool=l40s-adapters --plan_id=",
-                               other_plan, tail),
+  ASSERT_EQ(Agent(absl::StrCat(
+                      "run --pool=l40s-adapters --plan_id=", other_plan, tail),
                   &output, planned + " SLURM_JOB_PARTITION=a100-train"),
             0)
       << output;
@@ -310,10 +311,10 @@ TEST_F(AgentTest, ServiceKilledMidRunLosesNothingAfterFlush) {
   EXPECT_EQ(StoredRun(run_id).accept_time().SerializeAsString(),
             stored.accept_time().SerializeAsString());
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM benchmark_runs"), "1");
-  EXPECT_EQ(db_.QueryValue(absl::StrCat(
-                "SELECT count(*) FROM step_samples WHERE run_id = '", run_id,
-                "'")),
-            "20");
+  EXPECT_EQ(
+      db_.QueryValue(absl::StrCat(
+          "SELECT count(*) FROM step_samples WHERE run_id = '", run_id, "'")),
+      "20");
   ASSERT_EQ(Agent("flush", &output), 0) << output;
   EXPECT_THAT(output, HasSubstr("uploaded 0, left in the spool 0"));
 }
@@ -333,23 +334,23 @@ TEST_F(AgentTest, UnreachableServiceAtStartStillRecordsIntoTheSpool) {
 
 TEST_F(AgentTest, GuessedOrContradictedSkusAreRefused) {
   std::string output;
-  const std::string tail = absl::StrCat(" --recipe=recipe.yaml -- ",
-                                        TestData("fake_train.sh"));
+  const std::string tail =
+      absl::StrCat(" --recipe=recipe.yaml -- ", TestData("fake_train.sh"));
   // A family is not a SKU.
   EXPECT_EQ(Agent("run --pool=l40s-adapters --sku=A100" + tail, &output), 2);
   EXPECT_THAT(output, HasSubstr("A100-SXM4-80GB"));
   // Wrong case is not the exact name either.
-  EXPECT_EQ(Agent("run --pool=l40s-adapters --sku=l40s-pcie-48gb" + tail,
-                  &output),
-            2);
+  EXPECT_EQ(
+      Agent("run --pool=l40s-adapters --sku=l40s-pcie-48gb" + tail, &output),
+      2);
   EXPECT_THAT(output, HasSubstr("did you mean L40S-PCIE-48GB"));
   // No GPU, no --sku: nothing to name the node by.
   EXPECT_EQ(Agent("run --pool=l40s-adapters" + tail, &output), 2);
   EXPECT_THAT(output, HasSubstr("refusing to record evidence under a guessed"));
   // A pool of other cards.
-  EXPECT_EQ(Agent(absl::StrCat("run --pool=a100-train --sku=", kL40s, tail),
-                  &output),
-            2);
+  EXPECT_EQ(
+      Agent(absl::StrCat("run --pool=a100-train --sku=", kL40s, tail), &output),
+      2);
   EXPECT_THAT(output, HasSubstr("pool 'a100-train' has A100-SXM4-80GB"));
   // Detection that contradicts the operator.
   EXPECT_EQ(Agent(absl::StrCat("run --pool=l40s-adapters --sku=", kL40s,
@@ -487,7 +488,8 @@ TEST(ConnectionTest, TokenResolutionOrder) {
   setenv("PLACEMENT_TOKEN", "from-env", 1);
   EXPECT_EQ(*agent::ResolveToken(""), "from-env");
   EXPECT_EQ(*agent::ResolveToken(file), "from-file");
-  EXPECT_TRUE(absl::IsNotFound(agent::ResolveToken(tmp.path() + "/no").status()));
+  EXPECT_TRUE(
+      absl::IsNotFound(agent::ResolveToken(tmp.path() + "/no").status()));
   unsetenv("PLACEMENT_TOKEN");
   unsetenv("PLACEMENT_TOKEN_FILE");
   fs::remove(home + "/.config/placement/token");
@@ -497,9 +499,9 @@ TEST(ConnectionTest, TokenResolutionOrder) {
 // Records the authorization header of every GetSampleProgress call.
 class RecordingTelemetry : public v1::TelemetryService::Service {
  public:
-  grpc::Status GetSampleProgress(grpc::ServerContext* context,
-                                 const v1::GetSampleProgressRequest* request,
-                                 v1::GetSampleProgressResponse* response) override {
+  grpc::Status GetSampleProgress(
+      grpc::ServerContext* context, const v1::GetSampleProgressRequest* request,
+      v1::GetSampleProgressResponse* response) override {
     auto it = context->client_metadata().find("authorization");
     std::lock_guard<std::mutex> lock(mu_);
     seen_.push_back(it == context->client_metadata().end()

@@ -81,8 +81,7 @@ TEST(ClassifyTest, Outcomes) {
             v1::RUN_OUTCOME_HARDWARE_ERROR);
   EXPECT_EQ(ClassifyAttempt({-1, SIGTERM, false}, "", &reason),
             v1::RUN_OUTCOME_PREEMPTED);
-  EXPECT_EQ(ClassifyAttempt({0, 0, true}, "", &reason),
-            v1::RUN_OUTCOME_FAILED);
+  EXPECT_EQ(ClassifyAttempt({0, 0, true}, "", &reason), v1::RUN_OUTCOME_FAILED);
   EXPECT_EQ(reason, "timed out");
   EXPECT_EQ(ClassifyAttempt({2, 0, false}, "ValueError: bad config", &reason),
             v1::RUN_OUTCOME_FAILED);
@@ -144,8 +143,8 @@ TEST(PercentileTest, NearestRank) {
   EXPECT_EQ(Percentile({}, 50), 0);
   EXPECT_EQ(Percentile({5}, 95), 5);
   EXPECT_EQ(Percentile({4, 1, 3, 2}, 50), 2);
-  EXPECT_EQ(Percentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                        17, 18, 19, 20},
+  EXPECT_EQ(Percentile({1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                        11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
                        95),
             19);
 }
@@ -214,7 +213,8 @@ TEST(RunSummaryTest, FailedRunHasNoSuccessfulSteps) {
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->steps_succeeded(), 0);
   EXPECT_EQ(run->outcome(), v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT);
-  EXPECT_THAT(run->failure_reason(), HasSubstr("attempt 2: COLLECTIVE_TIMEOUT"));
+  EXPECT_THAT(run->failure_reason(),
+              HasSubstr("attempt 2: COLLECTIVE_TIMEOUT"));
   EXPECT_EQ(run->interconnect(), v1::INTERCONNECT_PCIE);
   EXPECT_EQ(run->offload(), v1::OFFLOAD_NVME);
 }

@@ -198,7 +198,8 @@ TEST(SkuDetectionTest, PartialNvlinkIsReported) {
 }
 
 TEST(SkuDetectionTest, MissingNvmlLibraryIsNotFound) {
-  EXPECT_TRUE(absl::IsNotFound(LoadNvml("libnvidia-ml-not-here.so.1").status()));
+  EXPECT_TRUE(
+      absl::IsNotFound(LoadNvml("libnvidia-ml-not-here.so.1").status()));
 }
 
 TEST(SkuDetectionTest, KnownSkusMirrorTheCatalog) {

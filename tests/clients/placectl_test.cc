@@ -74,8 +74,9 @@ std::vector<std::string> RowAfterHeader(const std::string& output,
     if (!absl::StartsWith(lines[i], header)) continue;
     if (i + 1 + row >= lines.size()) return {};
     std::vector<std::string> cells;
-    for (absl::string_view cell : absl::StrSplit(
-             lines[i + 1 + row], absl::ByString("  "), absl::SkipWhitespace())) {
+    for (absl::string_view cell :
+         absl::StrSplit(lines[i + 1 + row], absl::ByString("  "),
+                        absl::SkipWhitespace())) {
       cells.emplace_back(absl::StripAsciiWhitespace(cell));
     }
     return cells;
@@ -110,8 +111,7 @@ class PlacectlTest : public ::testing::Test {
         absl::StrCat(PLACECTL_PATH, " --server 127.0.0.1:", placementd_->port(),
                      " ", args, with_stderr ? " 2>&1" : " 2>/dev/null");
     const int code = RunCommand(command, out);
-    std::cerr << "$ placectl " << args << "  => exit " << code << "\n"
-              << *out;
+    std::cerr << "$ placectl " << args << "  => exit " << code << "\n" << *out;
     return code;
   }
 
@@ -318,8 +318,8 @@ total_steps: 10
 )");
   EXPECT_EQ(Placectl(absl::StrCat("plan --recipe ", typo), &out, true), 2);
   EXPECT_THAT(out, HasSubstr("recipe.lora_rnk (line 3): unknown field"));
-  const std::string bad_enum = WriteFile("bad.json",
-                                         R"({"recipe": {"method": "lorax"}})");
+  const std::string bad_enum =
+      WriteFile("bad.json", R"({"recipe": {"method": "lorax"}})");
   EXPECT_EQ(Placectl(absl::StrCat("plan --recipe ", bad_enum), &out, true), 2);
   EXPECT_THAT(out, HasSubstr("recipe.method"));
   EXPECT_THAT(out, HasSubstr("lorax"));
@@ -397,8 +397,8 @@ TEST_F(PlacectlTest, BadRecipePrintsTheFieldViolationAndExitsOne) {
             2);
   EXPECT_THAT(out, HasSubstr("--method"));
   EXPECT_THAT(out, HasSubstr("head-only"));
-  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --deadline soon"), &out, true),
-            2);
+  EXPECT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --deadline soon"), &out, true), 2);
   EXPECT_EQ(Placectl("plan extra-argument", &out, true), 2);
 }
 
@@ -416,8 +416,7 @@ TEST_F(PlacectlTest, PlanWithNoCandidateExitsThreeAndStillPrintsThePlan) {
   ASSERT_EQ(plan.rejections_size(), 1);
   EXPECT_EQ(plan.rejections(0).rule(), "collectives_need_fabric");
   EXPECT_EQ(
-      Placectl(absl::StrCat("plans get ", plan.plan_id(), " --json"), &out),
-      0);
+      Placectl(absl::StrCat("plans get ", plan.plan_id(), " --json"), &out), 0);
   EXPECT_EQ(Placectl(tensor_on_pcie, &out), 3);
   EXPECT_THAT(out, HasSubstr("No pool can take this recipe"));
   EXPECT_EQ(Placectl(kLora8bFlags, &out), 0);
@@ -435,19 +434,18 @@ TEST_F(PlacectlTest, RpcTimeoutEndsACallToAServerThatNeverAnswers) {
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
   ASSERT_EQ(listen(listener, 16), 0);  // the kernel accepts; nobody answers
   ASSERT_EQ(
-      getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length),
-      0);
+      getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
   const std::string hung = absl::StrCat(
       PLACECTL_PATH, " --server 127.0.0.1:", ntohs(address.sin_port));
   std::string out;
-  EXPECT_EQ(RunCommand(
-                absl::StrCat(hung, " --rpc_timeout 300ms ", kLora8bFlags, " 2>&1"),
-                &out),
-            1);
-  EXPECT_THAT(out, HasSubstr("DEADLINE_EXCEEDED"));
-  EXPECT_EQ(RunCommand(absl::StrCat(hung, " --rpc_timeout 300ms skus 2>&1"),
+  EXPECT_EQ(RunCommand(absl::StrCat(hung, " --rpc_timeout 300ms ", kLora8bFlags,
+                                    " 2>&1"),
                        &out),
             1);
+  EXPECT_THAT(out, HasSubstr("DEADLINE_EXCEEDED"));
+  EXPECT_EQ(
+      RunCommand(absl::StrCat(hung, " --rpc_timeout 300ms skus 2>&1"), &out),
+      1);
   EXPECT_THAT(out, HasSubstr("DEADLINE_EXCEEDED"));
   EXPECT_EQ(RunCommand(absl::StrCat(hung, " --rpc_timeout 0s skus 2>&1"), &out),
             2);
@@ -683,19 +681,20 @@ TEST_F(PlacectlTest, HelpExitsZeroForEveryCommandAndListsItsOwnFlags) {
 TEST_F(PlacectlTest, ExitCodesHoldWithFlagsBeforeOrAfterTheCommand) {
   OneL40sPool();
   std::string out;
-  EXPECT_EQ(Placectl(absl::StrCat("--rpc_timeout 10s ", kLora8bFlags), &out), 0);
-  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --rpc_timeout 10s --json"),
-                     &out),
+  EXPECT_EQ(Placectl(absl::StrCat("--rpc_timeout 10s ", kLora8bFlags), &out),
             0);
+  EXPECT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --rpc_timeout 10s --json"), &out),
+      0);
   EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags,
                                   " --rpc_timeout 10s --gpus 4 --parallelism "
                                   "tensor"),
                      &out),
             3);
   EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --lora_rank 0"), &out), 1);
-  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --lora_rank=sixteen"), &out,
-                     true),
-            2);
+  EXPECT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --lora_rank=sixteen"), &out, true),
+      2);
   EXPECT_THAT(out, HasSubstr("--lora_rank"));
   EXPECT_EQ(Placectl("plan --steps", &out, true), 2);  // a value is missing
   EXPECT_EQ(Placectl("frobnicate", &out, true), 2);

@@ -95,12 +95,12 @@ TEST(ValidatePoolTest, EachBrokenFieldIsNamed) {
   for (const FieldViolation& v : Validate(pool, A100Sxm())) {
     fields.push_back(v.field);
   }
-  EXPECT_THAT(fields,
-              ElementsAre("pool.name", "pool.node_count", "pool.gpus_per_node",
-                          "pool.purpose", "pool.gpu_quota",
-                          "pool.internal_rate_micros_per_gpu_hour",
-                          "pool.list_price_micros_per_gpu_hour",
-                          "pool.labels"));
+  EXPECT_THAT(
+      fields,
+      ElementsAre("pool.name", "pool.node_count", "pool.gpus_per_node",
+                  "pool.purpose", "pool.gpu_quota",
+                  "pool.internal_rate_micros_per_gpu_hour",
+                  "pool.list_price_micros_per_gpu_hour", "pool.labels"));
 }
 
 TEST(ValidatePoolTest, QuotaCannotExceedThePoolsGpus) {

@@ -12,9 +12,9 @@ using ::testing::HasSubstr;
 
 std::vector<GpuSku> Catalog() {
   std::vector<GpuSku> catalog;
-  for (const char* id : {"L40S-PCIE-48GB", "A100-PCIE-40GB", "A100-PCIE-80GB",
-                         "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB",
-                         "H200-SXM-141GB"}) {
+  for (const char* id :
+       {"L40S-PCIE-48GB", "A100-PCIE-40GB", "A100-PCIE-80GB", "A100-SXM4-40GB",
+        "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"}) {
     GpuSku sku;
     sku.id = id;
     catalog.push_back(sku);

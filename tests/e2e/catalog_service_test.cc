@@ -42,9 +42,7 @@ class CatalogServiceTest : public ::testing::Test {
   CatalogServiceTest()
       : stub_(v1::CatalogService::NewStub(server_.channel())) {}
 
-  std::unique_ptr<grpc::ClientContext> Context() {
-    return testing::Deadline();
-  }
+  std::unique_ptr<grpc::ClientContext> Context() { return testing::Deadline(); }
 
   grpc::Status Create(const v1::Pool& pool, const std::string& request_id,
                       v1::CreatePoolResponse* response = nullptr) {
@@ -109,7 +107,8 @@ TEST_F(CatalogServiceTest, GetSkuNeedsTheExactName) {
   request.set_name("a100 80g");
   status = stub_->GetSku(Context().get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("A100-PCIE-80GB, A100-SXM4-80GB"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("A100-PCIE-80GB, A100-SXM4-80GB"));
 
   request.set_name("MI300X");
   EXPECT_EQ(stub_->GetSku(Context().get(), request, &response).error_code(),

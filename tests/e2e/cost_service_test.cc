@@ -53,10 +53,10 @@ void SetTime(absl::Time t, google::protobuf::Timestamp* out) {
 
 // One GPU of `pool` from `start` for `wall`, one-second steps.
 v1::BenchmarkRun TimedRun(const std::string& pool, const std::string& sku,
-                     absl::Time start, absl::Duration wall, int64_t attempted,
-                     int64_t succeeded,
-                     v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED,
-                     int retries = 0) {
+                          absl::Time start, absl::Duration wall,
+                          int64_t attempted, int64_t succeeded,
+                          v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED,
+                          int retries = 0) {
   v1::BenchmarkRun run = SucceededRun(pool, sku);
   SetTime(start, run.mutable_start_time());
   SetTime(start + wall, run.mutable_end_time());
@@ -144,16 +144,16 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   CreatePool(TrainingPool("l40s-cheap", kL40s, 1, 4, 1'000'000), 1'800'000);
   const absl::Time day = DayStart(10);
   // a100: 2 h with 7200 of 7200 steps, 1 h with 3600 of 3600.
-  Upload(TimedRun("a100-train", kA100, day + absl::Hours(1), absl::Hours(2), 7200,
-             7200));
-  Upload(TimedRun("a100-train", kA100, day + absl::Hours(4), absl::Hours(1), 3600,
-             3600));
+  Upload(TimedRun("a100-train", kA100, day + absl::Hours(1), absl::Hours(2),
+                  7200, 7200));
+  Upload(TimedRun("a100-train", kA100, day + absl::Hours(4), absl::Hours(1),
+                  3600, 3600));
   // l40s: 4 h, 3600 of 14400 steps after 3 retries (3 h wasted); 4 h that
   // timed out after 2000 good steps (4 h wasted, no successful step).
-  Upload(TimedRun("l40s-cheap", kL40s, day + absl::Hours(1), absl::Hours(4), 14400,
-             3600, v1::RUN_OUTCOME_SUCCEEDED, 3));
-  Upload(TimedRun("l40s-cheap", kL40s, day + absl::Hours(6), absl::Hours(4), 14400,
-             2000, v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT, 1));
+  Upload(TimedRun("l40s-cheap", kL40s, day + absl::Hours(1), absl::Hours(4),
+                  14400, 3600, v1::RUN_OUTCOME_SUCCEEDED, 3));
+  Upload(TimedRun("l40s-cheap", kL40s, day + absl::Hours(6), absl::Hours(4),
+                  14400, 2000, v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT, 1));
 
   // Three days: the a100 pool had 8 x 72 = 576 GPU-hours, the l40s 288.
   const std::vector<v1::CostReportRow> rows =
@@ -174,12 +174,13 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   EXPECT_EQ(a100.wasted_gpu_microseconds(), 0);
   EXPECT_THAT(a100.gpu_hours_per_1k_successful_steps(),
               DoubleNear(3.0 / 10.8, 1e-12));
-  EXPECT_EQ(a100.internal_cost_micros(), 12'000'000);          // 3 h x $4
+  EXPECT_EQ(a100.internal_cost_micros(), 12'000'000);  // 3 h x $4
   EXPECT_EQ(a100.internal_cost_per_successful_step(), "0.001111111");
   EXPECT_TRUE(a100.has_list_price());
-  EXPECT_EQ(a100.list_price_cost_micros(), 18'000'000);        // 3 h x $6
+  EXPECT_EQ(a100.list_price_cost_micros(), 18'000'000);  // 3 h x $6
   EXPECT_EQ(a100.list_price_cost_per_successful_step(), "0.001666667");
-  EXPECT_THAT(a100.observed_over_list_price_ratio(), DoubleNear(4.0 / 6, 1e-12));
+  EXPECT_THAT(a100.observed_over_list_price_ratio(),
+              DoubleNear(4.0 / 6, 1e-12));
   EXPECT_EQ(a100.pool_occupancy().available_gpu_hours(), 576.0);
   EXPECT_EQ(a100.pool_occupancy().used_gpu_hours(), 3.0);
   EXPECT_THAT(a100.pool_occupancy().occupancy(), DoubleNear(3.0 / 576, 1e-15));
@@ -194,7 +195,8 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   EXPECT_EQ(l40s.failed_runs(), 1);
   EXPECT_EQ(l40s.retries(), 4);
   EXPECT_EQ(l40s.steps_attempted(), 28800);
-  EXPECT_EQ(l40s.successful_steps(), 3600);  // the timed-out run's 2000 do not count
+  EXPECT_EQ(l40s.successful_steps(),
+            3600);  // the timed-out run's 2000 do not count
   EXPECT_EQ(l40s.gpu_microseconds(), 8 * kHour);
   EXPECT_EQ(l40s.wasted_gpu_microseconds(), 7 * kHour);
   EXPECT_EQ(l40s.wasted_gpu_hours(), 7.0);
@@ -204,7 +206,8 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   EXPECT_EQ(l40s.internal_cost_per_successful_step(), "0.002222222");
   EXPECT_EQ(l40s.list_price_cost_micros(), 14'400'000);
   EXPECT_EQ(l40s.list_price_cost_per_successful_step(), "0.004000000");
-  EXPECT_THAT(l40s.observed_over_list_price_ratio(), DoubleNear(1 / 1.8, 1e-12));
+  EXPECT_THAT(l40s.observed_over_list_price_ratio(),
+              DoubleNear(1 / 1.8, 1e-12));
   EXPECT_EQ(l40s.pool_occupancy().available_gpu_hours(), 288.0);
   EXPECT_EQ(l40s.pool_occupancy().amortized_cost_per_successful_step(),
             "0.080000000");  // $8 x 288/8 / 3600
@@ -252,8 +255,8 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
 TEST_F(CostTest, FailedRunAddsGpuHoursButNoSuccessfulSteps) {
   CreatePool(TrainingPool("a100-train", kA100, 1, 8, 4'000'000), std::nullopt);
   const absl::Time day = DayStart(5);
-  Upload(TimedRun("a100-train", kA100, day + absl::Hours(1), absl::Hours(1), 3600,
-             3600));
+  Upload(TimedRun("a100-train", kA100, day + absl::Hours(1), absl::Hours(1),
+                  3600, 3600));
   const v1::GetCostReportRequest request = Report(day, day + absl::Hours(24));
   std::vector<v1::CostReportRow> rows = All(request);
   ASSERT_EQ(rows.size(), 1u);
@@ -262,8 +265,8 @@ TEST_F(CostTest, FailedRunAddsGpuHoursButNoSuccessfulSteps) {
   EXPECT_EQ(rows[0].list_price_cost_per_successful_step(), "");
 
   // It reported 1800 good steps before failing: none of them count.
-  Upload(TimedRun("a100-train", kA100, day + absl::Hours(3), absl::Hours(1), 3600,
-             1800, v1::RUN_OUTCOME_FAILED));
+  Upload(TimedRun("a100-train", kA100, day + absl::Hours(3), absl::Hours(1),
+                  3600, 1800, v1::RUN_OUTCOME_FAILED));
   rows = All(request);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].runs(), 2);
@@ -280,13 +283,13 @@ TEST_F(CostTest, ARunCountsOnTheUtcDayItEnded) {
   const absl::Time day = DayStart(7);
   // 22:00-23:30 on `day`; 23:30-00:30 across midnight, so on the next day.
   Upload(TimedRun("a100-train", kA100, day + absl::Hours(22), absl::Minutes(90),
-             5400, 5400));
+                  5400, 5400));
   Upload(TimedRun("a100-train", kA100, day + absl::Minutes(23 * 60 + 30),
-             absl::Hours(1), 3600, 3600));
+                  absl::Hours(1), 3600, 3600));
 
-  const std::vector<v1::CostReportRow> rows = All(Report(
-      day, day + absl::Hours(48),
-      {v1::COST_DIMENSION_DAY, v1::COST_DIMENSION_POOL}));
+  const std::vector<v1::CostReportRow> rows =
+      All(Report(day, day + absl::Hours(48),
+                 {v1::COST_DIMENSION_DAY, v1::COST_DIMENSION_POOL}));
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].period_start_time().seconds(), absl::ToUnixSeconds(day));
   EXPECT_EQ(rows[0].gpu_microseconds(), kHour * 3 / 2);
@@ -319,16 +322,16 @@ TEST_F(CostTest, ReportWithNoRunsHasNoRows) {
 TEST_F(CostTest, CostIsChargedAtTheRateWhenTheRunWasStored) {
   CreatePool(TrainingPool("a100-train", kA100, 1, 8, 4'000'000), std::nullopt);
   const absl::Time day = DayStart(3);
-  Upload(TimedRun("a100-train", kA100, day + absl::Hours(1), absl::Hours(1), 3600,
-             3600));
+  Upload(TimedRun("a100-train", kA100, day + absl::Hours(1), absl::Hours(1),
+                  3600, 3600));
   v1::UpdatePoolRequest update;
   update.mutable_pool()->set_name("a100-train");
   update.mutable_pool()->set_internal_rate_micros_per_gpu_hour(5'000'000);
   update.mutable_update_mask()->add_paths("internal_rate_micros_per_gpu_hour");
   v1::UpdatePoolResponse updated;
   ASSERT_TRUE(catalog_->UpdatePool(Deadline().get(), update, &updated).ok());
-  Upload(TimedRun("a100-train", kA100, day + absl::Hours(3), absl::Hours(1), 3600,
-             3600));
+  Upload(TimedRun("a100-train", kA100, day + absl::Hours(3), absl::Hours(1),
+                  3600, 3600));
   const std::vector<v1::CostReportRow> rows =
       All(Report(day, day + absl::Hours(24)));
   ASSERT_EQ(rows.size(), 1u);
@@ -363,8 +366,8 @@ TEST_P(CostValidationTest, IsInvalidArgumentNamingTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Rules, CostValidationTest,
     ::testing::Values(
-        InvalidReport{"MissingStart",
-                      [](auto& r) { r.clear_start_time(); }, "start_time"},
+        InvalidReport{"MissingStart", [](auto& r) { r.clear_start_time(); },
+                      "start_time"},
         InvalidReport{"MissingEnd", [](auto& r) { r.clear_end_time(); },
                       "end_time"},
         InvalidReport{"StartNotMidnight",
@@ -377,22 +380,22 @@ INSTANTIATE_TEST_SUITE_P(
                       [](auto& r) { r.mutable_end_time()->set_nanos(1); },
                       "end_time"},
         InvalidReport{"StartAfterEnd",
-                      [](auto& r) { std::swap(*r.mutable_start_time(),
-                                              *r.mutable_end_time()); },
+                      [](auto& r) {
+                        std::swap(*r.mutable_start_time(),
+                                  *r.mutable_end_time());
+                      },
                       "start_time"},
         InvalidReport{"EmptyRange",
                       [](auto& r) { *r.mutable_end_time() = r.start_time(); },
                       "end_time"},
-        InvalidReport{"UnspecifiedDimension",
-                      [](auto& r) {
-                        r.add_group_by(v1::COST_DIMENSION_UNSPECIFIED);
-                      },
-                      "group_by[0]"},
-        InvalidReport{"UnknownDimension",
-                      [](auto& r) {
-                        r.add_group_by(static_cast<v1::CostDimension>(99));
-                      },
-                      "group_by[0]"},
+        InvalidReport{
+            "UnspecifiedDimension",
+            [](auto& r) { r.add_group_by(v1::COST_DIMENSION_UNSPECIFIED); },
+            "group_by[0]"},
+        InvalidReport{
+            "UnknownDimension",
+            [](auto& r) { r.add_group_by(static_cast<v1::CostDimension>(99)); },
+            "group_by[0]"},
         InvalidReport{"RepeatedDimension",
                       [](auto& r) {
                         r.add_group_by(v1::COST_DIMENSION_SKU);
@@ -411,14 +414,13 @@ INSTANTIATE_TEST_SUITE_P(
                             v1::FINE_TUNE_METHOD_UNSPECIFIED);
                       },
                       "filter.methods[0]"},
-        InvalidReport{"UnknownOutcome",
-                      [](auto& r) {
-                        r.mutable_filter()->add_outcomes(
-                            v1::RUN_OUTCOME_SUCCEEDED);
-                        r.mutable_filter()->add_outcomes(
-                            static_cast<v1::RunOutcome>(42));
-                      },
-                      "filter.outcomes[1]"},
+        InvalidReport{
+            "UnknownOutcome",
+            [](auto& r) {
+              r.mutable_filter()->add_outcomes(v1::RUN_OUTCOME_SUCCEEDED);
+              r.mutable_filter()->add_outcomes(static_cast<v1::RunOutcome>(42));
+            },
+            "filter.outcomes[1]"},
         InvalidReport{"EmptyPoolName",
                       [](auto& r) { r.mutable_filter()->add_pools(""); },
                       "filter.pools[0]"},
@@ -440,7 +442,7 @@ TEST_F(CostTest, PagesAreDeterministicAndBoundToTheirRequest) {
     for (const auto& [pool, sku] :
          {std::pair{"a100-train", kA100}, std::pair{"h100-train", kH100}}) {
       Upload(TimedRun(pool, sku, day + absl::Hours(24 * d + 2), absl::Hours(1),
-                 3000, 2900));
+                      3000, 2900));
     }
   }
   const v1::GetCostReportRequest request =
@@ -481,10 +483,10 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
   const std::vector<std::pair<std::string, std::string>> pools = {
       {"p-a100", kA100}, {"p-l40s", kL40s}, {"p-h100", kH100}};
   const std::vector<v1::RunOutcome> outcomes = {
-      v1::RUN_OUTCOME_SUCCEEDED,          v1::RUN_OUTCOME_SUCCEEDED,
-      v1::RUN_OUTCOME_SUCCEEDED,          v1::RUN_OUTCOME_FAILED,
-      v1::RUN_OUTCOME_OUT_OF_MEMORY,      v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT,
-      v1::RUN_OUTCOME_PREEMPTED,          v1::RUN_OUTCOME_HARDWARE_ERROR};
+      v1::RUN_OUTCOME_SUCCEEDED,     v1::RUN_OUTCOME_SUCCEEDED,
+      v1::RUN_OUTCOME_SUCCEEDED,     v1::RUN_OUTCOME_FAILED,
+      v1::RUN_OUTCOME_OUT_OF_MEMORY, v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT,
+      v1::RUN_OUTCOME_PREEMPTED,     v1::RUN_OUTCOME_HARDWARE_ERROR};
   const std::vector<std::string> teams = {"", "vision", "nlp"};
   const std::vector<std::string> models = {"Llama-3.1-8B", "Llama-2-7B"};
 
@@ -500,12 +502,11 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
                              absl::Microseconds(random() % 1'000'000);
     const int64_t attempted = random() % (wall_seconds + 1);
     const int64_t succeeded = attempted == 0 ? 0 : random() % (attempted + 1);
-    v1::BenchmarkRun run =
-        TimedRun(pool, sku, start,
-            absl::Seconds(wall_seconds) +
-                absl::Microseconds(random() % 1'000'000),
-            attempted, succeeded, outcomes[random() % outcomes.size()],
-            static_cast<int>(random() % 4));
+    v1::BenchmarkRun run = TimedRun(
+        pool, sku, start,
+        absl::Seconds(wall_seconds) + absl::Microseconds(random() % 1'000'000),
+        attempted, succeeded, outcomes[random() % outcomes.size()],
+        static_cast<int>(random() % 4));
     run.set_team(teams[random() % teams.size()]);
     run.mutable_recipe()->set_model(models[random() % models.size()]);
     run.mutable_recipe()->set_lora_rank(random() % 2 == 0 ? 8 : 16);
@@ -534,29 +535,37 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
   const std::vector<Case> cases = {
       {45, 0, {}, [](auto&) {}},
       {45, 0, {v1::COST_DIMENSION_SKU, v1::COST_DIMENSION_DAY}, [](auto&) {}},
-      {30, 10,
+      {30,
+       10,
        {v1::COST_DIMENSION_POOL, v1::COST_DIMENSION_TEAM,
         v1::COST_DIMENSION_OUTCOME},
        [](auto&) {}},
-      {45, 0,
+      {45,
+       0,
        {v1::COST_DIMENSION_WEEK, v1::COST_DIMENSION_RECIPE_KEY,
         v1::COST_DIMENSION_MODEL, v1::COST_DIMENSION_METHOD},
        [](auto&) {}},
-      {45, 0, {v1::COST_DIMENSION_MONTH, v1::COST_DIMENSION_SKU},
+      {45,
+       0,
+       {v1::COST_DIMENSION_MONTH, v1::COST_DIMENSION_SKU},
        [](v1::CostFilter& f) {
          f.add_outcomes(v1::RUN_OUTCOME_SUCCEEDED);
          f.add_outcomes(v1::RUN_OUTCOME_FAILED);
          f.add_teams("vision");
          f.add_teams("ml-platform");
        }},
-      {45, 0, {v1::COST_DIMENSION_DAY, v1::COST_DIMENSION_POOL},
+      {45,
+       0,
+       {v1::COST_DIMENSION_DAY, v1::COST_DIMENSION_POOL},
        [](v1::CostFilter& f) {
          f.add_pools("p-a100");
          f.add_pools("p-l40s");
          f.add_methods(v1::FINE_TUNE_METHOD_LORA);
          f.add_models("Llama-2-7B");
        }},
-      {45, 0, {v1::COST_DIMENSION_TEAM},
+      {45,
+       0,
+       {v1::COST_DIMENSION_TEAM},
        [](v1::CostFilter& f) { f.add_skus(kH100); }},
   };
 
@@ -573,22 +582,24 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
       std::string period;
       if (row.has_period_start_time()) {
         period = absl::FormatTime(
-            "%Y-%m-%d", absl::FromUnixSeconds(row.period_start_time().seconds()),
+            "%Y-%m-%d",
+            absl::FromUnixSeconds(row.period_start_time().seconds()),
             absl::UTCTimeZone());
       }
       const std::string method =
           row.method() == v1::FINE_TUNE_METHOD_UNSPECIFIED
               ? ""
-              : std::string(absl::StripPrefix(
-                    v1::FineTuneMethod_Name(row.method()), "FINE_TUNE_METHOD_"));
+              : std::string(
+                    absl::StripPrefix(v1::FineTuneMethod_Name(row.method()),
+                                      "FINE_TUNE_METHOD_"));
       const std::string outcome =
           row.outcome() == v1::RUN_OUTCOME_UNSPECIFIED
               ? ""
               : std::string(absl::StripPrefix(
                     v1::RunOutcome_Name(row.outcome()), "RUN_OUTCOME_"));
       reported.push_back(absl::StrJoin(
-          {period, row.sku(), row.pool(), row.recipe_key(), row.model(),
-           method, row.team(), outcome, absl::StrCat(row.runs()),
+          {period, row.sku(), row.pool(), row.recipe_key(), row.model(), method,
+           row.team(), outcome, absl::StrCat(row.runs()),
            absl::StrCat(row.successful_runs()), absl::StrCat(row.retries()),
            absl::StrCat(row.steps_attempted()),
            absl::StrCat(row.successful_steps()),
@@ -615,7 +626,7 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
       const char* unit = g == v1::COST_DIMENSION_DAY     ? "day"
                          : g == v1::COST_DIMENSION_WEEK  ? "week"
                          : g == v1::COST_DIMENSION_MONTH ? "month"
-                                                          : nullptr;
+                                                         : nullptr;
       if (unit != nullptr) {
         period = absl::StrCat("to_char(date_trunc('", unit,
                               "', ended_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD')");
@@ -625,7 +636,8 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
                       auto name) {
       if (values.empty()) return std::string();
       std::vector<std::string> quoted;
-      for (const auto& v : values) quoted.push_back(absl::StrCat("'", name(v), "'"));
+      for (const auto& v : values)
+        quoted.push_back(absl::StrCat("'", name(v), "'"));
       return absl::StrCat(" AND ", column, " IN (", absl::StrJoin(quoted, ","),
                           ")");
     };
@@ -642,49 +654,56 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
         in_list("r.pool_name", f.pools(), same),
         in_list("r.model", f.models(), same),
         in_list("r.team", f.teams(), same),
-        in_list("r.method", f.methods(),
-                [](int m) {
-                  return std::string(absl::StripPrefix(
-                      v1::FineTuneMethod_Name(static_cast<v1::FineTuneMethod>(m)),
-                      "FINE_TUNE_METHOD_"));
-                }),
+        in_list(
+            "r.method", f.methods(),
+            [](int m) {
+              return std::string(absl::StripPrefix(
+                  v1::FineTuneMethod_Name(static_cast<v1::FineTuneMethod>(m)),
+                  "FINE_TUNE_METHOD_"));
+            }),
         in_list("r.outcome", f.outcomes(), [](int o) {
           return std::string(absl::StripPrefix(
               v1::RunOutcome_Name(static_cast<v1::RunOutcome>(o)),
               "RUN_OUTCOME_"));
         }));
-    const std::string keys = absl::StrJoin(
-        {period, dimension(v1::COST_DIMENSION_SKU, "r.sku_id"),
-         dimension(v1::COST_DIMENSION_POOL, "r.pool_name"),
-         dimension(v1::COST_DIMENSION_RECIPE_KEY, "r.recipe_key"),
-         dimension(v1::COST_DIMENSION_MODEL, "r.model"),
-         dimension(v1::COST_DIMENSION_METHOD, "r.method"),
-         dimension(v1::COST_DIMENSION_TEAM, "r.team"),
-         dimension(v1::COST_DIMENSION_OUTCOME, "r.outcome")},
-        ", ");
+    const std::string keys =
+        absl::StrJoin({period, dimension(v1::COST_DIMENSION_SKU, "r.sku_id"),
+                       dimension(v1::COST_DIMENSION_POOL, "r.pool_name"),
+                       dimension(v1::COST_DIMENSION_RECIPE_KEY, "r.recipe_key"),
+                       dimension(v1::COST_DIMENSION_MODEL, "r.model"),
+                       dimension(v1::COST_DIMENSION_METHOD, "r.method"),
+                       dimension(v1::COST_DIMENSION_TEAM, "r.team"),
+                       dimension(v1::COST_DIMENSION_OUTCOME, "r.outcome")},
+                      ", ");
     const std::string steps =
         "sum(CASE WHEN outcome = 'SUCCEEDED' THEN steps_succeeded ELSE 0 END)";
     const std::string sql = absl::StrCat(
-        "SELECT coalesce(string_agg(line, E'\\n' ORDER BY k COLLATE \"C\"), '') "
-        "FROM (SELECT concat_ws(E'\\x01', ", keys, ") AS k, concat_ws('|', ",
-        keys,
+        "SELECT coalesce(string_agg(line, E'\\n' ORDER BY k COLLATE \"C\"), "
+        "'') "
+        "FROM (SELECT concat_ws(E'\\x01', ",
+        keys, ") AS k, concat_ws('|', ", keys,
         ", count(*), count(*) FILTER (WHERE outcome = 'SUCCEEDED'), "
-        "sum(retries), sum(steps_attempted), ", steps,
+        "sum(retries), sum(steps_attempted), ",
+        steps,
         ", sum(gpu_microseconds), "
         "sum(CASE WHEN outcome <> 'SUCCEEDED' THEN gpu_microseconds "
         "WHEN steps_attempted = 0 THEN 0 ELSE round(gpu_microseconds::numeric "
         "* (steps_attempted - steps_succeeded) / steps_attempted) END), "
-        "round(sum(gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour) "
+        "round(sum(gpu_microseconds::numeric * "
+        "p.internal_rate_micros_per_gpu_hour) "
         "/ 3.6e9), "
         "coalesce(to_char(round(sum(gpu_microseconds::numeric * "
-        "p.internal_rate_micros_per_gpu_hour) / (3.6e15 * nullif(", steps,
+        "p.internal_rate_micros_per_gpu_hour) / (3.6e15 * nullif(",
+        steps,
         ", 0)), 9), 'FM999999990.000000000'), ''), "
         "CASE WHEN bool_and(p.list_price_micros_per_gpu_hour IS NOT NULL) THEN "
-        "round(sum(gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour) "
+        "round(sum(gpu_microseconds::numeric * "
+        "p.list_price_micros_per_gpu_hour) "
         "/ 3.6e9)::text ELSE '-' END, "
         "CASE WHEN bool_and(p.list_price_micros_per_gpu_hour IS NOT NULL) THEN "
         "coalesce(to_char(round(sum(gpu_microseconds::numeric * "
-        "p.list_price_micros_per_gpu_hour) / (3.6e15 * nullif(", steps,
+        "p.list_price_micros_per_gpu_hour) / (3.6e15 * nullif(",
+        steps,
         ", 0)), 9), 'FM999999990.000000000'), '') ELSE '' END) AS line "
         "FROM benchmark_runs r JOIN pools p ON p.name = r.pool_name WHERE ",
         where, " GROUP BY ", keys, ") g");

@@ -44,10 +44,9 @@ constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 
 bool HasWarning(const v1::PlacementCandidate& c, const std::string& prefix) {
-  return std::any_of(c.warnings().begin(), c.warnings().end(),
-                     [&](const std::string& w) {
-                       return absl::StartsWith(w, prefix);
-                     });
+  return std::any_of(
+      c.warnings().begin(), c.warnings().end(),
+      [&](const std::string& w) { return absl::StartsWith(w, prefix); });
 }
 
 class PlacementGuideTest : public ::testing::Test {
@@ -75,8 +74,8 @@ TEST_F(PlacementGuideTest, SmallLoraGoesToTheMeasuredCheaperL40s) {
     client_->UploadRun("l40s-train", kL40s, Lora8b(), 10, 10'000, 24);
     client_->UploadRun("a100-train", kA100, Lora8b(), 6, 10'000, 25);
   }
-  v1::PlacePlanResponse plan = client_->PlanUntil(
-      PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+  v1::PlacePlanResponse plan =
+      client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
         return Measured("l40s-train", 3)(p) && Measured("a100-train", 3)(p);
       });
   ASSERT_EQ(plan.candidates_size(), 2);
@@ -164,8 +163,8 @@ TEST_F(PlacementGuideTest, CheaperCardThatFailsAndRetriesLoses) {
   client_->UploadRun("l40s-train", kL40s, recipe, 10, 0, 26,
                      v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT, 2);
   client_->UploadRun("a100-train", kA100, recipe, 8, 5'000, 27);
-  v1::PlacePlanResponse plan = client_->PlanUntil(
-      PlanFor(recipe), [](const v1::PlacePlanResponse& p) {
+  v1::PlacePlanResponse plan =
+      client_->PlanUntil(PlanFor(recipe), [](const v1::PlacePlanResponse& p) {
         return Measured("l40s-train", 3)(p) && Measured("a100-train", 1)(p);
       });
   ASSERT_EQ(plan.candidates_size(), 2);
@@ -285,8 +284,8 @@ TEST_F(PlacementGuideTest, PlansAreAuditedAndRunsMeasureTheirAccuracy) {
   EXPECT_EQ(accuracy.skus(0).sku(), kL40s);
   EXPECT_EQ(accuracy.skus(0).runs(), 1);
   // (10 - 12) / 12 = -16.7% on GPU-hours per step.
-  EXPECT_NEAR(accuracy.skus(0).gpu_hours_per_step_mean_error_pct(),
-              -100.0 / 6, 0.5);
+  EXPECT_NEAR(accuracy.skus(0).gpu_hours_per_step_mean_error_pct(), -100.0 / 6,
+              0.5);
   const double predicted_peak = plan.candidates(0).peak_memory_gb();
   EXPECT_NEAR(accuracy.skus(0).peak_memory_mean_error_pct(),
               100 * (predicted_peak - 30) / 30, 0.01);

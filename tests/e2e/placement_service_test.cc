@@ -165,16 +165,15 @@ TEST_F(QuietEvidenceTest, NoChangeForLongIsNotStaleEvidence) {
   // is called stale; nothing changes meanwhile.
   absl::SleepFor(absl::Seconds(11));
   const v1::PlacePlanResponse after = Plan();
-  EXPECT_FALSE(HasWarning(after, "stale_evidence"))
-      << after.ShortDebugString();
+  EXPECT_FALSE(HasWarning(after, "stale_evidence")) << after.ShortDebugString();
   // The evidence was read over 10 s before: not read again, yet not stale.
   EXPECT_GT(after.create_time().seconds() - after.evidence_time().seconds(), 10)
       << after.ShortDebugString();
 }
 
-storage::PlacementRecord Record(const std::string& plan_id,
-                                std::shared_ptr<storage::PlanResultRecord>
-                                    result) {
+storage::PlacementRecord Record(
+    const std::string& plan_id,
+    std::shared_ptr<storage::PlanResultRecord> result) {
   storage::PlacementRecord record;
   record.plan_id = plan_id;
   record.team = "t";
@@ -224,16 +223,17 @@ TEST(PlanAuditWriterTest, RecordsPlansAndSkipsThoseWhoseCallerGaveUp) {
 
   // Every field comes back as written.
   storage::DbSession session(db.url());
-  absl::StatusOr<storage::StoredPlan> stored = storage::GetPlan(session, waited);
+  absl::StatusOr<storage::StoredPlan> stored =
+      storage::GetPlan(session, waited);
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(stored->plan_id, waited);
   EXPECT_EQ(stored->request, "\x08\x01");
   EXPECT_EQ(stored->result_response, "result bytes");
   EXPECT_EQ(absl::ToUnixMicros(stored->evidence_time), 1'700'000'000'123'456);
   EXPECT_EQ(absl::ToUnixMicros(stored->created_at), 1'700'000'001'654'321);
-  EXPECT_THAT(stored->warnings,
-              ElementsAre("tab\there", "quote \" and backslash \\", "{a,b}",
-                          ""));
+  EXPECT_THAT(
+      stored->warnings,
+      ElementsAre("tab\there", "quote \" and backslash \\", "{a,b}", ""));
   EXPECT_EQ(db.QueryValue("SELECT request_id IS NULL AND team = 't' AND "
                           "recipe_key = 'rk' AND chosen_pool IS NULL AND "
                           "encode(result_hash, 'hex') = repeat('07', 32) "

@@ -147,8 +147,7 @@ TEST(PlacementdTest, HealthFollowsTheDatabaseWithoutARestart) {
     }
     // Calls fail fast with UNAVAILABLE: they neither hang nor crash.
     const absl::Time start = absl::Now();
-    grpc::Status status =
-        stub->ListSkus(Context(20).get(), request, &response);
+    grpc::Status status = stub->ListSkus(Context(20).get(), request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE)
         << status.error_message();
     EXPECT_LT(absl::Now() - start, absl::Seconds(15));
@@ -201,9 +200,10 @@ TEST(PlacementdTest, MetricsExpositionPassesPromtool) {
               HasSubstr("grpc_server_handled_total{grpc_code=\"OK\","
                         "grpc_method=\"ListSkus\",grpc_service=\"placement.v1."
                         "CatalogService\",grpc_type=\"unary\"} 3"));
-  EXPECT_THAT(metrics,
-              HasSubstr("grpc_server_handled_total{grpc_code=\"InvalidArgument\","
-                        "grpc_method=\"GetSku\""));
+  EXPECT_THAT(
+      metrics,
+      HasSubstr("grpc_server_handled_total{grpc_code=\"InvalidArgument\","
+                "grpc_method=\"GetSku\""));
   EXPECT_THAT(metrics, HasSubstr("grpc_server_started_total{"));
   EXPECT_THAT(metrics, HasSubstr("grpc_server_handling_seconds_bucket{"));
   EXPECT_THAT(metrics, HasSubstr("placement_build_info{"));

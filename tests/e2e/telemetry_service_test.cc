@@ -32,9 +32,8 @@ class TelemetryTest : public ::testing::Test {
   TelemetryTest()
       : catalog_(v1::CatalogService::NewStub(server_.channel())),
         telemetry_(v1::TelemetryService::NewStub(server_.channel())) {
-    for (const v1::Pool& pool :
-         {TrainingPool("l40s-adapters", kL40s, 4, 4),
-          TrainingPool("a100-train", kA100, 2, 8)}) {
+    for (const v1::Pool& pool : {TrainingPool("l40s-adapters", kL40s, 4, 4),
+                                 TrainingPool("a100-train", kA100, 2, 8)}) {
       v1::CreatePoolRequest request;
       *request.mutable_pool() = pool;
       v1::CreatePoolResponse response;
@@ -200,8 +199,8 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidRun{"run_id_not_uuid",
                    [](v1::BenchmarkRun& r) { r.set_run_id("run-1"); },
                    "run.run_id"},
-        InvalidRun{"unknown_sku", [](v1::BenchmarkRun& r) { r.set_sku("B200"); },
-                   "run.sku"},
+        InvalidRun{"unknown_sku",
+                   [](v1::BenchmarkRun& r) { r.set_sku("B200"); }, "run.sku"},
         InvalidRun{"ambiguous_sku",
                    [](v1::BenchmarkRun& r) { r.set_sku("L40S"); }, "run.sku"},
         InvalidRun{"sku_not_the_pools",
@@ -225,11 +224,10 @@ INSTANTIATE_TEST_SUITE_P(
                          absl::ToUnixSeconds(absl::Now()) + 86400);
                    },
                    "run.end_time"},
-        InvalidRun{"nan_peak_memory",
-                   [](v1::BenchmarkRun& r) {
-                     r.set_peak_memory_gb(std::nan(""));
-                   },
-                   "run.peak_memory_gb"},
+        InvalidRun{
+            "nan_peak_memory",
+            [](v1::BenchmarkRun& r) { r.set_peak_memory_gb(std::nan("")); },
+            "run.peak_memory_gb"},
         InvalidRun{"peak_memory_above_the_card_without_offload",
                    [](v1::BenchmarkRun& r) { r.set_peak_memory_gb(60); },
                    "run.peak_memory_gb"},
@@ -259,11 +257,10 @@ INSTANTIATE_TEST_SUITE_P(
                      r.mutable_recipe()->set_lora_rank(100000);
                    },
                    "run.recipe.lora_rank"},
-        InvalidRun{"agent_id_too_long",
-                   [](v1::BenchmarkRun& r) {
-                     r.set_agent_id(std::string(129, 'a'));
-                   },
-                   "run.agent_id"},
+        InvalidRun{
+            "agent_id_too_long",
+            [](v1::BenchmarkRun& r) { r.set_agent_id(std::string(129, 'a')); },
+            "run.agent_id"},
         InvalidRun{"gpus_beyond_the_pool",
                    [](v1::BenchmarkRun& r) {
                      r.set_gpu_count(32);
@@ -402,9 +399,10 @@ TEST_F(TelemetryTest, StreamCommitsEveryBatchAndReportsContiguousProgress) {
   EXPECT_EQ(response.committed_through_step(), 299);
   EXPECT_EQ(response.samples_stored(), 300);
   EXPECT_EQ(response.samples_duplicate(), 0);
-  EXPECT_EQ(Query(absl::StrCat("SELECT count(*) FROM step_samples WHERE run_id = '",
-                               run_id, "'")),
-            "300");
+  EXPECT_EQ(
+      Query(absl::StrCat("SELECT count(*) FROM step_samples WHERE run_id = '",
+                         run_id, "'")),
+      "300");
   // Values are stored exactly (shortest round-trip text).
   EXPECT_EQ(Query(absl::StrCat("SELECT step_time_s::text || '/' || loss::text "
                                "FROM step_samples WHERE run_id = '",
@@ -412,7 +410,8 @@ TEST_F(TelemetryTest, StreamCommitsEveryBatchAndReportsContiguousProgress) {
             "0.53/1.999");
 }
 
-TEST_F(TelemetryTest, ResumedStreamAfterADroppedConnectionHasNoGapNorDuplicate) {
+TEST_F(TelemetryTest,
+       ResumedStreamAfterADroppedConnectionHasNoGapNorDuplicate) {
   const std::string run_id = NewUuid();
   {
     // The agent's connection drops in the middle of a stream.
@@ -430,10 +429,10 @@ TEST_F(TelemetryTest, ResumedStreamAfterADroppedConnectionHasNoGapNorDuplicate) 
   v1::GetSampleProgressRequest progress_request;
   progress_request.set_run_id(run_id);
   v1::GetSampleProgressResponse progress;
-  ASSERT_TRUE(telemetry_
-                  ->GetSampleProgress(Deadline().get(), progress_request,
-                                      &progress)
-                  .ok());
+  ASSERT_TRUE(
+      telemetry_
+          ->GetSampleProgress(Deadline().get(), progress_request, &progress)
+          .ok());
   const int64_t committed = progress.committed_through_step();
   EXPECT_GE(committed, -1);
   EXPECT_LE(committed, 299);

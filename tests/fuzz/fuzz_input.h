@@ -1,13 +1,13 @@
 #ifndef PLACEMENT_TESTS_FUZZ_FUZZ_INPUT_H_
 #define PLACEMENT_TESTS_FUZZ_FUZZ_INPUT_H_
 
-#include <cstddef>
-#include <cstdint>
-#include <string>
-
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace placement::fuzz {
 
@@ -27,8 +27,7 @@ inline void NoLog(google::protobuf::LogLevel, const char*, int,
 template <typename Message>
 bool ParseInput(const uint8_t* data, size_t size, Message* message) {
   // Invalid UTF-8 in string fields is logged by protobuf: expected here.
-  static const bool silenced =
-      (google::protobuf::SetLogHandler(&NoLog), true);
+  static const bool silenced = (google::protobuf::SetLogHandler(&NoLog), true);
   (void)silenced;
   const std::string text(reinterpret_cast<const char*>(data), size);
   static SilentErrors errors;

@@ -14,13 +14,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   placement::v1::Recipe proto;
   if (!placement::fuzz::ParseInput(data, size, &proto)) return 0;
   using namespace placement::core;
-  const Recipe once = NormalizeRecipe(placement::services::RecipeFromProto(proto));
+  const Recipe once =
+      NormalizeRecipe(placement::services::RecipeFromProto(proto));
   const Recipe twice = NormalizeRecipe(once);
   if (!(once == twice)) std::abort();  // normalization must be idempotent
   if (RecipeKey(once) != RecipeKey(twice)) std::abort();
   // Round trip through the API type keeps the normalized recipe.
-  const Recipe back = NormalizeRecipe(
-      placement::services::RecipeFromProto(placement::services::RecipeToProto(once)));
+  const Recipe back = NormalizeRecipe(placement::services::RecipeFromProto(
+      placement::services::RecipeToProto(once)));
   if (RecipeKey(back) != RecipeKey(once)) std::abort();
   if (!ValidateRecipe(once).empty()) return 0;
   absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(once);

@@ -27,8 +27,8 @@ namespace {
 
 using ::placement::testing::Deadline;
 using ::placement::testing::NewUuid;
-using ::placement::testing::PlacementdProcess;
 using ::placement::testing::PlacementdPath;
+using ::placement::testing::PlacementdProcess;
 using ::placement::testing::PrivateCluster;
 using ::placement::testing::RunCommand;
 using ::placement::testing::SucceededRun;
@@ -51,7 +51,8 @@ void CreatePool(std::shared_ptr<grpc::Channel> channel) {
   v1::CreatePoolRequest request;
   *request.mutable_pool() = TrainingPool("l40s", kSku, 4, 8);
   v1::CreatePoolResponse response;
-  grpc::Status status = catalog->CreatePool(Deadline().get(), request, &response);
+  grpc::Status status =
+      catalog->CreatePool(Deadline().get(), request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
 }
 
@@ -140,8 +141,9 @@ TEST(CrashTest, KillNineMidStreamLosesNothingAcknowledged) {
         v1::StreamStepSamplesResponse response;
         auto writer = telemetry->StreamStepSamples(context.get(), &response);
         for (int i = 0; i < 3 && next + i * kBatch < kSteps; ++i) {
-          if (!writer->Write(Batch(agent.run_id, next + i * kBatch,
-                                   std::min(kBatch, kSteps - next - i * kBatch)))) {
+          if (!writer->Write(
+                  Batch(agent.run_id, next + i * kBatch,
+                        std::min(kBatch, kSteps - next - i * kBatch)))) {
             break;
           }
         }
@@ -209,8 +211,8 @@ TEST(CrashTest, KillNineMidStreamLosesNothingAcknowledged) {
               absl::StrCat(kSteps, "/", kSteps, "/", kSteps - 1));
     for (const std::string& run : agent.acknowledged_runs) {
       EXPECT_EQ(db.QueryValue(absl::StrCat(
-                    "SELECT count(*) FROM benchmark_runs WHERE run_id = '",
-                    run, "'")),
+                    "SELECT count(*) FROM benchmark_runs WHERE run_id = '", run,
+                    "'")),
                 "1");
     }
     runs_acknowledged += agent.acknowledged_runs.size();
@@ -241,11 +243,11 @@ TEST(DatabaseFaultTest, PlansKeepComingFromMemoryAndEverythingRecovers) {
   PrivateCluster cluster;
   ASSERT_FALSE(cluster.url().empty());
   std::string output;
-  ASSERT_EQ(RunCommand(absl::StrCat(PlacementdPath(),
-                                    " migrate up --database_url='",
-                                    cluster.url(), "' 2>&1"),
-                       &output),
-            0)
+  ASSERT_EQ(
+      RunCommand(absl::StrCat(PlacementdPath(), " migrate up --database_url='",
+                              cluster.url(), "' 2>&1"),
+                 &output),
+      0)
       << output;
   std::unique_ptr<PlacementdProcess> placementd = Start(cluster.url());
   ASSERT_NE(placementd, nullptr);
@@ -296,13 +298,14 @@ TEST(DatabaseFaultTest, PlansKeepComingFromMemoryAndEverythingRecovers) {
   EXPECT_TRUE(recorded);
 
   // Connections killed by the server are replaced.
-  ASSERT_EQ(RunCommand(absl::StrCat(
-                "psql '", cluster.url(),
-                "' -qtAc \"SELECT count(pg_terminate_backend(pid)) FROM "
-                "pg_stat_activity WHERE datname = 'postgres' AND pid <> "
-                "pg_backend_pid()\" 2>&1"),
-                &output),
-            0)
+  ASSERT_EQ(
+      RunCommand(
+          absl::StrCat("psql '", cluster.url(),
+                       "' -qtAc \"SELECT count(pg_terminate_backend(pid)) FROM "
+                       "pg_stat_activity WHERE datname = 'postgres' AND pid <> "
+                       "pg_backend_pid()\" 2>&1"),
+          &output),
+      0)
       << output;
   bool uploaded = false;
   for (int i = 0; i < 20 && !uploaded; ++i) {
@@ -354,10 +357,10 @@ TEST(ShutdownTest, SigtermDuringLoadFinishesInFlightCallsAndLosesNothing) {
   EXPECT_GT(refused.load(), 0);
   ASSERT_FALSE(acknowledged.empty());
   for (const std::string& run : acknowledged) {
-    EXPECT_EQ(db.QueryValue(absl::StrCat(
-                  "SELECT count(*) FROM benchmark_runs WHERE run_id = '", run,
-                  "'")),
-              "1");
+    EXPECT_EQ(
+        db.QueryValue(absl::StrCat(
+            "SELECT count(*) FROM benchmark_runs WHERE run_id = '", run, "'")),
+        "1");
   }
   std::cout << acknowledged.size()
             << " uploads acknowledged before SIGTERM, all stored\n";

@@ -1,10 +1,12 @@
 // Auth, bounds and hostile input on an in-process server with auth on, over
 // loopback gRPC, against a real PostgreSQL.
+#include "services/auth/auth.h"
+
+#include <grpcpp/generic/generic_stub.h>
+
 #include <future>
 #include <set>
 #include <thread>
-
-#include <grpcpp/generic/generic_stub.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -16,7 +18,6 @@
 #include "placement/v1/cost.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
-#include "services/auth/auth.h"
 #include "storage/db_session.h"
 #include "storage/token_store.h"
 #include "tests/support/fixtures.h"
@@ -137,8 +138,7 @@ TEST_F(AuthTest, EveryRoleAndMethodPairIsAllowedOrDeniedByTheTable) {
 }
 
 TEST_F(AuthTest, HealthAndReflectionStayOpen) {
-  EXPECT_TRUE(
-      CallEmpty(generic_, "/grpc.health.v1.Health/Check", "").ok());
+  EXPECT_TRUE(CallEmpty(generic_, "/grpc.health.v1.Health/Check", "").ok());
 }
 
 TEST_F(AuthTest, RevokedTokenIsRefusedAtOnce) {
@@ -158,13 +158,12 @@ TEST_F(AuthTest, RevokedTokenIsRefusedAtOnce) {
   v1::RevokeTokenRequest revoke;
   revoke.set_token_id(created.token().token_id());
   v1::RevokeTokenResponse revoked;
-  ASSERT_TRUE(catalog
-                  ->RevokeToken(As(secrets_[Role::kAdmin]).get(), revoke,
-                                &revoked)
-                  .ok());
-  EXPECT_EQ(catalog->ListSkus(As(created.secret()).get(), list, &skus)
-                .error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
+  ASSERT_TRUE(
+      catalog->RevokeToken(As(secrets_[Role::kAdmin]).get(), revoke, &revoked)
+          .ok());
+  EXPECT_EQ(
+      catalog->ListSkus(As(created.secret()).get(), list, &skus).error_code(),
+      grpc::StatusCode::UNAUTHENTICATED);
 
   // Listing shows the token, revoked, and never a secret.
   v1::ListTokensRequest tokens_request;
@@ -283,10 +282,11 @@ TEST(BoundsTest, OversizedMessageIsRefused) {
   *request.mutable_run() = SucceededRun("p", "L40S-PCIE-48GB");
   request.mutable_run()->set_failure_reason(std::string(100 * 1024, 'x'));
   v1::UploadBenchmarkRunResponse response;
-  EXPECT_EQ(telemetry->UploadBenchmarkRun(testing::Deadline().get(), request,
-                                          &response)
-                .error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(
+      telemetry
+          ->UploadBenchmarkRun(testing::Deadline().get(), request, &response)
+          .error_code(),
+      grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
 TEST(BoundsTest, SampleStreamsNeedADeadlineAndIdleOnesAreClosed) {
@@ -347,10 +347,10 @@ TEST(BoundsTest, ConcurrentStreamsPerConnectionAreCapped) {
     EXPECT_TRUE(writer->Finish().ok());
   }
   // With the slots free again it goes through.
-  EXPECT_TRUE(telemetry
-                  ->GetSampleProgress(testing::Deadline().get(), request,
-                                      &progress)
-                  .ok());
+  EXPECT_TRUE(
+      telemetry
+          ->GetSampleProgress(testing::Deadline().get(), request, &progress)
+          .ok());
 }
 
 // SQL injection is impossible by construction (bound parameters only): these

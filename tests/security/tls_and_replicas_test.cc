@@ -18,8 +18,8 @@
 namespace placement {
 namespace {
 
-using ::placement::testing::PlacementdProcess;
 using ::placement::testing::PlacementdPath;
+using ::placement::testing::PlacementdProcess;
 using ::placement::testing::RunCommand;
 using ::placement::testing::TestDatabase;
 
@@ -38,7 +38,8 @@ class Certificates {
     char dir[] = "/tmp/placement-tls-XXXXXX";
     dir_ = mkdtemp(dir);
     const std::string script = absl::StrCat(R"(set -e
-cd ')", dir_, R"('
+cd ')",
+                                            dir_, R"('
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=test-ca' \
   -keyout ca.key -out ca.pem 2>/dev/null
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=stranger-ca' \
@@ -101,11 +102,11 @@ TEST(TlsTest, TlsHandshakesThatMustSucceedAndThatMustFail) {
   ASSERT_TRUE(certs.ok());
   TestDatabase db;
   db.Migrate();
-  auto placementd = PlacementdProcess::Start(
-      db.url(),
-      {"--tls_cert=" + certs.Path("server.pem"),
-       "--tls_key=" + certs.Path("server.key")},
-      certs.Client("ca"));
+  auto placementd =
+      PlacementdProcess::Start(db.url(),
+                               {"--tls_cert=" + certs.Path("server.pem"),
+                                "--tls_key=" + certs.Path("server.key")},
+                               certs.Client("ca"));
   ASSERT_TRUE(placementd.ok()) << placementd.status();
   ASSERT_TRUE((*placementd)->WaitForHealth(true, absl::Seconds(10)))
       << (*placementd)->LogTail();
@@ -123,12 +124,12 @@ TEST(TlsTest, MutualTlsNeedsAClientCertificateFromTheTrustedCa) {
   ASSERT_TRUE(certs.ok());
   TestDatabase db;
   db.Migrate();
-  auto placementd = PlacementdProcess::Start(
-      db.url(),
-      {"--tls_cert=" + certs.Path("server.pem"),
-       "--tls_key=" + certs.Path("server.key"),
-       "--tls_client_ca=" + certs.Path("ca.pem")},
-      certs.Client("ca", "client"));
+  auto placementd =
+      PlacementdProcess::Start(db.url(),
+                               {"--tls_cert=" + certs.Path("server.pem"),
+                                "--tls_key=" + certs.Path("server.key"),
+                                "--tls_client_ca=" + certs.Path("ca.pem")},
+                               certs.Client("ca", "client"));
   ASSERT_TRUE(placementd.ok()) << placementd.status();
   ASSERT_TRUE((*placementd)->WaitForHealth(true, absl::Seconds(10)))
       << (*placementd)->LogTail();

@@ -126,7 +126,8 @@ TEST_F(PoolStoreTest, RetryWithSameRequestIdReturnsTheOriginal) {
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM pools"), "1");
 }
 
-TEST_F(PoolStoreTest, SameNameWithOtherContentIsAlreadyExistsAndChangesNothing) {
+TEST_F(PoolStoreTest,
+       SameNameWithOtherContentIsAlreadyExistsAndChangesNothing) {
   ASSERT_TRUE(CreatePool(session_, A100Pool("a100-train"), "req-1").ok());
   core::Pool other = A100Pool("a100-train");
   other.gpu_quota = 8;
@@ -139,10 +140,9 @@ TEST_F(PoolStoreTest, SameNameWithOtherContentIsAlreadyExistsAndChangesNothing) 
 
 TEST_F(PoolStoreTest, RequestIdReusedForAnotherPoolIsAlreadyExists) {
   ASSERT_TRUE(CreatePool(session_, A100Pool("a100-train"), "req-1").ok());
-  EXPECT_EQ(CreatePool(session_, A100Pool("a100-other"), "req-1")
-                .status()
-                .code(),
-            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(
+      CreatePool(session_, A100Pool("a100-other"), "req-1").status().code(),
+      absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(GetPool(session_, "a100-other").status().code(),
             absl::StatusCode::kNotFound);
 }
@@ -190,9 +190,10 @@ TEST_F(PoolStoreTest, UpdateKeepsNameAndSkuAndRollsBackOnError) {
       }).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(GetPool(session_, "a100-train")->pool.gpu_quota, 8);
-  EXPECT_EQ(UpdatePool(session_, "missing", [](core::Pool&) {
-              return absl::OkStatus();
-            }).status().code(),
+  EXPECT_EQ(UpdatePool(session_, "missing",
+                       [](core::Pool&) { return absl::OkStatus(); })
+                .status()
+                .code(),
             absl::StatusCode::kNotFound);
 }
 
@@ -202,11 +203,11 @@ TEST_F(PoolStoreTest, ListPagesInNameOrder) {
   }
   absl::StatusOr<PoolPage> first = ListPools(session_, 2, "");
   ASSERT_TRUE(first.ok()) << first.status();
-  EXPECT_THAT(first->pools,
-              ElementsAre(Field(&PoolRecord::pool,
-                                Field(&core::Pool::name, "pool-a")),
-                          Field(&PoolRecord::pool,
-                                Field(&core::Pool::name, "pool-b"))));
+  EXPECT_THAT(
+      first->pools,
+      ElementsAre(
+          Field(&PoolRecord::pool, Field(&core::Pool::name, "pool-a")),
+          Field(&PoolRecord::pool, Field(&core::Pool::name, "pool-b"))));
   EXPECT_TRUE(first->more);
   absl::StatusOr<PoolPage> last = ListPools(session_, 2, "pool-d");
   ASSERT_TRUE(last.ok());

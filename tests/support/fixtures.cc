@@ -39,8 +39,8 @@ v1::Pool TrainingPool(const std::string& name, const std::string& sku,
   pool.set_sku(sku);
   pool.set_node_count(nodes);
   pool.set_gpus_per_node(gpus_per_node);
-  const bool pcie_only = sku.rfind("L40S", 0) == 0 || sku.rfind("L4-", 0) == 0 ||
-                         sku.rfind("A10-", 0) == 0;
+  const bool pcie_only = sku.rfind("L40S", 0) == 0 ||
+                         sku.rfind("L4-", 0) == 0 || sku.rfind("A10-", 0) == 0;
   pool.set_fabric(pcie_only ? v1::FABRIC_PCIE : v1::FABRIC_NVLINK);
   pool.set_purpose(v1::POOL_PURPOSE_TRAINING);
   pool.set_exclusive(true);

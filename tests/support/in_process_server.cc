@@ -25,9 +25,8 @@ InProcessServer::InProcessServer(
     std::cerr << "cannot start the in-process server: " << status << "\n";
     std::abort();
   }
-  channel_ = grpc::CreateChannel(
-      "127.0.0.1:" + std::to_string(server_->port()),
-      grpc::InsecureChannelCredentials());
+  channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                 grpc::InsecureChannelCredentials());
   // Ready when the pools, evidence and tokens are in memory.
   for (int i = 0; i < 500 && server_->evidence().Current() == nullptr; ++i) {
     absl::SleepFor(absl::Milliseconds(10));

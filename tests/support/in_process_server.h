@@ -1,11 +1,11 @@
 #ifndef PLACEMENT_TESTS_SUPPORT_IN_PROCESS_SERVER_H_
 #define PLACEMENT_TESTS_SUPPORT_IN_PROCESS_SERVER_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "services/server/placement_server.h"
 #include "tests/support/test_database.h"

@@ -50,9 +50,9 @@ absl::StatusOr<std::unique_ptr<PlacementdProcess>> PlacementdProcess::Start(
       absl::StrCat("--port_file=", port_file)};
   // Auth has tests of its own (tests/security); elsewhere it is off unless a
   // test asks for it.
-  const bool auth_given =
-      std::any_of(extra_args.begin(), extra_args.end(),
-                  [](const std::string& a) { return a.rfind("--auth", 0) == 0; });
+  const bool auth_given = std::any_of(
+      extra_args.begin(), extra_args.end(),
+      [](const std::string& a) { return a.rfind("--auth", 0) == 0; });
   if (!auth_given) args.push_back("--auth=false");
   args.insert(args.end(), extra_args.begin(), extra_args.end());
 

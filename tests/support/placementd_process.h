@@ -1,13 +1,12 @@
 #ifndef PLACEMENT_TESTS_SUPPORT_PLACEMENTD_PROCESS_H_
 #define PLACEMENT_TESTS_SUPPORT_PLACEMENTD_PROCESS_H_
 
+#include <grpcpp/grpcpp.h>
 #include <sys/types.h>
 
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"

@@ -5,9 +5,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
-#include <random>
-
 #include <pqxx/pqxx>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -30,7 +29,8 @@ std::string UrlWithDatabase(const std::string& url,
                             const std::string& database) {
   // postgres://user@host:port/dbname[?params]
   const size_t scheme = url.find("://");
-  const size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  const size_t slash =
+      url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
   const size_t query = url.find('?');
   const std::string base = url.substr(0, slash);
   const std::string params =
