@@ -86,12 +86,11 @@ std::string RollupValues(int recipe_number, int sku) {
   std::string hist = "{";
   for (int i = 0; i < 64; ++i) absl::StrAppend(&hist, i ? "," : "", i == 20);
   hist += "}";
-  return absl::StrCat("('", placement::core::RecipeKey(recipe), "','",
-                      kSkus[sku], "',decode('",
-                      placement::storage::HexEncode(proto), "','hex'),'",
-                      recipe.model, "','LORA',1,1,0,0,0,0,0,0,100,90,",
-                      600'000'000, ",20,'", hist, "','", hist, "','", hist,
-                      "')");
+  return absl::StrCat(
+      "('", placement::core::RecipeKey(recipe), "','", kSkus[sku], "',decode('",
+      placement::storage::HexEncode(proto), "','hex'),'", recipe.model,
+      "','LORA',1,1,0,0,0,0,0,0,100,90,", 600'000'000, ",20,'", hist, "','",
+      hist, "','", hist, "')");
 }
 
 constexpr char kInsertPrefix[] =
