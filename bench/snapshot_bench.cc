@@ -9,9 +9,11 @@
 // `--changes` times commits one change and refreshes incrementally. Prints
 // one line per size:
 //
-//   snapshot_bench rollups=N bytes_per_rollup=B full_read_ms=.. \
-//     full_read_cpu_ms=.. update_refresh_cpu_us=.. update_refresh_wall_us=.. \
+//   snapshot_bench rollups=N bytes_per_rollup=B full_read_ms=..
+//     full_read_cpu_ms=.. update_refresh_cpu_us=.. update_refresh_wall_us=..
 //     insert_refresh_cpu_us=.. insert_refresh_wall_us=.. changes=C
+//
+// (all on one line).
 //
 // bytes_per_rollup: heap bytes in use (glibc mallinfo2) after the full read
 // less before it, over N, the snapshot alone (the read's rows are freed by
