@@ -1,5 +1,6 @@
 #include "services/rpc/cost_service.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,11 +103,9 @@ absl::StatusOr<std::optional<storage::CostGroupKey>> CursorFromKey(
   return cursor;
 }
 
-absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
-  core::FieldViolations violations;
-  ValidRequest out;
-  storage::CostQuery& q = out.query;
-
+// The range: two UTC midnights, start before end.
+void CheckRange(const v1::GetCostReportRequest& in, storage::CostQuery& q,
+                core::FieldViolations& violations) {
   std::optional<absl::CivilDay> start, end;
   if (!in.has_start_time()) {
     violations.push_back({"start_time", "is required"});
@@ -118,34 +117,40 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
   } else {
     end = MidnightDay(in.end_time(), "end_time", violations);
   }
-  if (start && end) {
-    if (*start > *end) {
-      violations.push_back({"start_time", "must not be after end_time"});
-    } else if (*start == *end) {
-      violations.push_back(
-          {"end_time", "must be after start_time: the range is empty"});
-    } else {
-      q.start = *start;
-      q.end = *end;
-    }
+  if (!start || !end) return;
+  if (*start > *end) {
+    violations.push_back({"start_time", "must not be after end_time"});
+  } else if (*start == *end) {
+    violations.push_back(
+        {"end_time", "must be after start_time: the range is empty"});
+  } else {
+    q.start = *start;
+    q.end = *end;
   }
+}
 
-  const v1::CostFilter& f = in.filter();
-  auto names = [&](const auto& values, const char* field, bool allow_empty,
-                   std::vector<std::string>& into) {
-    for (int i = 0; i < values.size(); ++i) {
-      if (values[i].empty() && !allow_empty) {
-        violations.push_back(
-            {absl::StrCat("filter.", field, "[", i, "]"), "must not be empty"});
-      }
-      into.push_back(values[i]);
+// Names of one filter field, copied into `into`; empty names are refused
+// unless `allow_empty` (a run's team may be empty).
+template <typename Names>
+void CheckNames(const Names& values, const char* field, bool allow_empty,
+                std::vector<std::string>& into,
+                core::FieldViolations& violations) {
+  for (int i = 0; i < values.size(); ++i) {
+    if (values[i].empty() && !allow_empty) {
+      violations.push_back(
+          {absl::StrCat("filter.", field, "[", i, "]"), "must not be empty"});
     }
-  };
-  names(f.skus(), "skus", false, q.skus);
-  names(f.pools(), "pools", false, q.pools);
-  names(f.recipe_keys(), "recipe_keys", false, q.recipe_keys);
-  names(f.models(), "models", false, q.models);
-  names(f.teams(), "teams", true, q.teams);
+    into.push_back(values[i]);
+  }
+}
+
+void CheckFilter(const v1::CostFilter& f, storage::CostQuery& q,
+                 core::FieldViolations& violations) {
+  CheckNames(f.skus(), "skus", false, q.skus, violations);
+  CheckNames(f.pools(), "pools", false, q.pools, violations);
+  CheckNames(f.recipe_keys(), "recipe_keys", false, q.recipe_keys, violations);
+  CheckNames(f.models(), "models", false, q.models, violations);
+  CheckNames(f.teams(), "teams", true, q.teams, violations);
   for (int i = 0; i < f.methods_size(); ++i) {
     const v1::FineTuneMethod m = f.methods(i);
     if (m == v1::FINE_TUNE_METHOD_UNSPECIFIED ||
@@ -165,7 +170,48 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
     }
     q.outcomes.push_back(core::RunOutcomeName(OutcomeFromProto(o)));
   }
+}
 
+// Sets the query's grouping flag of dimension `d`; returns the period it
+// names (kNone for the other dimensions).
+storage::CostPeriod GroupBy(v1::CostDimension d, storage::CostQuery& q) {
+  switch (d) {
+    case v1::COST_DIMENSION_SKU:
+      q.by_sku = true;
+      break;
+    case v1::COST_DIMENSION_POOL:
+      q.by_pool = true;
+      break;
+    case v1::COST_DIMENSION_RECIPE_KEY:
+      q.by_recipe_key = true;
+      break;
+    case v1::COST_DIMENSION_MODEL:
+      q.by_model = true;
+      break;
+    case v1::COST_DIMENSION_METHOD:
+      q.by_method = true;
+      break;
+    case v1::COST_DIMENSION_TEAM:
+      q.by_team = true;
+      break;
+    case v1::COST_DIMENSION_OUTCOME:
+      q.by_outcome = true;
+      break;
+    case v1::COST_DIMENSION_DAY:
+      return storage::CostPeriod::kDay;
+    case v1::COST_DIMENSION_WEEK:
+      return storage::CostPeriod::kWeek;
+    case v1::COST_DIMENSION_MONTH:
+      return storage::CostPeriod::kMonth;
+    default:
+      break;
+  }
+  return storage::CostPeriod::kNone;
+}
+
+// Known dimensions, none repeated, at most one period.
+void CheckGrouping(const v1::GetCostReportRequest& in, storage::CostQuery& q,
+                   core::FieldViolations& violations) {
   std::vector<int> seen;
   for (int i = 0; i < in.group_by_size(); ++i) {
     const int d = in.group_by(i);
@@ -179,57 +225,32 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
       continue;
     }
     seen.push_back(d);
-    storage::CostPeriod period = storage::CostPeriod::kNone;
-    switch (static_cast<v1::CostDimension>(d)) {
-      case v1::COST_DIMENSION_SKU:
-        q.by_sku = true;
-        break;
-      case v1::COST_DIMENSION_POOL:
-        q.by_pool = true;
-        break;
-      case v1::COST_DIMENSION_RECIPE_KEY:
-        q.by_recipe_key = true;
-        break;
-      case v1::COST_DIMENSION_MODEL:
-        q.by_model = true;
-        break;
-      case v1::COST_DIMENSION_METHOD:
-        q.by_method = true;
-        break;
-      case v1::COST_DIMENSION_TEAM:
-        q.by_team = true;
-        break;
-      case v1::COST_DIMENSION_OUTCOME:
-        q.by_outcome = true;
-        break;
-      case v1::COST_DIMENSION_DAY:
-        period = storage::CostPeriod::kDay;
-        break;
-      case v1::COST_DIMENSION_WEEK:
-        period = storage::CostPeriod::kWeek;
-        break;
-      case v1::COST_DIMENSION_MONTH:
-        period = storage::CostPeriod::kMonth;
-        break;
-      default:
-        break;
-    }
-    if (period != storage::CostPeriod::kNone) {
-      if (q.period != storage::CostPeriod::kNone) {
-        violations.push_back(
-            {field, "at most one of DAY, WEEK and MONTH may be grouped by"});
-      } else {
-        q.period = period;
-      }
+    const storage::CostPeriod period =
+        GroupBy(static_cast<v1::CostDimension>(d), q);
+    if (period == storage::CostPeriod::kNone) continue;
+    if (q.period != storage::CostPeriod::kNone) {
+      violations.push_back(
+          {field, "at most one of DAY, WEEK and MONTH may be grouped by"});
+    } else {
+      q.period = period;
     }
   }
+}
 
+void AppendViolations(const absl::Status& status,
+                      core::FieldViolations& violations) {
+  for (const auto& v : core::ViolationsFromStatus(status)) {
+    violations.push_back(v);
+  }
+}
+
+// The page size, and the cursor of a page token made for this same request.
+void CheckPage(const v1::GetCostReportRequest& in, ValidRequest& out,
+               core::FieldViolations& violations) {
   absl::StatusOr<int> page_size =
       EffectivePageSize(in.page_size(), "page_size");
   if (!page_size.ok()) {
-    for (const auto& v : core::ViolationsFromStatus(page_size.status())) {
-      violations.push_back(v);
-    }
+    AppendViolations(page_size.status(), violations);
   } else {
     out.page_size = *page_size;
   }
@@ -237,20 +258,25 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
   absl::StatusOr<std::string> key =
       DecodePageToken(in.page_token(), "page_token");
   if (!key.ok()) {
-    for (const auto& v : core::ViolationsFromStatus(key.status())) {
-      violations.push_back(v);
-    }
-  } else {
-    absl::StatusOr<std::optional<storage::CostGroupKey>> after =
-        CursorFromKey(out.fingerprint, *key);
-    if (!after.ok()) {
-      for (const auto& v : core::ViolationsFromStatus(after.status())) {
-        violations.push_back(v);
-      }
-    } else {
-      out.after = *after;
-    }
+    AppendViolations(key.status(), violations);
+    return;
   }
+  absl::StatusOr<std::optional<storage::CostGroupKey>> after =
+      CursorFromKey(out.fingerprint, *key);
+  if (!after.ok()) {
+    AppendViolations(after.status(), violations);
+  } else {
+    out.after = *after;
+  }
+}
+
+absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
+  core::FieldViolations violations;
+  ValidRequest out;
+  CheckRange(in, out.query, violations);
+  CheckFilter(in.filter(), out.query, violations);
+  CheckGrouping(in, out.query, violations);
+  CheckPage(in, out, violations);
   if (!violations.empty()) {
     return core::InvalidArgumentWithViolations(violations);
   }
