@@ -17,11 +17,11 @@
 #include "core/planner.h"
 #include "core/rules.h"
 #include "services/api/catalog_convert.h"
-#include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
 #include "services/api/run_validation.h"
 #include "services/plan/plan_response_bytes.h"
+#include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "storage/plan_store.h"
 
@@ -147,19 +147,13 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
   v1::PlacePlanRequest request;
-  if (!ParseBytes(*request_bytes, &request)) {
-    return FinishNow(
-        context, ToGrpcStatus(absl::InvalidArgumentError(
-                     "the request is not a placement.v1.PlacePlanRequest")));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(request);
-      !undeclared.empty()) {
-    metrics_.PlanAnswered("LOWEST_COST", "invalid");
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request_bytes, &request);
+      !admitted.ok()) {
+    if (absl::IsInvalidArgument(admitted)) {
+      metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    }
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (request.min_evidence_version() < 0) {
     metrics_.PlanAnswered("LOWEST_COST", "invalid");
@@ -387,12 +381,9 @@ void PlacementService::AnswerPlan(
 grpc::ServerUnaryReactor* PlacementService::GetPlan(
     grpc::CallbackServerContext* context, const v1::GetPlanRequest* request,
     v1::GetPlanResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (!IsUuid(request->plan_id())) {
     return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
@@ -427,12 +418,9 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
     grpc::CallbackServerContext* context,
     const v1::GetPlanAccuracyRequest* request,
     v1::GetPlanAccuracyResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   const absl::Time from = request->has_start_time()
                               ? common::TimeFromProto(request->start_time())
