@@ -296,24 +296,15 @@ namespace {
 
 // Token page tokens carry the last token's (create time, token id).
 std::string TokenCursorKey(const storage::TokenRecord& token) {
-  return absl::StrCat(absl::ToUnixMicros(token.created_at), "/",
-                      token.token_id);
+  return TimeIdKeyText(token.created_at, token.token_id);
 }
 
 absl::StatusOr<storage::TokenCursor> TokenCursorFromKey(
     const std::string& key) {
-  storage::TokenCursor cursor;
-  if (key.empty()) return cursor;
-  std::pair<std::string, std::string> parts =
-      absl::StrSplit(key, absl::MaxSplits('/', 1));
-  int64_t micros = 0;
-  if (!absl::SimpleAtoi(parts.first, &micros) || !IsUuid(parts.second)) {
-    return core::InvalidArgumentWithViolations(
-        {{"page_token", "is not a page token returned by this service"}});
-  }
-  cursor.created_at = absl::FromUnixMicros(micros);
-  cursor.token_id = parts.second;
-  return cursor;
+  if (key.empty()) return storage::TokenCursor{};
+  absl::StatusOr<TimeIdKey> last = ParseTimeIdKey(key);
+  if (!last.ok()) return last.status();
+  return storage::TokenCursor{last->time, last->id};
 }
 
 }  // namespace

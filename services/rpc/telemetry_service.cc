@@ -218,22 +218,14 @@ namespace {
 
 // Run page tokens carry the last row's (accept time, run id).
 std::string RunCursorKey(const storage::RunSummary& run) {
-  return absl::StrCat(absl::ToUnixMicros(run.accept_time), "/", run.run_id);
+  return TimeIdKeyText(run.accept_time, run.run_id);
 }
 
 absl::StatusOr<storage::RunCursor> RunCursorFromKey(const std::string& key) {
-  storage::RunCursor cursor;
-  if (key.empty()) return cursor;
-  std::pair<std::string, std::string> parts =
-      absl::StrSplit(key, absl::MaxSplits('/', 1));
-  int64_t micros = 0;
-  if (!absl::SimpleAtoi(parts.first, &micros) || !IsUuid(parts.second)) {
-    return core::InvalidArgumentWithViolations(
-        {{"page_token", "is not a page token returned by this service"}});
-  }
-  cursor.accept_time = absl::FromUnixMicros(micros);
-  cursor.run_id = parts.second;
-  return cursor;
+  if (key.empty()) return storage::RunCursor{};
+  absl::StatusOr<TimeIdKey> last = ParseTimeIdKey(key);
+  if (!last.ok()) return last.status();
+  return storage::RunCursor{last->time, last->id};
 }
 
 }  // namespace
