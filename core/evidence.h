@@ -44,7 +44,8 @@ enum class RunOutcome {
   kHardwareError = 6,
 };
 
-// The core view of one uploaded benchmark or production run.
+// The core view of one uploaded benchmark or production run. Its rules are
+// core::ValidateMeasuredRun and its neighbours (core/measured_run.h).
 struct MeasuredRun {
   std::string run_id;
   std::string recipe_key;  // RecipeKey of the recipe it ran

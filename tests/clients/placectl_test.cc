@@ -511,6 +511,27 @@ TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
   EXPECT_EQ(Placectl("plans", &out, true), 2);
 }
 
+TEST_F(PlacectlTest, CostWhereTakesTheMethodAndOutcomeNames) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->UploadRun("l40s-train", kL40s, Lora8b(), 1, 100, 24);
+  std::string out;
+  ASSERT_EQ(Placectl("cost --group_by pool,method --where method=lora", &out),
+            0);
+  EXPECT_THAT(out, HasSubstr("l40s-train"));
+  ASSERT_EQ(
+      Placectl(
+          "cost --group_by pool --where method=head-only,outcome=succeeded",
+          &out),
+      0);
+  EXPECT_THAT(out, Not(HasSubstr("l40s-train")));
+  ASSERT_EQ(Placectl("cost --group_by pool --where outcome=succeeded", &out),
+            0);
+  EXPECT_THAT(out, HasSubstr("l40s-train"));
+  EXPECT_EQ(Placectl("cost --where method=lorax", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("full, lora, qlora or head-only"));
+  EXPECT_EQ(Placectl("cost --where outcome=unspecified", &out, true), 2);
+}
+
 }  // namespace
 // One pool to measure is a measurement run, said in the singular; every
 // money cell of the table has two decimals, whatever the rate's precision.
