@@ -164,6 +164,22 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
   v.CheckRange("run.tokens_per_second", run.tokens_per_second(), 0,
                kMaxTokensPerSecond);
   v.CheckPositive("run.peak_memory_gb", run.peak_memory_gb(), 4096);
+  // The allocator's two peaks, when the client has them.
+  v.CheckRange("run.peak_memory_allocated_gb", run.peak_memory_allocated_gb(),
+               0, 4096);
+  v.CheckRange("run.peak_memory_reserved_gb", run.peak_memory_reserved_gb(), 0,
+               4096);
+  if (run.peak_memory_allocated_gb() > 0 && run.peak_memory_reserved_gb() > 0 &&
+      run.peak_memory_allocated_gb() > run.peak_memory_reserved_gb()) {
+    v.Add("run.peak_memory_allocated_gb",
+          "must not exceed run.peak_memory_reserved_gb (the allocator "
+          "reserves what it allocates)");
+  }
+  if (run.peak_memory_kind() != v1::PEAK_MEMORY_KIND_UNSPECIFIED &&
+      run.recipe().reported_peak() != v1::PEAK_MEMORY_KIND_UNSPECIFIED &&
+      run.peak_memory_kind() != run.recipe().reported_peak()) {
+    v.Add("run.peak_memory_kind", "must agree with run.recipe.reported_peak");
+  }
   if (run.offload() == v1::OFFLOAD_UNSPECIFIED ||
       !v1::Offload_IsValid(run.offload())) {
     v.Add("run.offload", "must be NONE, CPU or NVME");
