@@ -77,6 +77,10 @@ ABSL_FLAG(std::string, interconnect, "",
           "run: nvlink|pcie|host-memory, the link multi-GPU collectives used "
           "(default: from detection)");
 ABSL_FLAG(bool, exclusive, true, "run: the GPUs were dedicated to the run");
+ABSL_FLAG(std::string, report_peak, "",
+          "run: which peak memory to report: allocated, reserved or "
+          "device-used (default: the largest measured; a kind that was not "
+          "measured falls back to it)");
 ABSL_FLAG(absl::Duration, stream_interval, absl::Seconds(2),
           "run: how often samples are streamed while the command runs");
 ABSL_FLAG(absl::Duration, memory_sample_interval, absl::Seconds(1),
@@ -288,6 +292,17 @@ absl::StatusOr<v1::Interconnect> ParseInterconnect(const std::string& text) {
       "--interconnect must be nvlink, pcie or host-memory");
 }
 
+absl::StatusOr<v1::PeakMemoryKind> ParseReportPeak(const std::string& text) {
+  const std::string t = absl::AsciiStrToLower(text);
+  if (t == "allocated") return v1::PEAK_MEMORY_KIND_ALLOCATED;
+  if (t == "reserved") return v1::PEAK_MEMORY_KIND_RESERVED;
+  if (t == "device-used" || t == "device_used") {
+    return v1::PEAK_MEMORY_KIND_DEVICE_USED;
+  }
+  return absl::InvalidArgumentError(
+      "--report_peak must be allocated, reserved or device-used");
+}
+
 // Shared between the command's output reader, the memory sampler and the
 // streaming thread.
 class LiveRun {
@@ -417,6 +432,12 @@ absl::StatusOr<RunFacts> FactsBeforeTheCommand(const v1::Recipe& recipe,
       FlagOrEnv(absl::GetFlag(FLAGS_plan_id), {"PLACEMENT_PLAN_ID"});
   facts.team = absl::GetFlag(FLAGS_team);
   facts.exclusive = absl::GetFlag(FLAGS_exclusive);
+  if (const std::string peak = absl::GetFlag(FLAGS_report_peak);
+      !peak.empty()) {
+    absl::StatusOr<v1::PeakMemoryKind> kind = ParseReportPeak(peak);
+    if (!kind.ok()) return kind.status();
+    facts.report_peak = *kind;
+  }
   facts.offload = offload;
   return facts;
 }
@@ -695,7 +716,8 @@ int main(int argc, char** argv) {
       "placement-agent [flags] COMMAND\n"
       "  detect                    name this node's exact SKU, GPU count and "
       "NVLink state\n"
-      "  run --pool P --recipe FILE [--sku S] [--plan_id ID] -- COMMAND...\n"
+      "  run --pool P --recipe FILE [--sku S] [--plan_id ID] [--report_peak K] "
+      "-- COMMAND...\n"
       "                            run a training command, record and upload "
       "the run\n"
       "  flush                     upload every spooled run\n"

@@ -129,6 +129,26 @@ void CheckTimes(const v1::BenchmarkRun& run, absl::Time now, Violations& v) {
   }
 }
 
+// The allocator's two peaks, when the client has them, and which of them
+// the run reports.
+void CheckAllocatorPeaks(const v1::BenchmarkRun& run, Violations& v) {
+  v.CheckRange("run.peak_memory_allocated_gb", run.peak_memory_allocated_gb(),
+               0, 4096);
+  v.CheckRange("run.peak_memory_reserved_gb", run.peak_memory_reserved_gb(), 0,
+               4096);
+  if (run.peak_memory_allocated_gb() > 0 && run.peak_memory_reserved_gb() > 0 &&
+      run.peak_memory_allocated_gb() > run.peak_memory_reserved_gb()) {
+    v.Add("run.peak_memory_allocated_gb",
+          "must not exceed run.peak_memory_reserved_gb (the allocator "
+          "reserves what it allocates)");
+  }
+  if (run.peak_memory_kind() != v1::PEAK_MEMORY_KIND_UNSPECIFIED &&
+      run.recipe().reported_peak() != v1::PEAK_MEMORY_KIND_UNSPECIFIED &&
+      run.peak_memory_kind() != run.recipe().reported_peak()) {
+    v.Add("run.peak_memory_kind", "must agree with run.recipe.reported_peak");
+  }
+}
+
 void CheckEnums(const v1::BenchmarkRun& run, Violations& v) {
   if (run.offload() == v1::OFFLOAD_UNSPECIFIED ||
       !v1::Offload_IsValid(run.offload())) {
@@ -171,6 +191,7 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
   CheckRecipe(run, v);
   CheckTimes(run, now, v);
   CheckEnums(run, v);
+  CheckAllocatorPeaks(run, v);
   // tokens_per_second is kept beside the run, not in core::MeasuredRun.
   v.CheckRange("run.tokens_per_second", run.tokens_per_second(), 0,
                kMaxTokensPerSecond);

@@ -13,7 +13,7 @@ storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
                                         const core::Pool& pool,
                                         const std::string& sku_id) {
   storage::RunToStore out;
-  out.recipe = core::NormalizeRecipe(RecipeFromProto(in.recipe()));
+  out.recipe = core::NormalizeRecipe(RunRecipeFromProto(in));
   out.recipe_proto = common::DeterministicBytes(RecipeToProto(out.recipe));
   out.upload = common::DeterministicBytes(in);
   out.agent_id = in.agent_id();
