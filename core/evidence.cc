@@ -186,6 +186,15 @@ std::vector<KeyedEvidence> InMemoryEvidence::FindSimilar(
   return out;
 }
 
+std::vector<KeyedEvidence> InMemoryEvidence::All() const {
+  std::vector<KeyedEvidence> out;
+  out.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) {
+    out.push_back({entry.recipe, entry.stats});
+  }
+  return out;
+}
+
 bool IsTransferable(const Recipe& s, const Recipe& t) {
   return s.model == t.model && s.custom_architecture == t.custom_architecture &&
          s.method == t.method && s.precision == t.precision &&

@@ -187,6 +187,9 @@ class InMemoryEvidence : public EvidenceSource {
   std::vector<KeyedEvidence> FindSimilar(
       absl::string_view model, FineTuneMethod method,
       absl::string_view sku_id) const override;
+  // Every (recipe, SKU) held, with its statistics (what the fleet model is
+  // fitted to).
+  std::vector<KeyedEvidence> All() const;
 
  private:
   struct Entry {

@@ -58,9 +58,11 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> Load(
 }  // namespace
 
 EvidenceCache::EvidenceCache(std::string database_url,
-                             absl::Duration reread_interval)
+                             absl::Duration reread_interval,
+                             absl::Duration refit_interval)
     : database_url_(std::move(database_url)),
       reread_interval_(reread_interval),
+      refit_interval_(refit_interval),
       thread_([this] { Loop(); }) {}
 
 EvidenceCache::~EvidenceCache() {
@@ -156,9 +158,25 @@ void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
 }
 
 absl::Status EvidenceCache::ReloadWith(storage::DbSession& session) {
+  return Reload(session, /*refit=*/false);
+}
+
+absl::Status EvidenceCache::Reload(storage::DbSession& session, bool refit) {
   absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
       Load(session, local_writes_);
   if (!loaded.ok()) return loaded.status();
+  // The fleet model: re-fitted here when due, else the last fit carried.
+  std::shared_ptr<const core::FleetModel> fleet;
+  if (refit) {
+    fleet = std::make_shared<const core::FleetModel>(
+        core::FleetModel::Fit(core::FleetCellsFromEvidence(
+            (*loaded)->evidence.All(), (*loaded)->skus)));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (refit) fleet_ = fleet;
+    (*loaded)->fleet = fleet_;
+  }
   Publish(*std::move(loaded));
   return absl::OkStatus();
 }
@@ -169,6 +187,7 @@ void EvidenceCache::Loop() {
   bool stale = true;
   absl::Time last_load = absl::InfinitePast();
   absl::Time last_notify = absl::InfinitePast();
+  absl::Time last_fit = absl::InfinitePast();
   while (!stop_.HasBeenNotified()) {
     ServeWaiters(/*all=*/false);  // those whose deadline passed
     bool waiting;
@@ -205,7 +224,9 @@ void EvidenceCache::Loop() {
       continue;
     }
     if (absl::Now() - last_load < kCoalesce) continue;
-    if (!ReloadWith(session).ok()) continue;  // retried on the next turn
+    const bool refit = absl::Now() - last_fit >= refit_interval_;
+    if (!Reload(session, refit).ok()) continue;  // retried on the next turn
+    if (refit) last_fit = absl::Now();
     last_load = absl::Now();
     stale = false;
     ServeWaiters(/*all=*/false);  // those the new snapshot includes

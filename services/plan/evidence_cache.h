@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/evidence.h"
+#include "core/fleet_model.h"
 #include "core/pool.h"
 #include "core/sku.h"
 #include "services/auth/auth.h"
@@ -38,6 +39,9 @@ class CatalogSnapshot : public core::EvidenceSource {
   // How many writes this replica had committed when the read began: every
   // one of them is in this snapshot.
   int64_t local_writes_included = 0;
+  // The fleet model fitted to the evidence of this or an earlier snapshot
+  // (re-fitted at most every refit interval); null before the first fit.
+  std::shared_ptr<const core::FleetModel> fleet;
 
   std::optional<core::EvidenceStats> Find(
       absl::string_view recipe_key, absl::string_view sku_id) const override {
@@ -60,7 +64,11 @@ class CatalogSnapshot : public core::EvidenceSource {
 // a change.
 class EvidenceCache {
  public:
-  EvidenceCache(std::string database_url, absl::Duration reread_interval);
+  // The fleet model is re-fitted on the cache's thread at most every
+  // `refit_interval` (a fit reads every rollup of the snapshot; snapshots in
+  // between carry the last fit).
+  EvidenceCache(std::string database_url, absl::Duration reread_interval,
+                absl::Duration refit_interval = absl::Seconds(10));
   ~EvidenceCache();
 
   EvidenceCache(const EvidenceCache&) = delete;
@@ -124,6 +132,8 @@ class EvidenceCache {
   void ServeWaiters(bool all);
 
   void Loop();
+  // Load, then (when `refit`) fit the fleet model, then publish.
+  absl::Status Reload(storage::DbSession& session, bool refit);
   void ConfirmCurrentAsOf(absl::Time as_of);
   // Publishes `snapshot` unless a snapshot read later is already current.
   void Publish(std::shared_ptr<const CatalogSnapshot> snapshot);
@@ -134,6 +144,8 @@ class EvidenceCache {
   std::shared_ptr<const CatalogSnapshot> current_ ABSL_GUARDED_BY(mu_);
   absl::Time current_as_of_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  const absl::Duration refit_interval_;
+  std::shared_ptr<const core::FleetModel> fleet_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> local_writes_{0};
   std::atomic<bool> refresh_requested_{false};
   std::atomic<bool> notify_pending_{false};
