@@ -30,6 +30,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/memory_model.h"
 #include "core/step_time_model.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
@@ -46,6 +47,7 @@ ABSL_FLAG(std::string, csv,
 ABSL_FLAG(int, k, 5, "predict the rows not yet uploaded after every k runs");
 ABSL_FLAG(int, seed, 1, "the upload order's random seed");
 ABSL_FLAG(int, max_seconds, 600, "stop after this long (a bounded bench)");
+ABSL_FLAG(bool, verbose, false, "print every prediction");
 
 namespace {
 
@@ -171,6 +173,16 @@ int main(int argc, char** argv) {
       const Row& row = rows[i];
       auto c = Predict(*placement, row, version);
       if (!c) continue;
+      if (absl::GetFlag(FLAGS_verbose)) {
+        std::printf(
+            "  row %3d %-50.50s %-11s mem %6.1f prior %6.1f model %6.1f | "
+            "time %7.3f prior %7.3f model %7.3f\n",
+            row.mapped.line, row.mapped.label.c_str(),
+            v1::EvidenceBasis_Name(c->basis()).c_str() + 15,
+            row.mapped.peak_gb.value_or(0), c->prior_peak_memory_gb(),
+            c->peak_memory_gb(), row.step_time_s.value_or(0),
+            c->prior_step_time_s(), c->step_time_s());
+      }
       if (row.mapped.peak_gb && *row.mapped.peak_gb > 0) {
         const double measured = *row.mapped.peak_gb;
         mem_prior.push_back(
@@ -202,8 +214,18 @@ int main(int argc, char** argv) {
       return 0;
     }
     const Row& row = rows[i];
-    // The prior's figures, for what the row does not publish.
-    auto prior = Predict(*placement, row, version);
+    // The prior's figures (the analytic model's, as the planner's prior
+    // is), for what the row does not publish.
+    const core::GpuSku& card = core::testing::Sku(row.mapped.sku_id);
+    const double prior_peak_gb =
+        core::PredictPeakMemory(row.mapped.recipe, row.mapped.arch,
+                                core::DefaultMemoryModelConstants())
+            .total_gb;
+    const double prior_step_s =
+        core::EstimateStepTime(
+            row.mapped.recipe, row.mapped.arch, card,
+            core::testing::PublishedRunPool(card, row.mapped.recipe.gpu_count))
+            .step_time_s;
     v1::UploadBenchmarkRunRequest request;
     v1::BenchmarkRun* run = request.mutable_run();
     *run = placement::testing::SucceededRun(row.pool, row.mapped.sku_id);
@@ -215,10 +237,8 @@ int main(int argc, char** argv) {
     for (int n = 0; n < (gpus + 7) / 8; ++n) {
       run->add_node_names(absl::StrCat("node-", n));
     }
-    const double step =
-        row.step_time_s.value_or(prior ? prior->prior_step_time_s() : 1.0);
-    const double peak = row.mapped.peak_gb.value_or(
-        prior ? prior->prior_peak_memory_gb() : 1.0);
+    const double step = row.step_time_s.value_or(prior_step_s);
+    const double peak = row.mapped.peak_gb.value_or(prior_peak_gb);
     const int64_t steps = 100;
     const int64_t end = run->end_time().seconds();
     run->mutable_start_time()->set_seconds(

@@ -33,5 +33,5 @@ for seed in $seeds; do
   start_placementd --fleet_refit_seconds 0
   echo "== seed $seed: median |error| of the rows not yet uploaded (memory %, step time factor)"
   "$build/bench/learning_curve" --server "$server" --csv "$csv" --k "$k" \
-    --seed "$seed" --max_seconds 300
+    --seed "$seed" --max_seconds 300 ${LEARNING_CURVE_FLAGS:-}
 done

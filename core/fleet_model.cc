@@ -34,6 +34,7 @@ FleetModel FleetModel::Fit(std::vector<FleetCell> cells,
   FleetModel model;
   model.prior_log_sd_ = options.prior_log_sd;
   model.prior_sd_weight_ = options.prior_sd_weight;
+  model.apply_memory_scale_ = options.apply_memory_scale;
 
   // --- Step time: the low-rank model of log(measured / prior). ---
   struct Obs {
@@ -195,6 +196,10 @@ double FleetModel::MemoryScale(TrainingFramework framework) const {
   return it == memory_.end() ? 1 : it->second.scale;
 }
 
+double FleetModel::PlanMemoryScale(TrainingFramework framework) const {
+  return apply_memory_scale_ ? MemoryScale(framework) : 1;
+}
+
 int FleetModel::MemoryCells(TrainingFramework framework) const {
   auto it = memory_.find(framework);
   return it == memory_.end() ? 0 : it->second.cells;
@@ -244,7 +249,9 @@ std::vector<FleetCell> FleetCellsFromEvidence(
     if (e.stats.successful_runs > 0 &&
         e.stats.successful_runs == e.stats.runs && e.stats.offload_share == 0 &&
         e.stats.p95_peak_memory_gb > 0) {
-      cell.measured_peak_gb = e.stats.p95_peak_memory_gb;
+      // The largest peak seen (every run succeeded): exact, where the p95
+      // is read from a histogram whose 12% buckets would bias a median.
+      cell.measured_peak_gb = e.stats.max_peak_memory_gb;
       cell.predicted_peak_gb =
           PredictPeakMemory(e.recipe, *arch, DefaultMemoryModelConstants())
               .reported_gb;

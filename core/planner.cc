@@ -563,7 +563,7 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
     return found->second;
   };
   const double memory_scale =
-      fleet != nullptr ? fleet->MemoryScale(result.recipe.framework) : 1;
+      fleet != nullptr ? fleet->PlanMemoryScale(result.recipe.framework) : 1;
 
   for (const Pool* pool_ptr : ordered) {
     const Pool& pool = *pool_ptr;

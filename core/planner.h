@@ -171,7 +171,7 @@ inline constexpr int kLeadingCandidates = 3;
 // memory (TRANSFERRED, naming that SKU; CrossSkuMemoryTransfer), and
 // `fleet`, when given, corrects the analytic step time (FleetModel::StepTime,
 // its band replacing the prior's) and scales the predicted memory of the
-// recipe's framework (FleetModel::MemoryScale).
+// recipe's framework (FleetModel::PlanMemoryScale: 1 unless enabled).
 absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                                 const std::vector<Pool>& pools,
                                 const std::vector<GpuSku>& skus,

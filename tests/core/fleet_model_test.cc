@@ -131,6 +131,13 @@ TEST(FleetModelTest, MemoryScaleIsAShrunkRobustMedianPerFramework) {
               std::pow(1.2, 6.0 / 9.0), 1e-9);
   EXPECT_EQ(model.MemoryCells(TrainingFramework::kLitgpt), 6);
   EXPECT_EQ(model.MemoryScale(TrainingFramework::kTorchtune), 1);
+  // Plans apply it only when asked to.
+  EXPECT_EQ(model.PlanMemoryScale(TrainingFramework::kLitgpt), 1);
+  FleetModelOptions applied;
+  applied.apply_memory_scale = true;
+  EXPECT_EQ(FleetModel::Fit(cells, applied)
+                .PlanMemoryScale(TrainingFramework::kLitgpt),
+            model.MemoryScale(TrainingFramework::kLitgpt));
 }
 
 EvidenceStats Stats(const std::string& sku, int64_t runs, int64_t ok,
