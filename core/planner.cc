@@ -28,6 +28,8 @@ struct SkuView {
 struct KeyEvidence {
   std::optional<EvidenceStats> measured;
   std::optional<TransferredEvidence> transferred;
+  std::optional<CrossSkuMemory> cross_sku;
+  std::optional<FleetStepTime> fleet_step_time;
 };
 
 int64_t CostMicros(double gpu_hours, int64_t rate_micros) {
@@ -142,14 +144,28 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
       return reject(kRetriesCostMoneyRule, r->reason);
     }
   }
-  const EvidenceStats* observed =
+  // Step time and GPU-hours come from evidence on this SKU only; another
+  // SKU's runs give memory, and their step times reach this SKU through the
+  // fleet model.
+  const EvidenceStats* same_sku =
       measured != nullptr ? measured
                           : (transferred ? &transferred->stats : nullptr);
+  const CrossSkuMemory* cross = same_sku == nullptr ? ev.cross_sku : nullptr;
+  EvidenceStats cross_stats;
+  if (cross != nullptr) {
+    cross_stats = cross->source;
+    cross_stats.p95_peak_memory_gb = cross->peak_gb;
+    cross_stats.max_peak_memory_gb =
+        std::max(cross->peak_gb,
+                 cross_stats.max_peak_memory_gb + cross->context_adjustment_gb);
+  }
+  const EvidenceStats* observed =
+      same_sku != nullptr ? same_sku : (cross ? &cross_stats : nullptr);
+  const double memory_scale = observed == nullptr ? ev.memory_scale : 1;
   out.fit = CheckFitWithoutOffload(
-      out.predicted_memory.total_gb,
+      out.predicted_memory.total_gb * memory_scale,
       out.predicted_memory.optimizer_may_page_to_cpu, sku, observed,
-      c.headroom_fraction, measured == nullptr && transferred != nullptr,
-      explain);
+      c.headroom_fraction, measured == nullptr && observed != nullptr, explain);
   if (!out.fit.fits) {
     if (!explain) return reject(kFitWithoutOffloadRule, "");
     return reject(kFitWithoutOffloadRule,
@@ -170,25 +186,62 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
   cand.basis = choice.basis;
   cand.confidence = choice.confidence;
   cand.evidence_runs = choice.runs;
+  if (cross != nullptr) {
+    cand.basis = EvidenceBasis::kTransferred;
+    cand.confidence = cross->source.successful_runs >= 3 ? Confidence::kMedium
+                                                         : Confidence::kLow;
+    cand.evidence_runs = cross->source.runs;
+    cand.transferred_from_recipe_key = cross->recipe_key;
+    cand.transferred_from_sku_id = cross->from_sku_id;
+  }
+  cand.prior_peak_memory_gb = out.predicted_memory.total_gb;
   double per_step_gpu_hours = 0;
-  if (observed != nullptr && observed->gpu_hours_per_successful_step) {
-    per_step_gpu_hours = *observed->gpu_hours_per_successful_step;
-    cand.step_time_s = observed->median_step_time_s > 0
-                           ? observed->median_step_time_s
+  if (same_sku != nullptr && same_sku->gpu_hours_per_successful_step) {
+    per_step_gpu_hours = *same_sku->gpu_hours_per_successful_step;
+    cand.step_time_s = same_sku->median_step_time_s > 0
+                           ? same_sku->median_step_time_s
                            : per_step_gpu_hours * 3600 / recipe.gpu_count;
     cand.step_time_s_band =
         measured != nullptr
             ? Band{cand.step_time_s,
-                   std::max(cand.step_time_s, observed->p95_step_time_s)}
+                   std::max(cand.step_time_s, same_sku->p95_step_time_s)}
             : StepTimeBand(cand.step_time_s);
+    if (explain) {
+      cand.prior_step_time_s =
+          EstimateStepTime(recipe, arch, sku, pool).step_time_s;
+    }
   } else {
     const StepTimeEstimate est = EstimateStepTime(recipe, arch, sku, pool);
-    per_step_gpu_hours = est.step_time_s * recipe.gpu_count / 3600;
-    cand.step_time_s = est.step_time_s;
-    cand.step_time_s_band = StepTimeBand(est.step_time_s);
-    cand.basis = EvidenceBasis::kEstimated;
-    cand.confidence = Confidence::kLow;
-    if (explain) {
+    cand.prior_step_time_s = est.step_time_s;
+    const FleetStepTime* fleet =
+        same_sku == nullptr ? ev.fleet_step_time : nullptr;
+    cand.step_time_s = est.step_time_s * (fleet ? fleet->factor : 1);
+    per_step_gpu_hours = cand.step_time_s * recipe.gpu_count / 3600;
+    cand.step_time_s_band = fleet ? Band{cand.step_time_s * fleet->band_low,
+                                         cand.step_time_s * fleet->band_high}
+                                  : StepTimeBand(cand.step_time_s);
+    if (cross == nullptr) {
+      cand.basis = EvidenceBasis::kEstimated;
+      cand.confidence = Confidence::kLow;
+    }
+    if (explain && fleet != nullptr) {
+      cand.reasons.push_back(absl::StrFormat(
+          "%s: step time %.2f s (band %.2f-%.2f s) = the analytic %.2f s x "
+          "%.2f from the fleet model (log step time over recipe x SKU, "
+          "fitted to %d measured cells; %s; %s)",
+          kEvidenceBeatsEstimatesRule, cand.step_time_s,
+          cand.step_time_s_band.low, cand.step_time_s_band.high,
+          est.step_time_s, fleet->factor, fleet->cells,
+          fleet->recipe_measured
+              ? absl::StrCat("this recipe measured on ",
+                             absl::StrJoin(fleet->recipe_skus, ", "))
+              : "this recipe never measured",
+          fleet->sku_measured
+              ? absl::StrCat(sku.id,
+                             "'s ratio learned from the recipes "
+                             "measured on it")
+              : absl::StrCat(sku.id, " never measured: its prior ratio")));
+    } else if (explain) {
       std::string network;
       if (est.inter_node_bandwidth_gb_s > 0) {
         network = absl::StrFormat(", across nodes at %.2f GB/s per GPU (%s)",
@@ -228,6 +281,14 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
 
   cand.reasons.push_back(
       absl::StrCat(kFitWithoutOffloadRule, ": ", out.fit.reason));
+  if (observed == nullptr && memory_scale != 1) {
+    cand.reasons.push_back(absl::StrFormat(
+        "%s: predicted memory x%.3f, the fleet's re-fit of the memory model "
+        "for %s recipes (median of measured / predicted over the uploaded "
+        "runs, shrunk toward the published fit)",
+        kEvidenceBeatsEstimatesRule, memory_scale,
+        TrainingFrameworkName(recipe.framework)));
+  }
   if (cand.basis == EvidenceBasis::kMeasured) {
     cand.reasons.push_back(absl::StrFormat(
         "%s: %d measured run(s), %d succeeded; %.4f GPU-hours per "
@@ -240,6 +301,13 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
                           kRetriesCostMoneyRule, 100 * measured->failure_share,
                           measured->retry_rate));
     }
+  } else if (cross != nullptr) {
+    cand.reasons.push_back(absl::StrFormat(
+        "%s: peak memory TRANSFERRED from the same recipe measured on %s "
+        "(p95 %.1f GB over %d successful run(s), %+.1f GB for the cards' "
+        "context overhead); step time not measured on %s",
+        kEvidenceBeatsEstimatesRule, cross->from_sku_id, cross->source_peak_gb,
+        cross->source.successful_runs, cross->context_adjustment_gb, sku.id));
   } else if (cand.basis == EvidenceBasis::kTransferred) {
     cand.transferred_from_recipe_key = transferred->source.stats.recipe_key;
     cand.reasons.push_back(absl::StrFormat(
@@ -443,7 +511,8 @@ std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
 absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                                 const std::vector<Pool>& pools,
                                 const std::vector<GpuSku>& skus,
-                                const EvidenceSource& evidence) {
+                                const EvidenceSource& evidence,
+                                const FleetModel* fleet) {
   const FieldViolations violations = ValidatePlanRequest(request);
   if (!violations.empty()) return InvalidArgumentWithViolations(violations);
   const OpenSettings open = OpenSettingsOf(request.recipe);
@@ -478,6 +547,23 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
         {pool.name, pool.sku_id, rule, std::move(reason)});
   };
   std::vector<ConfigurationOutcome> outcomes;
+  // Each recipe key's statistics on every catalog SKU, looked up once.
+  std::unordered_map<std::string,
+                     std::vector<std::pair<const GpuSku*, EvidenceStats>>>
+      on_other_skus;
+  auto measured_elsewhere = [&](const std::string& key) -> const auto& {
+    auto [found, fresh] = on_other_skus.try_emplace(key);
+    if (fresh) {
+      for (const GpuSku& other : skus) {
+        if (auto stats = evidence.Find(key, other.id)) {
+          found->second.emplace_back(&other, *std::move(stats));
+        }
+      }
+    }
+    return found->second;
+  };
+  const double memory_scale =
+      fleet != nullptr ? fleet->PlanMemoryScale(result.recipe.framework) : 1;
 
   for (const Pool* pool_ptr : ordered) {
     const Pool& pool = *pool_ptr;
@@ -545,6 +631,13 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
         ev.measured = evidence.Find(entry.keys.back(), sku.id);
         if (!ev.measured) {
           ev.transferred = BestTransfer(view.similar, configuration);
+          if (!ev.transferred) {
+            ev.cross_sku = CrossSkuMemoryTransfer(
+                measured_elsewhere(entry.keys.back()), sku);
+          }
+          if (fleet != nullptr) {
+            ev.fleet_step_time = fleet->StepTime(entry.keys.back(), sku.id);
+          }
         }
       }
     }
@@ -564,7 +657,9 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
       ConfigurationOutcome o = EvaluateConfiguration(
           request, configurations[i], *arch, entry.predicted[i], pool, sku,
           {ev.measured ? &*ev.measured : nullptr,
-           ev.transferred ? &*ev.transferred : nullptr},
+           ev.transferred ? &*ev.transferred : nullptr,
+           ev.cross_sku ? &*ev.cross_sku : nullptr,
+           ev.fleet_step_time ? &*ev.fleet_step_time : nullptr, memory_scale},
           explain);
       o.recipe_key = entry.keys[i];
       o.candidate.recipe_key = entry.keys[i];

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "core/evidence.h"
 #include "core/fit.h"
+#include "core/fleet_model.h"
 #include "core/memory_model.h"
 #include "core/pool.h"
 #include "core/recipe.h"
@@ -80,7 +81,14 @@ struct Candidate {
   EvidenceBasis basis = EvidenceBasis::kEstimated;
   int64_t evidence_runs = 0;
   Confidence confidence = Confidence::kLow;
-  std::string transferred_from_recipe_key;      // when TRANSFERRED
+  std::string transferred_from_recipe_key;  // when TRANSFERRED
+  // When the peak memory was TRANSFERRED from the same recipe key measured
+  // on another SKU: that SKU.
+  std::string transferred_from_sku_id;
+  // The analytic model's own figures for this configuration, before any
+  // evidence or fleet calibration (to compare with what the planner says).
+  double prior_peak_memory_gb = 0;
+  double prior_step_time_s = 0;
   std::optional<std::string> eval_requirement;  // serve_what_you_evaluated
   std::vector<std::string> reasons;
   std::vector<std::string> warnings;  // e.g. "over_bought: ..."
@@ -157,10 +165,18 @@ inline constexpr int kLeadingCandidates = 3;
 // for an unknown model. Pools and SKUs are not validated here (the catalog
 // did that); a pool whose SKU is not exactly in `skus` is rejected by
 // exact_sku.
+//
+// Without evidence of the exact key on a pool's SKU nor of a nearby recipe
+// there, the same key measured on another SKU of `skus` gives the peak
+// memory (TRANSFERRED, naming that SKU; CrossSkuMemoryTransfer), and
+// `fleet`, when given, corrects the analytic step time (FleetModel::StepTime,
+// its band replacing the prior's) and scales the predicted memory of the
+// recipe's framework (FleetModel::PlanMemoryScale: 1 unless enabled).
 absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                                 const std::vector<Pool>& pools,
                                 const std::vector<GpuSku>& skus,
-                                const EvidenceSource& evidence);
+                                const EvidenceSource& evidence,
+                                const FleetModel* fleet = nullptr);
 
 // --- The steps of Plan, each testable alone. ---
 
@@ -178,6 +194,11 @@ struct ConfigurationOutcome {
 struct ConfigurationEvidence {
   const EvidenceStats* measured = nullptr;
   const TransferredEvidence* transferred = nullptr;
+  // Used only without `measured` and `transferred`.
+  const CrossSkuMemory* cross_sku = nullptr;
+  const FleetStepTime* fleet_step_time = nullptr;
+  // The fleet's factor on the predicted memory (without measured evidence).
+  double memory_scale = 1;
 };
 
 // Checks one configuration on `pool` (quota, fabric, inter-node fabric,

@@ -21,7 +21,8 @@ RETURNING 1)sql";
 
 constexpr char kCopyPredictions[] =
     "COPY plan_predictions (result_hash, pool_name, sku_id, rank, basis, "
-    "predicted_peak_memory_gb, predicted_gpu_hours_per_successful_step) "
+    "predicted_peak_memory_gb, predicted_gpu_hours_per_successful_step, "
+    "prior_peak_memory_gb, prior_gpu_hours_per_successful_step) "
     "FROM STDIN";
 
 // A batch of plans, one binary array per column (see PlacementColumns).
@@ -76,7 +77,14 @@ WITH errors AS (
            100 * (predicted_gpu_hours_per_successful_step
                   - observed_gpu_hours_per_successful_step)
                / observed_gpu_hours_per_successful_step
-         END AS step_error
+         END AS step_error,
+         100 * (prior_peak_memory_gb - observed_peak_memory_gb)
+             / observed_peak_memory_gb AS prior_memory_error,
+         CASE WHEN observed_gpu_hours_per_successful_step > 0 THEN
+           100 * (prior_gpu_hours_per_successful_step
+                  - observed_gpu_hours_per_successful_step)
+               / observed_gpu_hours_per_successful_step
+         END AS prior_step_error
   FROM plan_outcomes
   WHERE recorded_at >= to_timestamp($1::float8 / 1e6)
     AND recorded_at < to_timestamp($2::float8 / 1e6))
@@ -87,7 +95,15 @@ SELECT sku_id, count(*),
        count(step_error),
        coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY abs(step_error)), 0),
        coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY abs(step_error)), 0),
-       coalesce(avg(step_error), 0)
+       coalesce(avg(step_error), 0),
+       count(prior_memory_error),
+       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY abs(prior_memory_error)), 0),
+       coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY abs(prior_memory_error)), 0),
+       coalesce(avg(prior_memory_error), 0),
+       count(prior_step_error),
+       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY abs(prior_step_error)), 0),
+       coalesce(percentile_cont(0.9) WITHIN GROUP (ORDER BY abs(prior_step_error)), 0),
+       coalesce(avg(prior_step_error), 0)
 FROM errors GROUP BY sku_id ORDER BY sku_id)sql";
 
 // Finite bounds for "no window" that to_timestamp accepts.
@@ -156,6 +172,16 @@ absl::Status EnsureResult(PqConnection& c, const PlanResultRecord& result) {
     AppendDouble(p.peak_memory_gb, &rows);
     rows.push_back('\t');
     AppendDouble(p.gpu_hours_per_successful_step, &rows);
+    // An unknown prior (0) is NULL.
+    for (double prior :
+         {p.prior_peak_memory_gb, p.prior_gpu_hours_per_successful_step}) {
+      rows.push_back('\t');
+      if (prior > 0) {
+        AppendDouble(prior, &rows);
+      } else {
+        rows.append("\\N");
+      }
+    }
     rows.push_back('\n');
   }
   return c.CopyIn(kCopyPredictions, rows).status();
@@ -342,6 +368,14 @@ absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(DbSession& session,
       r.gpu_hours_per_step_median_abs_error_pct = row[6].as<double>();
       r.gpu_hours_per_step_p90_abs_error_pct = row[7].as<double>();
       r.gpu_hours_per_step_mean_error_pct = row[8].as<double>();
+      r.prior_runs = row[9].as<int64_t>();
+      r.prior_peak_memory_median_abs_error_pct = row[10].as<double>();
+      r.prior_peak_memory_p90_abs_error_pct = row[11].as<double>();
+      r.prior_peak_memory_mean_error_pct = row[12].as<double>();
+      r.prior_runs_with_successful_steps = row[13].as<int64_t>();
+      r.prior_gpu_hours_per_step_median_abs_error_pct = row[14].as<double>();
+      r.prior_gpu_hours_per_step_p90_abs_error_pct = row[15].as<double>();
+      r.prior_gpu_hours_per_step_mean_error_pct = row[16].as<double>();
       rows.push_back(r);
     }
     return rows;

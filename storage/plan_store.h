@@ -21,6 +21,9 @@ struct PlanPrediction {
   std::string basis;  // MEASURED, TRANSFERRED, ESTIMATED
   double peak_memory_gb = 0;
   double gpu_hours_per_successful_step = 0;
+  // The analytic model's figures before evidence and calibration.
+  double prior_peak_memory_gb = 0;
+  double prior_gpu_hours_per_successful_step = 0;
 };
 
 // A distinct planner result: stored once however many plans share it.
@@ -90,6 +93,16 @@ struct SkuAccuracyRow {
   double gpu_hours_per_step_median_abs_error_pct = 0;
   double gpu_hours_per_step_p90_abs_error_pct = 0;
   double gpu_hours_per_step_mean_error_pct = 0;
+  // The same errors of the analytic prior alone, over the outcomes whose
+  // plan recorded it.
+  int64_t prior_runs = 0;
+  double prior_peak_memory_median_abs_error_pct = 0;
+  double prior_peak_memory_p90_abs_error_pct = 0;
+  double prior_peak_memory_mean_error_pct = 0;
+  int64_t prior_runs_with_successful_steps = 0;
+  double prior_gpu_hours_per_step_median_abs_error_pct = 0;
+  double prior_gpu_hours_per_step_p90_abs_error_pct = 0;
+  double prior_gpu_hours_per_step_mean_error_pct = 0;
 };
 
 absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(DbSession& session,

@@ -68,10 +68,13 @@ constexpr char kInsertPlanOutcome[] = R"sql(
 INSERT INTO plan_outcomes (run_id, plan_id, pool_name, sku_id, basis,
                            predicted_peak_memory_gb, observed_peak_memory_gb,
                            predicted_gpu_hours_per_successful_step,
-                           observed_gpu_hours_per_successful_step)
+                           observed_gpu_hours_per_successful_step,
+                           prior_peak_memory_gb,
+                           prior_gpu_hours_per_successful_step)
 SELECT $1::uuid, pl.plan_id, p.pool_name, p.sku_id, p.basis,
        p.predicted_peak_memory_gb, $4,
-       p.predicted_gpu_hours_per_successful_step, $5::float8
+       p.predicted_gpu_hours_per_successful_step, $5::float8,
+       p.prior_peak_memory_gb, p.prior_gpu_hours_per_successful_step
 FROM placements pl JOIN plan_predictions p USING (result_hash)
 WHERE pl.plan_id = $2::uuid AND p.pool_name = $3
 RETURNING sku_id, basis, predicted_peak_memory_gb,

@@ -528,7 +528,11 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
     }
     if (!c.transferred_from_recipe_key().empty()) {
       out << "    evidence transferred from recipe "
-          << c.transferred_from_recipe_key() << "\n";
+          << c.transferred_from_recipe_key()
+          << (c.transferred_from_sku().empty()
+                  ? ""
+                  : absl::StrCat(" measured on ", c.transferred_from_sku()))
+          << "\n";
     }
     for (const std::string& reason : c.reasons()) {
       out << "    reason:  " << reason << "\n";
@@ -716,10 +720,14 @@ int Accuracy() {
     std::cout << ToJson(response);
     return 0;
   }
+  // The planner's errors (calibrated: evidence, transfers, fleet model)
+  // beside the analytic prior's on the same runs.
   Table table({"SKU", "RUNS", "PEAK MEM ERR % (MEDIAN | P90 | MEAN)",
-               "RUNS WITH STEPS", "GPU-H/STEP ERR % (MEDIAN | P90 | MEAN)"},
-              {false, true, true, true, true});
+               "RUNS WITH STEPS", "GPU-H/STEP ERR % (MEDIAN | P90 | MEAN)",
+               "PRIOR PEAK MEM ERR %", "PRIOR GPU-H/STEP ERR %"},
+              {false, true, true, true, true, true, true});
   for (const v1::SkuAccuracy& sku : response.skus()) {
+    const v1::ModelAccuracy& prior = sku.prior();
     table.AddRow(
         {sku.sku(), absl::StrCat(sku.runs()),
          ErrorTriple(sku.peak_memory_median_abs_error_pct(),
@@ -730,6 +738,16 @@ int Accuracy() {
              ? ErrorTriple(sku.gpu_hours_per_step_median_abs_error_pct(),
                            sku.gpu_hours_per_step_p90_abs_error_pct(),
                            sku.gpu_hours_per_step_mean_error_pct())
+             : "-",
+         prior.runs() > 0
+             ? ErrorTriple(prior.peak_memory_median_abs_error_pct(),
+                           prior.peak_memory_p90_abs_error_pct(),
+                           prior.peak_memory_mean_error_pct())
+             : "-",
+         prior.runs_with_successful_steps() > 0
+             ? ErrorTriple(prior.gpu_hours_per_step_median_abs_error_pct(),
+                           prior.gpu_hours_per_step_p90_abs_error_pct(),
+                           prior.gpu_hours_per_step_mean_error_pct())
              : "-"});
   }
   table.Print(std::cout);
@@ -742,7 +760,8 @@ int Accuracy() {
   } else {
     std::cout << "errors are (predicted - observed) / observed; median and "
                  "p90 of the absolute error, signed mean (positive: the "
-                 "planner over-predicts)\n";
+                 "planner over-predicts); PRIOR: the analytic model alone, "
+                 "before evidence and the fleet's calibration\n";
   }
   return 0;
 }

@@ -142,6 +142,9 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
     p->set_evidence_runs(c.evidence_runs);
     p->set_confidence(ConfidenceToProto(c.confidence));
     p->set_transferred_from_recipe_key(c.transferred_from_recipe_key);
+    p->set_transferred_from_sku(c.transferred_from_sku_id);
+    p->set_prior_peak_memory_gb(c.prior_peak_memory_gb);
+    p->set_prior_step_time_s(c.prior_step_time_s);
     if (c.eval_requirement.has_value()) {
       p->set_eval_requirement(*c.eval_requirement);
     }

@@ -58,6 +58,9 @@ ABSL_FLAG(int, max_message_bytes, 8 << 20, "largest message accepted");
 ABSL_FLAG(int, max_concurrent_streams, 64, "concurrent calls per connection");
 ABSL_FLAG(int, stream_idle_timeout_seconds, 60,
           "close a sample stream that sends nothing for this long");
+ABSL_FLAG(double, fleet_refit_seconds, 10,
+          "re-fit the fleet model (memory and step time learned across SKUs "
+          "from uploaded runs) at most this often; 0: on every snapshot");
 ABSL_FLAG(std::string, role, "",
           "tokens create: agent, planner, finance or admin");
 ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
@@ -184,6 +187,8 @@ int Serve(const std::string& url) {
   options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   options.database_url = url;
   options.db_workers = std::max(1, absl::GetFlag(FLAGS_db_workers));
+  options.fleet_refit_interval =
+      absl::Seconds(std::max(0.0, absl::GetFlag(FLAGS_fleet_refit_seconds)));
   options.db_queue_capacity = std::max(1, absl::GetFlag(FLAGS_db_queue));
   const std::string plan_records = absl::GetFlag(FLAGS_plan_records);
   if (plan_records != "durable" && plan_records != "deferred") {

@@ -176,9 +176,11 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
 }
 
 EvidenceCache::EvidenceCache(std::string database_url,
-                             absl::Duration reread_interval)
+                             absl::Duration reread_interval,
+                             absl::Duration refit_interval)
     : database_url_(std::move(database_url)),
       reread_interval_(reread_interval),
+      refit_interval_(refit_interval),
       thread_([this] { Loop(); }) {}
 
 EvidenceCache::~EvidenceCache() {
@@ -274,23 +276,36 @@ void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
 }
 
 absl::Status EvidenceCache::ReloadWith(storage::DbSession& session) {
-  const int64_t local_writes = local_writes_.load();
-  std::shared_ptr<const CatalogSnapshot> base = Current();
-  if (base == nullptr) return FullReloadWith(session);
-  absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
-      ReadSnapshotChanges(session, *base, local_writes);
-  if (absl::IsFailedPrecondition(loaded.status())) {
-    return FullReloadWith(session);
-  }
-  if (!loaded.ok()) return loaded.status();
-  Publish(*std::move(loaded));
-  return absl::OkStatus();
+  return Reload(session, /*full=*/false, /*refit=*/false);
 }
 
 absl::Status EvidenceCache::FullReloadWith(storage::DbSession& session) {
+  return Reload(session, /*full=*/true, /*refit=*/false);
+}
+
+absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
+                                   bool refit) {
+  const int64_t local_writes = local_writes_.load();
+  std::shared_ptr<const CatalogSnapshot> base = full ? nullptr : Current();
   absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
-      ReadFullSnapshot(session, local_writes_.load());
+      base == nullptr ? ReadFullSnapshot(session, local_writes)
+                      : ReadSnapshotChanges(session, *base, local_writes);
+  if (base != nullptr && absl::IsFailedPrecondition(loaded.status())) {
+    loaded = ReadFullSnapshot(session, local_writes);
+  }
   if (!loaded.ok()) return loaded.status();
+  // The fleet model: re-fitted here when due, else the last fit carried.
+  std::shared_ptr<const core::FleetModel> fleet;
+  if (refit) {
+    fleet = std::make_shared<const core::FleetModel>(
+        core::FleetModel::Fit(core::FleetCellsFromEvidence(
+            (*loaded)->evidence.All(), (*loaded)->skus)));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (refit) fleet_ = fleet;
+    (*loaded)->fleet = fleet_;
+  }
   Publish(*std::move(loaded));
   return absl::OkStatus();
 }
@@ -308,6 +323,7 @@ void EvidenceCache::Loop() {
   absl::Time last_load = absl::InfinitePast();
   absl::Time last_full_load = absl::InfinitePast();
   absl::Time last_notify = absl::InfinitePast();
+  absl::Time last_fit = absl::InfinitePast();
   while (!stop_.HasBeenNotified()) {
     ServeWaiters(/*all=*/false);  // those whose deadline passed
     bool waiting;
@@ -347,9 +363,9 @@ void EvidenceCache::Loop() {
       continue;
     }
     if (absl::Now() - last_load < kCoalesce) continue;
-    const absl::Status loaded =
-        full_due ? FullReloadWith(session) : ReloadWith(session);
-    if (!loaded.ok()) continue;  // retried on the next turn
+    const bool refit = absl::Now() - last_fit >= refit_interval_;
+    if (!Reload(session, full_due, refit).ok()) continue;  // retried next turn
+    if (refit) last_fit = absl::Now();
     last_load = absl::Now();
     if (full_due) last_full_load = last_load;
     full_due = false;

@@ -17,6 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/evidence.h"
+#include "core/fleet_model.h"
 #include "core/pool.h"
 #include "core/sku.h"
 #include "services/auth/auth.h"
@@ -48,6 +49,9 @@ class CatalogSnapshot : public core::EvidenceSource {
   // Whether this snapshot was made by applying changes to the previous one
   // (false: a full read).
   bool incremental = false;
+  // The fleet model fitted to the evidence of this or an earlier snapshot
+  // (re-fitted at most every refit interval); null before the first fit.
+  std::shared_ptr<const core::FleetModel> fleet;
 
   std::optional<core::EvidenceStats> Find(
       absl::string_view recipe_key, absl::string_view sku_id) const override {
@@ -89,7 +93,11 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
 // a change.
 class EvidenceCache {
  public:
-  EvidenceCache(std::string database_url, absl::Duration reread_interval);
+  // The fleet model is re-fitted on the cache's thread at most every
+  // `refit_interval` (a fit reads every rollup of the snapshot; snapshots in
+  // between carry the last fit).
+  EvidenceCache(std::string database_url, absl::Duration reread_interval,
+                absl::Duration refit_interval = absl::Seconds(10));
   ~EvidenceCache();
 
   EvidenceCache(const EvidenceCache&) = delete;
@@ -156,6 +164,10 @@ class EvidenceCache {
   void ServeWaiters(bool all);
 
   void Loop();
+  // Reads what changed since the current snapshot (everything when `full`,
+  // when there is none yet, or when the changes cannot be applied exactly),
+  // then (when `refit`) fits the fleet model, then publishes.
+  absl::Status Reload(storage::DbSession& session, bool full, bool refit);
   void ConfirmCurrentAsOf(absl::Time as_of);
   // Publishes `snapshot` unless a snapshot read later is already current.
   void Publish(std::shared_ptr<const CatalogSnapshot> snapshot);
@@ -166,6 +178,8 @@ class EvidenceCache {
   std::shared_ptr<const CatalogSnapshot> current_ ABSL_GUARDED_BY(mu_);
   absl::Time current_as_of_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  const absl::Duration refit_interval_;
+  std::shared_ptr<const core::FleetModel> fleet_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> local_writes_{0};
   std::atomic<bool> refresh_requested_{false};
   std::atomic<bool> notify_pending_{false};

@@ -129,7 +129,8 @@ std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   for (const core::Candidate& c : result.candidates) {
     record->predictions.push_back(
         {c.pool_name, c.sku_id, c.rank, core::EvidenceBasisName(c.basis),
-         c.peak_memory_gb, c.gpu_hours_per_1k_successful_steps / 1000.0});
+         c.peak_memory_gb, c.gpu_hours_per_1k_successful_steps / 1000.0,
+         c.prior_peak_memory_gb, c.prior_step_time_s * c.gpu_count / 3600});
   }
   cached->response_bytes = grpc::Slice(record->response);
   cached->record = std::move(record);
@@ -274,7 +275,8 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan != nullptr) return plan;
   absl::StatusOr<core::PlanResult> result =
-      core::Plan(plan_request, snapshot->pools, snapshot->skus, *snapshot);
+      core::Plan(plan_request, snapshot->pools, snapshot->skus, *snapshot,
+                 snapshot->fleet.get());
   if (!result.ok()) {
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();
@@ -493,6 +495,22 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
               row.gpu_hours_per_step_p90_abs_error_pct);
           out->set_gpu_hours_per_step_mean_error_pct(
               row.gpu_hours_per_step_mean_error_pct);
+          v1::ModelAccuracy* prior = out->mutable_prior();
+          prior->set_runs(row.prior_runs);
+          prior->set_peak_memory_median_abs_error_pct(
+              row.prior_peak_memory_median_abs_error_pct);
+          prior->set_peak_memory_p90_abs_error_pct(
+              row.prior_peak_memory_p90_abs_error_pct);
+          prior->set_peak_memory_mean_error_pct(
+              row.prior_peak_memory_mean_error_pct);
+          prior->set_runs_with_successful_steps(
+              row.prior_runs_with_successful_steps);
+          prior->set_gpu_hours_per_step_median_abs_error_pct(
+              row.prior_gpu_hours_per_step_median_abs_error_pct);
+          prior->set_gpu_hours_per_step_p90_abs_error_pct(
+              row.prior_gpu_hours_per_step_p90_abs_error_pct);
+          prior->set_gpu_hours_per_step_mean_error_pct(
+              row.prior_gpu_hours_per_step_mean_error_pct);
         }
         return absl::OkStatus();
       });

@@ -129,8 +129,9 @@ absl::Status PlacementServer::Start() {
   }
 
   placement_metrics_ = std::make_unique<PlacementMetrics>(*registry_);
-  evidence_ = std::make_unique<EvidenceCache>(
-      options_.database_url, options_.evidence_reread_interval);
+  evidence_ = std::make_unique<EvidenceCache>(options_.database_url,
+                                              options_.evidence_reread_interval,
+                                              options_.fleet_refit_interval);
   auth_ = std::make_unique<Authorizer>(*evidence_, options_.auth_enabled,
                                        options_.writes_per_second_per_token,
                                        options_.write_burst_per_token);

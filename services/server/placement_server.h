@@ -35,6 +35,9 @@ struct ServerOptions {
   absl::Duration health_interval = absl::Milliseconds(500);
   // Safety-net re-read of pools and evidence (changes arrive by NOTIFY).
   absl::Duration evidence_reread_interval = absl::Seconds(30);
+  // The fleet model (what uploaded runs teach across SKUs) is re-fitted at
+  // most this often, on the evidence cache's thread.
+  absl::Duration fleet_refit_interval = absl::Seconds(10);
   // Whether a plan is answered after its record commits (durable) or before
   // (deferred: committed in groups at most once an interval).
   PlanRecords plan_records = PlanRecords::kDurable;

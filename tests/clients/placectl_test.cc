@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -577,6 +578,20 @@ TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
   ASSERT_EQ(accuracy.skus_size(), 1);
   EXPECT_EQ(accuracy.skus(0).sku(), kL40s);
   EXPECT_EQ(accuracy.skus(0).runs(), 1);
+  // The analytic prior's errors on the same run, beside the planner's:
+  // (prior - 30) / 30 on memory.
+  const v1::ModelAccuracy& prior = accuracy.skus(0).prior();
+  EXPECT_EQ(prior.runs(), 1);
+  EXPECT_EQ(prior.runs_with_successful_steps(), 1);
+  EXPECT_NEAR(prior.peak_memory_mean_error_pct(),
+              100 * (plan.candidates(0).prior_peak_memory_gb() - 30) / 30,
+              0.01);
+  ASSERT_GE(row.size(), 7u) << out;
+  EXPECT_THAT(row[5], HasSubstr(absl::StrFormat(
+                          "| %+.1f", prior.peak_memory_mean_error_pct())));
+  EXPECT_THAT(row[6],
+              HasSubstr(absl::StrFormat(
+                  "| %+.1f", prior.gpu_hours_per_step_mean_error_pct())));
   // A window that ends before the run was recorded holds nothing.
   ASSERT_EQ(Placectl("plans accuracy --until 2020-01-01T00:00:00Z", &out), 0);
   EXPECT_THAT(out, Not(HasSubstr(kL40s)));

@@ -289,6 +289,16 @@ TEST_F(PlacementGuideTest, PlansAreAuditedAndRunsMeasureTheirAccuracy) {
   const double predicted_peak = plan.candidates(0).peak_memory_gb();
   EXPECT_NEAR(accuracy.skus(0).peak_memory_mean_error_pct(),
               100 * (predicted_peak - 30) / 30, 0.01);
+  // Beside it, the analytic prior's error on the same run.
+  EXPECT_EQ(accuracy.skus(0).prior().runs(), 1);
+  EXPECT_NEAR(accuracy.skus(0).prior().peak_memory_mean_error_pct(),
+              100 * (plan.candidates(0).prior_peak_memory_gb() - 30) / 30,
+              0.01);
+  const double prior_gpu_hours_per_step =
+      plan.candidates(0).prior_step_time_s() / 3600;  // one GPU
+  EXPECT_NEAR(
+      accuracy.skus(0).prior().gpu_hours_per_step_mean_error_pct(),
+      100 * (prior_gpu_hours_per_step - 12.0 / 10'000) / (12.0 / 10'000), 0.01);
 
   std::string metrics;
   ASSERT_EQ(RunCommand(absl::StrCat("curl -sf http://127.0.0.1:",

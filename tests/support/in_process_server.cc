@@ -19,6 +19,9 @@ InProcessServer::InProcessServer(
   options.database_url = db_.url();
   options.db_workers = 4;
   options.auth_enabled = false;
+  // The fleet model keeps its first fit unless `configure` asks for
+  // re-fits: what a plan says must not depend on how long the test has run.
+  options.fleet_refit_interval = absl::Hours(24);
   configure(options);
   server_ = std::make_unique<services::PlacementServer>(options);
   if (absl::Status status = server_->Start(); !status.ok()) {

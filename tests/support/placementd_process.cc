@@ -54,6 +54,10 @@ absl::StatusOr<std::unique_ptr<PlacementdProcess>> PlacementdProcess::Start(
       extra_args.begin(), extra_args.end(),
       [](const std::string& a) { return a.rfind("--auth", 0) == 0; });
   if (!auth_given) args.push_back("--auth=false");
+  // The fleet model keeps its first fit (of the evidence at start) unless a
+  // test asks for re-fits: what a plan says must not depend on how long the
+  // test has run. A later flag in `extra_args` wins.
+  args.push_back("--fleet_refit_seconds=86400");
   args.insert(args.end(), extra_args.begin(), extra_args.end());
 
   const pid_t pid = fork();
