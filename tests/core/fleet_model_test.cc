@@ -298,6 +298,10 @@ TEST(PlannerFleetTest, StepTimeOnA100FollowsTheRatioLearnedOnOtherRecipes) {
                                            absl::string_view) const override {
       return {};
     }
+    std::vector<KeyedEvidence> FindAcrossSkus(
+        absl::string_view key) const override {
+      return e_.FindAcrossSkus(key);
+    }
 
    private:
     const InMemoryEvidence& e_;
