@@ -130,9 +130,6 @@ Recipe NormalizeRecipe(Recipe r) {
         r.method == FineTuneMethod::kQlora ? Precision::kNf4 : Precision::kBf16;
   }
   if (r.precision != Precision::kNf4) r.double_quantization = false;
-  if (r.packing != SequencePacking::kPaddedPerBatch) {
-    r.mean_tokens_per_sample = 0;
-  }
   if (r.precision == Precision::kFp32) r.fp32_master_weights = false;
 
   if (IsAdapter(r.method)) {
@@ -263,15 +260,15 @@ FieldViolations ValidateRecipe(const Recipe& r,
   }
   if (static_cast<int>(r.loss) < 0 ||
       r.loss > LossImplementation::kFusedLinearCrossEntropy) {
-    violate("loss", "unknown loss implementation");
+    violate("loss_implementation", "unknown loss implementation");
   }
   if (static_cast<int>(r.packing) < 0 ||
       r.packing > SequencePacking::kPaddedPerBatch) {
-    violate("packing", "unknown sequence packing");
+    violate("sequence_packing", "unknown sequence packing");
   }
   if (static_cast<int>(r.framework) < 0 ||
       r.framework > TrainingFramework::kOther) {
-    violate("framework", "unknown training framework");
+    violate("training_framework", "unknown training framework");
   }
   if (static_cast<int>(r.reported_peak) < 0 ||
       r.reported_peak > PeakMemoryKind::kDeviceUsed) {
@@ -279,8 +276,11 @@ FieldViolations ValidateRecipe(const Recipe& r,
   }
   if (r.mean_tokens_per_sample != 0) {
     if (r.packing != SequencePacking::kPaddedPerBatch) {
+      // Refused rather than cleared: a mean length on data said (or left)
+      // packed is a contradiction, and dropping it would silently plan
+      // for packed batches.
       violate("mean_tokens_per_sample",
-              "only applies to PADDED_PER_BATCH data");
+              "only applies to sequence_packing PADDED_PER_BATCH");
     } else if (r.mean_tokens_per_sample < 0 ||
                r.mean_tokens_per_sample > r.sequence_length) {
       violate("mean_tokens_per_sample",

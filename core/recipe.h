@@ -212,8 +212,10 @@ FieldViolations ValidateLayout(const Recipe& recipe, int num_layers,
 // unknown model; custom dimensions; sequence length 1..1,048,576; micro-batch
 // 1..4096; rank 1..4096 for LoRA/QLoRA; unknown target modules; QLoRA needs an
 // NF4 base and NF4 needs QLoRA; full fine-tuning needs a float base (fp32,
-// bf16, fp16, fp8); gpu_count 1..4096; degrees multiplying to gpu_count and
-// matching the parallelism. Empty when valid.
+// bf16, fp16, fp8); mean_tokens_per_sample only with PADDED_PER_BATCH and
+// within 1..sequence_length (kept by NormalizeRecipe, so that a mean length
+// on packed data is refused, not dropped); gpu_count 1..4096; degrees
+// multiplying to gpu_count and matching the parallelism. Empty when valid.
 FieldViolations ValidateRecipe(const Recipe& recipe,
                                const std::string& field_prefix = "recipe.");
 

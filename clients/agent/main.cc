@@ -77,6 +77,10 @@ ABSL_FLAG(std::string, interconnect, "",
           "run: nvlink|pcie|host-memory, the link multi-GPU collectives used "
           "(default: from detection)");
 ABSL_FLAG(bool, exclusive, true, "run: the GPUs were dedicated to the run");
+ABSL_FLAG(std::string, report_peak, "",
+          "run: which peak memory to report: allocated, reserved or "
+          "device-used (default: the largest measured; a kind that was not "
+          "measured falls back to it)");
 ABSL_FLAG(absl::Duration, stream_interval, absl::Seconds(2),
           "run: how often samples are streamed while the command runs");
 ABSL_FLAG(absl::Duration, memory_sample_interval, absl::Seconds(1),
@@ -288,6 +292,17 @@ absl::StatusOr<v1::Interconnect> ParseInterconnect(const std::string& text) {
       "--interconnect must be nvlink, pcie or host-memory");
 }
 
+absl::StatusOr<v1::PeakMemoryKind> ParseReportPeak(const std::string& text) {
+  const std::string t = absl::AsciiStrToLower(text);
+  if (t == "allocated") return v1::PEAK_MEMORY_KIND_ALLOCATED;
+  if (t == "reserved") return v1::PEAK_MEMORY_KIND_RESERVED;
+  if (t == "device-used" || t == "device_used") {
+    return v1::PEAK_MEMORY_KIND_DEVICE_USED;
+  }
+  return absl::InvalidArgumentError(
+      "--report_peak must be allocated, reserved or device-used");
+}
+
 // Shared between the command's output reader, the memory sampler and the
 // streaming thread.
 class LiveRun {
@@ -341,6 +356,202 @@ class LiveRun {
   double peak_gb_ = 0;
 };
 
+// Refuses a run whose pool holds another SKU: the service would refuse the
+// run anyway, but only after the GPU time was spent. An unreachable service
+// is no reason to refuse: the run is spooled.
+absl::Status CheckPoolHoldsSku(const Uploader& uploader,
+                               const std::string& pool,
+                               const std::string& sku) {
+  auto catalog = v1::CatalogService::NewStub(uploader.connection().channel());
+  v1::GetPoolRequest request;
+  request.set_name(pool);
+  v1::GetPoolResponse response;
+  grpc::Status status = catalog->GetPool(
+      uploader.connection().Context(std::chrono::seconds(5)).get(), request,
+      &response);
+  if (status.ok() && response.pool().sku() != sku) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pool '", pool, "' has ", response.pool().sku(),
+                     " cards; this node is ", sku));
+  }
+  if (!status.ok() && !IsRetryable(status)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pool '", pool, "': ", clients::DescribeError(status)));
+  }
+  if (!status.ok()) {
+    std::cerr << "placement-agent: the service is unreachable ("
+              << clients::DescribeError(status)
+              << "); recording into the spool\n";
+  }
+  return absl::OkStatus();
+}
+
+// The link the collectives of a run on `gpus` GPUs use: the operator's
+// --interconnect, else what detection saw. Never a guess.
+absl::StatusOr<v1::Interconnect> ChooseInterconnect(int gpus,
+                                                    const SkuChoice& sku) {
+  const std::string stated = absl::GetFlag(FLAGS_interconnect);
+  if (!stated.empty()) return ParseInterconnect(stated);
+  if (sku.detection.has_value()) {
+    return sku.detection->nvlink == NvlinkState::kActive
+               ? v1::INTERCONNECT_NVLINK
+               : v1::INTERCONNECT_PCIE;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "a ", gpus,
+      "-GPU run opens collectives; without detection, state the link they "
+      "use with --interconnect nvlink|pcie|host-memory"));
+}
+
+// What is known of the run before its command starts.
+absl::StatusOr<RunFacts> FactsBeforeTheCommand(const v1::Recipe& recipe,
+                                               const std::string& pool,
+                                               const SkuChoice& sku,
+                                               v1::Offload offload) {
+  RunFacts facts;
+  facts.recipe = recipe;
+  facts.recipe.set_gpu_count(std::max(1, facts.recipe.gpu_count()));
+  const int gpus = facts.recipe.gpu_count();
+  facts.collectives_opened =
+      gpus > 1 && facts.recipe.parallelism() != v1::PARALLELISM_SINGLE;
+  facts.interconnect = v1::INTERCONNECT_NONE;
+  if (facts.collectives_opened) {
+    absl::StatusOr<v1::Interconnect> link = ChooseInterconnect(gpus, sku);
+    if (!link.ok()) return link.status();
+    facts.interconnect = *link;
+  }
+  facts.run_id = common::NewUuid();
+  facts.agent_id = absl::GetFlag(FLAGS_agent_id).empty()
+                       ? absl::StrCat("placement-agent@", HostName())
+                       : absl::GetFlag(FLAGS_agent_id);
+  facts.pool = pool;
+  facts.sku = sku.sku;
+  facts.card_memory_gb = sku.memory_gb;
+  facts.node_names = {HostName()};
+  facts.plan_id =
+      FlagOrEnv(absl::GetFlag(FLAGS_plan_id), {"PLACEMENT_PLAN_ID"});
+  facts.team = absl::GetFlag(FLAGS_team);
+  facts.exclusive = absl::GetFlag(FLAGS_exclusive);
+  if (const std::string peak = absl::GetFlag(FLAGS_report_peak);
+      !peak.empty()) {
+    absl::StatusOr<v1::PeakMemoryKind> kind = ParseReportPeak(peak);
+    if (!kind.ok()) return kind.status();
+    facts.report_peak = *kind;
+  }
+  facts.offload = offload;
+  return facts;
+}
+
+// Samples the GPUs' used memory into `live` until it stops.
+std::thread StartMemorySampler(Nvml& nvml, LiveRun& live) {
+  return std::thread([&nvml, &live] {
+    const absl::Duration every = std::max(
+        absl::GetFlag(FLAGS_memory_sample_interval), absl::Milliseconds(50));
+    do {
+      absl::StatusOr<std::vector<uint64_t>> used = nvml.MemoryUsedBytes();
+      if (used.ok() && !used->empty()) {
+        live.SeeMemory(
+            static_cast<double>(*std::max_element(used->begin(), used->end())) /
+            1e9);
+      }
+    } while (live.Wait(every));
+  });
+}
+
+// Streams samples while the command runs; a failure only delays the next
+// try (the spool has them), backing off with jitter.
+std::thread StartStreamer(Uploader& uploader, const std::string& run_id,
+                          LiveRun& live) {
+  return std::thread([&uploader, run_id, &live] {
+    Backoff backoff;
+    backoff.initial = absl::GetFlag(FLAGS_stream_interval);
+    backoff.max = absl::Seconds(60);
+    int failures = 0;
+    int64_t committed = -1;
+    while (live.Wait(failures == 0 ? absl::GetFlag(FLAGS_stream_interval)
+                                   : backoff.Delay(failures))) {
+      if (static_cast<int64_t>(live.size()) <= committed + 1) continue;
+      grpc::Status status = uploader.SyncSamples(run_id, live.Snapshot(),
+                                                 /*retry=*/false, &committed);
+      failures = status.ok() ? 0 : failures + 1;
+    }
+  });
+}
+
+// The sample of one step the command reported; memory the command did not
+// report is NVML's.
+v1::StepSample SampleOfStep(const StepRecord& record, int64_t step,
+                            double nvml_gb) {
+  v1::StepSample s;
+  s.set_step(step);
+  *s.mutable_time() = common::TimeToProto(absl::Now());
+  s.set_step_time_seconds(record.step_time_s);
+  s.set_memory_allocated_gb(record.memory_allocated_gb.value_or(nvml_gb));
+  s.set_memory_reserved_gb(record.memory_reserved_gb.value_or(
+      std::max(nvml_gb, s.memory_allocated_gb())));
+  s.set_tokens(record.tokens);
+  if (record.loss.has_value()) s.set_loss(*record.loss);
+  return s;
+}
+
+// Runs the command until an attempt succeeds or --max_retries restarts
+// are spent, recording each attempt into `facts` and each step into the
+// spool and `live`.
+void RunAttempts(const std::vector<std::string>& command, SpoolRun& spool,
+                 LiveRun& live, RunFacts& facts) {
+  const int max_attempts = std::max(0, absl::GetFlag(FLAGS_max_retries)) + 1;
+  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    Attempt a;
+    a.start = absl::Now();
+    CommandResult result = RunTrainingCommand(
+        command,
+        {{"PLACEMENT_RUN_ID", facts.run_id},
+         {"PLACEMENT_ATTEMPT", absl::StrCat(attempt)}},
+        absl::GetFlag(FLAGS_attempt_timeout), [&](absl::string_view line) {
+          absl::optional<StepRecord> record = ParseStepRecord(line);
+          if (!record.has_value()) return;
+          ++a.steps;
+          v1::StepSample s = SampleOfStep(
+              *record, static_cast<int64_t>(live.size()), live.current_gb());
+          if (record->offload != v1::OFFLOAD_UNSPECIFIED) {
+            facts.record_offload = record->offload;
+          }
+          if (absl::Status st = spool.AppendSamples({s}); !st.ok()) {
+            std::cerr << "placement-agent: spool: " << st.message() << "\n";
+          }
+          live.Add(std::move(s));
+        });
+    a.end = absl::Now();
+    a.outcome = ClassifyAttempt(result.end, result.output_tail, &a.reason);
+    facts.attempts.push_back(a);
+    if (a.outcome == v1::RUN_OUTCOME_SUCCEEDED) break;
+    std::cerr << "placement-agent: attempt " << attempt << " "
+              << absl::StripPrefix(v1::RunOutcome_Name(a.outcome),
+                                   "RUN_OUTCOME_")
+              << " (" << a.reason << ")"
+              << (attempt < max_attempts ? "; retrying" : "") << "\n";
+  }
+}
+
+// Prints the run's one-line summary; the exit code says whether it was
+// uploaded and succeeded.
+int ReportRun(const v1::BenchmarkRun& summary, const std::string& run_dir,
+              const FlushReport& report) {
+  const bool uploaded = access(run_dir.c_str(), F_OK) != 0;
+  std::cout << absl::StrFormat(
+      "run %s: %s, %d retr%s, %d/%d steps succeeded, peak %.1f GB, %s\n",
+      summary.run_id(),
+      absl::StripPrefix(v1::RunOutcome_Name(summary.outcome()), "RUN_OUTCOME_"),
+      summary.retries(), summary.retries() == 1 ? "y" : "ies",
+      summary.steps_succeeded(), summary.steps_attempted(),
+      summary.peak_memory_gb(),
+      uploaded ? "uploaded"
+               : absl::StrCat("spooled in ", run_dir,
+                              " (placement-agent flush uploads it)"));
+  if (!uploaded || report.left > 0) return kExitSpooled;
+  return summary.outcome() == v1::RUN_OUTCOME_SUCCEEDED ? kExitOk : kExitFailed;
+}
+
 int Run(const std::vector<std::string>& command) {
   if (command.empty()) {
     std::cerr << "usage: placement-agent run --pool P --recipe FILE [--sku S] "
@@ -375,81 +586,16 @@ int Run(const std::vector<std::string>& command) {
   std::unique_ptr<Nvml> nvml = MaybeLoadNvml(&nvml_problem);
   absl::StatusOr<SkuChoice> sku =
       ChooseSku(*uploader, nvml.get(), nvml_problem);
-  if (!sku.ok()) {
-    std::cerr << "placement-agent: " << sku.status().message() << "\n";
+  absl::Status usable =
+      sku.ok() ? CheckPoolHoldsSku(*uploader, pool, sku->sku) : sku.status();
+  absl::StatusOr<RunFacts> started =
+      usable.ok() ? FactsBeforeTheCommand(*recipe, pool, *sku, *offload)
+                  : usable;
+  if (!started.ok()) {
+    std::cerr << "placement-agent: " << started.status().message() << "\n";
     return kExitUsage;
   }
-
-  // The pool must hold this SKU: the service would refuse the run anyway,
-  // but only after the GPU time was spent.
-  {
-    auto catalog =
-        v1::CatalogService::NewStub(uploader->connection().channel());
-    v1::GetPoolRequest request;
-    request.set_name(pool);
-    v1::GetPoolResponse response;
-    grpc::Status status = catalog->GetPool(
-        uploader->connection().Context(std::chrono::seconds(5)).get(), request,
-        &response);
-    if (status.ok() && response.pool().sku() != sku->sku) {
-      std::cerr << "placement-agent: pool '" << pool << "' has "
-                << response.pool().sku() << " cards; this node is " << sku->sku
-                << "\n";
-      return kExitUsage;
-    }
-    if (!status.ok() && !IsRetryable(status)) {
-      std::cerr << "placement-agent: pool '" << pool
-                << "': " << clients::DescribeError(status) << "\n";
-      return kExitUsage;
-    }
-    if (!status.ok()) {
-      std::cerr << "placement-agent: the service is unreachable ("
-                << clients::DescribeError(status)
-                << "); recording into the spool\n";
-    }
-  }
-
-  RunFacts facts;
-  facts.recipe = *recipe;
-  facts.recipe.set_gpu_count(std::max(1, facts.recipe.gpu_count()));
-  const int gpus = facts.recipe.gpu_count();
-  facts.collectives_opened =
-      gpus > 1 && facts.recipe.parallelism() != v1::PARALLELISM_SINGLE;
-  facts.interconnect = v1::INTERCONNECT_NONE;
-  if (facts.collectives_opened) {
-    const std::string stated = absl::GetFlag(FLAGS_interconnect);
-    if (!stated.empty()) {
-      absl::StatusOr<v1::Interconnect> link = ParseInterconnect(stated);
-      if (!link.ok()) {
-        std::cerr << "placement-agent: " << link.status().message() << "\n";
-        return kExitUsage;
-      }
-      facts.interconnect = *link;
-    } else if (sku->detection.has_value()) {
-      facts.interconnect = sku->detection->nvlink == NvlinkState::kActive
-                               ? v1::INTERCONNECT_NVLINK
-                               : v1::INTERCONNECT_PCIE;
-    } else {
-      std::cerr
-          << "placement-agent: a " << gpus
-          << "-GPU run opens collectives; without detection, state the "
-             "link they use with --interconnect nvlink|pcie|host-memory\n";
-      return kExitUsage;
-    }
-  }
-  facts.run_id = common::NewUuid();
-  facts.agent_id = absl::GetFlag(FLAGS_agent_id).empty()
-                       ? absl::StrCat("placement-agent@", HostName())
-                       : absl::GetFlag(FLAGS_agent_id);
-  facts.pool = pool;
-  facts.sku = sku->sku;
-  facts.card_memory_gb = sku->memory_gb;
-  facts.node_names = {HostName()};
-  facts.plan_id =
-      FlagOrEnv(absl::GetFlag(FLAGS_plan_id), {"PLACEMENT_PLAN_ID"});
-  facts.team = absl::GetFlag(FLAGS_team);
-  facts.exclusive = absl::GetFlag(FLAGS_exclusive);
-  facts.offload = *offload;
+  RunFacts& facts = *started;
 
   // The run id is on disk before the command starts: whatever happens next,
   // retries and flushes of this run are idempotent on it.
@@ -465,78 +611,9 @@ int Run(const std::vector<std::string>& command) {
 
   LiveRun live;
   std::thread memory_sampler;
-  if (nvml != nullptr) {
-    memory_sampler = std::thread([&] {
-      const absl::Duration every = std::max(
-          absl::GetFlag(FLAGS_memory_sample_interval), absl::Milliseconds(50));
-      do {
-        absl::StatusOr<std::vector<uint64_t>> used = nvml->MemoryUsedBytes();
-        if (used.ok() && !used->empty()) {
-          live.SeeMemory(static_cast<double>(
-                             *std::max_element(used->begin(), used->end())) /
-                         1e9);
-        }
-      } while (live.Wait(every));
-    });
-  }
-  // Streams samples while the command runs; a failure only delays the next
-  // try (the spool has them), backing off with jitter.
-  std::thread streamer([&] {
-    Backoff backoff;
-    backoff.initial = absl::GetFlag(FLAGS_stream_interval);
-    backoff.max = absl::Seconds(60);
-    int failures = 0;
-    int64_t committed = -1;
-    while (live.Wait(failures == 0 ? absl::GetFlag(FLAGS_stream_interval)
-                                   : backoff.Delay(failures))) {
-      if (static_cast<int64_t>(live.size()) <= committed + 1) continue;
-      grpc::Status status = uploader->SyncSamples(facts.run_id, live.Snapshot(),
-                                                  /*retry=*/false, &committed);
-      failures = status.ok() ? 0 : failures + 1;
-    }
-  });
-
-  const int max_attempts = std::max(0, absl::GetFlag(FLAGS_max_retries)) + 1;
-  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
-    Attempt a;
-    a.start = absl::Now();
-    CommandResult result = RunTrainingCommand(
-        command,
-        {{"PLACEMENT_RUN_ID", facts.run_id},
-         {"PLACEMENT_ATTEMPT", absl::StrCat(attempt)}},
-        absl::GetFlag(FLAGS_attempt_timeout), [&](absl::string_view line) {
-          absl::optional<StepRecord> record = ParseStepRecord(line);
-          if (!record.has_value()) return;
-          ++a.steps;
-          v1::StepSample s;
-          s.set_step(static_cast<int64_t>(live.size()));
-          *s.mutable_time() = common::TimeToProto(absl::Now());
-          s.set_step_time_seconds(record->step_time_s);
-          const double nvml_gb = live.current_gb();
-          s.set_memory_allocated_gb(
-              record->memory_allocated_gb.value_or(nvml_gb));
-          s.set_memory_reserved_gb(record->memory_reserved_gb.value_or(
-              std::max(nvml_gb, s.memory_allocated_gb())));
-          s.set_tokens(record->tokens);
-          if (record->loss.has_value()) s.set_loss(*record->loss);
-          if (record->offload != v1::OFFLOAD_UNSPECIFIED) {
-            facts.record_offload = record->offload;
-          }
-          if (absl::Status st = (*spool)->AppendSamples({s}); !st.ok()) {
-            std::cerr << "placement-agent: spool: " << st.message() << "\n";
-          }
-          live.Add(std::move(s));
-        });
-    a.end = absl::Now();
-    a.outcome = ClassifyAttempt(result.end, result.output_tail, &a.reason);
-    facts.attempts.push_back(a);
-    if (a.outcome == v1::RUN_OUTCOME_SUCCEEDED) break;
-    std::cerr << "placement-agent: attempt " << attempt << " "
-              << absl::StripPrefix(v1::RunOutcome_Name(a.outcome),
-                                   "RUN_OUTCOME_")
-              << " (" << a.reason << ")"
-              << (attempt < max_attempts ? "; retrying" : "") << "\n";
-  }
+  if (nvml != nullptr) memory_sampler = StartMemorySampler(*nvml, live);
+  std::thread streamer = StartStreamer(*uploader, facts.run_id, live);
+  RunAttempts(command, **spool, live, facts);
   live.Stop();
   streamer.join();
   if (memory_sampler.joinable()) memory_sampler.join();
@@ -556,23 +633,8 @@ int Run(const std::vector<std::string>& command) {
   }
   const std::string run_dir = (*spool)->dir();
   spool->reset();  // unlock: the flush below takes it like any spooled run
-
-  const FlushReport report = uploader->FlushSpool(spool_dir, std::cerr);
-  const bool uploaded = access(run_dir.c_str(), F_OK) != 0;
-  std::cout << absl::StrFormat(
-      "run %s: %s, %d retr%s, %d/%d steps succeeded, peak %.1f GB, %s\n",
-      summary->run_id(),
-      absl::StripPrefix(v1::RunOutcome_Name(summary->outcome()),
-                        "RUN_OUTCOME_"),
-      summary->retries(), summary->retries() == 1 ? "y" : "ies",
-      summary->steps_succeeded(), summary->steps_attempted(),
-      summary->peak_memory_gb(),
-      uploaded ? "uploaded"
-               : absl::StrCat("spooled in ", run_dir,
-                              " (placement-agent flush uploads it)"));
-  if (!uploaded || report.left > 0) return kExitSpooled;
-  return summary->outcome() == v1::RUN_OUTCOME_SUCCEEDED ? kExitOk
-                                                         : kExitFailed;
+  return ReportRun(*summary, run_dir,
+                   uploader->FlushSpool(spool_dir, std::cerr));
 }
 
 // ---- flush -----------------------------------------------------------------
@@ -654,7 +716,8 @@ int main(int argc, char** argv) {
       "placement-agent [flags] COMMAND\n"
       "  detect                    name this node's exact SKU, GPU count and "
       "NVLink state\n"
-      "  run --pool P --recipe FILE [--sku S] [--plan_id ID] -- COMMAND...\n"
+      "  run --pool P --recipe FILE [--sku S] [--plan_id ID] [--report_peak K] "
+      "-- COMMAND...\n"
       "                            run a training command, record and upload "
       "the run\n"
       "  flush                     upload every spooled run\n"

@@ -64,6 +64,32 @@ bool FindLine(absl::string_view tail,
   return false;
 }
 
+struct PeakMemory {
+  double gb = 0;
+  v1::PeakMemoryKind kind = v1::PEAK_MEMORY_KIND_UNSPECIFIED;
+};
+
+// The kind asked for when it was measured; else the largest figure and its
+// kind (NVML's used memory holds the allocator's reserve, which holds what
+// is allocated, but a sampled NVML reading can miss a short peak that the
+// allocator's own maximum saw).
+PeakMemory ChoosePeak(double allocated, double reserved, double device,
+                      v1::PeakMemoryKind asked) {
+  const PeakMemory measured[] = {
+      {device, v1::PEAK_MEMORY_KIND_DEVICE_USED},
+      {reserved, v1::PEAK_MEMORY_KIND_RESERVED},
+      {allocated, v1::PEAK_MEMORY_KIND_ALLOCATED},
+  };
+  for (const PeakMemory& m : measured) {
+    if (m.kind == asked && m.gb > 0) return m;
+  }
+  PeakMemory largest;
+  for (const PeakMemory& m : measured) {
+    if (m.gb > largest.gb) largest = m;
+  }
+  return largest;
+}
+
 }  // namespace
 
 absl::optional<StepRecord> ParseStepRecord(absl::string_view line) {
@@ -179,13 +205,14 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   *run.mutable_end_time() = common::TimeToProto(facts.attempts.back().end);
 
   std::vector<double> step_times;
-  double busy = 0, peak = facts.nvml_peak_gb;
+  double busy = 0, allocated = 0, reserved = 0;
   int64_t tokens = 0;
   for (const v1::StepSample& s : facts.samples) {
     step_times.push_back(s.step_time_seconds());
     busy += s.step_time_seconds();
     tokens += s.tokens();
-    peak = std::max({peak, s.memory_allocated_gb(), s.memory_reserved_gb()});
+    allocated = std::max(allocated, s.memory_allocated_gb());
+    reserved = std::max(reserved, s.memory_reserved_gb());
   }
   const Attempt& last = facts.attempts.back();
   run.set_steps_attempted(static_cast<int64_t>(facts.samples.size()));
@@ -200,15 +227,21 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   run.set_step_time_p50_seconds(Percentile(step_times, 50));
   run.set_step_time_p95_seconds(Percentile(step_times, 95));
   run.set_tokens_per_second(busy > 0 ? static_cast<double>(tokens) / busy : 0);
-  if (peak <= 0 && last.outcome == v1::RUN_OUTCOME_OUT_OF_MEMORY) {
-    peak = facts.card_memory_gb;
+  PeakMemory peak =
+      ChoosePeak(allocated, reserved, facts.nvml_peak_gb, facts.report_peak);
+  if (peak.gb <= 0 && last.outcome == v1::RUN_OUTCOME_OUT_OF_MEMORY) {
+    peak = {facts.card_memory_gb, v1::PEAK_MEMORY_KIND_DEVICE_USED};
   }
-  if (peak <= 0) {
+  if (peak.gb <= 0) {
     return absl::FailedPreconditionError(
         "no memory was measured: the step records carry no "
         "memory_allocated_gb and NVML was not available");
   }
-  run.set_peak_memory_gb(peak);
+  run.set_peak_memory_gb(peak.gb);
+  run.set_peak_memory_kind(peak.kind);
+  run.mutable_recipe()->set_reported_peak(peak.kind);
+  run.set_peak_memory_allocated_gb(allocated);
+  run.set_peak_memory_reserved_gb(reserved);
   run.set_offload(facts.record_offload != v1::OFFLOAD_UNSPECIFIED
                       ? facts.record_offload
                       : facts.offload);

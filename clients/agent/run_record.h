@@ -82,6 +82,8 @@ struct RunFacts {
   v1::Offload record_offload = v1::OFFLOAD_UNSPECIFIED;
   // The most memory NVML saw in use on any one GPU (0: not sampled).
   double nvml_peak_gb = 0;
+  // Which peak to report (--report_peak); unspecified: the largest measured.
+  v1::PeakMemoryKind report_peak = v1::PEAK_MEMORY_KIND_UNSPECIFIED;
 };
 
 // The run summary, following docs/AGENT.md:
@@ -91,8 +93,14 @@ struct RunFacts {
 //   step times       mean, p50, p95 over every step record
 //   wall time        first attempt's start to last attempt's end
 //   peak_memory_gb   the largest of the records' allocated/reserved memory
-//                    and NVML's used memory; an OOM with no measurement is
-//                    the card's whole memory (the job needed at least that)
+//                    and NVML's used memory, peak_memory_kind saying which
+//                    it is (or the kind report_peak asks for, when it was
+//                    measured); an OOM with no measurement is the card's
+//                    whole memory (the job needed at least that), as
+//                    DEVICE_USED
+//   peak_memory_allocated_gb / _reserved_gb  the records' largest of each
+//                    (0: no record carried it); the recipe's reported_peak
+//                    is set to peak_memory_kind
 // FailedPrecondition when nothing was measured to build it from (no step
 // record and no memory reading).
 absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts);

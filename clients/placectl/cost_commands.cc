@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
@@ -20,7 +21,9 @@
 #include "clients/placectl/flags.h"
 #include "clients/placectl/json.h"
 #include "clients/placectl/recipe_file.h"
+#include "core/evidence.h"
 #include "core/money.h"
+#include "core/recipe.h"
 #include "placement/v1/cost.grpc.pb.h"
 
 // Filters go through one --where flag (key=value pairs) so that the cost
@@ -42,6 +45,14 @@ namespace {
 
 using clients::ContextWithDeadline;
 using clients::DescribeError;
+
+// A core enum as the API's: they share names and numbers (the
+// static_asserts of services/api/recipe_convert.cc), and placectl does not
+// link the server's converters.
+template <typename Proto, typename Core>
+Proto EnumToProto(Core value) {
+  return static_cast<Proto>(static_cast<int>(value));
+}
 
 std::string Upper(absl::string_view s) {
   std::string out = absl::AsciiStrToUpper(s);
@@ -135,21 +146,23 @@ absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
     } else if (key == "team") {
       f->add_teams(value);
     } else if (key == "method") {
-      v1::FineTuneMethod m = v1::FINE_TUNE_METHOD_UNSPECIFIED;
-      if (!v1::FineTuneMethod_Parse("FINE_TUNE_METHOD_" + Upper(value), &m)) {
+      const std::optional<core::FineTuneMethod> method =
+          core::ParseFineTuneMethod(Upper(value));
+      if (!method.has_value()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--where method=", value, ": full, lora, qlora or head-only"));
       }
-      f->add_methods(m);
+      f->add_methods(EnumToProto<v1::FineTuneMethod>(*method));
     } else if (key == "outcome") {
-      v1::RunOutcome o = v1::RUN_OUTCOME_UNSPECIFIED;
-      if (!v1::RunOutcome_Parse("RUN_OUTCOME_" + Upper(value), &o)) {
+      const std::optional<core::RunOutcome> outcome =
+          core::ParseRunOutcome(Upper(value));
+      if (!outcome.has_value()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--where outcome=", value,
             ": succeeded, failed, out-of-memory, collective-timeout, "
             "preempted or hardware-error"));
       }
-      f->add_outcomes(o);
+      f->add_outcomes(EnumToProto<v1::RunOutcome>(*outcome));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("--where: unknown key '", key,

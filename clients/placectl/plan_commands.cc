@@ -46,6 +46,22 @@ PLACECTL_FLAG(std::string, activation_checkpointing, "", "plan",
 PLACECTL_FLAG(std::string, attention, "", "plan",
               "sdpa, flash or eager (default: SDPA / flash where the SKU "
               "supports it)");
+PLACECTL_FLAG(std::string, loss, "", "plan",
+              "loss implementation: standard-fp32-upcast, "
+              "chunked-cross-entropy or fused-linear-cross-entropy (default: "
+              "the framework's)");
+PLACECTL_FLAG(std::string, packing, "", "plan",
+              "packed (samples concatenated to --seq_len, the default) or "
+              "padded-per-batch (--seq_len is the longest batch)");
+PLACECTL_FLAG(int, mean_tokens, 0, "plan",
+              "padded-per-batch only: mean padded tokens per sample, "
+              "1..--seq_len");
+PLACECTL_FLAG(std::string, framework, "", "plan",
+              "training framework: hf-transformers-peft, torchtune, nemo, "
+              "litgpt, axolotl, deepspeed or other (default: other)");
+PLACECTL_FLAG(std::string, reported_peak, "", "plan",
+              "which peak your runs report: allocated, reserved or "
+              "device-used (default); sets the predicted reported figure");
 PLACECTL_FLAG(bool, checkpointing, false, "plan",
               "same as --activation_checkpointing=on (deprecated)");
 PLACECTL_FLAG(bool, flash_attention, false, "plan",
@@ -94,8 +110,13 @@ constexpr char kPlanUsage[] =
     "[--micro_batch N] [--grad_accum N]\n"
     "    [--precision fp32|bf16|fp16|fp8|int8|nf4] "
     "[--optimizer adamw|adamw-8bit|paged-adamw-8bit|sgd]\n"
-    "    [--activation_checkpointing on|off] [--attention sdpa|flash|eager] "
-    "[--gpus N] "
+    "    [--activation_checkpointing on|off] [--attention sdpa|flash|eager]\n"
+    "    [--loss standard-fp32-upcast|chunked-cross-entropy|"
+    "fused-linear-cross-entropy]\n"
+    "    [--packing packed|padded-per-batch] [--mean_tokens N] "
+    "[--framework hf-transformers-peft|torchtune|nemo|litgpt|axolotl|"
+    "deepspeed|other]\n"
+    "    [--reported_peak allocated|reserved|device-used] [--gpus N] "
     "[--parallelism single|ddp|zero2|zero3|fsdp|tensor|pipeline]\n"
     "    --steps N [--objective cost|time] [--max_gpus N] [--deadline 12h] "
     "[--pools a,b] [--labels k=v,...]\n"
@@ -245,6 +266,33 @@ bool ApplyFlags(v1::PlacePlanRequest* request) {
                 })) {
     return false;
   }
+  if (!EnumFlag("loss", absl::GetFlag(FLAGS_loss),
+                v1::LossImplementation_descriptor(),
+                [&](int v) {
+                  recipe->set_loss_implementation(
+                      static_cast<v1::LossImplementation>(v));
+                }) ||
+      !EnumFlag("packing", absl::GetFlag(FLAGS_packing),
+                v1::SequencePacking_descriptor(),
+                [&](int v) {
+                  recipe->set_sequence_packing(
+                      static_cast<v1::SequencePacking>(v));
+                }) ||
+      !EnumFlag("framework", absl::GetFlag(FLAGS_framework),
+                v1::TrainingFramework_descriptor(),
+                [&](int v) {
+                  recipe->set_training_framework(
+                      static_cast<v1::TrainingFramework>(v));
+                }) ||
+      !EnumFlag("reported_peak", absl::GetFlag(FLAGS_reported_peak),
+                v1::PeakMemoryKind_descriptor(), [&](int v) {
+                  recipe->set_reported_peak(static_cast<v1::PeakMemoryKind>(v));
+                })) {
+    return false;
+  }
+  if (FlagGiven("mean_tokens")) {
+    recipe->set_mean_tokens_per_sample(absl::GetFlag(FLAGS_mean_tokens));
+  }
   if (FlagGiven("gpus")) recipe->set_gpu_count(absl::GetFlag(FLAGS_gpus));
   if (FlagGiven("steps")) request->set_total_steps(absl::GetFlag(FLAGS_steps));
   if (FlagGiven("max_gpus"))
@@ -329,6 +377,14 @@ std::string Settings(const v1::Recipe& r) {
           ? "sdpa/flash where supported"
           : EnumShortName(*v1::AttentionImplementation_descriptor(),
                           r.attention())));
+  add_enum(v1::LossImplementation_descriptor(), r.loss_implementation(),
+           " loss");
+  add_enum(v1::SequencePacking_descriptor(), r.sequence_packing());
+  if (r.mean_tokens_per_sample() > 0) {
+    parts.push_back(
+        absl::StrCat("mean ", r.mean_tokens_per_sample(), " tokens/sample"));
+  }
+  add_enum(v1::TrainingFramework_descriptor(), r.training_framework());
   std::string layout =
       r.parallelism() != v1::PARALLELISM_UNSPECIFIED
           ? EnumShortName(*v1::Parallelism_descriptor(), r.parallelism())
@@ -381,9 +437,12 @@ std::string BasisText(const v1::PlacementCandidate& c) {
 std::string MemoryText(const v1::MemoryEstimate& m) {
   return absl::StrFormat(
       "predicted memory per GPU: weights %.1f + gradients %.1f + optimizer "
-      "%.1f + activations %.1f + logits %.1f + overhead %.1f = %.1f GB%s",
+      "%.1f + activations %.1f + logits %.1f + overhead %.1f = %.1f GB%s%s",
       m.weights_gb(), m.gradients_gb(), m.optimizer_gb(), m.activations_gb(),
       m.logits_gb(), m.overhead_gb(), m.total_gb(),
+      m.allocated_gb() > 0 ? absl::StrFormat(" (allocated %.1f, reserved %.1f)",
+                                             m.allocated_gb(), m.reserved_gb())
+                           : "",
       m.optimizer_may_page_to_cpu() ? " (paged optimizer may use CPU memory)"
                                     : "");
 }

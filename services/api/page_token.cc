@@ -1,11 +1,16 @@
 #include "services/api/page_token.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/field_violation.h"
+#include "services/api/run_validation.h"
 
 namespace placement::services {
 namespace {
@@ -46,6 +51,21 @@ absl::StatusOr<PageRequest> ParsePageRequest(int page_size,
   absl::StatusOr<std::string> after = DecodePageToken(page_token, "page_token");
   if (!after.ok()) return after.status();
   return PageRequest{*size, *std::move(after)};
+}
+
+std::string TimeIdKeyText(absl::Time time, absl::string_view id) {
+  return absl::StrCat(absl::ToUnixMicros(time), "/", id);
+}
+
+absl::StatusOr<TimeIdKey> ParseTimeIdKey(absl::string_view key) {
+  std::pair<absl::string_view, absl::string_view> parts =
+      absl::StrSplit(key, absl::MaxSplits('/', 1));
+  int64_t micros = 0;
+  if (!absl::SimpleAtoi(parts.first, &micros) || !IsUuid(parts.second)) {
+    return core::InvalidArgumentWithViolations(
+        {{"page_token", "is not a page token returned by this service"}});
+  }
+  return TimeIdKey{absl::FromUnixMicros(micros), std::string(parts.second)};
 }
 
 }  // namespace placement::services

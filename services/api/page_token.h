@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace placement::services {
 
@@ -34,6 +35,17 @@ struct PageRequest {
 // Both checks above for the usual `page_size` and `page_token` fields.
 absl::StatusOr<PageRequest> ParsePageRequest(int page_size,
                                              absl::string_view page_token);
+
+// The key of a newest-first listing's last row, its (time, UUID), as
+// "<unix micros>/<uuid>": the runs' and the tokens' page tokens.
+struct TimeIdKey {
+  absl::Time time;
+  std::string id;
+};
+std::string TimeIdKeyText(absl::Time time, absl::string_view id);
+// The inverse of TimeIdKeyText; INVALID_ARGUMENT naming page_token for any
+// other text (an empty key is the first page: the caller's to handle).
+absl::StatusOr<TimeIdKey> ParseTimeIdKey(absl::string_view key);
 
 }  // namespace placement::services
 

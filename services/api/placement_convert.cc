@@ -67,6 +67,9 @@ void MemoryToProto(const core::MemoryBreakdown& m, v1::MemoryEstimate* out) {
   out->set_overhead_gb(m.overhead_gb);
   out->set_total_gb(m.total_gb);
   out->set_optimizer_may_page_to_cpu(m.optimizer_may_page_to_cpu);
+  out->set_allocated_gb(m.allocated_gb);
+  out->set_reserved_gb(m.reserved_gb);
+  out->set_reported_gb(m.reported_gb);
 }
 
 }  // namespace

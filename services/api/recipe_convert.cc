@@ -4,61 +4,128 @@ namespace placement::services {
 namespace {
 
 // The proto and core enums are declared with the same values in the same
-// order (checked by the static_asserts below), so conversion is a cast that
-// maps anything unknown to unspecified.
+// order, so conversion is a cast that maps a number the target does not
+// declare to unspecified. Each pair is declared once below: the cast both
+// ways, and a check that both end on the same value, the proto enum's last.
 template <typename To, typename From>
 To EnumCast(From value, int max) {
   const int number = static_cast<int>(value);
   return number >= 0 && number <= max ? static_cast<To>(number) : To{};
 }
 
-static_assert(static_cast<int>(core::FineTuneMethod::kHeadOnly) ==
-              v1::FINE_TUNE_METHOD_HEAD_ONLY);
-static_assert(static_cast<int>(core::Precision::kNf4) == v1::PRECISION_NF4);
-static_assert(static_cast<int>(core::Optimizer::kSgd) == v1::OPTIMIZER_SGD);
-static_assert(static_cast<int>(core::Parallelism::kPipeline) ==
-              v1::PARALLELISM_PIPELINE);
-static_assert(static_cast<int>(core::Offload::kNvme) == v1::OFFLOAD_NVME);
-static_assert(static_cast<int>(core::Interconnect::kHostMemory) ==
-              v1::INTERCONNECT_HOST_MEMORY);
-static_assert(static_cast<int>(core::RunOutcome::kHardwareError) ==
-              v1::RUN_OUTCOME_HARDWARE_ERROR);
-static_assert(static_cast<int>(core::AttentionImplementation::kFlash) ==
-              v1::ATTENTION_IMPLEMENTATION_FLASH);
-static_assert(static_cast<int>(core::ActivationCheckpointing::kOn) ==
-              v1::ACTIVATION_CHECKPOINTING_ON);
+template <typename Proto>
+struct CoreOf;  // ::type, the core twin of a proto enum
+template <typename Core>
+struct ProtoOf;  // ::type, the proto twin of a core enum
+
+#define PLACEMENT_ENUM_PAIR(Core, Proto, core_last, proto_last)        \
+  template <>                                                          \
+  struct CoreOf<Proto> {                                               \
+    using type = Core;                                                 \
+    static constexpr int kMax = Proto##_MAX;                           \
+  };                                                                   \
+  template <>                                                          \
+  struct ProtoOf<Core> {                                               \
+    using type = Proto;                                                \
+  };                                                                   \
+  static_assert(static_cast<int>(Core::core_last) == v1::proto_last && \
+                v1::proto_last == Proto##_MAX)
+
+PLACEMENT_ENUM_PAIR(core::FineTuneMethod, v1::FineTuneMethod, kHeadOnly,
+                    FINE_TUNE_METHOD_HEAD_ONLY);
+PLACEMENT_ENUM_PAIR(core::Precision, v1::Precision, kNf4, PRECISION_NF4);
+PLACEMENT_ENUM_PAIR(core::Optimizer, v1::Optimizer, kSgd, OPTIMIZER_SGD);
+PLACEMENT_ENUM_PAIR(core::Parallelism, v1::Parallelism, kPipeline,
+                    PARALLELISM_PIPELINE);
+PLACEMENT_ENUM_PAIR(core::Offload, v1::Offload, kNvme, OFFLOAD_NVME);
+PLACEMENT_ENUM_PAIR(core::Interconnect, v1::Interconnect, kHostMemory,
+                    INTERCONNECT_HOST_MEMORY);
+PLACEMENT_ENUM_PAIR(core::RunOutcome, v1::RunOutcome, kHardwareError,
+                    RUN_OUTCOME_HARDWARE_ERROR);
+PLACEMENT_ENUM_PAIR(core::AttentionImplementation, v1::AttentionImplementation,
+                    kFlash, ATTENTION_IMPLEMENTATION_FLASH);
+PLACEMENT_ENUM_PAIR(core::ActivationCheckpointing, v1::ActivationCheckpointing,
+                    kOn, ACTIVATION_CHECKPOINTING_ON);
+PLACEMENT_ENUM_PAIR(core::LossImplementation, v1::LossImplementation,
+                    kFusedLinearCrossEntropy,
+                    LOSS_IMPLEMENTATION_FUSED_LINEAR_CROSS_ENTROPY);
+PLACEMENT_ENUM_PAIR(core::SequencePacking, v1::SequencePacking, kPaddedPerBatch,
+                    SEQUENCE_PACKING_PADDED_PER_BATCH);
+PLACEMENT_ENUM_PAIR(core::TrainingFramework, v1::TrainingFramework, kOther,
+                    TRAINING_FRAMEWORK_OTHER);
+PLACEMENT_ENUM_PAIR(core::PeakMemoryKind, v1::PeakMemoryKind, kDeviceUsed,
+                    PEAK_MEMORY_KIND_DEVICE_USED);
+#undef PLACEMENT_ENUM_PAIR
+
+template <typename Proto>
+typename CoreOf<Proto>::type ToCore(Proto value) {
+  return EnumCast<typename CoreOf<Proto>::type>(value, CoreOf<Proto>::kMax);
+}
+template <typename Core>
+typename ProtoOf<Core>::type ToProto(Core value) {
+  using Proto = typename ProtoOf<Core>::type;
+  return EnumCast<Proto>(value, CoreOf<Proto>::kMax);
+}
+
+// An enum field that replaced a deprecated boolean (attention for
+// flash_attention, activation_checkpointing_mode for
+// activation_checkpointing). Reading, the boolean speaks only when the enum
+// is unset: true is `when_true`; false cannot say "off" (proto3 cannot tell
+// it from unset), so it stays unspecified. Writing, the boolean is set as
+// an older reader would have seen it: true for `when_true`.
+template <typename Core>
+struct EnumReplacingBool {
+  using Proto = typename ProtoOf<Core>::type;
+  Core when_true;
+
+  Core Read(Proto value, bool deprecated_bool) const {
+    if (static_cast<int>(value) == 0 && deprecated_bool) return when_true;
+    return ToCore(value);
+  }
+  Proto Write(Core value, bool* deprecated_bool) const {
+    *deprecated_bool = value == when_true;
+    return ToProto(value);
+  }
+};
+
+constexpr EnumReplacingBool<core::AttentionImplementation> kAttention{
+    core::AttentionImplementation::kFlash};
+constexpr EnumReplacingBool<core::ActivationCheckpointing> kCheckpointing{
+    core::ActivationCheckpointing::kOn};
 
 }  // namespace
 
 core::Precision PrecisionFromProto(v1::Precision precision) {
-  return EnumCast<core::Precision>(precision, v1::Precision_MAX);
+  return ToCore(precision);
 }
 v1::Precision PrecisionToProto(core::Precision precision) {
-  return EnumCast<v1::Precision>(precision, v1::Precision_MAX);
+  return ToProto(precision);
 }
 core::FineTuneMethod MethodFromProto(v1::FineTuneMethod method) {
-  return EnumCast<core::FineTuneMethod>(method, v1::FineTuneMethod_MAX);
+  return ToCore(method);
 }
 v1::FineTuneMethod MethodToProto(core::FineTuneMethod method) {
-  return EnumCast<v1::FineTuneMethod>(method, v1::FineTuneMethod_MAX);
+  return ToProto(method);
 }
-core::Offload OffloadFromProto(v1::Offload offload) {
-  return EnumCast<core::Offload>(offload, v1::Offload_MAX);
-}
-v1::Offload OffloadToProto(core::Offload offload) {
-  return EnumCast<v1::Offload>(offload, v1::Offload_MAX);
-}
+core::Offload OffloadFromProto(v1::Offload offload) { return ToCore(offload); }
+v1::Offload OffloadToProto(core::Offload offload) { return ToProto(offload); }
 core::Interconnect InterconnectFromProto(v1::Interconnect interconnect) {
-  return EnumCast<core::Interconnect>(interconnect, v1::Interconnect_MAX);
+  return ToCore(interconnect);
 }
 v1::Interconnect InterconnectToProto(core::Interconnect interconnect) {
-  return EnumCast<v1::Interconnect>(interconnect, v1::Interconnect_MAX);
+  return ToProto(interconnect);
 }
 core::RunOutcome OutcomeFromProto(v1::RunOutcome outcome) {
-  return EnumCast<core::RunOutcome>(outcome, v1::RunOutcome_MAX);
+  return ToCore(outcome);
 }
 v1::RunOutcome OutcomeToProto(core::RunOutcome outcome) {
-  return EnumCast<v1::RunOutcome>(outcome, v1::RunOutcome_MAX);
+  return ToProto(outcome);
+}
+core::PeakMemoryKind PeakMemoryKindFromProto(v1::PeakMemoryKind kind) {
+  return ToCore(kind);
+}
+v1::PeakMemoryKind PeakMemoryKindToProto(core::PeakMemoryKind kind) {
+  return ToProto(kind);
 }
 
 core::Recipe RecipeFromProto(const v1::Recipe& in) {
@@ -88,30 +155,20 @@ core::Recipe RecipeFromProto(const v1::Recipe& in) {
   recipe.precision = PrecisionFromProto(in.precision());
   recipe.fp32_master_weights = in.fp32_master_weights();
   recipe.double_quantization = in.double_quantization();
-  recipe.optimizer =
-      EnumCast<core::Optimizer>(in.optimizer(), v1::Optimizer_MAX);
-  // The deprecated booleans speak only when the enum is unset: true is the
-  // enum's FLASH / ON, false cannot say "off" (proto3 cannot tell it from
-  // unset), so it stays unspecified.
+  recipe.optimizer = ToCore(in.optimizer());
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  recipe.attention = EnumCast<core::AttentionImplementation>(
-      in.attention(), v1::AttentionImplementation_MAX);
-  if (in.attention() == v1::ATTENTION_IMPLEMENTATION_UNSPECIFIED &&
-      in.flash_attention()) {
-    recipe.attention = core::AttentionImplementation::kFlash;
-  }
-  recipe.activation_checkpointing = EnumCast<core::ActivationCheckpointing>(
-      in.activation_checkpointing_mode(), v1::ActivationCheckpointing_MAX);
-  if (in.activation_checkpointing_mode() ==
-          v1::ACTIVATION_CHECKPOINTING_UNSPECIFIED &&
-      in.activation_checkpointing()) {
-    recipe.activation_checkpointing = core::ActivationCheckpointing::kOn;
-  }
+  recipe.attention = kAttention.Read(in.attention(), in.flash_attention());
+  recipe.activation_checkpointing = kCheckpointing.Read(
+      in.activation_checkpointing_mode(), in.activation_checkpointing());
 #pragma GCC diagnostic pop
+  recipe.loss = ToCore(in.loss_implementation());
+  recipe.packing = ToCore(in.sequence_packing());
+  recipe.mean_tokens_per_sample = in.mean_tokens_per_sample();
+  recipe.framework = ToCore(in.training_framework());
+  recipe.reported_peak = PeakMemoryKindFromProto(in.reported_peak());
   recipe.gpu_count = in.gpu_count();
-  recipe.parallelism =
-      EnumCast<core::Parallelism>(in.parallelism(), v1::Parallelism_MAX);
+  recipe.parallelism = ToCore(in.parallelism());
   recipe.tensor_parallel_degree = in.tensor_parallel_degree();
   recipe.pipeline_parallel_degree = in.pipeline_parallel_degree();
   recipe.data_parallel_degree = in.data_parallel_degree();
@@ -146,27 +203,43 @@ v1::Recipe RecipeToProto(const core::Recipe& recipe) {
   out.set_precision(PrecisionToProto(recipe.precision));
   out.set_fp32_master_weights(recipe.fp32_master_weights);
   out.set_double_quantization(recipe.double_quantization);
-  out.set_optimizer(
-      EnumCast<v1::Optimizer>(recipe.optimizer, v1::Optimizer_MAX));
-  out.set_attention(EnumCast<v1::AttentionImplementation>(
-      recipe.attention, v1::AttentionImplementation_MAX));
-  out.set_activation_checkpointing_mode(EnumCast<v1::ActivationCheckpointing>(
-      recipe.activation_checkpointing, v1::ActivationCheckpointing_MAX));
+  out.set_optimizer(ToProto(recipe.optimizer));
   // Older readers see the deprecated booleans as they would have been set.
+  bool flash_attention = false;
+  bool checkpointing = false;
+  out.set_attention(kAttention.Write(recipe.attention, &flash_attention));
+  out.set_activation_checkpointing_mode(
+      kCheckpointing.Write(recipe.activation_checkpointing, &checkpointing));
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  out.set_flash_attention(recipe.attention ==
-                          core::AttentionImplementation::kFlash);
-  out.set_activation_checkpointing(recipe.activation_checkpointing ==
-                                   core::ActivationCheckpointing::kOn);
+  out.set_flash_attention(flash_attention);
+  out.set_activation_checkpointing(checkpointing);
 #pragma GCC diagnostic pop
+  out.set_loss_implementation(ToProto(recipe.loss));
+  out.set_sequence_packing(ToProto(recipe.packing));
+  out.set_mean_tokens_per_sample(recipe.mean_tokens_per_sample);
+  out.set_training_framework(ToProto(recipe.framework));
+  out.set_reported_peak(PeakMemoryKindToProto(recipe.reported_peak));
   out.set_gpu_count(recipe.gpu_count);
-  out.set_parallelism(
-      EnumCast<v1::Parallelism>(recipe.parallelism, v1::Parallelism_MAX));
+  out.set_parallelism(ToProto(recipe.parallelism));
   out.set_tensor_parallel_degree(recipe.tensor_parallel_degree);
   out.set_pipeline_parallel_degree(recipe.pipeline_parallel_degree);
   out.set_data_parallel_degree(recipe.data_parallel_degree);
   return out;
+}
+
+core::PeakMemoryKind RunPeakMemoryKind(const v1::BenchmarkRun& run) {
+  const core::PeakMemoryKind kind =
+      PeakMemoryKindFromProto(run.peak_memory_kind());
+  return kind != core::PeakMemoryKind::kUnspecified
+             ? kind
+             : PeakMemoryKindFromProto(run.recipe().reported_peak());
+}
+
+core::Recipe RunRecipeFromProto(const v1::BenchmarkRun& run) {
+  core::Recipe recipe = RecipeFromProto(run.recipe());
+  recipe.reported_peak = RunPeakMemoryKind(run);
+  return recipe;
 }
 
 }  // namespace placement::services

@@ -24,6 +24,18 @@ core::Interconnect InterconnectFromProto(v1::Interconnect interconnect);
 v1::Interconnect InterconnectToProto(core::Interconnect interconnect);
 core::RunOutcome OutcomeFromProto(v1::RunOutcome outcome);
 v1::RunOutcome OutcomeToProto(core::RunOutcome outcome);
+core::PeakMemoryKind PeakMemoryKindFromProto(v1::PeakMemoryKind kind);
+v1::PeakMemoryKind PeakMemoryKindToProto(core::PeakMemoryKind kind);
+
+// Which peak a run's peak_memory_gb is: its peak_memory_kind, else its
+// recipe's reported_peak (unspecified when neither says: read as
+// DEVICE_USED).
+core::PeakMemoryKind RunPeakMemoryKind(const v1::BenchmarkRun& run);
+
+// The recipe of an uploaded run, its reported_peak the run's
+// peak_memory_kind (RunPeakMemoryKind), so that the stored recipe says
+// which peak its runs report.
+core::Recipe RunRecipeFromProto(const v1::BenchmarkRun& run);
 
 }  // namespace placement::services
 

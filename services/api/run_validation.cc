@@ -5,9 +5,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
+#include "core/measured_run.h"
 #include "core/recipe.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/recipe_convert.h"
+#include "services/api/run_convert.h"
 
 namespace placement::services {
 namespace {
@@ -54,10 +56,6 @@ class Violations {
   core::FieldViolations list_;
 };
 
-bool ValidTimestamp(const google::protobuf::Timestamp& t) {
-  return t.seconds() > 0 && t.nanos() >= 0 && t.nanos() < 1'000'000'000;
-}
-
 }  // namespace
 
 bool IsUuid(absl::string_view text) {
@@ -72,9 +70,9 @@ bool IsUuid(absl::string_view text) {
   return true;
 }
 
-core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
-                                        absl::Time now) {
-  Violations v;
+namespace {
+
+void CheckIds(const v1::BenchmarkRun& run, Violations& v) {
   if (!IsUuid(run.run_id())) {
     v.Add("run.run_id", "must be a UUID (8-4-4-4-12 hex digits)");
   }
@@ -85,6 +83,9 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
   if (!run.plan_id().empty() && !IsUuid(run.plan_id())) {
     v.Add("run.plan_id", "must be a UUID when set");
   }
+}
+
+void CheckNodeNames(const v1::BenchmarkRun& run, Violations& v) {
   if (run.node_names_size() > static_cast<int>(kMaxNodeNames)) {
     v.Add("run.node_names", absl::StrCat("at most ", kMaxNodeNames, " nodes"));
   }
@@ -95,75 +96,60 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
             absl::StrCat("must be 1-", kMaxNodeNameLength, " characters"));
     }
   }
-  if (run.gpu_count() < 1 || run.gpu_count() > core::kMaxGpuCount) {
-    v.Add("run.gpu_count",
-          absl::StrCat("must be between 1 and ", core::kMaxGpuCount));
-  }
+}
 
+// The recipe's own rules are core's; the upload carries the GPU count twice.
+void CheckRecipe(const v1::BenchmarkRun& run, Violations& v) {
   if (!run.has_recipe()) {
     v.Add("run.recipe", "is required");
-  } else {
-    const core::Recipe recipe =
-        core::NormalizeRecipe(RecipeFromProto(run.recipe()));
-    v.Append(core::ValidateRecipe(recipe, "run.recipe."));
-    if (recipe.gpu_count != run.gpu_count()) {
-      v.Add("run.recipe.gpu_count", "must equal run.gpu_count");
-    }
+    return;
   }
+  const core::Recipe recipe =
+      core::NormalizeRecipe(RecipeFromProto(run.recipe()));
+  v.Append(core::ValidateRecipe(recipe, "run.recipe."));
+  if (recipe.gpu_count != run.gpu_count()) {
+    v.Add("run.recipe.gpu_count", "must equal run.gpu_count");
+  }
+}
 
-  const bool have_start = ValidTimestamp(run.start_time());
-  const bool have_end = ValidTimestamp(run.end_time());
+// Both times are required and recent; their order is a core rule.
+void CheckTimes(const v1::BenchmarkRun& run, absl::Time now, Violations& v) {
+  const bool have_start = IsWellFormedTime(run.start_time());
+  const bool have_end = IsWellFormedTime(run.end_time());
   if (!have_start) v.Add("run.start_time", "is required");
   if (!have_end) v.Add("run.end_time", "is required");
-  if (have_start && have_end) {
-    const absl::Time start = common::TimeFromProto(run.start_time());
-    const absl::Time end = common::TimeFromProto(run.end_time());
-    if (end < start) {
-      v.Add("run.end_time", "must not be before run.start_time");
-    } else if (end > now + kClockSkew) {
-      v.Add("run.end_time", "is in the future");
-    } else if (start < now - kMaxAge) {
-      v.Add("run.start_time", "is more than five years ago");
-    } else if (run.steps_attempted() > 0 && run.step_time_mean_seconds() > 0 &&
-               std::isfinite(run.step_time_mean_seconds())) {
-      // The steps ran inside the run: their time cannot exceed its wall time
-      // (with slack for clock granularity).
-      const double busy_seconds = static_cast<double>(run.steps_attempted()) *
-                                  run.step_time_mean_seconds();
-      const double wall_seconds = absl::ToDoubleSeconds(end - start);
-      if (busy_seconds > wall_seconds * 1.05 + 60) {
-        v.Add("run.step_time_mean_seconds",
-              absl::StrCat(
-                  "steps_attempted x step_time_mean_seconds = ", busy_seconds,
-                  " s exceeds the run's wall time of ", wall_seconds, " s"));
-      }
-    }
+  if (!have_start || !have_end) return;
+  const absl::Time start = common::TimeFromProto(run.start_time());
+  const absl::Time end = common::TimeFromProto(run.end_time());
+  if (end < start) return;
+  if (end > now + kClockSkew) {
+    v.Add("run.end_time", "is in the future");
+  } else if (start < now - kMaxAge) {
+    v.Add("run.start_time", "is more than five years ago");
   }
+}
 
-  if (run.steps_attempted() < 0 || run.steps_attempted() > kMaxSteps) {
-    v.Add("run.steps_attempted",
-          absl::StrCat("must be between 0 and ", kMaxSteps));
+// The allocator's two peaks, when the client has them, and which of them
+// the run reports.
+void CheckAllocatorPeaks(const v1::BenchmarkRun& run, Violations& v) {
+  v.CheckRange("run.peak_memory_allocated_gb", run.peak_memory_allocated_gb(),
+               0, 4096);
+  v.CheckRange("run.peak_memory_reserved_gb", run.peak_memory_reserved_gb(), 0,
+               4096);
+  if (run.peak_memory_allocated_gb() > 0 && run.peak_memory_reserved_gb() > 0 &&
+      run.peak_memory_allocated_gb() > run.peak_memory_reserved_gb()) {
+    v.Add("run.peak_memory_allocated_gb",
+          "must not exceed run.peak_memory_reserved_gb (the allocator "
+          "reserves what it allocates)");
   }
-  if (run.steps_succeeded() < 0) {
-    v.Add("run.steps_succeeded", "must not be negative");
-  } else if (run.steps_succeeded() > run.steps_attempted()) {
-    v.Add("run.steps_succeeded", "must not exceed run.steps_attempted");
+  if (run.peak_memory_kind() != v1::PEAK_MEMORY_KIND_UNSPECIFIED &&
+      run.recipe().reported_peak() != v1::PEAK_MEMORY_KIND_UNSPECIFIED &&
+      run.peak_memory_kind() != run.recipe().reported_peak()) {
+    v.Add("run.peak_memory_kind", "must agree with run.recipe.reported_peak");
   }
-  v.CheckPositive("run.step_time_mean_seconds", run.step_time_mean_seconds(),
-                  kMaxStepTimeSeconds);
-  v.CheckPositive("run.step_time_p50_seconds", run.step_time_p50_seconds(),
-                  kMaxStepTimeSeconds);
-  v.CheckPositive("run.step_time_p95_seconds", run.step_time_p95_seconds(),
-                  kMaxStepTimeSeconds);
-  if (std::isfinite(run.step_time_p50_seconds()) &&
-      std::isfinite(run.step_time_p95_seconds()) &&
-      run.step_time_p95_seconds() < run.step_time_p50_seconds()) {
-    v.Add("run.step_time_p95_seconds",
-          "must not be below run.step_time_p50_seconds");
-  }
-  v.CheckRange("run.tokens_per_second", run.tokens_per_second(), 0,
-               kMaxTokensPerSecond);
-  v.CheckPositive("run.peak_memory_gb", run.peak_memory_gb(), 4096);
+}
+
+void CheckEnums(const v1::BenchmarkRun& run, Violations& v) {
   if (run.offload() == v1::OFFLOAD_UNSPECIFIED ||
       !v1::Offload_IsValid(run.offload())) {
     v.Add("run.offload", "must be NONE, CPU or NVME");
@@ -171,22 +157,14 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
   if (run.interconnect() == v1::INTERCONNECT_UNSPECIFIED ||
       !v1::Interconnect_IsValid(run.interconnect())) {
     v.Add("run.interconnect", "must be NONE, NVLINK, PCIE or HOST_MEMORY");
-  } else if (run.collectives_opened() &&
-             run.interconnect() == v1::INTERCONNECT_NONE) {
-    v.Add("run.interconnect",
-          "collectives were opened, so they used some interconnect");
-  }
-  if (run.retries() < 0 || run.retries() > kMaxRetries) {
-    v.Add("run.retries", absl::StrCat("must be between 0 and ", kMaxRetries));
   }
   if (run.outcome() == v1::RUN_OUTCOME_UNSPECIFIED ||
       !v1::RunOutcome_IsValid(run.outcome())) {
     v.Add("run.outcome", "is required");
   }
-  if (run.failure_reason().size() > kMaxFailureReasonLength) {
-    v.Add("run.failure_reason",
-          absl::StrCat("at most ", kMaxFailureReasonLength, " characters"));
-  }
+}
+
+void CheckEvals(const v1::BenchmarkRun& run, Violations& v) {
   if (run.evals_size() > static_cast<int>(kMaxEvals)) {
     v.Add("run.evals", absl::StrCat("at most ", kMaxEvals, " evals"));
   }
@@ -201,6 +179,29 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
     v.CheckId(prefix + "metric_name", eval.metric_name(), /*required=*/true);
     v.CheckRange(prefix + "score", eval.score(), -1e12, 1e12);
   }
+}
+
+}  // namespace
+
+core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
+                                        absl::Time now) {
+  Violations v;
+  CheckIds(run, v);
+  CheckNodeNames(run, v);
+  CheckRecipe(run, v);
+  CheckTimes(run, now, v);
+  CheckEnums(run, v);
+  CheckAllocatorPeaks(run, v);
+  // tokens_per_second is kept beside the run, not in core::MeasuredRun.
+  v.CheckRange("run.tokens_per_second", run.tokens_per_second(), 0,
+               kMaxTokensPerSecond);
+  if (run.failure_reason().size() > kMaxFailureReasonLength) {
+    v.Add("run.failure_reason",
+          absl::StrCat("at most ", kMaxFailureReasonLength, " characters"));
+  }
+  CheckEvals(run, v);
+  v.Append(
+      WithRunFieldPaths(core::ValidateMeasuredRun(MeasuredRunFromProto(run))));
   return v.Take();
 }
 
@@ -208,30 +209,21 @@ core::FieldViolations ValidateRunAgainstCatalog(
     const v1::BenchmarkRun& run, const core::Pool* pool,
     const std::vector<core::GpuSku>& catalog) {
   Violations v;
+  core::MeasuredRun measured = MeasuredRunFromProto(run);
   absl::StatusOr<core::GpuSku> sku = core::ResolveSku(run.sku(), catalog);
   if (!sku.ok()) {
     v.Add("run.sku", std::string(sku.status().message()));
+  } else {
+    measured.sku_id = sku->id;
+    v.Append(WithRunFieldPaths(core::ValidateMeasuredRunOnSku(measured, *sku)));
   }
   if (pool == nullptr) {
     v.Add("run.pool", absl::StrCat("no pool is named '", run.pool(), "'"));
   } else {
-    if (sku.ok() && sku->id != pool->sku_id) {
-      v.Add("run.sku", absl::StrCat("pool '", pool->name, "' has ",
-                                    pool->sku_id, " cards, not ", sku->id));
-    }
-    if (run.gpu_count() > pool->total_gpus()) {
-      v.Add("run.gpu_count", absl::StrCat("pool '", pool->name, "' has only ",
-                                          pool->total_gpus(), " GPUs"));
-    }
-  }
-  if (sku.ok() && run.offload() == v1::OFFLOAD_NONE &&
-      std::isfinite(run.peak_memory_gb()) &&
-      run.peak_memory_gb() >
-          sku->UsableMemoryGb() * (1 + kPeakMemoryTolerance)) {
-    v.Add("run.peak_memory_gb",
-          absl::StrCat(run.peak_memory_gb(), " GB is more than a ", sku->id,
-                       " holds (", sku->UsableMemoryGb(),
-                       " GB usable) and no offload was reported"));
+    // An unresolved SKU is reported above, not again as the pool's.
+    if (!sku.ok()) measured.sku_id = pool->sku_id;
+    v.Append(
+        WithRunFieldPaths(core::ValidateMeasuredRunInPool(measured, *pool)));
   }
   for (int i = 0; i < run.evals_size(); ++i) {
     absl::StatusOr<core::GpuSku> serving =
@@ -258,10 +250,11 @@ core::FieldViolations ValidateSampleBatch(
   for (int i = 0; i < request.samples_size(); ++i) {
     const v1::StepSample& s = request.samples(i);
     const std::string prefix = absl::StrCat("samples[", i, "].");
-    if (s.step() < 0 || s.step() > kMaxSteps) {
-      v.Add(prefix + "step", absl::StrCat("must be between 0 and ", kMaxSteps));
+    if (s.step() < 0 || s.step() > core::kMaxSteps) {
+      v.Add(prefix + "step",
+            absl::StrCat("must be between 0 and ", core::kMaxSteps));
     }
-    if (!ValidTimestamp(s.time())) {
+    if (!IsWellFormedTime(s.time())) {
       v.Add(prefix + "time", "is required");
     } else if (common::TimeFromProto(s.time()) > now + kClockSkew) {
       v.Add(prefix + "time", "is in the future");
@@ -269,7 +262,7 @@ core::FieldViolations ValidateSampleBatch(
       v.Add(prefix + "time", "is more than five years ago");
     }
     v.CheckPositive(prefix + "step_time_seconds", s.step_time_seconds(),
-                    kMaxStepTimeSeconds);
+                    core::kMaxStepTimeSeconds);
     v.CheckRange(prefix + "memory_allocated_gb", s.memory_allocated_gb(), 0,
                  4096);
     v.CheckRange(prefix + "memory_reserved_gb", s.memory_reserved_gb(), 0,

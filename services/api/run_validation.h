@@ -18,29 +18,25 @@ inline constexpr size_t kMaxNodeNames = 512;
 inline constexpr size_t kMaxNodeNameLength = 253;
 inline constexpr size_t kMaxFailureReasonLength = 4096;
 inline constexpr size_t kMaxEvals = 64;
-inline constexpr int kMaxRetries = 10000;
-inline constexpr int64_t kMaxSteps = 1'000'000'000'000;
-inline constexpr double kMaxStepTimeSeconds = 7 * 24 * 3600.0;
 inline constexpr double kMaxTokensPerSecond = 1e9;
 inline constexpr int kMaxSamplesPerMessage = 10000;
-// Peak memory may exceed what CUDA can allocate on the card
-// (GpuSku::UsableMemoryGb, in GB) by this share (rounding in tools) before
-// it is absurd, unless offload is reported.
-inline constexpr double kPeakMemoryTolerance = 0.02;
+// The bounds of a run's figures are core's (core/measured_run.h).
 
 // Whether `text` is a UUID in canonical 8-4-4-4-12 hex form.
 bool IsUuid(absl::string_view text);
 
-// Every check of an uploaded run that needs no database: identifiers,
-// figures (finite, positive, in bounds, consistent with each other and with
-// the wall time), enums, the recipe, the evals' shape. Field paths start with
-// "run.". `now` bounds timestamps from the future.
+// Every check of an uploaded run that needs no database: its shape here
+// (identifiers, lengths, required fields, enum ranges, timestamps, the evals'
+// shape) and the domain rules of core (core::ValidateRecipe,
+// core::ValidateMeasuredRun: figures finite and in bounds, consistent with
+// each other and with the wall time). Field paths start with "run.". `now`
+// bounds timestamps from the future.
 core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
                                         absl::Time now);
 
-// The checks against the catalog: the SKU is named exactly and is the pool's
-// SKU; the GPU count fits the pool; the peak memory is possible on the card
-// unless offload was reported; the evals' serving SKUs are exact. `pool` is
+// The checks against the catalog: the SKU and the evals' serving SKUs are
+// named exactly, the pool exists, and core's rules of a run in its pool and
+// on its card hold (core::ValidateMeasuredRunInPool, ...OnSku). `pool` is
 // null when no pool has the run's pool name.
 core::FieldViolations ValidateRunAgainstCatalog(
     const v1::BenchmarkRun& run, const core::Pool* pool,

@@ -1,5 +1,6 @@
 #include "services/rpc/catalog_service.h"
 
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -14,10 +15,11 @@
 #include "core/pool.h"
 #include "core/sku.h"
 #include "services/api/catalog_convert.h"
-#include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
 #include "services/api/run_validation.h"
+#include "services/api/token_convert.h"
+#include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "storage/pool_store.h"
 #include "storage/sku_store.h"
@@ -92,12 +94,9 @@ void ApplyField(const std::string& field, const core::Pool& from,
 grpc::ServerUnaryReactor* CatalogService::ListSkus(
     grpc::CallbackServerContext* context, const v1::ListSkusRequest* request,
     v1::ListSkusResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
@@ -126,12 +125,9 @@ grpc::ServerUnaryReactor* CatalogService::ListSkus(
 grpc::ServerUnaryReactor* CatalogService::GetSku(
     grpc::CallbackServerContext* context, const v1::GetSkuRequest* request,
     v1::GetSkuResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
@@ -157,12 +153,9 @@ grpc::ServerUnaryReactor* CatalogService::GetSku(
 grpc::ServerUnaryReactor* CatalogService::CreatePool(
     grpc::CallbackServerContext* context, const v1::CreatePoolRequest* request,
     v1::CreatePoolResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (!request->has_pool()) {
     return FinishNow(context, InvalidArgument({{"pool", "is required"}}));
@@ -196,12 +189,9 @@ grpc::ServerUnaryReactor* CatalogService::CreatePool(
 grpc::ServerUnaryReactor* CatalogService::UpdatePool(
     grpc::CallbackServerContext* context, const v1::UpdatePoolRequest* request,
     v1::UpdatePoolResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (!request->has_pool() || request->pool().name().empty()) {
     return FinishNow(context, InvalidArgument({{"pool.name", "is required"}}));
@@ -253,12 +243,9 @@ grpc::ServerUnaryReactor* CatalogService::UpdatePool(
 grpc::ServerUnaryReactor* CatalogService::GetPool(
     grpc::CallbackServerContext* context, const v1::GetPoolRequest* request,
     v1::GetPoolResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
@@ -279,12 +266,9 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
 grpc::ServerUnaryReactor* CatalogService::ListPools(
     grpc::CallbackServerContext* context, const v1::ListPoolsRequest* request,
     v1::ListPoolsResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
@@ -310,54 +294,17 @@ grpc::ServerUnaryReactor* CatalogService::ListPools(
 
 namespace {
 
-v1::Role RoleToProto(Role role) {
-  switch (role) {
-    case Role::kAgent:
-      return v1::ROLE_AGENT;
-    case Role::kPlanner:
-      return v1::ROLE_PLANNER;
-    case Role::kFinance:
-      return v1::ROLE_FINANCE;
-    case Role::kAdmin:
-      return v1::ROLE_ADMIN;
-  }
-  return v1::ROLE_UNSPECIFIED;
-}
-
-v1::ApiToken TokenToProto(const storage::TokenRecord& token) {
-  v1::ApiToken out;
-  out.set_token_id(token.token_id);
-  out.set_name(token.name);
-  Role role = Role::kAgent;
-  out.set_role(ParseRole(token.role, &role) ? RoleToProto(role)
-                                            : v1::ROLE_UNSPECIFIED);
-  common::TimeToProto(token.created_at, out.mutable_create_time());
-  if (token.revoked_at.has_value()) {
-    common::TimeToProto(*token.revoked_at, out.mutable_revoke_time());
-  }
-  return out;
-}
-
 // Token page tokens carry the last token's (create time, token id).
 std::string TokenCursorKey(const storage::TokenRecord& token) {
-  return absl::StrCat(absl::ToUnixMicros(token.created_at), "/",
-                      token.token_id);
+  return TimeIdKeyText(token.created_at, token.token_id);
 }
 
 absl::StatusOr<storage::TokenCursor> TokenCursorFromKey(
     const std::string& key) {
-  storage::TokenCursor cursor;
-  if (key.empty()) return cursor;
-  std::pair<std::string, std::string> parts =
-      absl::StrSplit(key, absl::MaxSplits('/', 1));
-  int64_t micros = 0;
-  if (!absl::SimpleAtoi(parts.first, &micros) || !IsUuid(parts.second)) {
-    return core::InvalidArgumentWithViolations(
-        {{"page_token", "is not a page token returned by this service"}});
-  }
-  cursor.created_at = absl::FromUnixMicros(micros);
-  cursor.token_id = parts.second;
-  return cursor;
+  if (key.empty()) return storage::TokenCursor{};
+  absl::StatusOr<TimeIdKey> last = ParseTimeIdKey(key);
+  if (!last.ok()) return last.status();
+  return storage::TokenCursor{last->time, last->id};
 }
 
 }  // namespace
@@ -365,22 +312,16 @@ absl::StatusOr<storage::TokenCursor> TokenCursorFromKey(
 grpc::ServerUnaryReactor* CatalogService::CreateToken(
     grpc::CallbackServerContext* context, const v1::CreateTokenRequest* request,
     v1::CreateTokenResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   core::FieldViolations violations;
   if (request->name().empty() || request->name().size() > 128) {
     violations.push_back({"name", "must be 1-128 characters"});
   }
-  Role role = Role::kAgent;
-  if (request->role() == v1::ROLE_UNSPECIFIED ||
-      !v1::Role_IsValid(request->role()) ||
-      !ParseRole(v1::Role_Name(request->role()).substr(sizeof("ROLE_") - 1),
-                 &role)) {
+  const std::optional<Role> role = RoleFromProto(request->role());
+  if (!role.has_value()) {
     violations.push_back({"role", "must be AGENT, PLANNER, FINANCE or ADMIN"});
   }
   if (!violations.empty())
@@ -388,7 +329,7 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
   storage::TokenRecord token;
   token.token_id = common::NewUuid();
   token.name = request->name();
-  token.role = RoleName(role);
+  token.role = RoleName(*role);
   const std::string secret = NewTokenSecret();
   token.secret_hash = TokenSecretHash(secret);
   return FinishOnDbWorker(
@@ -410,12 +351,9 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
 grpc::ServerUnaryReactor* CatalogService::RevokeToken(
     grpc::CallbackServerContext* context, const v1::RevokeTokenRequest* request,
     v1::RevokeTokenResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (!IsUuid(request->token_id())) {
     return FinishNow(context,
@@ -437,12 +375,9 @@ grpc::ServerUnaryReactor* CatalogService::RevokeToken(
 grpc::ServerUnaryReactor* CatalogService::ListTokens(
     grpc::CallbackServerContext* context, const v1::ListTokensRequest* request,
     v1::ListTokensResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());

@@ -1,5 +1,6 @@
 #include "services/rpc/cost_service.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,10 +19,11 @@
 #include "core/sku.h"
 #include "core/units.h"
 #include "services/api/catalog_convert.h"
-#include "services/api/enum_validation.h"
+#include "services/api/cost_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
 #include "services/api/recipe_convert.h"
+#include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "storage/cost_store.h"
 #include "storage/sku_store.h"
@@ -102,11 +104,9 @@ absl::StatusOr<std::optional<storage::CostGroupKey>> CursorFromKey(
   return cursor;
 }
 
-absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
-  core::FieldViolations violations;
-  ValidRequest out;
-  storage::CostQuery& q = out.query;
-
+// The range: two UTC midnights, start before end.
+void CheckRange(const v1::GetCostReportRequest& in, storage::CostQuery& q,
+                core::FieldViolations& violations) {
   std::optional<absl::CivilDay> start, end;
   if (!in.has_start_time()) {
     violations.push_back({"start_time", "is required"});
@@ -118,34 +118,40 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
   } else {
     end = MidnightDay(in.end_time(), "end_time", violations);
   }
-  if (start && end) {
-    if (*start > *end) {
-      violations.push_back({"start_time", "must not be after end_time"});
-    } else if (*start == *end) {
-      violations.push_back(
-          {"end_time", "must be after start_time: the range is empty"});
-    } else {
-      q.start = *start;
-      q.end = *end;
-    }
+  if (!start || !end) return;
+  if (*start > *end) {
+    violations.push_back({"start_time", "must not be after end_time"});
+  } else if (*start == *end) {
+    violations.push_back(
+        {"end_time", "must be after start_time: the range is empty"});
+  } else {
+    q.start = *start;
+    q.end = *end;
   }
+}
 
-  const v1::CostFilter& f = in.filter();
-  auto names = [&](const auto& values, const char* field, bool allow_empty,
-                   std::vector<std::string>& into) {
-    for (int i = 0; i < values.size(); ++i) {
-      if (values[i].empty() && !allow_empty) {
-        violations.push_back(
-            {absl::StrCat("filter.", field, "[", i, "]"), "must not be empty"});
-      }
-      into.push_back(values[i]);
+// Names of one filter field, copied into `into`; empty names are refused
+// unless `allow_empty` (a run's team may be empty).
+template <typename Names>
+void CheckNames(const Names& values, const char* field, bool allow_empty,
+                std::vector<std::string>& into,
+                core::FieldViolations& violations) {
+  for (int i = 0; i < values.size(); ++i) {
+    if (values[i].empty() && !allow_empty) {
+      violations.push_back(
+          {absl::StrCat("filter.", field, "[", i, "]"), "must not be empty"});
     }
-  };
-  names(f.skus(), "skus", false, q.skus);
-  names(f.pools(), "pools", false, q.pools);
-  names(f.recipe_keys(), "recipe_keys", false, q.recipe_keys);
-  names(f.models(), "models", false, q.models);
-  names(f.teams(), "teams", true, q.teams);
+    into.push_back(values[i]);
+  }
+}
+
+void CheckFilter(const v1::CostFilter& f, storage::CostQuery& q,
+                 core::FieldViolations& violations) {
+  CheckNames(f.skus(), "skus", false, q.skus, violations);
+  CheckNames(f.pools(), "pools", false, q.pools, violations);
+  CheckNames(f.recipe_keys(), "recipe_keys", false, q.recipe_keys, violations);
+  CheckNames(f.models(), "models", false, q.models, violations);
+  CheckNames(f.teams(), "teams", true, q.teams, violations);
   for (int i = 0; i < f.methods_size(); ++i) {
     const v1::FineTuneMethod m = f.methods(i);
     if (m == v1::FINE_TUNE_METHOD_UNSPECIFIED ||
@@ -165,7 +171,48 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
     }
     q.outcomes.push_back(core::RunOutcomeName(OutcomeFromProto(o)));
   }
+}
 
+// Sets the query's grouping flag of dimension `d`; returns the period it
+// names (kNone for the other dimensions).
+storage::CostPeriod GroupBy(v1::CostDimension d, storage::CostQuery& q) {
+  switch (d) {
+    case v1::COST_DIMENSION_SKU:
+      q.by_sku = true;
+      break;
+    case v1::COST_DIMENSION_POOL:
+      q.by_pool = true;
+      break;
+    case v1::COST_DIMENSION_RECIPE_KEY:
+      q.by_recipe_key = true;
+      break;
+    case v1::COST_DIMENSION_MODEL:
+      q.by_model = true;
+      break;
+    case v1::COST_DIMENSION_METHOD:
+      q.by_method = true;
+      break;
+    case v1::COST_DIMENSION_TEAM:
+      q.by_team = true;
+      break;
+    case v1::COST_DIMENSION_OUTCOME:
+      q.by_outcome = true;
+      break;
+    case v1::COST_DIMENSION_DAY:
+      return storage::CostPeriod::kDay;
+    case v1::COST_DIMENSION_WEEK:
+      return storage::CostPeriod::kWeek;
+    case v1::COST_DIMENSION_MONTH:
+      return storage::CostPeriod::kMonth;
+    default:
+      break;
+  }
+  return storage::CostPeriod::kNone;
+}
+
+// Known dimensions, none repeated, at most one period.
+void CheckGrouping(const v1::GetCostReportRequest& in, storage::CostQuery& q,
+                   core::FieldViolations& violations) {
   std::vector<int> seen;
   for (int i = 0; i < in.group_by_size(); ++i) {
     const int d = in.group_by(i);
@@ -179,57 +226,32 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
       continue;
     }
     seen.push_back(d);
-    storage::CostPeriod period = storage::CostPeriod::kNone;
-    switch (static_cast<v1::CostDimension>(d)) {
-      case v1::COST_DIMENSION_SKU:
-        q.by_sku = true;
-        break;
-      case v1::COST_DIMENSION_POOL:
-        q.by_pool = true;
-        break;
-      case v1::COST_DIMENSION_RECIPE_KEY:
-        q.by_recipe_key = true;
-        break;
-      case v1::COST_DIMENSION_MODEL:
-        q.by_model = true;
-        break;
-      case v1::COST_DIMENSION_METHOD:
-        q.by_method = true;
-        break;
-      case v1::COST_DIMENSION_TEAM:
-        q.by_team = true;
-        break;
-      case v1::COST_DIMENSION_OUTCOME:
-        q.by_outcome = true;
-        break;
-      case v1::COST_DIMENSION_DAY:
-        period = storage::CostPeriod::kDay;
-        break;
-      case v1::COST_DIMENSION_WEEK:
-        period = storage::CostPeriod::kWeek;
-        break;
-      case v1::COST_DIMENSION_MONTH:
-        period = storage::CostPeriod::kMonth;
-        break;
-      default:
-        break;
-    }
-    if (period != storage::CostPeriod::kNone) {
-      if (q.period != storage::CostPeriod::kNone) {
-        violations.push_back(
-            {field, "at most one of DAY, WEEK and MONTH may be grouped by"});
-      } else {
-        q.period = period;
-      }
+    const storage::CostPeriod period =
+        GroupBy(static_cast<v1::CostDimension>(d), q);
+    if (period == storage::CostPeriod::kNone) continue;
+    if (q.period != storage::CostPeriod::kNone) {
+      violations.push_back(
+          {field, "at most one of DAY, WEEK and MONTH may be grouped by"});
+    } else {
+      q.period = period;
     }
   }
+}
 
+void AppendViolations(const absl::Status& status,
+                      core::FieldViolations& violations) {
+  for (const auto& v : core::ViolationsFromStatus(status)) {
+    violations.push_back(v);
+  }
+}
+
+// The page size, and the cursor of a page token made for this same request.
+void CheckPage(const v1::GetCostReportRequest& in, ValidRequest& out,
+               core::FieldViolations& violations) {
   absl::StatusOr<int> page_size =
       EffectivePageSize(in.page_size(), "page_size");
   if (!page_size.ok()) {
-    for (const auto& v : core::ViolationsFromStatus(page_size.status())) {
-      violations.push_back(v);
-    }
+    AppendViolations(page_size.status(), violations);
   } else {
     out.page_size = *page_size;
   }
@@ -237,20 +259,25 @@ absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
   absl::StatusOr<std::string> key =
       DecodePageToken(in.page_token(), "page_token");
   if (!key.ok()) {
-    for (const auto& v : core::ViolationsFromStatus(key.status())) {
-      violations.push_back(v);
-    }
-  } else {
-    absl::StatusOr<std::optional<storage::CostGroupKey>> after =
-        CursorFromKey(out.fingerprint, *key);
-    if (!after.ok()) {
-      for (const auto& v : core::ViolationsFromStatus(after.status())) {
-        violations.push_back(v);
-      }
-    } else {
-      out.after = *after;
-    }
+    AppendViolations(key.status(), violations);
+    return;
   }
+  absl::StatusOr<std::optional<storage::CostGroupKey>> after =
+      CursorFromKey(out.fingerprint, *key);
+  if (!after.ok()) {
+    AppendViolations(after.status(), violations);
+  } else {
+    out.after = *after;
+  }
+}
+
+absl::StatusOr<ValidRequest> Validate(const v1::GetCostReportRequest& in) {
+  core::FieldViolations violations;
+  ValidRequest out;
+  CheckRange(in, out.query, violations);
+  CheckFilter(in.filter(), out.query, violations);
+  CheckGrouping(in, out.query, violations);
+  CheckPage(in, out, violations);
   if (!violations.empty()) {
     return core::InvalidArgumentWithViolations(violations);
   }
@@ -279,88 +306,15 @@ core::FieldViolations CheckSkus(const std::vector<std::string>& skus,
   return violations;
 }
 
-// Nano-units as a decimal with nine places: 1777778 -> "0.001777778".
-std::string DecimalFromNanos(int64_t nanos) {
-  return absl::StrFormat("%d.%09d", nanos / 1'000'000'000,
-                         nanos % 1'000'000'000);
-}
-
-void RowToProto(const storage::CostRow& r, const storage::CostQuery& q,
-                v1::CostReportRow* out) {
-  out->set_sku(r.key.sku);
-  out->set_pool(r.key.pool);
-  out->set_recipe_key(r.key.recipe_key);
-  out->set_model(r.key.model);
-  if (!r.key.method.empty()) {
-    out->set_method(
-        MethodToProto(core::ParseFineTuneMethod(r.key.method)
-                          .value_or(core::FineTuneMethod::kUnspecified)));
-  }
-  out->set_team(r.key.team);
-  if (!r.key.outcome.empty()) {
-    out->set_outcome(
-        OutcomeToProto(core::ParseRunOutcome(r.key.outcome)
-                           .value_or(core::RunOutcome::kUnspecified)));
-  }
-  absl::CivilDay period;
-  if (q.period != storage::CostPeriod::kNone &&
-      absl::ParseCivilTime(r.key.period, &period)) {
-    common::TimeToProto(absl::FromCivil(period, absl::UTCTimeZone()),
-                        out->mutable_period_start_time());
-  }
-  out->set_runs(r.runs);
-  out->set_successful_runs(r.successful_runs);
-  out->set_failed_runs(r.runs - r.successful_runs);
-  out->set_retries(r.retries);
-  out->set_steps_attempted(r.steps_attempted);
-  out->set_successful_steps(r.successful_steps);
-  out->set_gpu_microseconds(r.gpu_microseconds);
-  out->set_gpu_hours(core::HoursFromMicroseconds(r.gpu_microseconds));
-  out->set_wasted_gpu_microseconds(r.wasted_gpu_microseconds);
-  out->set_wasted_gpu_hours(
-      core::HoursFromMicroseconds(r.wasted_gpu_microseconds));
-  out->set_gpu_hours_per_1k_successful_steps(
-      r.gpu_hours_per_1k_successful_steps.value_or(0));
-  out->set_internal_cost_micros(r.internal_cost_micros);
-  if (r.internal_cost_per_successful_step_nanos) {
-    out->set_internal_cost_per_successful_step(
-        DecimalFromNanos(*r.internal_cost_per_successful_step_nanos));
-  }
-  if (r.list_price_cost_micros) {
-    out->set_has_list_price(true);
-    out->set_list_price_cost_micros(*r.list_price_cost_micros);
-    if (r.list_price_cost_per_successful_step_nanos) {
-      out->set_list_price_cost_per_successful_step(
-          DecimalFromNanos(*r.list_price_cost_per_successful_step_nanos));
-    }
-    out->set_observed_over_list_price_ratio(
-        r.observed_over_list_price_ratio.value_or(0));
-  }
-  if (r.occupancy) {
-    v1::PoolOccupancy* o = out->mutable_pool_occupancy();
-    o->set_available_gpu_hours(r.occupancy->available_gpu_hours);
-    o->set_used_gpu_hours(
-        core::HoursFromMicroseconds(r.occupancy->used_gpu_microseconds));
-    o->set_occupancy(r.occupancy->occupancy);
-    if (r.occupancy->amortized_cost_per_successful_step_nanos) {
-      o->set_amortized_cost_per_successful_step(DecimalFromNanos(
-          *r.occupancy->amortized_cost_per_successful_step_nanos));
-    }
-  }
-}
-
 }  // namespace
 
 grpc::ServerUnaryReactor* CostService::GetCostReport(
     grpc::CallbackServerContext* context,
     const v1::GetCostReportRequest* request,
     v1::GetCostReportResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   absl::StatusOr<ValidRequest> valid = Validate(*request);
   if (!valid.ok()) return FinishNow(context, ToGrpcStatus(valid.status()));
@@ -382,7 +336,7 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
             session, valid.query, valid.after, valid.page_size);
         if (!page.ok()) return page.status();
         for (const storage::CostRow& row : page->rows) {
-          RowToProto(row, valid.query, response->add_rows());
+          CostRowToProto(row, valid.query, response->add_rows());
         }
         if (page->more) {
           response->set_next_page_token(EncodePageToken(

@@ -17,11 +17,11 @@
 #include "core/planner.h"
 #include "core/rules.h"
 #include "services/api/catalog_convert.h"
-#include "services/api/enum_validation.h"
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
 #include "services/api/run_validation.h"
 #include "services/plan/plan_response_bytes.h"
+#include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "storage/plan_store.h"
 
@@ -41,6 +41,24 @@ constexpr int kMaxRequiredLabels = 32;
 grpc::Status AuditQueueFull() {
   return ToGrpcStatus(absl::ResourceExhaustedError(
       "too many plans are waiting to be recorded; retry with backoff"));
+}
+
+// The stale_evidence warning of a plan whose wait for the evidence it must
+// include (`min_evidence_version`, or this replica's own uploads) ran out.
+std::string WaitRanOutWarning(int64_t min_evidence_version) {
+  if (min_evidence_version > 0) {
+    return absl::StrCat(
+        "stale_evidence: this replica's evidence did not include evidence "
+        "version ",
+        min_evidence_version, " within ",
+        absl::FormatDuration(kMaxEvidenceWait),
+        "; the plan may miss that upload");
+  }
+  return absl::StrCat(
+      "stale_evidence: this replica's evidence did not include its latest "
+      "acknowledged uploads within ",
+      absl::FormatDuration(kMaxEvidenceWait),
+      "; the database may be unreachable");
 }
 
 // Checks the request beyond core::ValidatePlanRequest, and resolves the
@@ -147,19 +165,13 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
   v1::PlacePlanRequest request;
-  if (!ParseBytes(*request_bytes, &request)) {
-    return FinishNow(
-        context, ToGrpcStatus(absl::InvalidArgumentError(
-                     "the request is not a placement.v1.PlacePlanRequest")));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(request);
-      !undeclared.empty()) {
-    metrics_.PlanAnswered("LOWEST_COST", "invalid");
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request_bytes, &request);
+      !admitted.ok()) {
+    if (absl::IsInvalidArgument(admitted)) {
+      metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    }
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (request.min_evidence_version() < 0) {
     metrics_.PlanAnswered("LOWEST_COST", "invalid");
@@ -198,24 +210,11 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
       shared_request->min_evidence_version(), wait_until,
       [this, context, reactor, response, shared_request](
           std::shared_ptr<const CatalogSnapshot> snapshot, bool reached) {
-        std::string warning;
-        if (!reached) {
-          warning =
-              shared_request->min_evidence_version() > 0
-                  ? absl::StrCat(
-                        "stale_evidence: this replica's evidence did not "
-                        "include evidence version ",
-                        shared_request->min_evidence_version(), " within ",
-                        absl::FormatDuration(kMaxEvidenceWait),
-                        "; the plan may miss that upload")
-                  : absl::StrCat(
-                        "stale_evidence: this replica's evidence did not "
-                        "include its latest acknowledged uploads within ",
-                        absl::FormatDuration(kMaxEvidenceWait),
-                        "; the database may be unreachable");
-        }
-        AnswerPlan(context, reactor, *shared_request, std::move(snapshot),
-                   warning, response);
+        AnswerPlan(
+            context, reactor, *shared_request, std::move(snapshot),
+            reached ? ""
+                    : WaitRanOutWarning(shared_request->min_evidence_version()),
+            response);
       });
   return reactor;
 }
@@ -228,45 +227,67 @@ void PlacementService::AnswerPlan(
   core::PlanRequest plan_request = PlanRequestFromProto(request);
   const std::string objective =
       ObjectiveName(plan_request.constraints.objective);
+  absl::StatusOr<std::shared_ptr<const CachedPlan>> plan =
+      PlanFor(request, plan_request, snapshot, objective);
+  if (!plan.ok()) {
+    reactor->Finish(ToGrpcStatus(plan.status()));
+    return;
+  }
+  Answer answer{context,
+                reactor,
+                *std::move(plan),
+                objective,
+                StampFor(*snapshot, wait_warning),
+                response};
+  storage::PlacementRecord record = RecordOf(request, answer);
+  if (!request.request_id().empty()) {
+    AnswerOncePerRequestId(std::move(answer), std::move(record));
+  } else if (records_ == PlanRecords::kDeferred) {
+    AnswerThenRecord(std::move(answer), std::move(record));
+  } else {
+    AnswerOnceRecorded(std::move(answer), std::move(record));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
+    const v1::PlacePlanRequest& request, core::PlanRequest& plan_request,
+    const std::shared_ptr<const CatalogSnapshot>& snapshot,
+    const std::string& objective) {
   if (snapshot == nullptr) {
     metrics_.PlanAnswered(objective, "unavailable");
-    reactor->Finish(ToGrpcStatus(
-        absl::UnavailableError("pools and evidence are not loaded yet")));
-    return;
+    return absl::UnavailableError("pools and evidence are not loaded yet");
   }
   core::FieldViolations violations =
       ValidateRequest(request, snapshot->skus, &plan_request);
   if (!violations.empty()) {
     metrics_.PlanAnswered(objective, "invalid");
-    reactor->Finish(InvalidArgument(violations));
-    return;
+    return core::InvalidArgumentWithViolations(violations);
   }
   if (!HasTrainingPool(snapshot->pools)) {
     metrics_.PlanAnswered(objective, "no_training_pool");
-    reactor->Finish(ToGrpcStatus(absl::FailedPreconditionError(
+    return absl::FailedPreconditionError(
         "no training pool exists: create one with "
-        "CatalogService.CreatePool (purpose TRAINING)")));
-    return;
+        "CatalogService.CreatePool (purpose TRAINING)");
   }
-
   // Plan from the snapshot, or reuse the same request's plan against it.
   const std::string key = CacheKey(request, plan_request);
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
-  if (plan == nullptr) {
-    absl::StatusOr<core::PlanResult> result =
-        core::Plan(plan_request, snapshot->pools, snapshot->skus, *snapshot);
-    if (!result.ok()) {
-      metrics_.PlanAnswered(objective, "invalid");
-      reactor->Finish(ToGrpcStatus(result.status()));
-      return;
-    }
-    plan = MakeCachedPlan(*std::move(result));
-    cache_.Insert(snapshot, key, plan);
+  if (plan != nullptr) return plan;
+  absl::StatusOr<core::PlanResult> result =
+      core::Plan(plan_request, snapshot->pools, snapshot->skus, *snapshot);
+  if (!result.ok()) {
+    metrics_.PlanAnswered(objective, "invalid");
+    return result.status();
   }
+  plan = MakeCachedPlan(*std::move(result));
+  cache_.Insert(snapshot, key, plan);
+  return plan;
+}
 
+PlanStamp PlacementService::StampFor(const CatalogSnapshot& snapshot,
+                                     const std::string& wait_warning) {
   const absl::Time now = absl::Now();
-  PlanStamp stamp{
-      common::NewTimeOrderedUuid(now), now, snapshot->loaded_at, {}};
+  PlanStamp stamp{common::NewTimeOrderedUuid(now), now, snapshot.loaded_at, {}};
   if (!wait_warning.empty()) stamp.warnings.push_back(wait_warning);
   const absl::Duration age = now - evidence_.CurrentAsOf();
   if (age > kStaleEvidence && wait_warning.empty()) {
@@ -275,97 +296,112 @@ void PlacementService::AnswerPlan(
         "ago; the database may be unreachable",
         absl::ToDoubleSeconds(age)));
   }
+  return stamp;
+}
 
+storage::PlacementRecord PlacementService::RecordOf(
+    const v1::PlacePlanRequest& request, const Answer& answer) {
+  const CachedPlan& plan = *answer.plan;
   storage::PlacementRecord record;
-  record.plan_id = stamp.plan_id;
+  record.plan_id = answer.stamp.plan_id;
   record.request_id = request.request_id();
   record.team = request.team();
-  record.recipe_key = plan->result.recipe_key;
-  record.objective = objective;
-  if (!plan->result.candidates.empty()) {
-    record.chosen_pool = plan->result.candidates.front().pool_name;
-    record.chosen_sku = plan->result.candidates.front().sku_id;
+  record.recipe_key = plan.result.recipe_key;
+  record.objective = answer.objective;
+  if (!plan.result.candidates.empty()) {
+    record.chosen_pool = plan.result.candidates.front().pool_name;
+    record.chosen_sku = plan.result.candidates.front().sku_id;
   }
   record.request = common::DeterministicBytes(request);
-  record.result = plan->record;
-  record.evidence_time = stamp.evidence_time;
-  record.warnings = stamp.warnings;
-  record.created_at = stamp.create_time;
+  record.result = plan.record;
+  record.evidence_time = answer.stamp.evidence_time;
+  record.warnings = answer.stamp.warnings;
+  record.created_at = answer.stamp.create_time;
+  return record;
+}
 
-  // Counted once answered, whatever the audit's fate.
-  auto count = [this, objective, plan] {
-    if (plan->result.candidates.empty()) {
-      metrics_.PlanAnswered(objective, "no_candidate");
-      return;
-    }
-    metrics_.PlanAnswered(objective, "placed");
-    const core::Candidate& chosen = plan->result.candidates.front();
-    metrics_.CandidateChosen(chosen.sku_id,
-                             core::EvidenceBasisName(chosen.basis));
-  };
-
-  if (request.request_id().empty() && records_ == PlanRecords::kDeferred) {
-    // Recorded whatever the caller does next; answered now.
-    const bool queued = audit_.TrySubmit(
-        std::move(record), absl::InfiniteFuture(),
-        [this, plan_id = stamp.plan_id](const absl::Status& status) {
-          if (status.ok()) return;
-          // A database outage loses every plan: say so now and then.
-          const int64_t lost = metrics_.PlanRecordLost();
-          if (lost == 1 || lost % 1000 == 0) {
-            std::cerr << "placementd: plan " << plan_id
-                      << " was answered but not recorded (" << lost
-                      << " so far): " << status << "\n";
-          }
-        });
-    if (!queued) {
-      metrics_.PlanAnswered(objective, "overloaded");
-      reactor->Finish(AuditQueueFull());
-      return;
-    }
-    *response = PlanResponseBytes(plan->response_bytes, stamp);
-    count();
-    reactor->Finish(grpc::Status::OK);
+void PlacementService::CountAnswered(const Answer& answer) {
+  const core::PlanResult& result = answer.plan->result;
+  if (result.candidates.empty()) {
+    metrics_.PlanAnswered(answer.objective, "no_candidate");
     return;
   }
-  if (request.request_id().empty()) {
-    const bool queued = audit_.TrySubmit(
-        std::move(record), absl::FromChrono(context->deadline()),
-        [reactor, response, count, objective, plan, stamp = std::move(stamp),
-         this](const absl::Status& status) mutable {
-          if (absl::IsDeadlineExceeded(status)) {
-            metrics_.PlanAnswered(objective, "deadline_exceeded");
-            reactor->Finish(ToGrpcStatus(status));
-            return;
-          }
-          if (!status.ok()) {
-            // The plan stands without its record; the caller is told.
-            stamp.warnings.push_back(absl::StrCat(
-                "not_recorded: the plan could not be recorded (",
-                status.message(), "); runs cannot be matched to it"));
-          }
-          *response = PlanResponseBytes(plan->response_bytes, stamp);
-          count();
-          reactor->Finish(grpc::Status::OK);
-        });
-    if (!queued) {
-      metrics_.PlanAnswered(objective, "overloaded");
-      reactor->Finish(AuditQueueFull());
-    }
+  metrics_.PlanAnswered(answer.objective, "placed");
+  const core::Candidate& chosen = result.candidates.front();
+  metrics_.CandidateChosen(chosen.sku_id,
+                           core::EvidenceBasisName(chosen.basis));
+}
+
+void PlacementService::AnswerThenRecord(Answer answer,
+                                        storage::PlacementRecord record) {
+  // Recorded whatever the caller does next; answered now.
+  const bool queued = audit_.TrySubmit(
+      std::move(record), absl::InfiniteFuture(),
+      [this, plan_id = answer.stamp.plan_id](const absl::Status& status) {
+        if (status.ok()) return;
+        // A database outage loses every plan: say so now and then.
+        const int64_t lost = metrics_.PlanRecordLost();
+        if (lost == 1 || lost % 1000 == 0) {
+          std::cerr << "placementd: plan " << plan_id
+                    << " was answered but not recorded (" << lost
+                    << " so far): " << status << "\n";
+        }
+      });
+  if (!queued) {
+    metrics_.PlanAnswered(answer.objective, "overloaded");
+    answer.reactor->Finish(AuditQueueFull());
     return;
   }
+  *answer.response =
+      PlanResponseBytes(answer.plan->response_bytes, answer.stamp);
+  CountAnswered(answer);
+  answer.reactor->Finish(grpc::Status::OK);
+}
 
+void PlacementService::AnswerOnceRecorded(Answer answer,
+                                          storage::PlacementRecord record) {
+  grpc::ServerUnaryReactor* reactor = answer.reactor;
+  const std::string objective = answer.objective;
+  const absl::Time deadline = absl::FromChrono(answer.context->deadline());
+  const bool queued = audit_.TrySubmit(
+      std::move(record), deadline,
+      [this, answer = std::move(answer)](const absl::Status& status) mutable {
+        if (absl::IsDeadlineExceeded(status)) {
+          metrics_.PlanAnswered(answer.objective, "deadline_exceeded");
+          answer.reactor->Finish(ToGrpcStatus(status));
+          return;
+        }
+        if (!status.ok()) {
+          // The plan stands without its record; the caller is told.
+          answer.stamp.warnings.push_back(absl::StrCat(
+              "not_recorded: the plan could not be recorded (",
+              status.message(), "); runs cannot be matched to it"));
+        }
+        *answer.response =
+            PlanResponseBytes(answer.plan->response_bytes, answer.stamp);
+        CountAnswered(answer);
+        answer.reactor->Finish(grpc::Status::OK);
+      });
+  if (!queued) {
+    metrics_.PlanAnswered(objective, "overloaded");
+    reactor->Finish(AuditQueueFull());
+  }
+}
+
+void PlacementService::AnswerOncePerRequestId(Answer answer,
+                                              storage::PlacementRecord record) {
   // With an idempotency key, a retry returns the plan recorded first.
+  grpc::CallbackServerContext* context = answer.context;
+  grpc::ServerUnaryReactor* reactor = answer.reactor;
   FinishOnDbWorker(
       context, reactor, workers_,
-      [response, count, plan, stamp = std::move(stamp),
-       record =
-           std::move(record)](storage::DbSession& session) -> absl::Status {
+      [this, answer = std::move(answer), record = std::move(record)](
+          storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::optional<storage::StoredPlan>> existing =
             storage::FindPlanByRequestId(session, record.request_id);
         if (!existing.ok()) return existing.status();
         if (existing->has_value()) {
-          *response = ResponseBytesFromStored(**existing);
+          *answer.response = ResponseBytesFromStored(**existing);
           return absl::OkStatus();
         }
         absl::StatusOr<std::optional<std::string>> raced =
@@ -375,11 +411,12 @@ void PlacementService::AnswerPlan(
           absl::StatusOr<storage::StoredPlan> first =
               storage::GetPlan(session, **raced);
           if (!first.ok()) return first.status();
-          *response = ResponseBytesFromStored(*first);
+          *answer.response = ResponseBytesFromStored(*first);
           return absl::OkStatus();
         }
-        *response = PlanResponseBytes(plan->response_bytes, stamp);
-        count();
+        *answer.response =
+            PlanResponseBytes(answer.plan->response_bytes, answer.stamp);
+        CountAnswered(answer);
         return absl::OkStatus();
       });
 }
@@ -387,12 +424,9 @@ void PlacementService::AnswerPlan(
 grpc::ServerUnaryReactor* PlacementService::GetPlan(
     grpc::CallbackServerContext* context, const v1::GetPlanRequest* request,
     v1::GetPlanResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (!IsUuid(request->plan_id())) {
     return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
@@ -427,12 +461,9 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
     grpc::CallbackServerContext* context,
     const v1::GetPlanAccuracyRequest* request,
     v1::GetPlanAccuracyResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   const absl::Time from = request->has_start_time()
                               ? common::TimeFromProto(request->start_time())

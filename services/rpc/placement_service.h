@@ -1,13 +1,20 @@
 #ifndef PLACEMENT_SERVICES_RPC_PLACEMENT_SERVICE_H_
 #define PLACEMENT_SERVICES_RPC_PLACEMENT_SERVICE_H_
 
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/planner.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "services/auth/auth.h"
 #include "services/metrics/placement_metrics.h"
 #include "services/plan/evidence_cache.h"
 #include "services/plan/plan_audit_writer.h"
 #include "services/plan/plan_cache.h"
+#include "services/plan/plan_response_bytes.h"
 #include "storage/db_workers.h"
+#include "storage/plan_store.h"
 
 namespace placement::services {
 
@@ -81,6 +88,40 @@ class PlacementService final
                   const v1::PlacePlanRequest& request,
                   std::shared_ptr<const CatalogSnapshot> snapshot,
                   const std::string& wait_warning, grpc::ByteBuffer* response);
+
+  // A plan made, and what its answer needs.
+  struct Answer {
+    grpc::CallbackServerContext* context;
+    grpc::ServerUnaryReactor* reactor;
+    std::shared_ptr<const CachedPlan> plan;
+    std::string objective;
+    PlanStamp stamp;
+    grpc::ByteBuffer* response;
+  };
+
+  // The plan of `request` against `snapshot` (the cache's, or made now and
+  // cached); an error, counted, when it cannot be planned. Resolves the
+  // serving SKU into `plan_request`.
+  absl::StatusOr<std::shared_ptr<const CachedPlan>> PlanFor(
+      const v1::PlacePlanRequest& request, core::PlanRequest& plan_request,
+      const std::shared_ptr<const CatalogSnapshot>& snapshot,
+      const std::string& objective);
+  // A new plan id and time, with the warnings of stale evidence.
+  PlanStamp StampFor(const CatalogSnapshot& snapshot,
+                     const std::string& wait_warning);
+  static storage::PlacementRecord RecordOf(const v1::PlacePlanRequest& request,
+                                           const Answer& answer);
+  void CountAnswered(const Answer& answer);
+
+  // The three ways a plan is answered:
+  // deferred records: answered at once, the record queued for later;
+  void AnswerThenRecord(Answer answer, storage::PlacementRecord record);
+  // durable records: answered once the audit writer committed the record
+  // (or the deadline passed);
+  void AnswerOnceRecorded(Answer answer, storage::PlacementRecord record);
+  // with a request_id: on a database worker, where a retry of the same id
+  // gets the plan recorded first.
+  void AnswerOncePerRequestId(Answer answer, storage::PlacementRecord record);
 
   storage::DbWorkers& workers_;
   Authorizer& auth_;

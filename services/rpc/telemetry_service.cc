@@ -18,63 +18,14 @@
 #include "services/api/page_token.h"
 #include "services/api/recipe_convert.h"
 #include "services/api/run_validation.h"
+#include "services/api/telemetry_convert.h"
+#include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "storage/pool_store.h"
 #include "storage/sample_store.h"
 #include "storage/sku_store.h"
 
 namespace placement::services {
-namespace {
-
-storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
-                                        const core::Pool& pool,
-                                        const std::string& sku_id) {
-  storage::RunToStore out;
-  out.recipe = core::NormalizeRecipe(RecipeFromProto(in.recipe()));
-  out.recipe_proto = common::DeterministicBytes(RecipeToProto(out.recipe));
-  out.upload = common::DeterministicBytes(in);
-  out.agent_id = in.agent_id();
-  out.tokens_per_second = in.tokens_per_second();
-  out.exclusive = in.exclusive();
-  out.plan_id = in.plan_id();
-
-  core::MeasuredRun& run = out.run;
-  run.run_id = absl::AsciiStrToLower(in.run_id());
-  run.recipe_key = core::RecipeKey(out.recipe);
-  run.sku_id = sku_id;
-  run.pool_name = pool.name;
-  auto team = pool.labels.find("team");
-  run.team = !in.team().empty()          ? in.team()
-             : team != pool.labels.end() ? team->second
-                                         : "";
-  run.gpu_count = in.gpu_count();
-  run.started = common::TimeFromProto(in.start_time());
-  run.ended = common::TimeFromProto(in.end_time());
-  run.steps_attempted = in.steps_attempted();
-  run.steps_succeeded = in.steps_succeeded();
-  run.step_time_mean_s = in.step_time_mean_seconds();
-  run.step_time_p50_s = in.step_time_p50_seconds();
-  run.step_time_p95_s = in.step_time_p95_seconds();
-  run.peak_memory_gb = in.peak_memory_gb();
-  run.offload = OffloadFromProto(in.offload());
-  run.interconnect = InterconnectFromProto(in.interconnect());
-  run.collectives_opened = in.collectives_opened();
-  run.retries = in.retries();
-  run.outcome = OutcomeFromProto(in.outcome());
-  return out;
-}
-
-void AckToProto(const storage::RunAck& ack,
-                v1::UploadBenchmarkRunResponse* response) {
-  response->set_run_id(ack.run_id);
-  response->set_recipe_key(ack.recipe_key);
-  common::TimeToProto(ack.accept_time, response->mutable_accept_time());
-  response->set_gpu_hours(core::HoursFromMicroseconds(ack.gpu_microseconds));
-  response->set_evidence_version(ack.evidence_version);
-}
-
-}  // namespace
-
 // Reads a stream of sample batches, one committed batch at a time. Three
 // threads may touch it (gRPC's, a database worker's, and the idle reaper's),
 // so the decision to finish is taken once, under its mutex; gRPC itself
@@ -129,19 +80,7 @@ class SampleStreamReactor
       ReadNext();
       return;
     }
-    std::vector<storage::StepSampleRow> rows;
-    rows.reserve(request_.samples_size());
-    for (const v1::StepSample& s : request_.samples()) {
-      storage::StepSampleRow row;
-      row.step = s.step();
-      row.time = common::TimeFromProto(s.time());
-      row.step_time_s = s.step_time_seconds();
-      row.memory_allocated_gb = s.memory_allocated_gb();
-      row.memory_reserved_gb = s.memory_reserved_gb();
-      row.tokens = s.tokens();
-      if (s.has_loss()) row.loss = s.loss();
-      rows.push_back(row);
-    }
+    std::vector<storage::StepSampleRow> rows = SampleRowsFromProto(request_);
     const bool queued = workers_.TrySubmit(
         [this, rows = std::move(rows)](storage::DbSession& session) mutable {
           absl::StatusOr<storage::AppendResult> appended =
@@ -279,22 +218,14 @@ namespace {
 
 // Run page tokens carry the last row's (accept time, run id).
 std::string RunCursorKey(const storage::RunSummary& run) {
-  return absl::StrCat(absl::ToUnixMicros(run.accept_time), "/", run.run_id);
+  return TimeIdKeyText(run.accept_time, run.run_id);
 }
 
 absl::StatusOr<storage::RunCursor> RunCursorFromKey(const std::string& key) {
-  storage::RunCursor cursor;
-  if (key.empty()) return cursor;
-  std::pair<std::string, std::string> parts =
-      absl::StrSplit(key, absl::MaxSplits('/', 1));
-  int64_t micros = 0;
-  if (!absl::SimpleAtoi(parts.first, &micros) || !IsUuid(parts.second)) {
-    return core::InvalidArgumentWithViolations(
-        {{"page_token", "is not a page token returned by this service"}});
-  }
-  cursor.accept_time = absl::FromUnixMicros(micros);
-  cursor.run_id = parts.second;
-  return cursor;
+  if (key.empty()) return storage::RunCursor{};
+  absl::StatusOr<TimeIdKey> last = ParseTimeIdKey(key);
+  if (!last.ok()) return last.status();
+  return storage::RunCursor{last->time, last->id};
 }
 
 }  // namespace
@@ -303,12 +234,9 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::UploadBenchmarkRunRequest* request,
     v1::UploadBenchmarkRunResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (!request->has_run()) {
     return FinishNow(context, InvalidArgument({{"run", "is required"}}));
@@ -372,12 +300,9 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
     grpc::CallbackServerContext* context,
     const v1::GetSampleProgressRequest* request,
     v1::GetSampleProgressResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
@@ -389,9 +314,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
         absl::StatusOr<storage::SampleProgress> progress =
             storage::GetSampleProgress(session, run_id);
         if (!progress.ok()) return progress.status();
-        response->set_run_id(run_id);
-        response->set_committed_through_step(progress->committed_through_step);
-        response->set_samples_stored(progress->samples);
+        SampleProgressToProto(run_id, *progress, response);
         return absl::OkStatus();
       });
 }
@@ -400,12 +323,9 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
     grpc::CallbackServerContext* context,
     const v1::GetBenchmarkRunRequest* request,
     v1::GetBenchmarkRunResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   if (!IsUuid(request->run_id())) {
     return FinishNow(context, InvalidArgument({{"run_id", "must be a UUID"}}));
@@ -417,13 +337,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
         absl::StatusOr<storage::StoredRun> stored =
             storage::GetRun(session, run_id);
         if (!stored.ok()) return stored.status();
-        if (!response->mutable_run()->ParseFromString(stored->upload)) {
-          return absl::DataLossError("stored run does not parse");
-        }
-        response->set_recipe_key(stored->ack.recipe_key);
-        common::TimeToProto(stored->ack.accept_time,
-                            response->mutable_accept_time());
-        return absl::OkStatus();
+        return StoredRunToProto(*stored, response);
       });
 }
 
@@ -431,12 +345,9 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
     grpc::CallbackServerContext* context,
     const v1::ListBenchmarkRunsRequest* request,
     v1::ListBenchmarkRunsResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
-    return FinishNow(context, ToGrpcStatus(denied));
-  }
-  if (core::FieldViolations undeclared = UndeclaredEnumValues(*request);
-      !undeclared.empty()) {
-    return FinishNow(context, InvalidArgument(undeclared));
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
   absl::StatusOr<PageRequest> page =
       ParsePageRequest(request->page_size(), request->page_token());
@@ -453,24 +364,7 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
             storage::ListRuns(session, filter, cursor, page_size);
         if (!page.ok()) return page.status();
         for (const storage::RunSummary& s : page->runs) {
-          v1::BenchmarkRunSummary* out = response->add_runs();
-          out->set_run_id(s.run_id);
-          out->set_pool(s.pool_name);
-          out->set_sku(s.sku_id);
-          out->set_recipe_key(s.recipe_key);
-          out->set_model(s.model);
-          out->set_method(MethodToProto(s.method));
-          out->set_gpu_count(s.gpu_count);
-          common::TimeToProto(s.started, out->mutable_start_time());
-          common::TimeToProto(s.ended, out->mutable_end_time());
-          out->set_steps_attempted(s.steps_attempted);
-          out->set_steps_succeeded(s.steps_succeeded);
-          out->set_peak_memory_gb(s.peak_memory_gb);
-          out->set_offload(OffloadToProto(s.offload));
-          out->set_outcome(OutcomeToProto(s.outcome));
-          out->set_retries(s.retries);
-          out->set_gpu_hours(core::HoursFromMicroseconds(s.gpu_microseconds));
-          common::TimeToProto(s.accept_time, out->mutable_accept_time());
+          RunSummaryToProto(s, response->add_runs());
         }
         if (page->more) {
           response->set_next_page_token(

@@ -223,6 +223,43 @@ TEST(RunSummaryTest, NvmlPeakCounts) {
   RunFacts f = OomThenSuccess();
   f.nvml_peak_gb = 49.5;
   EXPECT_DOUBLE_EQ(BuildRunSummary(f)->peak_memory_gb(), 49.5);
+  EXPECT_EQ(BuildRunSummary(f)->peak_memory_kind(),
+            v1::PEAK_MEMORY_KIND_DEVICE_USED);
+}
+
+TEST(RunSummaryTest, BothAllocatorPeaksAndWhichOneIsReported) {
+  RunFacts f = OomThenSuccess();
+  absl::StatusOr<v1::BenchmarkRun> run = BuildRunSummary(f);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_DOUBLE_EQ(run->peak_memory_allocated_gb(), 47);
+  EXPECT_DOUBLE_EQ(run->peak_memory_reserved_gb(), 48);
+  // The largest measured is the reserve; the recipe says so too.
+  EXPECT_EQ(run->peak_memory_kind(), v1::PEAK_MEMORY_KIND_RESERVED);
+  EXPECT_EQ(run->recipe().reported_peak(), v1::PEAK_MEMORY_KIND_RESERVED);
+
+  // --report_peak allocated reports the allocator's tensors alone.
+  f.report_peak = v1::PEAK_MEMORY_KIND_ALLOCATED;
+  run = BuildRunSummary(f);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_DOUBLE_EQ(run->peak_memory_gb(), 47);
+  EXPECT_EQ(run->peak_memory_kind(), v1::PEAK_MEMORY_KIND_ALLOCATED);
+  EXPECT_EQ(run->recipe().reported_peak(), v1::PEAK_MEMORY_KIND_ALLOCATED);
+
+  // A kind that was not measured falls back to the largest that was.
+  f.report_peak = v1::PEAK_MEMORY_KIND_DEVICE_USED;
+  run = BuildRunSummary(f);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_DOUBLE_EQ(run->peak_memory_gb(), 48);
+  EXPECT_EQ(run->peak_memory_kind(), v1::PEAK_MEMORY_KIND_RESERVED);
+
+  // Records with allocated memory only.
+  f.report_peak = v1::PEAK_MEMORY_KIND_UNSPECIFIED;
+  for (v1::StepSample& s : f.samples) s.set_memory_reserved_gb(0);
+  run = BuildRunSummary(f);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_DOUBLE_EQ(run->peak_memory_gb(), 47);
+  EXPECT_EQ(run->peak_memory_kind(), v1::PEAK_MEMORY_KIND_ALLOCATED);
+  EXPECT_DOUBLE_EQ(run->peak_memory_reserved_gb(), 0);
 }
 
 TEST(RunSummaryTest, OomWithoutMeasurementIsTheWholeCard) {
@@ -233,6 +270,8 @@ TEST(RunSummaryTest, OomWithoutMeasurementIsTheWholeCard) {
     s.set_memory_reserved_gb(0);
   }
   EXPECT_DOUBLE_EQ(BuildRunSummary(f)->peak_memory_gb(), 48);
+  EXPECT_EQ(BuildRunSummary(f)->peak_memory_kind(),
+            v1::PEAK_MEMORY_KIND_DEVICE_USED);
   f.attempts.back().outcome = v1::RUN_OUTCOME_FAILED;
   EXPECT_TRUE(absl::IsFailedPrecondition(BuildRunSummary(f).status()));
 }

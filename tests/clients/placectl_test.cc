@@ -351,6 +351,81 @@ TEST_F(PlacectlTest, NewRecipeFlagsGiveTheKeyOfTheFormerOnes) {
   EXPECT_THAT(out, HasSubstr("--attention"));
 }
 
+TEST_F(PlacectlTest, MemoryFlagsAndFileKeysSayTheSameRecipe) {
+  OneL40sPool();
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --json"), &out), 0);
+  const auto standard = FromJson<v1::PlacePlanResponse>(out);
+  ASSERT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags,
+                            " --loss chunked-cross-entropy"
+                            " --packing padded-per-batch --mean_tokens 300"
+                            " --framework torchtune"
+                            " --reported_peak allocated --json"),
+               &out),
+      0);
+  const auto flags = FromJson<v1::PlacePlanResponse>(out);
+  EXPECT_NE(flags.recipe_key(), standard.recipe_key());
+  EXPECT_EQ(flags.recipe().loss_implementation(),
+            v1::LOSS_IMPLEMENTATION_CHUNKED_CROSS_ENTROPY);
+  EXPECT_EQ(flags.recipe().sequence_packing(),
+            v1::SEQUENCE_PACKING_PADDED_PER_BATCH);
+  EXPECT_EQ(flags.recipe().mean_tokens_per_sample(), 300);
+  EXPECT_EQ(flags.recipe().training_framework(),
+            v1::TRAINING_FRAMEWORK_TORCHTUNE);
+  EXPECT_EQ(flags.recipe().reported_peak(), v1::PEAK_MEMORY_KIND_ALLOCATED);
+  EXPECT_LT(flags.predicted_memory().total_gb(),
+            standard.predicted_memory().total_gb());
+  EXPECT_DOUBLE_EQ(flags.predicted_memory().reported_gb(),
+                   flags.predicted_memory().allocated_gb());
+
+  const std::string yaml = WriteFile("memory.yaml", R"(recipe:
+  model: Llama-3.1-8B
+  method: lora
+  lora_rank: 16
+  target_modules: all-linear
+  sequence_length: 2048
+  micro_batch_size: 2
+  activation_checkpointing: on
+  attention: flash
+  loss_implementation: chunked-cross-entropy
+  sequence_packing: padded-per-batch
+  mean_tokens_per_sample: 300
+  training_framework: torchtune
+  reported_peak: allocated
+total_steps: 10000
+team: ml-platform
+)");
+  ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", yaml, " --json"), &out), 0);
+  EXPECT_EQ(FromJson<v1::PlacePlanResponse>(out).recipe_key(),
+            flags.recipe_key());
+
+  // The table says what the recipe asked for.
+  ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", yaml), &out), 0);
+  EXPECT_THAT(out, HasSubstr("chunked-cross-entropy loss, padded-per-batch, "
+                             "mean 300 tokens/sample, torchtune"));
+  EXPECT_THAT(out, HasSubstr("(allocated "));
+
+  // A bad name is a usage error naming the flag or the key; a bad value
+  // the service's refusal naming the field.
+  EXPECT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --packing zipped"), &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("--packing"));
+  const std::string bad = WriteFile("bad-memory.yaml", R"(recipe:
+  model: Llama-3.1-8B
+  training_framework: pytorch-lightning
+total_steps: 10
+)");
+  EXPECT_EQ(Placectl(absl::StrCat("plan --recipe ", bad), &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("recipe.training_framework (line 3)"));
+  EXPECT_EQ(Placectl(absl::StrCat(kLora8bFlags,
+                                  " --packing padded-per-batch"
+                                  " --mean_tokens 5000"),
+                     &out, true),
+            1);
+  EXPECT_THAT(out, HasSubstr("recipe.mean_tokens_per_sample"));
+}
+
 TEST_F(PlacectlTest, PoolsCreateAndUpdateTakeTheInterNodeFabric) {
   std::string out;
   ASSERT_EQ(Placectl("pools create --name a100-multi --sku A100-SXM4-80GB "
@@ -511,6 +586,27 @@ TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
   EXPECT_EQ(Placectl("plans", &out, true), 2);
 }
 
+TEST_F(PlacectlTest, CostWhereTakesTheMethodAndOutcomeNames) {
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->UploadRun("l40s-train", kL40s, Lora8b(), 1, 100, 24);
+  std::string out;
+  ASSERT_EQ(Placectl("cost --group_by pool,method --where method=lora", &out),
+            0);
+  EXPECT_THAT(out, HasSubstr("l40s-train"));
+  ASSERT_EQ(
+      Placectl(
+          "cost --group_by pool --where method=head-only,outcome=succeeded",
+          &out),
+      0);
+  EXPECT_THAT(out, Not(HasSubstr("l40s-train")));
+  ASSERT_EQ(Placectl("cost --group_by pool --where outcome=succeeded", &out),
+            0);
+  EXPECT_THAT(out, HasSubstr("l40s-train"));
+  EXPECT_EQ(Placectl("cost --where method=lorax", &out, true), 2);
+  EXPECT_THAT(out, HasSubstr("full, lora, qlora or head-only"));
+  EXPECT_EQ(Placectl("cost --where outcome=unspecified", &out, true), 2);
+}
+
 }  // namespace
 // One pool to measure is a measurement run, said in the singular; every
 // money cell of the table has two decimals, whatever the rate's precision.
@@ -563,6 +659,15 @@ TEST_F(PlacectlTest, RunsUploadTakesShortEnumNamesAndRefusesABadFileAsUsage) {
   const std::string line = ShortEnumRunLine(first);
   ASSERT_THAT(line, HasSubstr("\"succeeded\""));
   ASSERT_THAT(line, HasSubstr("\"lora\""));
+  // Which peak it reports, and both allocator peaks, by short name too.
+  v1::BenchmarkRun reserved = testing::SucceededRun("l40s-train", kL40s);
+  reserved.set_peak_memory_kind(v1::PEAK_MEMORY_KIND_RESERVED);
+  reserved.set_peak_memory_allocated_gb(29.5);
+  reserved.set_peak_memory_reserved_gb(31.5);
+  const std::string reserved_line =
+      absl::StrReplaceAll(ShortEnumRunLine(reserved),
+                          {{"\"PEAK_MEMORY_KIND_RESERVED\"", "\"reserved\""}});
+  ASSERT_THAT(reserved_line, HasSubstr("\"peak_memory_kind\":\"reserved\""));
   const std::string good = WriteFile("good.jsonl", line + "\n");
   std::string out;
   ASSERT_EQ(Placectl("runs upload " + good, &out, true), 0);
@@ -591,6 +696,15 @@ TEST_F(PlacectlTest, RunsUploadTakesShortEnumNamesAndRefusesABadFileAsUsage) {
   EXPECT_THAT(out, HasSubstr("holds no runs"));
   ASSERT_EQ(Placectl("--json runs list", &out), 0);
   EXPECT_EQ(FromJson<v1::ListBenchmarkRunsResponse>(out).runs_size(), 1);
+  ASSERT_EQ(Placectl("runs upload " +
+                         WriteFile("reserved.jsonl", reserved_line + "\n"),
+                     &out, true),
+            0);
+  ASSERT_EQ(Placectl("runs get " + reserved.run_id(), &out), 0);
+  const auto stored = FromJson<v1::GetBenchmarkRunResponse>(out);
+  EXPECT_EQ(stored.run().peak_memory_kind(), v1::PEAK_MEMORY_KIND_RESERVED);
+  EXPECT_DOUBLE_EQ(stored.run().peak_memory_allocated_gb(), 29.5);
+  EXPECT_DOUBLE_EQ(stored.run().peak_memory_reserved_gb(), 31.5);
 
   // A run the service refuses is the service's word: exit 1.
   second.set_pool("no-such-pool");
@@ -641,7 +755,9 @@ TEST_F(PlacectlTest, HelpExitsZeroForEveryCommandAndListsItsOwnFlags) {
       {"cost", {"\n  --from=VALUE", "\n  --group_by=VALUE", "\n  --csv"}},
       {"plan",
        {"\n  --seq_len=VALUE", "\n  --objective=VALUE", "\n  --labels=VALUE",
-        "\n  --recipe=VALUE"}},
+        "\n  --recipe=VALUE", "\n  --loss=VALUE", "\n  --packing=VALUE",
+        "\n  --mean_tokens=VALUE", "\n  --framework=VALUE",
+        "\n  --reported_peak=VALUE"}},
       {"plans", {"plans get", "plans accuracy"}},
       {"plans get", {"usage: placectl plans get"}},
       {"plans accuracy", {"\n  --since=VALUE", "\n  --until=VALUE"}},

@@ -197,7 +197,6 @@ TEST(RecipeKeyTest, MemoryFieldsChangeTheKeyOnlyWhenSet) {
   EXPECT_EQ(RecipeKey(r), "rk1-4e9a7df90b82fc59");
   Recipe packed = Lora();
   packed.packing = SequencePacking::kPacked;
-  packed.mean_tokens_per_sample = 350;  // cleared: only padded data has one
   EXPECT_EQ(RecipeKey(packed), "rk1-624dd9f88d2a0c8c");
   EXPECT_THAT(DescribeSettings(r),
               ::testing::HasSubstr(" framework=TORCHTUNE"));
@@ -218,10 +217,23 @@ TEST(ValidateRecipeTest, MeanTokensNeedPaddedDataWithinTheMaximum) {
   r.mean_tokens_per_sample = 100;
   r.framework = static_cast<TrainingFramework>(42);
   r.loss = static_cast<LossImplementation>(-1);
-  EXPECT_THAT(ValidateRecipe(r),
-              Contains(Field(&FieldViolation::field, "recipe.framework")));
-  EXPECT_THAT(ValidateRecipe(r),
-              Contains(Field(&FieldViolation::field, "recipe.loss")));
+  EXPECT_THAT(ValidateRecipe(r), Contains(Field(&FieldViolation::field,
+                                                "recipe.training_framework")));
+  EXPECT_THAT(ValidateRecipe(r), Contains(Field(&FieldViolation::field,
+                                                "recipe.loss_implementation")));
+}
+
+TEST(ValidateRecipeTest, AMeanLengthOnPackedDataIsRefusedNotDropped) {
+  // Normalizing keeps it, so that the contradiction reaches validation
+  // instead of silently planning packed batches.
+  Recipe r = Lora();
+  r.packing = SequencePacking::kPacked;
+  r.mean_tokens_per_sample = 350;
+  r = NormalizeRecipe(r);
+  EXPECT_EQ(r.mean_tokens_per_sample, 350);
+  EXPECT_THAT(
+      ValidateRecipe(r),
+      Contains(Field(&FieldViolation::field, "recipe.mean_tokens_per_sample")));
 }
 
 TEST(TrainableParamsTest, MatchesPublishedLoraCounts) {

@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,7 @@ class StrictEnumsTest : public ::testing::Test {
 TEST_F(StrictEnumsTest, EveryEnumFieldOfEveryRequestRefusesUndeclaredNumbers) {
   int services = 0;
   int checked = 0;
+  std::set<std::string> checked_paths;
   for (const ServiceDescriptor* service : ApiServices()) {
     ++services;
     for (int m = 0; m < service->method_count(); ++m) {
@@ -267,6 +269,7 @@ TEST_F(StrictEnumsTest, EveryEnumFieldOfEveryRequestRefusesUndeclaredNumbers) {
         EXPECT_THAT(ViolatedFields(status), Contains(path.Text()));
         EXPECT_EQ(Stored(), before);
         ++checked;
+        checked_paths.insert(path.Text());
       }
     }
   }
@@ -277,6 +280,16 @@ TEST_F(StrictEnumsTest, EveryEnumFieldOfEveryRequestRefusesUndeclaredNumbers) {
   // requests), constraints.objective, serving.precision, pool.fabric,
   // inter_node_fabric, purpose (x2), role, run outcome enums, evals, cost.
   EXPECT_GE(checked, 20);
+  // The recipe's memory enums, in a plan request and in an uploaded run, and
+  // the run's own peak kind.
+  for (const char* path :
+       {"recipe.loss_implementation", "recipe.sequence_packing",
+        "recipe.training_framework", "recipe.reported_peak",
+        "run.recipe.loss_implementation", "run.recipe.sequence_packing",
+        "run.recipe.training_framework", "run.recipe.reported_peak",
+        "run.peak_memory_kind"}) {
+    EXPECT_THAT(checked_paths, Contains(path));
+  }
 }
 
 TEST_F(StrictEnumsTest, TheSeedsAreAcceptedWithoutTheUndeclaredNumber) {

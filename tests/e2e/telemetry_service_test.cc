@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
+#include "services/api/page_token.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"
 
@@ -166,6 +167,17 @@ TEST_F(TelemetryTest, StoredRunReadsBackExactlyAndListsNewestFirst) {
   } while (!token.empty());
   std::reverse(ids.begin(), ids.end());
   EXPECT_EQ(listed, ids);
+
+  // A token of this service's form whose key is not (time, run id).
+  for (const char* key : {"1700000000000000/run-1", "soon/", "42"}) {
+    v1::ListBenchmarkRunsRequest request;
+    request.set_page_token(services::EncodePageToken(key));
+    v1::ListBenchmarkRunsResponse response;
+    grpc::Status status =
+        telemetry_->ListBenchmarkRuns(Deadline().get(), request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << key;
+    EXPECT_THAT(ViolatedFields(status), ElementsAre("page_token")) << key;
+  }
 }
 
 // One case per validation rule: the named field, and nothing stored changes.

@@ -17,6 +17,7 @@ import warnings
 import grpc
 from google.protobuf import json_format
 from google.protobuf import timestamp_pb2
+from google.protobuf.internal import enum_type_wrapper
 
 from placement.v1 import catalog_pb2
 from placement.v1 import catalog_pb2_grpc
@@ -143,12 +144,13 @@ def make_recipe(recipe):
     if isinstance(recipe, recipe_pb2.Recipe):
         return recipe
     fields = dict(recipe)
-    for key, enum_type in (("method", recipe_pb2.FineTuneMethod),
-                           ("precision", recipe_pb2.Precision),
-                           ("optimizer", recipe_pb2.Optimizer),
-                           ("parallelism", recipe_pb2.Parallelism)):
-        if key in fields:
-            fields[key] = _enum_value(enum_type, fields[key])
+    # Every enum field of Recipe takes short names (loss_implementation=
+    # "chunked-cross-entropy", sequence_packing="padded-per-batch", ...).
+    for field in recipe_pb2.Recipe.DESCRIPTOR.fields:
+        if field.enum_type is not None and field.name in fields:
+            fields[field.name] = _enum_value(
+                enum_type_wrapper.EnumTypeWrapper(field.enum_type),
+                fields[field.name])
     return json_format.ParseDict(fields, recipe_pb2.Recipe())
 
 
@@ -165,6 +167,19 @@ def _percentile(values, p):
     ordered = sorted(values)
     rank = max(1, min(len(ordered), math.ceil(p / 100 * len(ordered))))
     return ordered[rank - 1]
+
+
+def _choose_peak(allocated, reserved, reserved_measured, report_peak):
+    """(peak GB, PeakMemoryKind) of a run: the kind asked for when it was
+    measured, else the largest measured (the reserve holds what is
+    allocated, so it is the larger when both were read)."""
+    measured = [(allocated, recipe_pb2.PEAK_MEMORY_KIND_ALLOCATED)]
+    if reserved_measured:
+        measured.insert(0, (reserved, recipe_pb2.PEAK_MEMORY_KIND_RESERVED))
+    for gb, kind in measured:
+        if kind == report_peak and gb > 0:
+            return gb, kind
+    return max(measured, key=lambda m: m[0])
 
 
 def _torch_memory_gb():
@@ -218,10 +233,16 @@ class RunRecorder:
 
     sku: the exact catalog SKU (else $PLACEMENT_SKU, else placement-agent
     detect); a name the catalog does not hold exactly is a ValueError.
-    Memory: pass memory_allocated_gb to step(), or let PyTorch's
-    max_memory_allocated() be read when torch is importable. With neither,
-    the run cannot be evidence: a RuntimeWarning says so at the first step,
-    and on exit it is not recorded and its spooled samples are removed.
+    Memory: pass memory_allocated_gb (and memory_reserved_gb) to step(), or
+    let PyTorch's max_memory_allocated() and max_memory_reserved() be read
+    when torch is importable. With neither, the run cannot be evidence: a
+    RuntimeWarning says so at the first step, and on exit it is not
+    recorded and its spooled samples are removed. The run uploads both
+    peaks (peak_memory_allocated_gb, peak_memory_reserved_gb; a reserve
+    never measured is 0) and reports as peak_memory_gb the kind
+    report_peak names ("allocated" or "reserved") when it was measured,
+    else the largest measured; peak_memory_kind and the recipe's
+    reported_peak say which.
 
     uploaded: True once the service acknowledged the run; False when it is
     still spooled, or was refused (moved to the spool's rejected/).
@@ -230,7 +251,8 @@ class RunRecorder:
     def __init__(self, server=None, *, pool, recipe, sku=None, plan_id="",
                  team="", agent_id=None, offload="none", interconnect=None,
                  exclusive=True, spool_dir=None, token=None, ca_file=None,
-                 stream_interval=2.0, upload_attempts=6, backoff_initial=0.25):
+                 stream_interval=2.0, upload_attempts=6, backoff_initial=0.25,
+                 report_peak=None):
         self.connection = Connection(server, token=token, ca_file=ca_file,
                                      attempts=upload_attempts,
                                      backoff_initial=backoff_initial)
@@ -258,6 +280,10 @@ class RunRecorder:
             _enum_value(telemetry_pb2.Interconnect, interconnect)
             if self.collectives_opened else telemetry_pb2.INTERCONNECT_NONE)
         self.exclusive = exclusive
+        self.report_peak = (
+            _enum_value(recipe_pb2.PeakMemoryKind, report_peak)
+            if report_peak else recipe_pb2.PEAK_MEMORY_KIND_UNSPECIFIED)
+        self._reserved_measured = False
         self.spool_dir = spool_lib.spool_dir_or_default(spool_dir)
         self.stream_interval = stream_interval
         self.card_memory_gb = 0.0
@@ -317,6 +343,8 @@ class RunRecorder:
         reserved = float(memory_reserved_gb if memory_reserved_gb is not None
                          else allocated)
         with self._lock:
+            if memory_reserved_gb is not None:
+                self._reserved_measured = True
             sample = telemetry_pb2.StepSample(
                 step=len(self._samples), time=_now_proto(),
                 step_time_seconds=float(step_time_s),
@@ -427,18 +455,27 @@ class RunRecorder:
             raise ValueError("no step was recorded")
         times = [s.step_time_seconds for s in samples]
         busy = sum(times)
-        peak = max(max(s.memory_allocated_gb, s.memory_reserved_gb)
-                   for s in samples)
+        allocated = max(s.memory_allocated_gb for s in samples)
+        # A step given no reserved figure stores its allocated one there;
+        # only a measured reserve is reported as one.
+        reserved = (max(s.memory_reserved_gb for s in samples)
+                    if self._reserved_measured else 0.0)
+        peak, kind = _choose_peak(allocated, reserved, self._reserved_measured,
+                                  self.report_peak)
         last = self._attempts[-1]
         if peak <= 0 and last[3] == telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY:
-            peak = self.card_memory_gb  # the job needed at least the card
+            # The job needed at least the card.
+            peak, kind = self.card_memory_gb, recipe_pb2.PEAK_MEMORY_KIND_DEVICE_USED
         if peak <= 0:
             raise ValueError("no memory was measured: pass memory_allocated_gb "
                              "to step() (or run with PyTorch on a GPU)")
+        recipe = recipe_pb2.Recipe()
+        recipe.CopyFrom(self.recipe)
+        recipe.reported_peak = kind
         run = telemetry_pb2.BenchmarkRun(
             run_id=self.run_id, agent_id=self.agent_id, pool=self.pool,
             sku=self.sku, node_names=[socket.gethostname()],
-            gpu_count=self.recipe.gpu_count, recipe=self.recipe,
+            gpu_count=self.recipe.gpu_count, recipe=recipe,
             steps_attempted=len(samples),
             steps_succeeded=(last[2] if last[3] ==
                              telemetry_pb2.RUN_OUTCOME_SUCCEEDED else 0),
@@ -446,7 +483,9 @@ class RunRecorder:
             step_time_p50_seconds=_percentile(times, 50),
             step_time_p95_seconds=_percentile(times, 95),
             tokens_per_second=sum(s.tokens for s in samples) / busy,
-            peak_memory_gb=peak,
+            peak_memory_gb=peak, peak_memory_kind=kind,
+            peak_memory_allocated_gb=allocated,
+            peak_memory_reserved_gb=reserved,
             offload=self._record_offload or self.offload,
             interconnect=self.interconnect,
             collectives_opened=self.collectives_opened,

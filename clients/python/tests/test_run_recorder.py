@@ -27,11 +27,13 @@ import grpc
 
 from placement.v1 import catalog_pb2
 from placement.v1 import catalog_pb2_grpc
+from placement.v1 import recipe_pb2
 from placement.v1 import telemetry_pb2
 from placement.v1 import telemetry_pb2_grpc
 import placement_client
 from placement_client import RunRecorder
 from placement_client.connection import Connection
+from placement_client.recorder import make_recipe
 from placementd_launcher import Placementd
 from placementd_launcher import psql
 
@@ -84,8 +86,9 @@ class RunRecorderTest(unittest.TestCase):
 
     def recorder(self, server=None, **kwargs):
         kwargs.setdefault("sku", L40S)
+        kwargs.setdefault("recipe", RECIPE)
         return RunRecorder(server or self.server, pool="l40s-adapters",
-                           recipe=RECIPE, spool_dir=self.spool,
+                           spool_dir=self.spool,
                            stream_interval=0.05, upload_attempts=2,
                            backoff_initial=0.01, **kwargs)
 
@@ -316,6 +319,47 @@ class RunRecorderTest(unittest.TestCase):
         self.assertEqual(self.sql(
             "SELECT memory_allocated_gb FROM step_samples WHERE run_id = "
             f"'{rec.run_id}'"), "12.5")
+        # Both peaks go up, and which one peak_memory_gb is.
+        self.assertAlmostEqual(run.peak_memory_allocated_gb, 12.5)
+        self.assertAlmostEqual(run.peak_memory_reserved_gb, 14.0)
+        self.assertEqual(run.peak_memory_kind,
+                         recipe_pb2.PEAK_MEMORY_KIND_RESERVED)
+        self.assertEqual(run.recipe.reported_peak,
+                         recipe_pb2.PEAK_MEMORY_KIND_RESERVED)
+
+    def test_report_peak_allocated_and_a_reserve_never_measured(self):
+        with self.recorder(report_peak="allocated") as rec:
+            rec.step(step_time_s=0.01, memory_allocated_gb=20.0,
+                     memory_reserved_gb=22.0)
+        run = self.stored(rec.run_id).run
+        self.assertAlmostEqual(run.peak_memory_gb, 20.0)
+        self.assertEqual(run.peak_memory_kind,
+                         recipe_pb2.PEAK_MEMORY_KIND_ALLOCATED)
+        self.assertAlmostEqual(run.peak_memory_reserved_gb, 22.0)
+        # Given allocated memory only, the run says it is allocated memory.
+        with self.recorder() as rec:
+            rec.step(step_time_s=0.01, memory_allocated_gb=20.0)
+        run = self.stored(rec.run_id).run
+        self.assertEqual(run.peak_memory_kind,
+                         recipe_pb2.PEAK_MEMORY_KIND_ALLOCATED)
+        self.assertAlmostEqual(run.peak_memory_reserved_gb, 0.0)
+
+    def test_recipe_memory_fields_take_short_names(self):
+        recipe = make_recipe(dict(
+            RECIPE, loss_implementation="chunked-cross-entropy",
+            sequence_packing="padded-per-batch", mean_tokens_per_sample=300,
+            training_framework="hf-transformers-peft"))
+        self.assertEqual(recipe.loss_implementation,
+                         recipe_pb2.LOSS_IMPLEMENTATION_CHUNKED_CROSS_ENTROPY)
+        self.assertEqual(recipe.sequence_packing,
+                         recipe_pb2.SEQUENCE_PACKING_PADDED_PER_BATCH)
+        self.assertEqual(recipe.training_framework,
+                         recipe_pb2.TRAINING_FRAMEWORK_HF_TRANSFORMERS_PEFT)
+        with self.recorder(recipe=recipe) as rec:
+            rec.step(step_time_s=0.01, memory_allocated_gb=20.0)
+        self.assertTrue(rec.uploaded)
+        run = self.stored(rec.run_id).run
+        self.assertEqual(run.recipe.mean_tokens_per_sample, 300)
 
     def test_example_training_loop(self):
         out = subprocess.run(

@@ -1,0 +1,100 @@
+#include "services/api/telemetry_convert.h"
+
+#include "common/proto_bytes.h"
+#include "common/proto_time.h"
+#include "core/recipe.h"
+#include "core/units.h"
+#include "services/api/recipe_convert.h"
+#include "services/api/run_convert.h"
+
+namespace placement::services {
+
+storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
+                                        const core::Pool& pool,
+                                        const std::string& sku_id) {
+  storage::RunToStore out;
+  out.recipe = core::NormalizeRecipe(RunRecipeFromProto(in));
+  out.recipe_proto = common::DeterministicBytes(RecipeToProto(out.recipe));
+  out.upload = common::DeterministicBytes(in);
+  out.agent_id = in.agent_id();
+  out.tokens_per_second = in.tokens_per_second();
+  out.exclusive = in.exclusive();
+  out.plan_id = in.plan_id();
+
+  out.run = MeasuredRunFromProto(in);
+  out.run.sku_id = sku_id;
+  out.run.pool_name = pool.name;
+  if (out.run.team.empty()) {
+    auto team = pool.labels.find("team");
+    if (team != pool.labels.end()) out.run.team = team->second;
+  }
+  return out;
+}
+
+void AckToProto(const storage::RunAck& ack,
+                v1::UploadBenchmarkRunResponse* response) {
+  response->set_run_id(ack.run_id);
+  response->set_recipe_key(ack.recipe_key);
+  common::TimeToProto(ack.accept_time, response->mutable_accept_time());
+  response->set_gpu_hours(core::HoursFromMicroseconds(ack.gpu_microseconds));
+  response->set_evidence_version(ack.evidence_version);
+}
+
+absl::Status StoredRunToProto(const storage::StoredRun& stored,
+                              v1::GetBenchmarkRunResponse* response) {
+  if (!response->mutable_run()->ParseFromString(stored.upload)) {
+    return absl::DataLossError("stored run does not parse");
+  }
+  response->set_recipe_key(stored.ack.recipe_key);
+  common::TimeToProto(stored.ack.accept_time, response->mutable_accept_time());
+  return absl::OkStatus();
+}
+
+void RunSummaryToProto(const storage::RunSummary& s,
+                       v1::BenchmarkRunSummary* out) {
+  out->set_run_id(s.run_id);
+  out->set_pool(s.pool_name);
+  out->set_sku(s.sku_id);
+  out->set_recipe_key(s.recipe_key);
+  out->set_model(s.model);
+  out->set_method(MethodToProto(s.method));
+  out->set_gpu_count(s.gpu_count);
+  common::TimeToProto(s.started, out->mutable_start_time());
+  common::TimeToProto(s.ended, out->mutable_end_time());
+  out->set_steps_attempted(s.steps_attempted);
+  out->set_steps_succeeded(s.steps_succeeded);
+  out->set_peak_memory_gb(s.peak_memory_gb);
+  out->set_offload(OffloadToProto(s.offload));
+  out->set_outcome(OutcomeToProto(s.outcome));
+  out->set_retries(s.retries);
+  out->set_gpu_hours(core::HoursFromMicroseconds(s.gpu_microseconds));
+  common::TimeToProto(s.accept_time, out->mutable_accept_time());
+}
+
+std::vector<storage::StepSampleRow> SampleRowsFromProto(
+    const v1::StreamStepSamplesRequest& request) {
+  std::vector<storage::StepSampleRow> rows;
+  rows.reserve(request.samples_size());
+  for (const v1::StepSample& s : request.samples()) {
+    storage::StepSampleRow row;
+    row.step = s.step();
+    row.time = common::TimeFromProto(s.time());
+    row.step_time_s = s.step_time_seconds();
+    row.memory_allocated_gb = s.memory_allocated_gb();
+    row.memory_reserved_gb = s.memory_reserved_gb();
+    row.tokens = s.tokens();
+    if (s.has_loss()) row.loss = s.loss();
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void SampleProgressToProto(const std::string& run_id,
+                           const storage::SampleProgress& progress,
+                           v1::GetSampleProgressResponse* response) {
+  response->set_run_id(run_id);
+  response->set_committed_through_step(progress.committed_through_step);
+  response->set_samples_stored(progress.samples);
+}
+
+}  // namespace placement::services

@@ -1,0 +1,48 @@
+#ifndef PLACEMENT_SERVICES_API_TELEMETRY_CONVERT_H_
+#define PLACEMENT_SERVICES_API_TELEMETRY_CONVERT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/pool.h"
+#include "placement/v1/telemetry.pb.h"
+#include "storage/run_store.h"
+#include "storage/sample_store.h"
+
+namespace placement::services {
+
+// Conversions between the telemetry messages and storage's run and sample
+// records. Built with the server rather than the fuzzed placement_api, since
+// storage's headers bring libpqxx; the pure part of a run's conversion is
+// MeasuredRunFromProto (run_convert.h).
+
+// A validated upload (ValidateRunFields, ValidateRunAgainstCatalog) ready to
+// store: its normalized recipe, the bytes as sent, and the core run with the
+// catalog's SKU id and the pool's name; the team defaults to the pool's
+// "team" label.
+storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& run,
+                                        const core::Pool& pool,
+                                        const std::string& sku_id);
+
+void AckToProto(const storage::RunAck& ack,
+                v1::UploadBenchmarkRunResponse* response);
+
+// DATA_LOSS when the stored upload bytes do not parse.
+absl::Status StoredRunToProto(const storage::StoredRun& stored,
+                              v1::GetBenchmarkRunResponse* response);
+
+void RunSummaryToProto(const storage::RunSummary& summary,
+                       v1::BenchmarkRunSummary* out);
+
+// The samples of one validated stream message (ValidateSampleBatch).
+std::vector<storage::StepSampleRow> SampleRowsFromProto(
+    const v1::StreamStepSamplesRequest& request);
+
+void SampleProgressToProto(const std::string& run_id,
+                           const storage::SampleProgress& progress,
+                           v1::GetSampleProgressResponse* response);
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_API_TELEMETRY_CONVERT_H_

@@ -1,0 +1,29 @@
+#ifndef PLACEMENT_SERVICES_RPC_ADMIT_H_
+#define PLACEMENT_SERVICES_RPC_ADMIT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "google/protobuf/message.h"
+#include "services/auth/auth.h"
+
+namespace placement::services {
+
+// Whether a call may go on to its handler's own checks: the authorizer's
+// decision on it (taken by the interceptor from the method gRPC is serving,
+// so no handler names its method), then every enum value of `request`
+// declared (UndeclaredEnumValues; INVALID_ARGUMENT naming the fields). Every
+// unary handler starts with it.
+absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
+                   const google::protobuf::Message& request);
+
+// The same for a raw method, which receives bytes: the decision first (a
+// caller refused learns nothing of how its bytes parse), then `bytes`
+// parsed into `request` (INVALID_ARGUMENT if they do not), then its enums.
+absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
+                   const grpc::ByteBuffer& bytes,
+                   google::protobuf::Message* request);
+
+}  // namespace placement::services
+
+#endif  // PLACEMENT_SERVICES_RPC_ADMIT_H_
