@@ -43,6 +43,42 @@ double BaseBytesPerParam(const Recipe& r) {
   return 2;
 }
 
+// Whether the MLP's output projection (down / fc2) trains: only then does
+// autograd keep its input (the MLP product) for the weight gradient; a
+// frozen linear needs just its weight to pass the gradient on.
+// PyTorch's mm saves each operand only for the other's gradient
+// (autograd codegen's should_compute_output guards, pytorch issue 97575);
+// bitsandbytes' MatMul4Bit (NF4) saves its input whenever it needs any
+// gradient (autograd/_functions.py: ctx.tensors = (A, B)), frozen or not.
+bool KeepsFrozenLinearInputs(const Recipe& r) {
+  return r.method == FineTuneMethod::kFull || r.precision == Precision::kNf4;
+}
+
+bool TrainsMlpOutput(const Recipe& r) {
+  if (KeepsFrozenLinearInputs(r)) return true;
+  for (const std::string& module : r.target_modules) {
+    if (module == "down" || module == "all-linear" || module == "all_linear" ||
+        module == "all") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether the MLP's input projections (gate / up / fc1) train: only then
+// does autograd keep their input (the second norm's output); the norm's own
+// backward needs its input, not its output.
+bool TrainsMlpInput(const Recipe& r) {
+  if (KeepsFrozenLinearInputs(r)) return true;
+  for (const std::string& module : r.target_modules) {
+    if (module == "gate" || module == "up" || module == "all-linear" ||
+        module == "all_linear" || module == "all") {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool IsQuantizedBase(Precision p) {
   return p == Precision::kFp8 || p == Precision::kInt8 || p == Precision::kNf4;
 }
@@ -128,6 +164,16 @@ const MemoryModelConstants& AnalyticMemoryModelConstants() {
         LossImplementation::kChunkedCrossEntropy;
     c.frameworks[static_cast<int>(TrainingFramework::kTorchtune)].default_loss =
         LossImplementation::kChunkedCrossEntropy;
+    // Setting up a sharded job. LitGPT's finetune scripts (lora.py,
+    // adapter.py, full.py with --devices > 1) build the model with
+    // fabric.init_module(empty_init=...) on each GPU, wrap it in
+    // FSDPStrategy(auto_wrap_policy={Block}, ...) and then load the full
+    // checkpoint with fabric.load_raw: each rank holds the whole bf16
+    // model next to its shard once. HF Accelerate (cpu_ram_efficient_loading,
+    // meta-device init), DeepSpeed (zero.Init) and torchtune (meta device +
+    // sharded load) never do.
+    c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)]
+        .unsharded_setup_copies = 1;
     return c;
   }();
   return kConstants;
@@ -143,16 +189,24 @@ const MemoryModelConstants& DefaultMemoryModelConstants() {
     // them and fails if they drift. In parentheses: the rows whose
     // prediction each one moves. Profiles without such rows (torchtune,
     // NeMo, Axolotl, DeepSpeed, other) keep the analytic 1.
-    c.logits_bytes_standard = 16.78;         // (20) prior 14
-    c.logits_bytes_chunked = 5.911;          // (15) prior 6
-    c.nf4_working_bytes_per_param = 0.0748;  // (22) prior 0.0625
+    c.logits_bytes_standard = 14.13;         // (20: unsloth, LLaMA-Factory,
+                                             // PEFT) prior 14
+    c.logits_bytes_chunked = 6.402;          // (28: LitGPT, llm-foundry)
+    c.nf4_working_bytes_per_param = 0.0769;  // (22) prior 0.0625
     c.optimizer_step_temporaries = 0.9017;   // (1) prior 1
-    c.padded_peak_length_factor = 2.985;     // (8, PEFT MetaMathQA) prior 3
-    c.reserved_slack_fraction = 0.1083;      // (24) prior 0.10
-    c.frameworks[static_cast<int>(TrainingFramework::kHfTransformersPeft)]
-        .activation_scale = 0.9971;  // (8)
-    c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)]
-        .activation_scale = 1.2015;  // (34)
+    c.padded_peak_length_factor = 3.166;     // (8, PEFT MetaMathQA) prior 3
+    c.reserved_slack_fraction = 0.1237;      // (23) prior 0.10
+    FrameworkMemoryProfile& hf =
+        c.frameworks[static_cast<int>(TrainingFramework::kHfTransformersPeft)];
+    hf.activation_scale = 1.033;  // (8: PEFT MetaMathQA, LLaMA-Factory)
+    hf.nf4_working_scale = 1.07;  // (8)
+    FrameworkMemoryProfile& litgpt =
+        c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)];
+    litgpt.activation_scale = 1.228;   // (29: LitGPT resource tables,
+                                       // config_hub)
+    litgpt.nf4_working_scale = 1.163;  // (13)
+    c.frameworks[static_cast<int>(TrainingFramework::kOther)]
+        .nf4_working_scale = 0.9891;  // (1: LLaMA-Factory's Unsloth row)
     return c;
   }();
   return kConstants;
@@ -207,10 +261,11 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
     master_bytes = trainable * 4;
   }
   // NF4 working memory (dequantized copies), on this GPU's share.
-  double dequantized_bytes =
-      r.precision == Precision::kNf4
-          ? c.nf4_working_bytes_per_param * (n - embeddings) / model_split
-          : 0;
+  double dequantized_bytes = r.precision == Precision::kNf4
+                                 ? c.nf4_working_bytes_per_param *
+                                       profile.nf4_working_scale *
+                                       (n - embeddings) / model_split
+                                 : 0;
   if (r.parallelism == Parallelism::kZero3 ||
       r.parallelism == Parallelism::kFsdp) {
     dequantized_bytes /= dp;
@@ -243,6 +298,9 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
   // --- Division by the layout. ---
   weight_bytes /= model_split;
   master_bytes /= model_split;
+  // The whole model in its stored 16-bit (or quantized) form, on this
+  // GPU's tensor/pipeline share, before any data-parallel sharding.
+  const double unsharded_model_bytes = weight_bytes;
   double grads = grad_bytes / model_split;
   optimizer_bytes /= model_split;
   one_state_bytes /= model_split;
@@ -287,11 +345,15 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
   const double tokens = peak_length * r.micro_batch_size;
   const double element = fp32 ? 4 : 2;
   const double h = a.hidden_size;
-  const double per_layer_elements =
-      c.activation_hidden_multiple * h + 2.0 * a.KvDim() +
-      (a.gated_mlp ? c.activation_mlp_multiple_gated
-                   : c.activation_mlp_multiple_plain) *
-          a.intermediate_size;
+  // The MLP multiple counts the output projection's input; with that
+  // projection frozen (adapters elsewhere) it is not kept.
+  const double mlp_multiple = (a.gated_mlp ? c.activation_mlp_multiple_gated
+                                           : c.activation_mlp_multiple_plain) -
+                              (TrainsMlpOutput(r) ? 0 : 1);
+  const double hidden_multiple =
+      c.activation_hidden_multiple - (TrainsMlpInput(r) ? 0 : 1);
+  const double per_layer_elements = hidden_multiple * h + 2.0 * a.KvDim() +
+                                    mlp_multiple * a.intermediate_size;
   double per_layer_bytes = per_layer_elements * element;
   if (MaterializesAttentionScores(r)) {
     // Scores, softmax and dropout mask: 5*a*s bytes per token per layer
@@ -356,6 +418,17 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
                   m.backward_working_gb;
   m.optimizer_step_gb =
       persistent + m.gradients_gb + m.optimizer_step_working_gb;
+  // Setup of a sharded job by a framework that builds it unsharded first:
+  // its shard (weights_gb) plus the whole model, before any optimizer state
+  // or activation exists.
+  const bool sharded = (r.parallelism == Parallelism::kZero3 ||
+                        r.parallelism == Parallelism::kFsdp) &&
+                       dp > 1;
+  m.model_setup_gb = sharded && profile.unsharded_setup_copies > 0
+                         ? m.weights_gb + profile.unsharded_setup_copies *
+                                              unsharded_model_bytes /
+                                              kBytesPerGb
+                         : 0;
   m.allocated_gb = m.forward_gb;
   m.peak_phase = MemoryPhase::kForward;
   if (m.backward_gb > m.allocated_gb) {
@@ -366,12 +439,21 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
     m.allocated_gb = m.optimizer_step_gb;
     m.peak_phase = MemoryPhase::kOptimizerStep;
   }
+  if (m.model_setup_gb > m.allocated_gb) {
+    m.allocated_gb = m.model_setup_gb;
+    m.peak_phase = MemoryPhase::kModelSetup;
+  }
   // Reserved: each phase's short-lived memory carries the allocator's slack.
   m.reserved_gb = 0;
   for (double phase : {m.forward_gb, m.backward_gb, m.optimizer_step_gb}) {
     m.reserved_gb = std::max(m.reserved_gb, phase + c.reserved_slack_fraction *
                                                         (phase - persistent));
   }
+  // At setup the unsharded copy is the short-lived memory.
+  m.reserved_gb = std::max(
+      m.reserved_gb,
+      m.model_setup_gb + c.reserved_slack_fraction *
+                             std::max(0.0, m.model_setup_gb - m.weights_gb));
   const double fixed =
       c.cuda_context_gb + (r.gpu_count > 1 ? c.nccl_buffers_gb : 0);
   m.device_gb = m.reserved_gb + fixed;
@@ -405,12 +487,16 @@ std::string DescribeBreakdown(const MemoryBreakdown& b) {
       "peak at %s: weights %.1f GB, gradients %.1f GB, optimizer %.1f GB, "
       "activations %.1f GB, logits %.1f GB, backward working %.1f GB, "
       "optimizer step working %.1f GB; allocated %.1f GB (forward %.1f, "
-      "backward %.1f, optimizer step %.1f), reserved %.1f GB, on the device "
-      "%.1f GB",
+      "backward %.1f, optimizer step %.1f%s), reserved %.1f GB, on the "
+      "device %.1f GB",
       MemoryPhaseName(b.peak_phase), b.weights_gb, b.gradients_gb,
       b.optimizer_gb, b.activations_gb, b.logits_gb, b.backward_working_gb,
       b.optimizer_step_working_gb, b.allocated_gb, b.forward_gb, b.backward_gb,
-      b.optimizer_step_gb, b.reserved_gb, b.device_gb);
+      b.optimizer_step_gb,
+      b.model_setup_gb > 0
+          ? absl::StrFormat(", model setup %.1f", b.model_setup_gb)
+          : std::string(),
+      b.reserved_gb, b.device_gb);
 }
 
 const char* MemoryPhaseName(MemoryPhase phase) {
@@ -421,6 +507,8 @@ const char* MemoryPhaseName(MemoryPhase phase) {
       return "BACKWARD";
     case MemoryPhase::kOptimizerStep:
       return "OPTIMIZER_STEP";
+    case MemoryPhase::kModelSetup:
+      return "MODEL_SETUP";
     case MemoryPhase::kUnspecified:
       break;
   }

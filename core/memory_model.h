@@ -15,6 +15,10 @@ enum class MemoryPhase {
   kForward = 1,        // end of forward: every saved activation + the loss
   kBackward = 2,       // backward: activations freed as gradients appear
   kOptimizerStep = 3,  // all gradients + the optimizer's temporaries
+  // Before the first step, while a sharded (FSDP / ZeRO-3) model is built:
+  // a framework that materializes the whole 16-bit model on every GPU and
+  // shards it afterwards holds both at once.
+  kModelSetup = 4,
 };
 
 // Predicted peak memory of ONE GPU of a job, in GB (1e9 bytes). The terms
@@ -39,6 +43,7 @@ struct MemoryBreakdown {
   double forward_gb = 0;
   double backward_gb = 0;
   double optimizer_step_gb = 0;
+  double model_setup_gb = 0;  // 0 unless the framework builds unsharded
   MemoryPhase peak_phase = MemoryPhase::kUnspecified;
 
   double allocated_gb = 0;  // max over the phases
@@ -62,6 +67,16 @@ struct FrameworkMemoryProfile {
   double activation_scale = 1;
   // The loss a recipe of this framework gets when it does not say.
   LossImplementation default_loss = LossImplementation::kStandardFp32Upcast;
+  // Multiplies the NF4 working memory (nf4_working_bytes_per_param): how
+  // a framework's 4-bit linear layers hold dequantized weights differs
+  // (bitsandbytes' Linear4bit through PEFT, Lightning Fabric's
+  // BitsandbytesPrecision).
+  double nf4_working_scale = 1;
+  // Whole 16-bit copies of the model each GPU holds while a sharded
+  // (FSDP / ZeRO-3) job is set up, on top of its own shard: 1 for a
+  // framework that builds the full model on every GPU and then shards it,
+  // 0 for one that builds on the meta device or shards while loading.
+  double unsharded_setup_copies = 0;
 };
 
 inline constexpr int kTrainingFrameworkCount = 8;  // enum values 0..7

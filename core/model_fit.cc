@@ -12,6 +12,10 @@ namespace {
 // standard deviation, natural-log units): loss and allocator constants are
 // rough (x4), activation scales and efficiencies tighter (x1.6).
 constexpr double kLooseLogSigma = 1.5;
+// The standard loss's bytes are counted from transformers' code: 14, or 18
+// in versions that add a contiguous fp32 copy of the shifted logits; one
+// standard deviation of x1.15 keeps 18 within two.
+constexpr double kStandardLossLogSigma = 0.14;
 constexpr double kActivationLogSigma = 0.5;
 constexpr double kEfficiencyLogSigma = 0.5;  // x1.6
 constexpr double kDequantLogSigma = 1.0;
@@ -103,7 +107,8 @@ MemoryFit FitMemoryModel(const std::vector<MemoryObservation>& observations,
                          const MemoryModelConstants& prior) {
   using C = MemoryModelConstants;
   std::vector<Binding<C>> b = {
-      {{"logits_bytes_standard", prior.logits_bytes_standard, kLooseLogSigma},
+      {{"logits_bytes_standard", prior.logits_bytes_standard,
+        kStandardLossLogSigma},
        [](C& c) -> double& { return c.logits_bytes_standard; }},
       {{"logits_bytes_chunked", prior.logits_bytes_chunked, kLooseLogSigma},
        [](C& c) -> double& { return c.logits_bytes_chunked; }},
@@ -128,6 +133,12 @@ MemoryFit FitMemoryModel(const std::vector<MemoryObservation>& observations,
                        "]"),
           prior.frameworks[f].activation_scale, kActivationLogSigma},
          [f](C& c) -> double& { return c.frameworks[f].activation_scale; }});
+    b.push_back(
+        {{absl::StrCat("nf4_working_scale[",
+                       TrainingFrameworkName(static_cast<TrainingFramework>(f)),
+                       "]"),
+          prior.frameworks[f].nf4_working_scale, kLooseLogSigma},
+         [f](C& c) -> double& { return c.frameworks[f].nf4_working_scale; }});
   }
   MemoryFit fit;
   fit.constants = prior;
@@ -150,6 +161,8 @@ StepTimeFit FitStepTimeModel(
       {{"nf4_dequant_bytes_per_param", prior.nf4_dequant_bytes_per_param,
         kDequantLogSigma},
        [](C& c) -> double& { return c.nf4_dequant_bytes_per_param; }},
+      {{"layer_overhead_s", prior.layer_overhead_s, kDequantLogSigma},
+       [](C& c) -> double& { return c.layer_overhead_s; }},
       {{"data_parallel_exposed_fraction", prior.data_parallel_exposed_fraction,
         kLooseLogSigma},
        [](C& c) -> double& { return c.data_parallel_exposed_fraction; }},

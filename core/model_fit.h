@@ -40,8 +40,10 @@ struct MemoryFit {
 
 // Fits the loss constants, the NF4 working memory, the optimizer step's
 // temporaries, the padded-batch peak factor, the allocator slack and each
-// framework's activation scale to the observations, robustly and shrunk
-// toward `prior`. Every other constant stays at the prior.
+// framework's activation and NF4 working-memory scales to the observations,
+// robustly and shrunk toward `prior`. Every other constant (the activation
+// counts, the CUDA context, each framework's unsharded setup copies) stays
+// at the prior.
 MemoryFit FitMemoryModel(const std::vector<MemoryObservation>& observations,
                          const MemoryModelConstants& prior);
 
@@ -61,7 +63,8 @@ struct StepTimeFit {
 };
 
 // Fits the SKU family factors (for every family observed), the full and
-// adapter method factors and the NF4 dequantization traffic, robustly and
+// adapter method factors, the NF4 dequantization traffic, the per-layer
+// overhead and the exposed share of data-parallel traffic, robustly and
 // shrunk toward `prior`; base_mfu stays at the prior (it and the factors
 // are only defined up to their product).
 StepTimeFit FitStepTimeModel(

@@ -79,6 +79,11 @@ struct StepTimeModelConstants {
   // Memory traffic of dequantizing one NF4 weight to bf16, per pass
   // (forward, backward, recompute), in bytes at the card's bandwidth.
   double nf4_dequant_bytes_per_param = 0;
+  // Fixed time of one transformer layer per micro-batch (forward +
+  // backward), whatever its size: kernel launches and framework dispatch,
+  // which dominate a step when micro-batches are small. x1.5 with
+  // activation recompute (the forward runs twice).
+  double layer_overhead_s = 0;
   // Share of data-parallel communication (gradient all-reduce, FSDP
   // gather/scatter) left on the critical path after overlap with compute.
   double data_parallel_exposed_fraction = 0;
@@ -120,9 +125,10 @@ absl::StatusOr<StepTimeEstimate> EstimateStepTime(const Recipe& recipe,
 // bf16 otherwise (NF4/INT8 bases compute in bf16).
 double PeakDenseTflops(const Recipe& recipe, const GpuSku& sku);
 
-// The analytic prior of base_mfu: the model FLOPs utilization of dense
-// bf16 matmuls before any SKU or method factor (see .cc).
-inline constexpr double kAssumedMfu = 0.40;
+// The analytic prior of base_mfu: the model FLOPs utilization of large
+// dense bf16 matmuls before any SKU or method factor or fixed per-layer
+// overhead (see .cc).
+inline constexpr double kAssumedMfu = 0.50;
 
 }  // namespace placement::core
 

@@ -118,13 +118,96 @@ TEST(MemoryModelTest, AccumulatedLoraPeaksInBackward) {
   EXPECT_NEAR(m.logits_gb, 2.0 * 200 * 10000 / 1e9, 1e-9);
   EXPECT_NEAR(m.forward_gb, (persistent + 2 * trainable + 4e6 + 4e6) / 1e9,
               1e-9);
-  EXPECT_NEAR(m.backward_gb, (persistent + 2 * trainable + 4e6 + 8e6) / 1e9,
+  // One block recomputed: q,v adapters leave the MLP frozen, so neither
+  // the second norm's output nor the down projection's input is kept:
+  // (6 x 1000 + 2 x 500 + 3 x 3000) x 2 bytes x 200 tokens = 6.4 MB.
+  EXPECT_NEAR(m.backward_working_gb, 6.4e6 / 1e9, 1e-9);
+  EXPECT_NEAR(m.backward_gb, (persistent + 2 * trainable + 4e6 + 6.4e6) / 1e9,
               1e-9);
   EXPECT_EQ(m.peak_phase, MemoryPhase::kBackward);
   EXPECT_DOUBLE_EQ(m.reported_gb, m.allocated_gb);
   r.reported_peak = PeakMemoryKind::kReserved;
   EXPECT_DOUBLE_EQ(PredictPeakMemory(r, Tiny(), HandConstants()).reported_gb,
                    m.reserved_gb);
+}
+
+// Adapters: autograd keeps a frozen linear's input only when some gradient
+// needs it. q,v adapters leave the MLP frozen: the second norm's output
+// (input of gate and up) and the MLP product (input of down) are not kept.
+TEST(MemoryModelTest, FrozenLinearInputsAreNotSaved) {
+  Recipe qv = TinyRecipe(FineTuneMethod::kLora);  // targets q, v
+  qv.reported_peak = PeakMemoryKind::kAllocated;
+  // (6 x 1000 + 2 x 500 + 3 x 3000) x 2 bytes x 200 tokens x 10 layers.
+  EXPECT_NEAR(PredictPeakMemory(qv, Tiny(), HandConstants()).activations_gb,
+              16'000.0 * 2 * 200 * 10 / 1e9, 1e-12);
+  // Adapters on down only: its input is kept, the norm output is not.
+  Recipe down = qv;
+  down.target_modules = {"down"};
+  EXPECT_NEAR(PredictPeakMemory(down, Tiny(), HandConstants()).activations_gb,
+              19'000.0 * 2 * 200 * 10 / 1e9, 1e-12);
+  // All linear layers train: everything is kept, as in full fine-tuning.
+  Recipe all = qv;
+  all.target_modules = {"all-linear"};
+  all = NormalizeRecipe(all);
+  EXPECT_NEAR(PredictPeakMemory(all, Tiny(), HandConstants()).activations_gb,
+              20'000.0 * 2 * 200 * 10 / 1e9, 1e-12);
+  // bitsandbytes' 4-bit matmul saves its input whether or not the weight
+  // trains: an NF4 base keeps everything too.
+  Recipe qlora = TinyRecipe(FineTuneMethod::kQlora);
+  EXPECT_NEAR(PredictPeakMemory(qlora, Tiny(), HandConstants()).activations_gb,
+              20'000.0 * 2 * 200 * 10 / 1e9, 1e-12);
+}
+
+// A framework's NF4 working-memory scale multiplies the dequantized share.
+TEST(MemoryModelTest, Nf4WorkingMemoryScalesWithTheFrameworkProfile) {
+  MemoryModelConstants c = HandConstants();
+  Recipe r = TinyRecipe(FineTuneMethod::kQlora);
+  r.framework = TrainingFramework::kLitgpt;
+  const double base = PredictPeakMemory(r, Tiny(), c).weights_gb;
+  c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)].nf4_working_scale =
+      3;
+  // 0.0625 B x (140,021,000 - 20,000,000 embedding and head) x (3 - 1).
+  EXPECT_NEAR(PredictPeakMemory(r, Tiny(), c).weights_gb - base,
+              0.0625 * 120'021'000 * 2 / 1e9, 1e-12);
+}
+
+// A framework that builds the whole model on each GPU before FSDP shards it
+// peaks at setup when the training phases are small: its shard plus the
+// whole bf16 model. Others never hold the unsharded model.
+TEST(MemoryModelTest, UnshardedSetupIsAPhaseForFrameworksThatDoIt) {
+  Recipe r = TinyRecipe(FineTuneMethod::kLora);
+  r.gpu_count = 4;
+  r.data_parallel_degree = 4;
+  r.parallelism = Parallelism::kFsdp;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.reported_peak = PeakMemoryKind::kAllocated;
+  r.framework = TrainingFramework::kLitgpt;
+  r = NormalizeRecipe(r);
+  MemoryModelConstants c = HandConstants();
+  c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)]
+      .unsharded_setup_copies = 1;
+  const MemoryBreakdown m = PredictPeakMemory(r, Tiny(), c);
+  const double whole = 2 * 140'021'000 + 2 * 280'000;  // bf16 + adapters
+  // The shard: a quarter of the whole plus two gathered blocks (bf16).
+  const double shard = whole / 4 + 2 * 12'002'000 * 2;
+  EXPECT_NEAR(m.weights_gb, shard / 1e9, 1e-12);
+  EXPECT_NEAR(m.model_setup_gb, (shard + whole) / 1e9, 1e-12);
+  EXPECT_EQ(m.peak_phase, MemoryPhase::kModelSetup);
+  EXPECT_DOUBLE_EQ(m.allocated_gb, m.model_setup_gb);
+  // Reserved: the unsharded copy is the short-lived memory of the phase.
+  EXPECT_NEAR(m.reserved_gb, (shard + 1.1 * whole) / 1e9, 1e-12);
+
+  r.framework = TrainingFramework::kHfTransformersPeft;
+  const MemoryBreakdown hf = PredictPeakMemory(r, Tiny(), c);
+  EXPECT_EQ(hf.model_setup_gb, 0);
+  EXPECT_NE(hf.peak_phase, MemoryPhase::kModelSetup);
+  // One GPU has nothing to shard.
+  r.framework = TrainingFramework::kLitgpt;
+  r.gpu_count = 1;
+  r.data_parallel_degree = 1;
+  r.parallelism = Parallelism::kSingle;
+  r = NormalizeRecipe(r);
+  EXPECT_EQ(PredictPeakMemory(r, Tiny(), c).model_setup_gb, 0);
 }
 
 TEST(MemoryModelTest, LossImplementationSetsTheLogitsTerm) {

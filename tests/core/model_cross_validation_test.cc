@@ -17,6 +17,7 @@
 #include <set>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "core/calibration.h"
 #include "core/fit.h"
 #include "core/model_fit.h"
@@ -99,6 +100,12 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
   // measured / predicted, for the planner's bands (p10..p90).
   std::vector<double> memory_ratios, time_ratios;
   int ran = 0, ran_agree = 0, oom = 0, oom_agree = 0;
+  // The rows furthest off, to say where the error comes from.
+  struct Miss {
+    double size;  // |error| in percent, or the step-time factor
+    std::string text;
+  };
+  std::vector<Miss> memory_misses, time_misses;
   std::cout << std::fixed << std::setprecision(3);
   for (const std::string& group : groups) {
     const MemoryFit memory = FitMemoryModel(MemoryObservations(rows, group),
@@ -125,6 +132,12 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
         const double error = (m.reported_gb / *row.peak_gb - 1) * 100;
         memory_errors.push_back(std::fabs(error));
         memory_ratios.push_back(*row.peak_gb / m.reported_gb);
+        memory_misses.push_back(
+            {std::fabs(error),
+             absl::StrFormat("row %3d %+6.1f%% %s (%s, peak at %s)  %s",
+                             row.line, error, group,
+                             TrainingFrameworkName(row.recipe.framework),
+                             MemoryPhaseName(m.peak_phase), row.label)});
         std::cout << " vs " << std::setw(6) << *row.peak_gb << " ("
                   << std::setw(7) << error << "%)";
       } else {
@@ -137,12 +150,27 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
         const double residual = StepTimeResidual(*o, time.constants);
         time_factors.push_back(std::exp(std::fabs(residual)));
         time_ratios.push_back(std::exp(-residual));  // measured / predicted
+        time_misses.push_back(
+            {std::exp(std::fabs(residual)),
+             absl::StrFormat("row %3d x%.2f (too %s) %s  %s", row.line,
+                             std::exp(residual), residual > 0 ? "slow" : "fast",
+                             group, row.label)});
         std::cout << "; step time x" << std::exp(residual) << " (too "
                   << (residual > 0 ? "slow" : "fast") << ")";
       }
       std::cout << "  " << row.label << "\n";
     }
   }
+  auto print_worst = [](std::vector<Miss> misses, const char* what) {
+    std::sort(misses.begin(), misses.end(),
+              [](const Miss& a, const Miss& b) { return a.size > b.size; });
+    std::cout << "worst " << what << " rows:\n";
+    for (size_t i = 0; i < misses.size() && i < 10; ++i) {
+      std::cout << "  " << misses[i].text << "\n";
+    }
+  };
+  print_worst(memory_misses, "peak memory");
+  print_worst(time_misses, "step time");
   ASSERT_FALSE(memory_errors.empty());
   ASSERT_FALSE(time_factors.empty());
   const double memory_median = Quantile(memory_errors, 0.5);
@@ -178,13 +206,16 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
             << " right (" << verdicts << "%, target >= 95): " << ran_agree
             << "/" << ran << " runs that ran, " << oom_agree << "/" << oom
             << " published OOMs\n";
-  // Regression bounds at what the model reaches today (the targets above
-  // are not all met: docs/CORE.md says which rows miss and why).
+  // The targets. Met: median memory error, both step-time figures and the
+  // fit verdicts are asserted at the target itself. Missed: the memory p90
+  // (26.8% of 25%), asserted at what the model reaches so that it cannot
+  // get worse; docs/CORE.md names the rows above 25% and why the model
+  // cannot represent them.
   EXPECT_LE(memory_median, 10.0);
-  EXPECT_LE(memory_p90, 35.0);
-  EXPECT_LE(time_median, 1.5);
+  EXPECT_LE(memory_p90, 27.0) << "target 25 (missed, see docs/CORE.md)";
+  EXPECT_LE(time_median, 1.3);
   EXPECT_LE(time_p90, 1.8);
-  EXPECT_GE(verdicts, 93.0);
+  EXPECT_GE(verdicts, 95.0);
   // The planner's error bands (core/fit.h) are these cross-validated
   // p10..p90, widened outwards to the next 0.05: re-derive them when the
   // model or the data change.
@@ -240,9 +271,14 @@ TEST(ModelCrossValidationTest, ShippedConstantsAreTheFitOnAllRows) {
   expect_shipped(m.reserved_slack_fraction, shipped.reserved_slack_fraction,
                  "reserved_slack_fraction");
   for (int f = 0; f < kTrainingFrameworkCount; ++f) {
+    const char* name = TrainingFrameworkName(static_cast<TrainingFramework>(f));
     expect_shipped(m.frameworks[f].activation_scale,
-                   shipped.frameworks[f].activation_scale,
-                   TrainingFrameworkName(static_cast<TrainingFramework>(f)));
+                   shipped.frameworks[f].activation_scale, name);
+    expect_shipped(m.frameworks[f].nf4_working_scale,
+                   shipped.frameworks[f].nf4_working_scale, name);
+    EXPECT_EQ(m.frameworks[f].unsharded_setup_copies,
+              shipped.frameworks[f].unsharded_setup_copies)
+        << name << ": an analytic constant, never fitted";
   }
   const StepTimeModelConstants& t = time.constants;
   const StepTimeModelConstants& shipped_time = DefaultStepTimeModelConstants();
@@ -254,6 +290,8 @@ TEST(ModelCrossValidationTest, ShippedConstantsAreTheFitOnAllRows) {
   expect_shipped(t.nf4_dequant_bytes_per_param,
                  shipped_time.nf4_dequant_bytes_per_param,
                  "nf4_dequant_bytes_per_param");
+  expect_shipped(t.layer_overhead_s, shipped_time.layer_overhead_s,
+                 "layer_overhead_s");
   expect_shipped(t.data_parallel_exposed_fraction,
                  shipped_time.data_parallel_exposed_fraction,
                  "data_parallel_exposed_fraction");

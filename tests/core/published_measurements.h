@@ -367,6 +367,13 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
     r.framework = TrainingFramework::kLitgpt;
     r.packing = SequencePacking::kPaddedPerBatch;
     r.reported_peak = PeakMemoryKind::kAllocated;
+    // With --devices > 1 its finetune scripts run
+    // FSDPStrategy(auto_wrap_policy={Block},
+    // activation_checkpointing_policy={Block}, ...) (finetune/lora.py
+    // setup()): every multi-GPU row is checkpointed per block.
+    if (r.gpu_count > 1) {
+      r.activation_checkpointing = ActivationCheckpointing::kOn;
+    }
   } else if (absl::StrContains(source, "MetaMathQA")) {
     // PEFT's benchmark: HF Trainer-style loop, dynamic padding, p99 of
     // torch.cuda.memory_reserved.

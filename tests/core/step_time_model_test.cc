@@ -109,6 +109,31 @@ TEST(StepTimeModelTest, Nf4DequantizationIsAPerPassCost) {
               2 * 3 * per_pass, 1e-9);
 }
 
+// The fixed time of each layer per micro-batch (launches, dispatch): a
+// per-micro-batch cost whatever its size, x1.5 with recompute, x ga.
+TEST(StepTimeModelTest, LayerOverheadIsAPerMicroBatchCost) {
+  StepTimeModelConstants c = AnalyticStepTimeModelConstants();
+  Recipe r = Llama8bLora(1, Parallelism::kSingle);
+  r.activation_checkpointing = ActivationCheckpointing::kOff;
+  r.gradient_accumulation_steps = 2;
+  r = NormalizeRecipe(r);
+  const ModelArchitecture arch = *FindModel(r.model);
+  const GpuSku& sku = Sku("A100-SXM4-80GB");
+  const Pool pool = TrainingPool("a100", sku.id, Fabric::kNvlink);
+  c.layer_overhead_s = 0;
+  const double without = EstimateStepTime(r, arch, sku, pool, c).compute_s;
+  c.layer_overhead_s = 1e-3;
+  // 32 layers x 1 ms x 2 micro-batches.
+  EXPECT_NEAR(EstimateStepTime(r, arch, sku, pool, c).compute_s - without,
+              32 * 1e-3 * 2, 1e-9);
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  c.layer_overhead_s = 0;
+  const double recompute = EstimateStepTime(r, arch, sku, pool, c).compute_s;
+  c.layer_overhead_s = 1e-3;
+  EXPECT_NEAR(EstimateStepTime(r, arch, sku, pool, c).compute_s - recompute,
+              32 * 1e-3 * 1.5 * 2, 1e-9);
+}
+
 // AdamW's foreach step plus clipping: 23 passes of the state width over
 // every trainable parameter, at 70% of the card's bandwidth.
 TEST(StepTimeModelTest, OptimizerUpdateIsMemoryBound) {
