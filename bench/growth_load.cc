@@ -177,8 +177,8 @@ int Rollups() {
   return out.good() ? 0 : 1;
 }
 
-// utime + stime of `pid` in seconds, and its parent; false once it is gone.
-bool ProcessCpu(int pid, double* seconds, int* parent) {
+// The parent of `pid`; false once it is gone.
+bool ParentOf(int pid, int* parent) {
   std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
   std::string line;
   if (!std::getline(stat, line)) return false;
@@ -187,15 +187,26 @@ bool ProcessCpu(int pid, double* seconds, int* parent) {
   if (close == std::string::npos) return false;
   std::vector<std::string> fields =
       absl::StrSplit(line.substr(close + 2), ' ');  // from field 3, state
-  if (fields.size() < 13) return false;
-  int64_t utime = 0, stime = 0;
-  if (!absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime) ||
-      !absl::SimpleAtoi(fields[1], parent)) {
-    return false;
+  return fields.size() > 1 && absl::SimpleAtoi(fields[1], parent);
+}
+
+// Seconds `pid` has run on a CPU, summed over its threads, to the
+// nanosecond (schedstat: /proc/PID/stat counts in 10 ms ticks, too coarse
+// for one refresh of a small snapshot).
+double ProcessCpu(int pid) {
+  int64_t total_ns = 0;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = opendir(tasks.c_str());
+  if (dir == nullptr) return 0;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream schedstat(
+        absl::StrCat(tasks, "/", entry->d_name, "/schedstat"));
+    int64_t ns = 0;
+    if (schedstat >> ns) total_ns += ns;
   }
-  *seconds = static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
-  return true;
+  closedir(dir);
+  return total_ns / 1e9;
 }
 
 // CPU seconds of `roots` and their children (a postmaster's backends).
@@ -207,11 +218,10 @@ double TreeCpu(const std::vector<int>& roots) {
   while (dirent* entry = readdir(proc)) {
     int pid = 0;
     if (!absl::SimpleAtoi(entry->d_name, &pid)) continue;
-    double seconds = 0;
     int parent = 0;
-    if (!ProcessCpu(pid, &seconds, &parent)) continue;
-    if (root_set.count(pid) > 0 || root_set.count(parent) > 0) {
-      total += seconds;
+    if (root_set.count(pid) > 0 ||
+        (ParentOf(pid, &parent) && root_set.count(parent) > 0)) {
+      total += ProcessCpu(pid);
     }
   }
   closedir(proc);
@@ -309,16 +319,16 @@ int Refresh() {
   const int replica = absl::GetFlag(FLAGS_replica_pid);
   auto stub = v1::TelemetryService::NewStub(grpc::CreateChannel(
       absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials()));
-  auto replica_cpu = [&] { return TreeCpu({replica}); };
-  // The replica's CPU is read every 20 ms; it has settled when two reads
-  // 100 ms apart differ by less than 2 ms (its idle loop wakes every 100 ms
-  // and costs microseconds).
+  auto replica_cpu = [&] { return ProcessCpu(replica); };
+  // The replica has settled when two reads of its CPU 100 ms apart differ
+  // by less than 1 ms (its idle loop wakes every 100 ms and costs
+  // microseconds).
   auto settle = [&](double from) {
     double last = from;
     for (int i = 0; i < 3000; ++i) {  // at most 60 s
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       const double now = replica_cpu();
-      if (now - last < 0.002) return now;
+      if (now - last < 0.001) return now;
       last = now;
     }
     return last;
@@ -354,8 +364,8 @@ int Refresh() {
   for (double v : sorted) sum += v;
   std::sort(wall_ms.begin(), wall_ms.end());
   std::printf(
-      "refresh changes=%zu replica_cpu_ms_per_change median=%.1f mean=%.1f "
-      "min=%.1f max=%.1f wall_ms_per_change median=%.0f\n",
+      "refresh changes=%zu replica_cpu_ms_per_change median=%.2f mean=%.2f "
+      "min=%.2f max=%.2f wall_ms_per_change median=%.0f\n",
       sorted.size(), Percentile(sorted, 0.5), sum / sorted.size(),
       sorted.front(), sorted.back(), Percentile(wall_ms, 0.5));
   return 0;
