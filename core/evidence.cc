@@ -141,48 +141,118 @@ EvidenceStats AggregateRuns(const std::vector<MeasuredRun>& runs) {
   return Summarize(rollup);
 }
 
-InMemoryEvidence::Entry& InMemoryEvidence::EntryFor(const Recipe& recipe,
-                                                    const std::string& sku) {
-  const Recipe normalized = NormalizeRecipe(recipe);
-  const std::string key = RecipeKey(normalized);
-  Entry& entry = entries_[{key, sku}];
-  entry.recipe = normalized;
-  entry.rollup.recipe_key = key;
-  entry.rollup.sku_id = sku;
-  return entry;
+InMemoryEvidence::SimilarKey InMemoryEvidence::SimilarKeyOf(
+    const Entry& entry) {
+  return {entry.recipe.model, static_cast<int>(entry.recipe.method),
+          entry.rollup.sku_id, entry.rollup.recipe_key};
+}
+
+template <typename Change>
+void InMemoryEvidence::Update(const Recipe& recipe, const std::string& sku_id,
+                              Change change) {
+  auto entry = std::make_shared<Entry>();
+  entry->recipe = NormalizeRecipe(recipe);
+  Key key{RecipeKey(entry->recipe), sku_id};
+  if (const EntryPtr* existing = by_key_.Find(key); existing != nullptr) {
+    entry->rollup = (*existing)->rollup;
+    entry->merged_rollups = (*existing)->merged_rollups;
+  }
+  entry->rollup.recipe_key = key.first;
+  entry->rollup.sku_id = sku_id;
+  change(*entry);
+  entry->stats = Summarize(entry->rollup);
+  // The similar-recipe key depends on the recipe, which a key determines:
+  // putting it again replaces the old pointer.
+  by_similar_.Put(SimilarKeyOf(*entry), entry);
+  by_key_.Put(std::move(key), std::move(entry));
 }
 
 void InMemoryEvidence::AddRun(const Recipe& recipe, MeasuredRun run) {
-  Entry& entry = EntryFor(recipe, run.sku_id);
-  run.recipe_key = entry.rollup.recipe_key;
-  entry.rollup.Add(run);
-  entry.stats = Summarize(entry.rollup);
+  Update(recipe, run.sku_id, [&](Entry& entry) {
+    run.recipe_key = entry.rollup.recipe_key;
+    entry.rollup.Add(run);
+  });
 }
 
 void InMemoryEvidence::AddRollup(const Recipe& recipe,
                                  const EvidenceRollup& rollup) {
-  Entry& entry = EntryFor(recipe, rollup.sku_id);
-  entry.rollup.Merge(rollup);
-  entry.stats = Summarize(entry.rollup);
+  Update(recipe, rollup.sku_id, [&](Entry& entry) {
+    entry.rollup.Merge(rollup);
+    ++entry.merged_rollups;
+  });
+}
+
+void InMemoryEvidence::SetRollup(const Recipe& recipe,
+                                 const EvidenceRollup& rollup) {
+  Update(recipe, rollup.sku_id, [&](Entry& entry) {
+    const std::string key = entry.rollup.recipe_key;
+    entry.rollup = rollup;
+    entry.rollup.recipe_key = key;
+    entry.merged_rollups = 1;
+  });
+}
+
+bool InMemoryEvidence::Remove(absl::string_view recipe_key,
+                              absl::string_view sku_id) {
+  const Key key{std::string(recipe_key), std::string(sku_id)};
+  const EntryPtr* existing = by_key_.Find(key);
+  if (existing == nullptr) return false;
+  by_similar_.Erase(SimilarKeyOf(**existing));
+  by_key_.Erase(key);
+  return true;
+}
+
+int InMemoryEvidence::MergedRollups(absl::string_view recipe_key,
+                                    absl::string_view sku_id) const {
+  const EntryPtr* entry =
+      by_key_.Find({std::string(recipe_key), std::string(sku_id)});
+  return entry == nullptr ? 0 : (*entry)->merged_rollups;
+}
+
+std::vector<KeyedEvidence> InMemoryEvidence::All() const {
+  std::vector<KeyedEvidence> out;
+  out.reserve(by_key_.size());
+  by_key_.ForEach([&](const Key&, const EntryPtr& entry) {
+    out.push_back({entry->recipe, entry->stats});
+  });
+  return out;
 }
 
 std::optional<EvidenceStats> InMemoryEvidence::Find(
     absl::string_view recipe_key, absl::string_view sku_id) const {
-  auto it = entries_.find({std::string(recipe_key), std::string(sku_id)});
-  if (it == entries_.end()) return std::nullopt;
-  return it->second.stats;
+  const EntryPtr* entry =
+      by_key_.Find({std::string(recipe_key), std::string(sku_id)});
+  if (entry == nullptr) return std::nullopt;
+  return (*entry)->stats;
 }
 
 std::vector<KeyedEvidence> InMemoryEvidence::FindSimilar(
     absl::string_view model, FineTuneMethod method,
     absl::string_view sku_id) const {
   std::vector<KeyedEvidence> out;
-  for (const auto& [key, entry] : entries_) {
-    if (key.second == sku_id && entry.recipe.model == model &&
-        entry.recipe.method == method) {
-      out.push_back({entry.recipe, entry.stats});
+  const SimilarKey from{std::string(model), static_cast<int>(method),
+                        std::string(sku_id), ""};
+  by_similar_.VisitFrom(from, [&](const SimilarKey& key,
+                                  const EntryPtr& entry) {
+    if (std::get<0>(key) != model || std::get<1>(key) != std::get<1>(from) ||
+        std::get<2>(key) != sku_id) {
+      return false;
     }
-  }
+    out.push_back({entry->recipe, entry->stats});
+    return true;
+  });
+  return out;
+}
+
+std::vector<KeyedEvidence> InMemoryEvidence::FindAcrossSkus(
+    absl::string_view recipe_key) const {
+  std::vector<KeyedEvidence> out;
+  by_key_.VisitFrom({std::string(recipe_key), ""},
+                    [&](const Key& key, const EntryPtr& entry) {
+                      if (key.first != recipe_key) return false;
+                      out.push_back({entry->recipe, entry->stats});
+                      return true;
+                    });
   return out;
 }
 

@@ -2,15 +2,18 @@
 #define PLACEMENT_CORE_EVIDENCE_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/persistent_map.h"
 #include "core/recipe.h"
 
 namespace placement::core {
@@ -143,6 +146,8 @@ struct EvidenceStats {
   double failure_share = 0;  // runs that did not succeed / runs
   bool any_collectives = false;
   std::vector<Interconnect> interconnects;  // distinct, in enum order
+
+  friend bool operator==(const EvidenceStats&, const EvidenceStats&) = default;
 };
 
 EvidenceStats Summarize(const EvidenceRollup& rollup);
@@ -156,6 +161,8 @@ EvidenceStats AggregateRuns(const std::vector<MeasuredRun>& runs);
 struct KeyedEvidence {
   Recipe recipe;  // normalized
   EvidenceStats stats;
+
+  friend bool operator==(const KeyedEvidence&, const KeyedEvidence&) = default;
 };
 
 // How the planner reads evidence. Implementations must be thread-compatible
@@ -166,14 +173,24 @@ class EvidenceSource {
   // Statistics of the exact recipe key on the SKU, if any run exists.
   virtual std::optional<EvidenceStats> Find(absl::string_view recipe_key,
                                             absl::string_view sku_id) const = 0;
-  // Every measured recipe of `model` trained with `method` on the SKU.
+  // Every measured recipe of `model` trained with `method` on the SKU, in
+  // recipe key order.
   virtual std::vector<KeyedEvidence> FindSimilar(
       absl::string_view model, FineTuneMethod method,
       absl::string_view sku_id) const = 0;
+  // The exact recipe key as measured on every SKU that has a run of it, in
+  // SKU order (what a transfer across SKUs starts from).
+  virtual std::vector<KeyedEvidence> FindAcrossSkus(
+      absl::string_view recipe_key) const = 0;
 };
 
 // An EvidenceSource kept in memory (tests; the service keeps one refreshed
-// from the rollup table).
+// from the rollup table). Lookups go through ordered indexes, so their cost
+// grows with what they return (and the log of the number of entries), never
+// with the whole history: Find by (recipe key, SKU), FindAcrossSkus by recipe
+// key, FindSimilar by (model, method, SKU). Copies share structure (see
+// PersistentMap): copying is O(1) and a change to the copy costs O(log n),
+// so a snapshot is rebuilt from the previous one without copying history.
 class InMemoryEvidence : public EvidenceSource {
  public:
   // Adds a run of `recipe` (normalized here; the run's recipe_key is
@@ -181,21 +198,49 @@ class InMemoryEvidence : public EvidenceSource {
   void AddRun(const Recipe& recipe, MeasuredRun run);
   // Merges a stored rollup of `recipe`.
   void AddRollup(const Recipe& recipe, const EvidenceRollup& rollup);
+  // Makes `rollup` the whole evidence of (RecipeKey(recipe), rollup.sku_id),
+  // replacing what was there (a stored rollup row read again).
+  void SetRollup(const Recipe& recipe, const EvidenceRollup& rollup);
+  // Removes the evidence of (recipe key, SKU); false if there was none.
+  bool Remove(absl::string_view recipe_key, absl::string_view sku_id);
+  // How many stored rollups AddRollup/SetRollup merged into (recipe key,
+  // SKU): 1 when it is one row's image, 0 when absent or made of runs only.
+  int MergedRollups(absl::string_view recipe_key,
+                    absl::string_view sku_id) const;
+  // Distinct (recipe key, SKU) entries.
+  std::size_t size() const { return by_key_.size(); }
+  // Every entry in (recipe key, SKU) order.
+  std::vector<KeyedEvidence> All() const;
 
   std::optional<EvidenceStats> Find(absl::string_view recipe_key,
                                     absl::string_view sku_id) const override;
   std::vector<KeyedEvidence> FindSimilar(
       absl::string_view model, FineTuneMethod method,
       absl::string_view sku_id) const override;
+  std::vector<KeyedEvidence> FindAcrossSkus(
+      absl::string_view recipe_key) const override;
 
  private:
   struct Entry {
-    Recipe recipe;
+    Recipe recipe;  // normalized
     EvidenceRollup rollup;
     EvidenceStats stats;
+    int merged_rollups = 0;
   };
-  Entry& EntryFor(const Recipe& recipe, const std::string& sku_id);
-  std::map<std::pair<std::string, std::string>, Entry> entries_;
+  using EntryPtr = std::shared_ptr<const Entry>;
+  // (recipe key, SKU id)
+  using Key = std::pair<std::string, std::string>;
+  // (model, method, SKU id, recipe key)
+  using SimilarKey = std::tuple<std::string, int, std::string, std::string>;
+  static SimilarKey SimilarKeyOf(const Entry& entry);
+
+  // The entry of `recipe` on `sku_id` after `change`, stored in both
+  // indexes.
+  template <typename Change>
+  void Update(const Recipe& recipe, const std::string& sku_id, Change change);
+
+  PersistentMap<Key, EntryPtr> by_key_;
+  PersistentMap<SimilarKey, EntryPtr> by_similar_;
 };
 
 // Evidence of a nearby recipe carried over to `target` (TRANSFERRED).

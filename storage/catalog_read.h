@@ -1,6 +1,8 @@
 #ifndef PLACEMENT_STORAGE_CATALOG_READ_H_
 #define PLACEMENT_STORAGE_CATALOG_READ_H_
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,6 +31,29 @@ struct CatalogRows {
 // is one point in time: a pool and the rollups of the runs on it, a token
 // and its revocation, are never seen half-committed.
 absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session);
+
+// What changed after a read at horizon `since`: the rows inserted or updated
+// by transactions it did not see, and the keys such transactions removed
+// (deleted, or changed away). A removed key that is also among the rows was
+// removed and then written again: the row is current.
+struct CatalogChanges {
+  TransactionHorizon horizon;  // of this read, as in CatalogRows
+  std::vector<core::GpuSku> skus;
+  std::vector<PoolRecord> pools;
+  std::vector<StoredRollup> rollups;
+  std::vector<TokenRecord> tokens;
+  std::vector<std::string> removed_skus;
+  std::vector<std::string> removed_pools;                            // names
+  std::vector<std::pair<std::string, std::string>> removed_rollups;  // key, SKU
+  std::vector<std::string> removed_tokens;  // token ids
+};
+
+// Reads them in one REPEATABLE READ, READ ONLY transaction, like ReadCatalog:
+// applied to the rows a read at `since` returned, they give exactly what
+// ReadCatalog would return now. The cost is that of the changes (an index
+// range per table), not of the tables.
+absl::StatusOr<CatalogChanges> ReadCatalogChanges(
+    DbSession& session, const TransactionHorizon& since);
 
 }  // namespace placement::storage
 

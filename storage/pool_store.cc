@@ -60,6 +60,10 @@ SET node_count = $2, gpus_per_node = $3, fabric = $4, purpose = $5,
     update_time = now()
 WHERE name = $1)sql";
 
+constexpr char kSelectChangedPools[] =
+    "SELECT " PLACEMENT_POOL_COLUMNS PLACEMENT_POOL_FROM
+    "WHERE" PLACEMENT_CHANGED_SINCE("p.change_xid") "ORDER BY p.name, l.key";
+
 #undef PLACEMENT_POOL_COLUMNS
 #undef PLACEMENT_POOL_FROM
 
@@ -197,6 +201,12 @@ absl::StatusOr<PoolPage> ListPools(DbSession& session, int page_size,
 
 std::vector<PoolRecord> ReadAllPools(pqxx::transaction_base& txn) {
   return RecordsFromRows(txn.exec(kSelectAllPools));
+}
+
+std::vector<PoolRecord> ReadPoolsChangedSince(pqxx::transaction_base& txn,
+                                              const TransactionHorizon& since) {
+  return RecordsFromRows(
+      txn.exec_params(kSelectChangedPools, since.ToText(), since.xmin));
 }
 
 absl::StatusOr<std::vector<PoolRecord>> ListAllPools(DbSession& session) {

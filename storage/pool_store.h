@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "core/pool.h"
 #include "storage/db_session.h"
+#include "storage/transaction_horizon.h"
 
 namespace placement::storage {
 
@@ -47,6 +48,10 @@ absl::StatusOr<std::vector<PoolRecord>> ListAllPools(DbSession& session);
 // one point in time, see ReadCatalog); throws what libpqxx throws, so call it
 // only inside DbSession::Run.
 std::vector<PoolRecord> ReadAllPools(pqxx::transaction_base& txn);
+// Only the rows inserted or updated by transactions `since` did not see
+// (migration 0009), inside the caller's transaction.
+std::vector<PoolRecord> ReadPoolsChangedSince(pqxx::transaction_base& txn,
+                                              const TransactionHorizon& since);
 
 // Reads the pool under a row lock, lets `mutate` change it (and validate the
 // result: a non-OK status aborts with nothing written), and writes it back.

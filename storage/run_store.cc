@@ -98,13 +98,20 @@ WHERE ($1 = '' OR pool_name = $1)
 ORDER BY accepted_at DESC, run_id DESC
 LIMIT $6)sql";
 
-constexpr char kListRollups[] = R"sql(
-SELECT recipe_key, sku_id, encode(recipe, 'hex'), runs, successful_runs,
-       offload_runs, retries, collective_runs, nvlink_runs, pcie_runs,
-       host_memory_runs, steps_attempted, steps_succeeded, gpu_microseconds,
-       max_peak_memory_gb, step_time_p50_hist::text, step_time_p95_hist::text,
-       peak_memory_hist::text
-FROM evidence_rollups ORDER BY recipe_key, sku_id)sql";
+#define PLACEMENT_ROLLUP_SELECT                                               \
+  "SELECT recipe_key, sku_id, encode(recipe, 'hex'), runs, successful_runs, " \
+  "offload_runs, retries, collective_runs, nvlink_runs, pcie_runs, "          \
+  "host_memory_runs, steps_attempted, steps_succeeded, gpu_microseconds, "    \
+  "max_peak_memory_gb, step_time_p50_hist::text, step_time_p95_hist::text, "  \
+  "peak_memory_hist::text FROM evidence_rollups "
+
+constexpr char kListRollups[] =
+    PLACEMENT_ROLLUP_SELECT "ORDER BY recipe_key, sku_id";
+
+constexpr char kListChangedRollups[] = PLACEMENT_ROLLUP_SELECT
+    "WHERE" PLACEMENT_CHANGED_SINCE("change_xid") "ORDER BY recipe_key, sku_id";
+
+#undef PLACEMENT_ROLLUP_SELECT
 
 std::string CountsLiteral(const core::LogHistogram& histogram) {
   return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
@@ -274,9 +281,11 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
   });
 }
 
-std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn) {
+namespace {
+
+std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
   std::vector<StoredRollup> rollups;
-  for (const pqxx::row& row : txn.exec(kListRollups)) {
+  for (const pqxx::row& row : rows) {
     StoredRollup stored;
     core::EvidenceRollup& r = stored.rollup;
     r.recipe_key = row[0].as<std::string>();
@@ -300,6 +309,18 @@ std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn) {
     rollups.push_back(std::move(stored));
   }
   return rollups;
+}
+
+}  // namespace
+
+std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn) {
+  return RollupsFromRows(txn.exec(kListRollups));
+}
+
+std::vector<StoredRollup> ReadRollupsChangedSince(
+    pqxx::transaction_base& txn, const TransactionHorizon& since) {
+  return RollupsFromRows(
+      txn.exec_params(kListChangedRollups, since.ToText(), since.xmin));
 }
 
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {

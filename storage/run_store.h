@@ -10,6 +10,7 @@
 #include "core/evidence.h"
 #include "core/recipe.h"
 #include "storage/db_session.h"
+#include "storage/transaction_horizon.h"
 
 namespace placement::storage {
 
@@ -126,6 +127,10 @@ absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session);
 // one point in time, see ReadCatalog); throws what libpqxx throws, so call it
 // only inside DbSession::Run.
 std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn);
+// Only the rows inserted or updated by transactions `since` did not see
+// (migration 0009), inside the caller's transaction.
+std::vector<StoredRollup> ReadRollupsChangedSince(
+    pqxx::transaction_base& txn, const TransactionHorizon& since);
 
 }  // namespace placement::storage
 

@@ -3,18 +3,21 @@
 namespace placement::storage {
 namespace {
 
-constexpr char kListSkus[] = R"sql(
-SELECT sku_id, family, architecture, memory_gb, memory_type,
-       memory_bandwidth_gb_s, form_factor, max_nvlink_gb_s, pcie_gen,
-       bf16_dense_tflops, coalesce(fp8_dense_tflops, 0), tdp_w
-FROM skus
-ORDER BY sku_id)sql";
+#define PLACEMENT_SKU_SELECT                                        \
+  "SELECT sku_id, family, architecture, memory_gb, memory_type, "   \
+  "memory_bandwidth_gb_s, form_factor, max_nvlink_gb_s, pcie_gen, " \
+  "bf16_dense_tflops, coalesce(fp8_dense_tflops, 0), tdp_w FROM skus "
 
-}  // namespace
+constexpr char kListSkus[] = PLACEMENT_SKU_SELECT "ORDER BY sku_id";
 
-std::vector<core::GpuSku> ReadSkus(pqxx::transaction_base& txn) {
+constexpr char kListChangedSkus[] = PLACEMENT_SKU_SELECT
+    "WHERE" PLACEMENT_CHANGED_SINCE("change_xid") "ORDER BY sku_id";
+
+#undef PLACEMENT_SKU_SELECT
+
+std::vector<core::GpuSku> SkusFromRows(const pqxx::result& rows) {
   std::vector<core::GpuSku> skus;
-  for (const pqxx::row& row : txn.exec(kListSkus)) {
+  for (const pqxx::row& row : rows) {
     core::GpuSku sku;
     sku.id = row[0].as<std::string>();
     sku.family = row[1].as<std::string>();
@@ -31,6 +34,18 @@ std::vector<core::GpuSku> ReadSkus(pqxx::transaction_base& txn) {
     skus.push_back(std::move(sku));
   }
   return skus;
+}
+
+}  // namespace
+
+std::vector<core::GpuSku> ReadSkus(pqxx::transaction_base& txn) {
+  return SkusFromRows(txn.exec(kListSkus));
+}
+
+std::vector<core::GpuSku> ReadSkusChangedSince(
+    pqxx::transaction_base& txn, const TransactionHorizon& since) {
+  return SkusFromRows(
+      txn.exec_params(kListChangedSkus, since.ToText(), since.xmin));
 }
 
 absl::StatusOr<std::vector<core::GpuSku>> ListSkus(DbSession& session) {

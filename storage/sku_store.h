@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "core/sku.h"
 #include "storage/db_session.h"
+#include "storage/transaction_horizon.h"
 
 namespace placement::storage {
 
@@ -15,6 +16,10 @@ absl::StatusOr<std::vector<core::GpuSku>> ListSkus(DbSession& session);
 // one point in time, see ReadCatalog); throws what libpqxx throws, so call it
 // only inside DbSession::Run.
 std::vector<core::GpuSku> ReadSkus(pqxx::transaction_base& txn);
+// Only the rows inserted or updated by transactions `since` did not see
+// (migration 0009), inside the caller's transaction.
+std::vector<core::GpuSku> ReadSkusChangedSince(pqxx::transaction_base& txn,
+                                               const TransactionHorizon& since);
 
 }  // namespace placement::storage
 

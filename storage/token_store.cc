@@ -24,6 +24,13 @@ SELECT token_id::text, name, role, encode(secret_hash, 'hex'),
        (extract(epoch FROM revoked_at) * 1e6)::bigint
 FROM api_tokens ORDER BY created_at DESC, token_id)sql";
 
+constexpr char kListChangedTokens[] = R"sql(
+SELECT token_id::text, name, role, encode(secret_hash, 'hex'),
+       (extract(epoch FROM created_at) * 1e6)::bigint,
+       (extract(epoch FROM revoked_at) * 1e6)::bigint
+FROM api_tokens
+WHERE)sql" PLACEMENT_CHANGED_SINCE("change_xid") "ORDER BY token_id";
+
 // Newest first; ties (same microsecond) by id. The cursor is compared in
 // exact microseconds.
 constexpr char kListTokensAfter[] = R"sql(
@@ -81,6 +88,16 @@ absl::StatusOr<TokenRecord> RevokeToken(DbSession& session,
 std::vector<TokenRecord> ReadTokens(pqxx::transaction_base& txn) {
   std::vector<TokenRecord> tokens;
   for (const pqxx::row& row : txn.exec(kListTokens)) {
+    tokens.push_back(FromRow(row));
+  }
+  return tokens;
+}
+
+std::vector<TokenRecord> ReadTokensChangedSince(
+    pqxx::transaction_base& txn, const TransactionHorizon& since) {
+  std::vector<TokenRecord> tokens;
+  for (const pqxx::row& row :
+       txn.exec_params(kListChangedTokens, since.ToText(), since.xmin)) {
     tokens.push_back(FromRow(row));
   }
   return tokens;

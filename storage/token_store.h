@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "storage/db_session.h"
+#include "storage/transaction_horizon.h"
 
 namespace placement::storage {
 
@@ -34,6 +35,10 @@ absl::StatusOr<std::vector<TokenRecord>> ListTokens(DbSession& session);
 // one point in time, see ReadCatalog); throws what libpqxx throws, so call it
 // only inside DbSession::Run.
 std::vector<TokenRecord> ReadTokens(pqxx::transaction_base& txn);
+// Only the rows inserted or updated by transactions `since` did not see
+// (migration 0009), inside the caller's transaction.
+std::vector<TokenRecord> ReadTokensChangedSince(
+    pqxx::transaction_base& txn, const TransactionHorizon& since);
 
 // Where a page of tokens starts: after the token created at `created_at`
 // with id `token_id` in ListTokens' order (a key, not a position, so that a

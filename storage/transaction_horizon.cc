@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace placement::storage {
@@ -15,6 +16,10 @@ bool TransactionHorizon::Includes(int64_t xid) const {
   if (xid >= xmax) return false;
   return std::find(in_progress.begin(), in_progress.end(), xid) ==
          in_progress.end();
+}
+
+std::string TransactionHorizon::ToText() const {
+  return absl::StrCat(xmin, ":", xmax, ":", absl::StrJoin(in_progress, ","));
 }
 
 absl::StatusOr<TransactionHorizon> TransactionHorizon::Parse(

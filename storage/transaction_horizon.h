@@ -2,6 +2,7 @@
 #define PLACEMENT_STORAGE_TRANSACTION_HORIZON_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,9 +25,18 @@ struct TransactionHorizon {
   // Whether the committed transaction `xid` is visible at this horizon.
   bool Includes(int64_t xid) const;
 
-  // Parses pg_snapshot's text form ("100:104:100,102").
+  // pg_snapshot's text form ("100:104:100,102"), and its parser.
+  std::string ToText() const;
   static absl::StatusOr<TransactionHorizon> Parse(absl::string_view text);
 };
+
+// The condition that selects rows written by a transaction a read at
+// horizon $1 (its ToText()) did not see, $2 being its xmin: a row's
+// change_xid (migration 0009) at or above xmin and not visible then. Only
+// the index range change_xid >= xmin is scanned.
+#define PLACEMENT_CHANGED_SINCE(column)                      \
+  " " column " >= $2 AND NOT pg_visible_in_snapshot(" column \
+  "::text::xid8, $1::pg_snapshot) "
 
 // pg_current_snapshot() inside `txn`: in a REPEATABLE READ transaction, read
 // first, the snapshot every later statement of it uses.

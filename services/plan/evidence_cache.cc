@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <iostream>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/recipe.h"
 #include "placement/v1/recipe.pb.h"
 #include "services/api/recipe_convert.h"
 #include "storage/catalog_read.h"
@@ -20,42 +24,156 @@ constexpr absl::Duration kWaitSlice = absl::Milliseconds(100);
 // a burst of uploads costs a few re-reads, not one each.
 constexpr absl::Duration kCoalesce = absl::Milliseconds(50);
 
-absl::StatusOr<std::shared_ptr<CatalogSnapshot>> Load(
-    storage::DbSession& session, const std::atomic<int64_t>& local_writes) {
+void PutToken(const storage::TokenRecord& token, CatalogSnapshot& snapshot) {
+  Principal principal{token.token_id, token.name, Role::kAgent};
+  if (token.revoked_at.has_value() || !ParseRole(token.role, &principal.role)) {
+    snapshot.tokens.erase(token.secret_hash);
+    return;
+  }
+  snapshot.tokens.insert_or_assign(token.secret_hash, std::move(principal));
+}
+
+// Inserts or replaces `item` in `sorted` (ordered by `id`).
+template <typename T, typename Id>
+void PutSorted(std::vector<T>& sorted, T item, Id id) {
+  auto it = std::lower_bound(
+      sorted.begin(), sorted.end(), id(item),
+      [&](const T& a, const std::string& b) { return id(a) < b; });
+  if (it != sorted.end() && id(*it) == id(item)) {
+    *it = std::move(item);
+  } else {
+    sorted.insert(it, std::move(item));
+  }
+}
+
+template <typename T, typename Id>
+void EraseSorted(std::vector<T>& sorted, const std::string& key, Id id) {
+  auto it = std::lower_bound(
+      sorted.begin(), sorted.end(), key,
+      [&](const T& a, const std::string& b) { return id(a) < b; });
+  if (it != sorted.end() && id(*it) == key) sorted.erase(it);
+}
+
+const std::string& SkuId(const core::GpuSku& sku) { return sku.id; }
+const std::string& PoolName(const core::Pool& pool) { return pool.name; }
+
+std::optional<core::Recipe> ParseStoredRecipe(
+    const storage::StoredRollup& stored) {
+  v1::Recipe recipe;
+  if (!recipe.ParseFromString(stored.recipe_proto)) {
+    std::cerr << "placementd: skipping rollup " << stored.rollup.recipe_key
+              << ": its recipe does not parse\n";
+    return std::nullopt;
+  }
+  return RecipeFromProto(recipe);
+}
+
+absl::Status NotExact(absl::string_view recipe_key) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("rollup ", recipe_key,
+                   " is not the only image of its evidence; read in full"));
+}
+
+// Applies one changed rollup row: exact only when the row is the whole of
+// its entry (its key is its recipe's key, and no other row merged into it).
+absl::Status ApplyRollup(const storage::StoredRollup& stored,
+                         core::InMemoryEvidence& evidence) {
+  const std::string& key = stored.rollup.recipe_key;
+  const std::string& sku = stored.rollup.sku_id;
+  if (evidence.MergedRollups(key, sku) > 1) return NotExact(key);
+  std::optional<core::Recipe> recipe = ParseStoredRecipe(stored);
+  if (!recipe.has_value()) {
+    evidence.Remove(key, sku);  // as a full read would skip it
+    return absl::OkStatus();
+  }
+  if (core::RecipeKey(core::NormalizeRecipe(*recipe)) != key) {
+    return NotExact(key);
+  }
+  evidence.SetRollup(*recipe, stored.rollup);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
+    storage::DbSession& session, int64_t local_writes_included) {
   auto snapshot = std::make_shared<CatalogSnapshot>();
   snapshot->loaded_at = absl::Now();
-  // Before the read: the local writes it counts committed before the read's
-  // transaction began, so the read sees them.
-  snapshot->local_writes_included = local_writes.load();
+  // Counted before the read: the local writes it counts committed before the
+  // read's transaction began, so the read sees them.
+  snapshot->local_writes_included = local_writes_included;
   absl::StatusOr<storage::CatalogRows> rows = storage::ReadCatalog(session);
   if (!rows.ok()) return rows.status();
   snapshot->horizon = std::move(rows->horizon);
   for (const storage::TokenRecord& token : rows->tokens) {
-    Principal principal{token.token_id, token.name, Role::kAgent};
-    if (token.revoked_at.has_value() ||
-        !ParseRole(token.role, &principal.role)) {
-      continue;
-    }
-    snapshot->tokens.emplace(token.secret_hash, std::move(principal));
+    PutToken(token, *snapshot);
   }
-
   snapshot->skus = std::move(rows->skus);
+  std::sort(
+      snapshot->skus.begin(), snapshot->skus.end(),
+      [](const core::GpuSku& a, const core::GpuSku& b) { return a.id < b.id; });
   for (storage::PoolRecord& record : rows->pools) {
     snapshot->pools.push_back(std::move(record.pool));
   }
+  std::sort(
+      snapshot->pools.begin(), snapshot->pools.end(),
+      [](const core::Pool& a, const core::Pool& b) { return a.name < b.name; });
   for (const storage::StoredRollup& stored : rows->rollups) {
-    v1::Recipe recipe;
-    if (!recipe.ParseFromString(stored.recipe_proto)) {
-      std::cerr << "placementd: skipping rollup " << stored.rollup.recipe_key
-                << ": its recipe does not parse\n";
-      continue;
-    }
-    snapshot->evidence.AddRollup(RecipeFromProto(recipe), stored.rollup);
+    std::optional<core::Recipe> recipe = ParseStoredRecipe(stored);
+    if (recipe.has_value())
+      snapshot->evidence.AddRollup(*recipe, stored.rollup);
   }
   return snapshot;
 }
 
-}  // namespace
+absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
+    storage::DbSession& session, const CatalogSnapshot& base,
+    int64_t local_writes_included) {
+  const absl::Time loaded_at = absl::Now();
+  absl::StatusOr<storage::CatalogChanges> changes =
+      storage::ReadCatalogChanges(session, base.horizon);
+  if (!changes.ok()) return changes.status();
+  // Everything is carried over; what changed is replaced below.
+  auto snapshot = std::make_shared<CatalogSnapshot>(base);
+  snapshot->loaded_at = loaded_at;
+  snapshot->local_writes_included = local_writes_included;
+  snapshot->horizon = std::move(changes->horizon);
+  snapshot->incremental = true;
+
+  // Removals first: a key removed and written again is among the rows.
+  for (const std::string& id : changes->removed_skus) {
+    EraseSorted(snapshot->skus, id, SkuId);
+  }
+  for (const std::string& name : changes->removed_pools) {
+    EraseSorted(snapshot->pools, name, PoolName);
+  }
+  for (const auto& [key, sku] : changes->removed_rollups) {
+    if (snapshot->evidence.MergedRollups(key, sku) > 1) return NotExact(key);
+    snapshot->evidence.Remove(key, sku);
+  }
+  for (const std::string& token_id : changes->removed_tokens) {
+    absl::erase_if(snapshot->tokens, [&](const auto& entry) {
+      return entry.second.token_id == token_id;
+    });
+  }
+
+  for (core::GpuSku& sku : changes->skus) {
+    PutSorted(snapshot->skus, std::move(sku), SkuId);
+  }
+  for (storage::PoolRecord& record : changes->pools) {
+    PutSorted(snapshot->pools, std::move(record.pool), PoolName);
+  }
+  for (const storage::StoredRollup& stored : changes->rollups) {
+    if (absl::Status status = ApplyRollup(stored, snapshot->evidence);
+        !status.ok()) {
+      return status;
+    }
+  }
+  for (const storage::TokenRecord& token : changes->tokens) {
+    PutToken(token, *snapshot);
+  }
+  return snapshot;
+}
 
 EvidenceCache::EvidenceCache(std::string database_url,
                              absl::Duration reread_interval)
@@ -156,8 +274,22 @@ void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
 }
 
 absl::Status EvidenceCache::ReloadWith(storage::DbSession& session) {
+  const int64_t local_writes = local_writes_.load();
+  std::shared_ptr<const CatalogSnapshot> base = Current();
+  if (base == nullptr) return FullReloadWith(session);
   absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
-      Load(session, local_writes_);
+      ReadSnapshotChanges(session, *base, local_writes);
+  if (absl::IsFailedPrecondition(loaded.status())) {
+    return FullReloadWith(session);
+  }
+  if (!loaded.ok()) return loaded.status();
+  Publish(*std::move(loaded));
+  return absl::OkStatus();
+}
+
+absl::Status EvidenceCache::FullReloadWith(storage::DbSession& session) {
+  absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
+      ReadFullSnapshot(session, local_writes_.load());
   if (!loaded.ok()) return loaded.status();
   Publish(*std::move(loaded));
   return absl::OkStatus();
@@ -167,7 +299,14 @@ void EvidenceCache::Loop() {
   storage::DbSession session(database_url_);
   storage::ChangeListener listener(database_url_);
   bool stale = true;
+  // Whether the next read must be a full one: at start, after the database
+  // was away or the listener reconnected (notifications may be lost, and
+  // with them nothing: the changes are read by transaction, but a full read
+  // also resets what a bug or a hand edit could have left behind), and every
+  // reread_interval_.
+  bool full_due = true;
   absl::Time last_load = absl::InfinitePast();
+  absl::Time last_full_load = absl::InfinitePast();
   absl::Time last_notify = absl::InfinitePast();
   while (!stop_.HasBeenNotified()) {
     ServeWaiters(/*all=*/false);  // those whose deadline passed
@@ -182,12 +321,15 @@ void EvidenceCache::Loop() {
     if (!notified.ok()) {
       // The database is away: keep serving the last snapshot and try again.
       stale = true;
+      full_due = true;
       stop_.WaitForNotificationWithTimeout(absl::Milliseconds(500));
       continue;
     }
-    if (listener.Reconnected() || *notified > 0 ||
-        refresh_requested_.exchange(false) ||
-        absl::Now() - last_load >= reread_interval_) {
+    if (listener.Reconnected() ||
+        absl::Now() - last_full_load >= reread_interval_) {
+      full_due = true;
+    }
+    if (full_due || *notified > 0 || refresh_requested_.exchange(false)) {
       stale = true;
     }
     if (notify_pending_.load() && absl::Now() - last_notify >= kCoalesce) {
@@ -205,8 +347,12 @@ void EvidenceCache::Loop() {
       continue;
     }
     if (absl::Now() - last_load < kCoalesce) continue;
-    if (!ReloadWith(session).ok()) continue;  // retried on the next turn
+    const absl::Status loaded =
+        full_due ? FullReloadWith(session) : ReloadWith(session);
+    if (!loaded.ok()) continue;  // retried on the next turn
     last_load = absl::Now();
+    if (full_due) last_full_load = last_load;
+    full_due = false;
     stale = false;
     ServeWaiters(/*all=*/false);  // those the new snapshot includes
   }

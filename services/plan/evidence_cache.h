@@ -2,14 +2,17 @@
 #define PLACEMENT_SERVICES_PLAN_EVIDENCE_CACHE_H_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -23,11 +26,15 @@
 namespace placement::services {
 
 // Everything PlacePlan reads, as of one moment: the catalog, the pools and the
-// evidence rollups. Immutable once published.
+// evidence rollups. Immutable once published. A refresh copies the previous
+// snapshot and applies what changed: the evidence shares its structure with
+// the previous snapshot's (core::InMemoryEvidence), so the copy is O(1) and
+// each changed rollup costs O(log n). A member added here is carried over
+// from the previous snapshot by that copy unless the refresh replaces it.
 class CatalogSnapshot : public core::EvidenceSource {
  public:
-  std::vector<core::GpuSku> skus;
-  std::vector<core::Pool> pools;
+  std::vector<core::GpuSku> skus;  // by id (byte order)
+  std::vector<core::Pool> pools;   // by name (byte order)
   core::InMemoryEvidence evidence;
   // Unrevoked API tokens by the SHA-256 of their secret.
   absl::flat_hash_map<std::string, Principal> tokens;
@@ -38,6 +45,9 @@ class CatalogSnapshot : public core::EvidenceSource {
   // How many writes this replica had committed when the read began: every
   // one of them is in this snapshot.
   int64_t local_writes_included = 0;
+  // Whether this snapshot was made by applying changes to the previous one
+  // (false: a full read).
+  bool incremental = false;
 
   std::optional<core::EvidenceStats> Find(
       absl::string_view recipe_key, absl::string_view sku_id) const override {
@@ -48,14 +58,33 @@ class CatalogSnapshot : public core::EvidenceSource {
       absl::string_view sku_id) const override {
     return evidence.FindSimilar(model, method, sku_id);
   }
+  std::vector<core::KeyedEvidence> FindAcrossSkus(
+      absl::string_view recipe_key) const override {
+    return evidence.FindAcrossSkus(recipe_key);
+  }
 };
+
+// Reads a whole snapshot in one transaction. `local_writes_included`: how
+// many local writes had committed before this call.
+absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
+    storage::DbSession& session, int64_t local_writes_included);
+
+// Reads only what changed since `base` was read (one transaction) and
+// applies it to a copy of `base`: the result equals what ReadFullSnapshot
+// would read at the same moment. FAILED_PRECONDITION when a change cannot
+// be applied exactly (a stored rollup whose key differs from the key of its
+// recipe, as after a change of the key's definition): read in full then.
+absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
+    storage::DbSession& session, const CatalogSnapshot& base,
+    int64_t local_writes_included);
 
 // Each replica's in-memory copy of pools and evidence, so that PlacePlan
 // makes no database round trip. A background thread LISTENs for the
 // notifications replicas send after they change pools or rollups (see
-// NoteLocalChange) and re-reads at once (at most every 50 ms); it also
-// re-reads every `reread_interval` as a safety net (changes made behind the
-// service's back), and after every reconnection. When the database is away the
+// NoteLocalChange) and reads what changed at once (at most every 50 ms),
+// applying it to the current snapshot (ReadSnapshotChanges); it also
+// re-reads everything every `reread_interval` as a safety net, and after
+// every reconnection. When the database is away the
 // last snapshot keeps serving, and Age() says since when it may have missed
 // a change.
 class EvidenceCache {
@@ -86,10 +115,13 @@ class EvidenceCache {
   // (this one included) is notified, at most every 50 ms.
   void NoteLocalChange();
 
-  // Re-reads on the caller's session and publishes the result, so that a
-  // change this replica just committed (a new pool) is in the very next
-  // plan. A snapshot is only ever replaced by one read after it.
+  // Reads what changed on the caller's session and publishes the result, so
+  // that a change this replica just committed (a new pool) is in the very
+  // next plan. A snapshot is only ever replaced by one read after it.
   absl::Status ReloadWith(storage::DbSession& session);
+
+  // Reads everything on the caller's session and publishes it.
+  absl::Status FullReloadWith(storage::DbSession& session);
 
   // This replica committed a change to evidence and is about to acknowledge
   // it: snapshots read from now on include it, and WhenCurrent waits for one.
