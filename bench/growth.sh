@@ -13,10 +13,13 @@
 #      - PlacePlan p50/p99 and server CPU (placementd + PostgreSQL) per plan,
 #        every request different so that every call misses the plan cache;
 #      - the replica's CPU per change, over N uploads made one at a time
-#        through the primary (each one change notification);
+#        through the primary (each one change notification), from the
+#        replica process's own CPU time;
 #      - at the run counts of GROWTH_COST_RUNS: GetCostReport by SKU and day
 #        over 90 days against the equivalent raw GROUP BY (psql), totals
 #        compared;
+#      and, once for all sizes, bench/snapshot_bench (a replica's snapshot
+#      alone: memory per rollup, refresh CPU per change);
 #   2. ingestion: for each stored-sample size, samples seeded into the
 #      partition the new ones go to, then one StreamStepSamples stream and
 #      one plain CSV COPY (psql) of the same number of rows of the same
@@ -37,7 +40,7 @@
 #   GROWTH_STREAM_SAMPLES 1000000 [200000]  rows a stream and a COPY write
 #   GROWTH_INGEST_ROUNDS  2 [1]
 #   GROWTH_PLAN_CLIENTS 4, GROWTH_PLAN_SECONDS 10 [4], GROWTH_CHANGES 10 [5],
-#   GROWTH_COST_CALLS 20 [5]
+#   GROWTH_COST_CALLS 10 [5], GROWTH_SNAPSHOT_CHANGES 200 [50]
 #   GROWTH_PARTS          "evidence ingestion"      which parts to run
 #   GROWTH_DIR            where the temporary folder goes (default /tmp)
 #   PLACEMENT_BUILD=DIR   an existing build (with bench/) instead of building
@@ -56,7 +59,8 @@ ingest_rounds=${GROWTH_INGEST_ROUNDS:-$(pick 2 1)}
 plan_clients=${GROWTH_PLAN_CLIENTS:-4}
 plan_seconds=${GROWTH_PLAN_SECONDS:-$(pick 10 4)}
 changes=${GROWTH_CHANGES:-$(pick 10 5)}
-cost_calls=${GROWTH_COST_CALLS:-$(pick 20 5)}
+cost_calls=${GROWTH_COST_CALLS:-$(pick 10 5)}
+snapshot_changes=${GROWTH_SNAPSHOT_CHANGES:-$(pick 200 50)}
 parts=${GROWTH_PARTS:-evidence ingestion}
 days=90
 read -r -a rollup_list <<<"$rollup_sizes"
@@ -234,6 +238,15 @@ if [[ " $parts " == *" evidence "* ]]; then
     if [[ " $cost_runs " == *" $runs "* ]]; then measure_cost "$runs"; fi
   done
   stop_replica
+  echo "== bench/snapshot_bench: the snapshot alone at the same rollup counts"
+  PLACEMENT_TEST_DATABASE_URL="${db%/bench}/postgres" "$build/bench/snapshot_bench" \
+    --sizes "$(echo "$rollup_sizes" | tr ' ' ',')" --changes "$snapshot_changes" |
+    tee "$work/snapshot.txt" | sed 's/^/   /'
+  while read -r line; do
+    record "snapshot $(field rollups <<<"$line") $(field bytes_per_rollup <<<"$line")" \
+      "$(field update_refresh_cpu_us <<<"$line") $(field insert_refresh_cpu_us <<<"$line")" \
+      "$(field full_read_cpu_ms <<<"$line")"
+  done < <(grep '^snapshot_bench ' "$work/snapshot.txt")
 fi
 
 # ---------------------------------------------------------------------------
@@ -308,10 +321,10 @@ verdict() {  # VALUE OP TARGET
 }
 if grep -q '^evidence ' "$results"; then
   echo
-  printf '%-9s %-9s %-10s %-10s %-13s %-9s %-15s %s\n' rollups runs "p50 ms" "p99 ms" \
-    "CPU/plan µs" plans/s "refresh CPU ms" "replica RSS MB"
+  printf '%-9s %-9s %-10s %-10s %-13s %-9s %-20s %s\n' rollups runs "p50 ms" "p99 ms" \
+    "CPU/plan µs" plans/s "replica CPU/change ms" "replica RSS MB"
   while read -r _ rollups runs p50 p99 cpu rate refresh rss; do
-    printf '%-9s %-9s %-10s %-10s %-13s %-9s %-15s %.0f\n' "$rollups" "$runs" "$p50" "$p99" \
+    printf '%-9s %-9s %-10s %-10s %-13s %-9s %-20s %.0f\n' "$rollups" "$runs" "$p50" "$p99" \
       "$cpu" "$rate" "$refresh" "$(echo "$rss / 1024" | bc -l)"
   done < <(grep '^evidence ' "$results")
   read -r _ r0 _ p50_0 _ _ _ refresh_0 _ < <(grep '^evidence ' "$results" | head -1)
@@ -320,8 +333,24 @@ if grep -q '^evidence ' "$results"; then
   printf 'target: PlacePlan p50 at %s rollups / at %s = %.2f (<= 1.25): %s\n' "$r1" "$r0" \
     "$ratio" "$(verdict "$ratio" "<=" 1.25)"
   refresh_ratio=$(echo "$refresh_1 / ($refresh_0 + 0.0001)" | bc -l)
-  printf 'target: refresh CPU per change at %s rollups / at %s = %.2f (<= 1.5): %s\n' "$r1" "$r0" \
-    "$refresh_ratio" "$(verdict "$refresh_ratio" "<=" 1.5)"
+  printf 'target: replica process CPU per change at %s rollups / at %s = %.2f (<= 1.5): %s\n' \
+    "$r1" "$r0" "$refresh_ratio" "$(verdict "$refresh_ratio" "<=" 1.5)"
+fi
+if grep -q '^snapshot ' "$results"; then
+  echo
+  printf '%-9s %-16s %-26s %-26s %s\n' rollups "heap B/rollup" "refresh CPU µs (update)" \
+    "refresh CPU µs (insert)" "full read CPU ms"
+  while read -r _ rollups bytes update insert full; do
+    printf '%-9s %-16s %-26s %-26s %s\n' "$rollups" "$bytes" "$update" "$insert" "$full"
+  done < <(grep '^snapshot ' "$results")
+  read -r _ r0 _ u0 i0 _ < <(grep '^snapshot ' "$results" | head -1)
+  read -r _ r1 _ u1 i1 _ < <(grep '^snapshot ' "$results" | tail -1)
+  for kind in update insert; do
+    if [ "$kind" = update ]; then a=$u0; b=$u1; else a=$i0; b=$i1; fi
+    ratio=$(echo "$b / $a" | bc -l)
+    printf 'target: snapshot refresh CPU per change (%s) at %s rollups / at %s = %.2f (<= 1.5): %s\n' \
+      "$kind" "$r1" "$r0" "$ratio" "$(verdict "$ratio" "<=" 1.5)"
+  done
 fi
 if grep -q '^cost ' "$results"; then
   echo

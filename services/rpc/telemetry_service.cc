@@ -126,6 +126,15 @@ class SampleStreamReactor
           {"run_id", "must be the same in every message of a stream"});
     }
     if (!violations.empty()) {
+      {
+        // The batches before this one are committed before the error is
+        // answered: the client resumes after them.
+        absl::MutexLock lock(&mu_);
+        if (appending_) {
+          refused_ = InvalidArgument(violations);
+          return;
+        }
+      }
       FinishOnce(InvalidArgument(violations));
       return;
     }
@@ -243,14 +252,18 @@ class SampleStreamReactor
     conflicting_ += appended->conflicting;
     committed_through_step_ = appended->progress.committed_through_step;
     std::optional<std::vector<storage::StepSampleRow>> next;
+    std::optional<grpc::Status> refused;
     bool finish;
     {
       absl::MutexLock lock(&mu_);
       next.swap(waiting_);
+      refused.swap(refused_);
       if (!next.has_value()) appending_ = false;
       finish = !next.has_value() && client_done_;
     }
-    if (next.has_value()) {
+    if (refused.has_value()) {
+      FinishOnce(*refused);
+    } else if (next.has_value()) {
       if (Append(*std::move(next))) ReadNext();
     } else if (finish) {
       FinishWithCounts();
@@ -305,7 +318,10 @@ class SampleStreamReactor
   std::optional<std::vector<storage::StepSampleRow>> waiting_
       ABSL_GUARDED_BY(mu_);
   bool client_done_ ABSL_GUARDED_BY(mu_) = false;  // no more reads
-  bool done_ ABSL_GUARDED_BY(mu_) = false;         // OnDone ran
+  // A batch refused while the one before was being written: answered once
+  // that one is committed.
+  std::optional<grpc::Status> refused_ ABSL_GUARDED_BY(mu_);
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // OnDone ran
 };
 
 SampleStreamRegistry::SampleStreamRegistry(absl::Duration idle_timeout)
