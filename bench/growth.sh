@@ -226,11 +226,11 @@ if [[ " $parts " == *" evidence "* ]]; then
     prev_rollups=$rollups
     prev_runs=$runs
     restart_both  # both load the whole snapshot at start-up
-    echo "-- replica after loading: rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$replica_pid/status")"
     "$build/bench/growth_load" plan --server "$server" --pids "$pid,$(postmaster_pid)" \
       --clients "$plan_clients" --seconds "$plan_seconds" | tee "$work/plan.txt" | sed 's/^/   /'
     "$build/bench/growth_load" refresh --server "$server" --replica_pid "$replica_pid" \
       --changes "$changes" | tee "$work/refresh.txt" | sed 's/^/   /'
+    echo "   replica rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$replica_pid/status")"
     record "evidence $rollups $runs $(field p50_ms <"$work/plan.txt") $(field p99_ms <"$work/plan.txt")" \
       "$(field server_cpu_us_per_plan <"$work/plan.txt") $(field plans_per_s <"$work/plan.txt")" \
       "$(field median <"$work/refresh.txt")" \

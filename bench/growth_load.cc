@@ -261,9 +261,15 @@ int Plan() {
     *request.mutable_recipe() = RecipeNumber(0);
     request.set_total_steps(19'999);
     v1::PlacePlanResponse response;
-    const grpc::Status status =
-        v1::PlacementService::NewStub(channels[0])
-            ->PlacePlan(Deadline(60).get(), request, &response);
+    grpc::Status status;
+    // A placementd just started answers UNAVAILABLE until its snapshot is
+    // loaded (seconds at 100,000 rollups).
+    for (int attempt = 0; attempt < 300; ++attempt) {
+      status = v1::PlacementService::NewStub(channels[0])
+                   ->PlacePlan(Deadline(60).get(), request, &response);
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
     if (!status.ok()) {
       std::cerr << "PlacePlan: " << status.error_message() << "\n";
       return 1;
