@@ -2,8 +2,8 @@
 # GetCostReport against its baseline, on one private PostgreSQL:
 #   - RUNS runs over the last 90 days and SAMPLES step samples, bulk-loaded
 #     with INSERT ... SELECT generate_series; their daily cost rollups built
-#     with the statement migration 0004 backfills with (the same sums the
-#     upload path adds run by run); then 1000 more runs through the real
+#     with the statements migrations 0004 and 0010 backfill with (the same
+#     sums the upload path adds run by run); then 1000 more runs through the real
 #     UploadBenchmarkRun, which maintains the rollups itself;
 #   - GetCostReport grouped by SKU and day over 90 days (placementd, gRPC,
 #     served from cost_daily_rollups);
@@ -82,23 +82,7 @@ INSERT INTO step_samples (run_id, partition_time, step, sample_time, step_time_s
 SELECT r.run_id, r.started_at, s, r.started_at + make_interval(secs => s),
        1.0, 30.5, 33.0, 8192, 2.5
 FROM benchmark_runs r, generate_series(0, $per_run - 1) s;
--- The rollups, as migration 0004 backfills them (the upload path adds the
--- same per-run figures one run at a time).
-INSERT INTO cost_daily_rollups (
-  day, pool_name, sku_id, recipe_key, model, method, team, outcome, runs,
-  successful_runs, retries, steps_attempted, successful_steps, gpu_microseconds,
-  wasted_gpu_microseconds, internal_rate_x_gpu_us, list_price_x_gpu_us,
-  list_priced_gpu_microseconds)
-SELECT f.day, f.pool_name, f.sku_id, f.recipe_key, f.model, f.method, f.team,
-       f.outcome, count(*), sum(f.successful_runs), sum(f.retries),
-       sum(f.steps_attempted), sum(f.successful_steps), sum(f.gpu_microseconds),
-       sum(f.wasted_gpu_microseconds),
-       sum(f.gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour),
-       coalesce(sum(f.gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour), 0),
-       sum(CASE WHEN p.list_price_micros_per_gpu_hour IS NULL THEN 0
-                ELSE f.gpu_microseconds END)
-FROM cost_run_facts f JOIN pools p ON p.name = f.pool_name
-GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
+$(cost_rollups_sql)
 SQL
 end=$(now)
 printf 'bulk_load seconds=%.1f\n' "$(echo "$end - $start" | bc -l)"
@@ -119,19 +103,7 @@ echo "== GetCostReport grouped by SKU and day over $days days ($iterations calls
 echo "== the equivalent raw GROUP BY over benchmark_runs ($iterations calls, psql)"
 first=$(date -u -d "-$((days - 1)) days" +%Y-%m-%d)
 after=$(date -u -d "+1 day" +%Y-%m-%d)
-raw="SELECT r.sku_id, (r.ended_at AT TIME ZONE 'UTC')::date AS day, count(*) AS runs,
-  count(*) FILTER (WHERE outcome = 'SUCCEEDED') AS successful_runs, sum(retries) AS retries,
-  sum(steps_attempted) AS steps_attempted,
-  sum(CASE WHEN outcome = 'SUCCEEDED' THEN steps_succeeded ELSE 0 END) AS successful_steps,
-  sum(gpu_microseconds) AS gpu_us,
-  sum(CASE WHEN outcome <> 'SUCCEEDED' THEN gpu_microseconds WHEN steps_attempted = 0 THEN 0
-      ELSE round(gpu_microseconds::numeric * (steps_attempted - steps_succeeded)
-                 / steps_attempted) END) AS wasted_us,
-  round(sum(gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour) / 3.6e9) AS cost_micros,
-  round(sum(gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour) / 3.6e9) AS list_micros
-FROM benchmark_runs r JOIN pools p ON p.name = r.pool_name
-WHERE r.ended_at >= '$first 00:00:00+00' AND r.ended_at < '$after 00:00:00+00'
-GROUP BY 1, 2 ORDER BY 1, 2"
+raw=$(raw_cost_group_by "$first" "$after")
 {
   echo '\timing on'
   for _ in $(seq 0 "$iterations"); do echo "$raw;"; done

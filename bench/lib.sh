@@ -52,3 +52,58 @@ open_fds() { ls "/proc/$pid/fd" | wc -l; }
 db_connections() {
   psql "$db" -qtAc "SELECT count(*) FROM pg_stat_activity WHERE datname = 'bench' AND pid <> pg_backend_pid()"
 }
+
+# The raw GROUP BY equivalent to GetCostReport grouped by SKU and UTC day
+# over [FIRST, AFTER) (dates): the same figures straight over benchmark_runs
+# joined with pools.
+raw_cost_group_by() {
+  cat <<SQL
+SELECT r.sku_id, (r.ended_at AT TIME ZONE 'UTC')::date AS day, count(*) AS runs,
+  count(*) FILTER (WHERE outcome = 'SUCCEEDED') AS successful_runs, sum(retries) AS retries,
+  sum(steps_attempted) AS steps_attempted,
+  sum(CASE WHEN outcome = 'SUCCEEDED' THEN steps_succeeded ELSE 0 END) AS successful_steps,
+  sum(gpu_microseconds) AS gpu_us,
+  sum(CASE WHEN outcome <> 'SUCCEEDED' THEN gpu_microseconds WHEN steps_attempted = 0 THEN 0
+      ELSE round(gpu_microseconds::numeric * (steps_attempted - steps_succeeded)
+                 / steps_attempted) END) AS wasted_us,
+  round(sum(gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour) / 3.6e9) AS cost_micros,
+  round(sum(gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour) / 3.6e9) AS list_micros
+FROM benchmark_runs r JOIN pools p ON p.name = r.pool_name
+WHERE r.ended_at >= '$1 00:00:00+00' AND r.ended_at < '$2 00:00:00+00'
+GROUP BY 1, 2 ORDER BY 1, 2
+SQL
+}
+
+# SQL that rebuilds the daily cost rollups from the stored runs, with the
+# statements migrations 0004 and 0010 backfill with (the same sums the upload
+# path adds run by run).
+cost_rollups_sql() {
+  cat <<'SQL'
+TRUNCATE cost_daily_rollups, cost_daily_pool_rollups;
+INSERT INTO cost_daily_rollups (
+  day, pool_name, sku_id, recipe_key, model, method, team, outcome, runs,
+  successful_runs, retries, steps_attempted, successful_steps, gpu_microseconds,
+  wasted_gpu_microseconds, internal_rate_x_gpu_us, list_price_x_gpu_us,
+  list_priced_gpu_microseconds)
+SELECT f.day, f.pool_name, f.sku_id, f.recipe_key, f.model, f.method, f.team,
+       f.outcome, count(*), sum(f.successful_runs), sum(f.retries),
+       sum(f.steps_attempted), sum(f.successful_steps), sum(f.gpu_microseconds),
+       sum(f.wasted_gpu_microseconds),
+       sum(f.gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour),
+       coalesce(sum(f.gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour), 0),
+       sum(CASE WHEN p.list_price_micros_per_gpu_hour IS NULL THEN 0
+                ELSE f.gpu_microseconds END)
+FROM cost_run_facts f JOIN pools p ON p.name = f.pool_name
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
+INSERT INTO cost_daily_pool_rollups (
+  day, pool_name, sku_id, runs, successful_runs, retries, steps_attempted,
+  successful_steps, gpu_microseconds, wasted_gpu_microseconds,
+  internal_rate_x_gpu_us, list_price_x_gpu_us, list_priced_gpu_microseconds)
+SELECT day, pool_name, sku_id, sum(runs), sum(successful_runs), sum(retries),
+       sum(steps_attempted), sum(successful_steps), sum(gpu_microseconds),
+       sum(wasted_gpu_microseconds), sum(internal_rate_x_gpu_us),
+       sum(list_price_x_gpu_us), sum(list_priced_gpu_microseconds)
+FROM cost_daily_rollups
+GROUP BY day, pool_name, sku_id;
+SQL
+}

@@ -1,32 +1,62 @@
 #include "storage/cost_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
 
 // One run into its (day, pool, SKU, recipe key, model, method, team,
-// outcome) row. The money columns are exact integer products of the run's
-// GPU-microseconds and the pool's rates read in this transaction: the rate
-// the run is charged is the rate when it was stored.
-constexpr char kUpsertCostRollup[] = R"sql(
-INSERT INTO cost_daily_rollups AS c (
-  day, pool_name, sku_id, recipe_key, model, method, team, outcome, runs,
-  successful_runs, retries, steps_attempted, successful_steps, gpu_microseconds,
-  wasted_gpu_microseconds, internal_rate_x_gpu_us, list_price_x_gpu_us,
-  list_priced_gpu_microseconds)
-SELECT f.day, f.pool_name, f.sku_id, f.recipe_key, f.model, f.method, f.team,
-       f.outcome, 1, f.successful_runs, f.retries, f.steps_attempted,
-       f.successful_steps, f.gpu_microseconds, f.wasted_gpu_microseconds,
-       f.gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour,
-       coalesce(f.gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour, 0),
-       CASE WHEN p.list_price_micros_per_gpu_hour IS NULL THEN 0
-            ELSE f.gpu_microseconds END
-FROM cost_run_facts f JOIN pools p ON p.name = f.pool_name
-WHERE f.run_id = $1::uuid
-ON CONFLICT (day, pool_name, sku_id, recipe_key, model, method, team, outcome)
-DO UPDATE SET
+// outcome) row and into its (day, pool, SKU) row, in one statement. The money
+// columns are exact integer products of the run's GPU-microseconds and the
+// pool's rates read in this transaction: the rate the run is charged is the
+// rate when it was stored.
+constexpr char kUpsertCostRollups[] = R"sql(
+WITH fact AS (
+  SELECT f.day, f.pool_name, f.sku_id, f.recipe_key, f.model, f.method, f.team,
+         f.outcome, 1 AS runs, f.successful_runs, f.retries, f.steps_attempted,
+         f.successful_steps, f.gpu_microseconds, f.wasted_gpu_microseconds,
+         f.gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour
+           AS internal_rate_x_gpu_us,
+         coalesce(f.gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour, 0)
+           AS list_price_x_gpu_us,
+         CASE WHEN p.list_price_micros_per_gpu_hour IS NULL THEN 0
+              ELSE f.gpu_microseconds END AS list_priced_gpu_microseconds
+  FROM cost_run_facts f JOIN pools p ON p.name = f.pool_name
+  WHERE f.run_id = $1::uuid
+),
+detail AS (
+  INSERT INTO cost_daily_rollups AS c (
+    day, pool_name, sku_id, recipe_key, model, method, team, outcome, runs,
+    successful_runs, retries, steps_attempted, successful_steps,
+    gpu_microseconds, wasted_gpu_microseconds, internal_rate_x_gpu_us,
+    list_price_x_gpu_us, list_priced_gpu_microseconds)
+  SELECT * FROM fact
+  ON CONFLICT (day, pool_name, sku_id, recipe_key, model, method, team, outcome)
+  DO UPDATE SET
+    runs = c.runs + EXCLUDED.runs,
+    successful_runs = c.successful_runs + EXCLUDED.successful_runs,
+    retries = c.retries + EXCLUDED.retries,
+    steps_attempted = c.steps_attempted + EXCLUDED.steps_attempted,
+    successful_steps = c.successful_steps + EXCLUDED.successful_steps,
+    gpu_microseconds = c.gpu_microseconds + EXCLUDED.gpu_microseconds,
+    wasted_gpu_microseconds = c.wasted_gpu_microseconds + EXCLUDED.wasted_gpu_microseconds,
+    internal_rate_x_gpu_us = c.internal_rate_x_gpu_us + EXCLUDED.internal_rate_x_gpu_us,
+    list_price_x_gpu_us = c.list_price_x_gpu_us + EXCLUDED.list_price_x_gpu_us,
+    list_priced_gpu_microseconds =
+      c.list_priced_gpu_microseconds + EXCLUDED.list_priced_gpu_microseconds,
+    updated_at = now()
+)
+INSERT INTO cost_daily_pool_rollups AS c (
+  day, pool_name, sku_id, runs, successful_runs, retries, steps_attempted,
+  successful_steps, gpu_microseconds, wasted_gpu_microseconds,
+  internal_rate_x_gpu_us, list_price_x_gpu_us, list_priced_gpu_microseconds)
+SELECT day, pool_name, sku_id, runs, successful_runs, retries, steps_attempted,
+       successful_steps, gpu_microseconds, wasted_gpu_microseconds,
+       internal_rate_x_gpu_us, list_price_x_gpu_us, list_priced_gpu_microseconds
+FROM fact
+ON CONFLICT (day, pool_name, sku_id) DO UPDATE SET
   runs = c.runs + EXCLUDED.runs,
   successful_runs = c.successful_runs + EXCLUDED.successful_runs,
   retries = c.retries + EXCLUDED.retries,
@@ -53,7 +83,10 @@ DO UPDATE SET
 // Occupancy (grouped by pool): the pool's work in the row's window over its
 // GPUs x the window's days x 8.64e10 us; the amortized cost divides the row's
 // cost by that occupancy.
-constexpr char kCostReport[] = R"sql(
+//
+// ROLLUPS is where the sums come from (see ReportStatement): the detailed
+// rollup, or the per-(day, pool, SKU) one with the other dimensions ''.
+constexpr char kCostReportTemplate[] = R"sql(
 WITH grouped AS (
   SELECT
     CASE $17::text
@@ -78,7 +111,7 @@ WITH grouped AS (
     sum(internal_rate_x_gpu_us) AS internal_x,
     sum(list_price_x_gpu_us) AS list_x,
     sum(list_priced_gpu_microseconds)::bigint AS list_priced_us
-  FROM cost_daily_rollups
+  FROM ROLLUPS
   WHERE day >= $1::date AND day < $2::date
     AND (cardinality($3::text[]) = 0 OR sku_id = ANY ($3::text[]))
     AND (cardinality($4::text[]) = 0 OR pool_name = ANY ($4::text[]))
@@ -114,7 +147,7 @@ pool_work AS (
     END AS period,
     pool_name COLLATE "C" AS k_pool,
     sum(gpu_microseconds) AS work_us
-  FROM cost_daily_rollups
+  FROM cost_daily_pool_rollups
   WHERE $11::bool AND day >= $1::date AND day < $2::date
     AND pool_name IN (SELECT k_pool FROM page)
   GROUP BY 1, 2
@@ -161,6 +194,32 @@ SELECT k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outco
 FROM windowed
 ORDER BY k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome)sql";
 
+// The per-(day, pool, SKU) rollup with the columns of the detailed one.
+constexpr char kPoolRollups[] = R"sql((
+    SELECT day, pool_name, sku_id, ''::text AS recipe_key, ''::text AS model,
+           ''::text AS method, ''::text AS team, ''::text AS outcome, runs,
+           successful_runs, retries, steps_attempted, successful_steps,
+           gpu_microseconds, wasted_gpu_microseconds, internal_rate_x_gpu_us,
+           list_price_x_gpu_us, list_priced_gpu_microseconds
+    FROM cost_daily_pool_rollups) AS rollups)sql";
+
+// The report's statement over cost_daily_pool_rollups when the query needs no
+// dimension below (day, pool, SKU): its rows are bounded by days x pools, not
+// by runs and recipes. Otherwise over cost_daily_rollups. Both give the same
+// sums (the pool rollup sums the detailed one).
+const std::string& ReportStatement(const CostQuery& q) {
+  static const std::string* const kDetailed =
+      new std::string(absl::StrReplaceAll(kCostReportTemplate,
+                                          {{"ROLLUPS", "cost_daily_rollups"}}));
+  static const std::string* const kByPool = new std::string(
+      absl::StrReplaceAll(kCostReportTemplate, {{"ROLLUPS", kPoolRollups}}));
+  const bool below_pool = q.by_recipe_key || q.by_model || q.by_method ||
+                          q.by_team || q.by_outcome || !q.recipe_keys.empty() ||
+                          !q.models.empty() || !q.methods.empty() ||
+                          !q.teams.empty() || !q.outcomes.empty();
+  return below_pool ? *kDetailed : *kByPool;
+}
+
 const char* PeriodName(CostPeriod period) {
   switch (period) {
     case CostPeriod::kDay:
@@ -184,7 +243,7 @@ std::optional<T> Optional(const pqxx::field& field) {
 }  // namespace
 
 void AddRunToCostRollup(pqxx::work& txn, const std::string& run_id) {
-  txn.exec_params(kUpsertCostRollup, run_id);
+  txn.exec_params(kUpsertCostRollups, run_id);
 }
 
 absl::StatusOr<CostPage> GetCostReport(DbSession& session, const CostQuery& q,
@@ -194,7 +253,7 @@ absl::StatusOr<CostPage> GetCostReport(DbSession& session, const CostQuery& q,
     pqxx::read_transaction txn(c);
     const CostGroupKey cursor = after.value_or(CostGroupKey{});
     const pqxx::result rows = txn.exec_params(
-        kCostReport, absl::FormatCivilTime(q.start),
+        ReportStatement(q), absl::FormatCivilTime(q.start),
         absl::FormatCivilTime(q.end), TextArrayLiteral(q.skus),
         TextArrayLiteral(q.pools), TextArrayLiteral(q.recipe_keys),
         TextArrayLiteral(q.models), TextArrayLiteral(q.methods),

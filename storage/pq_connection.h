@@ -58,8 +58,9 @@ class PqConnection {
       const std::string& name, absl::string_view sql,
       const std::vector<std::string>& binary_params);
 
-  // Runs `copy_sql` (COPY ... FROM STDIN), sends `data` in COPY text format,
-  // and ends the copy. Returns the number of rows copied.
+  // Runs `copy_sql` (COPY ... FROM STDIN), sends `data` in the format it
+  // names (text, or binary: see BinaryCopy), and ends the copy. Returns the
+  // number of rows copied.
   absl::StatusOr<int64_t> CopyIn(absl::string_view copy_sql,
                                  absl::string_view data);
 

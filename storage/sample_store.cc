@@ -6,22 +6,21 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "storage/double_text.h"
+#include "storage/binary_copy.h"
 #include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
 
-constexpr char kRegisterStream[] = R"sql(
-INSERT INTO sample_streams (run_id, partition_time)
-VALUES ($1::uuid, to_timestamp($2::float8 / 1e6))
-ON CONFLICT (run_id) DO NOTHING)sql";
-
-// Locks the run's progress row: appends to one run serialize here.
+// Registers the run's stream on its first batch and locks its progress row
+// in one round trip: appends to one run serialize here. The no-op update is
+// what takes the lock (and returns the row) when the stream exists.
 constexpr char kLockStream[] = R"sql(
-SELECT (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
-       committed_through_step, samples
-FROM sample_streams WHERE run_id = $1::uuid FOR UPDATE)sql";
+INSERT INTO sample_streams AS s (run_id, partition_time)
+VALUES ($1::uuid, to_timestamp($2::float8 / 1e6))
+ON CONFLICT (run_id) DO UPDATE SET partition_time = s.partition_time
+RETURNING (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
+          committed_through_step, samples)sql";
 
 constexpr char kSelectProgress[] = R"sql(
 SELECT (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
@@ -45,19 +44,17 @@ UPDATE sample_streams
 SET max_step = $2, committed_through_step = $3, samples = $4, updated_at = now()
 WHERE run_id = $1::uuid)sql";
 
+// Binary: the server stores the values as they come instead of parsing
+// their text (see BinaryCopy).
 constexpr char kCopySamples[] =
     "COPY step_samples (run_id, partition_time, step, sample_time, "
     "step_time_s, memory_allocated_gb, memory_reserved_gb, tokens, loss) "
-    "FROM STDIN";
+    "FROM STDIN WITH (FORMAT binary)";
+constexpr int16_t kCopyColumns = 9;
 
 constexpr char kEnsurePartitions[] =
     "SELECT placement_ensure_sample_partitions(to_timestamp($1::float8 / "
     "1e6), $2)";
-
-void AppendTimestamp(absl::Time time, std::string* out) {
-  out->append(
-      absl::FormatTime("%Y-%m-%d %H:%M:%E6S+00", time, absl::UTCTimeZone()));
-}
 
 double DoubleField(const PGresult* result, int row, int column) {
   double value = 0;
@@ -93,29 +90,6 @@ int64_t AdvanceContiguous(int64_t committed,
 
 }  // namespace
 
-std::string SampleCopyLine(const std::string& run_id, absl::Time partition_time,
-                           const StepSampleRow& s) {
-  std::string line = run_id;
-  line.push_back('\t');
-  AppendTimestamp(partition_time, &line);
-  absl::StrAppend(&line, "\t", s.step, "\t");
-  AppendTimestamp(s.time, &line);
-  line.push_back('\t');
-  AppendDouble(s.step_time_s, &line);
-  line.push_back('\t');
-  AppendDouble(s.memory_allocated_gb, &line);
-  line.push_back('\t');
-  AppendDouble(s.memory_reserved_gb, &line);
-  absl::StrAppend(&line, "\t", s.tokens, "\t");
-  if (s.loss.has_value()) {
-    AppendDouble(*s.loss, &line);
-  } else {
-    line.append("\\N");
-  }
-  line.push_back('\n');
-  return line;
-}
-
 absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
                                            const std::string& run_id,
                                            std::vector<StepSampleRow> samples) {
@@ -147,12 +121,8 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
     PqTransaction txn(c);
     if (absl::Status s = txn.Begin(); !s.ok()) return s;
     const std::string first_micros = Micros(first_time);
-    if (auto r =
-            c.Exec(kRegisterStream, {run_id.c_str(), first_micros.c_str()});
-        !r.ok()) {
-      return r.status();
-    }
-    absl::StatusOr<PqResult> locked = c.Exec(kLockStream, {run_id.c_str()});
+    absl::StatusOr<PqResult> locked =
+        c.Exec(kLockStream, {run_id.c_str(), first_micros.c_str()});
     if (!locked.ok()) return locked.status();
     const absl::Time partition_time =
         absl::FromUnixMicros(Int64Field(locked->get(), 0, 0));
@@ -188,8 +158,8 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
       }
     }
 
-    std::string copy_data;
-    copy_data.reserve(samples.size() * 120);
+    BinaryCopy copy;
+    copy.Reserve(32 + samples.size() * 118);  // 118 bytes a row
     std::vector<int64_t> new_steps;
     new_steps.reserve(samples.size());
     for (const StepSampleRow& s : samples) {
@@ -199,11 +169,27 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
         if (!SameMeasurement(stored->second, s)) ++result.conflicting;
         continue;
       }
-      copy_data += SampleCopyLine(run_id, partition_time, s);
+      copy.StartRow(kCopyColumns);
+      if (!copy.AddUuid(run_id)) {
+        return absl::InvalidArgumentError("run_id is not a UUID");
+      }
+      copy.AddTimestamp(partition_time);
+      copy.AddInt64(s.step);
+      copy.AddTimestamp(s.time);
+      copy.AddDouble(s.step_time_s);
+      copy.AddDouble(s.memory_allocated_gb);
+      copy.AddDouble(s.memory_reserved_gb);
+      copy.AddInt64(s.tokens);
+      if (s.loss.has_value()) {
+        copy.AddDouble(*s.loss);
+      } else {
+        copy.AddNull();
+      }
       new_steps.push_back(s.step);
     }
     if (!new_steps.empty()) {
-      absl::StatusOr<int64_t> copied = c.CopyIn(kCopySamples, copy_data);
+      absl::StatusOr<int64_t> copied =
+          c.CopyIn(kCopySamples, std::move(copy).Finish());
       if (!copied.ok()) return copied.status();
     }
     result.stored = static_cast<int64_t>(new_steps.size());

@@ -38,7 +38,8 @@ struct AppendResult {
   int64_t conflicting = 0;
 };
 
-// Appends a batch of samples of `run_id` in one transaction, with COPY.
+// Appends a batch of samples of `run_id` in one transaction, with one
+// binary COPY.
 // Samples whose (run, step) is already stored, or repeated inside the batch,
 // are skipped, so a re-sent batch is stored once; those that say something
 // else than the sample kept are counted as conflicting. Concurrent appends to
@@ -57,11 +58,6 @@ absl::StatusOr<SampleProgress> GetSampleProgress(DbSession& session,
 // `months` months, if missing. Returns how many it created.
 absl::StatusOr<int> EnsureSamplePartitions(DbSession& session, absl::Time from,
                                            int months);
-
-// COPY text format of one row of step_samples (for benchmarks that load the
-// same rows by other paths).
-std::string SampleCopyLine(const std::string& run_id, absl::Time partition_time,
-                           const StepSampleRow& sample);
 
 }  // namespace placement::storage
 

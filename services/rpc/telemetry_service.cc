@@ -1,6 +1,7 @@
 #include "services/rpc/telemetry_service.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -26,16 +27,19 @@
 #include "storage/sku_store.h"
 
 namespace placement::services {
-// Reads a stream of sample batches, one committed batch at a time. Three
-// threads may touch it (gRPC's, a database worker's, and the idle reaper's),
-// so the decision to finish is taken once, under its mutex; gRPC itself
-// (StartRead, Finish) is called with no lock held, since it may run a
-// reaction inline.
+// Reads a stream of sample batches and stores them in order, one batch in a
+// transaction at a time; the next batch is read (and converted) while the
+// one before is written, so that the database and the stream's parsing
+// overlap. At most two batches of a stream are in memory: the one being
+// written and the next. Three threads may touch it (gRPC's, a database
+// worker's, and the idle reaper's), so the decision to finish is taken once,
+// under its mutex; gRPC itself (StartRead, Finish) is called with no lock
+// held, since it may run a reaction inline.
 //
 // Lifetime: gRPC calls OnDone only after Finish, and Finish comes only from
-// whoever set `finished_`; a read being issued holds the reactor
-// (`holds_`), so that OnDone during StartRead leaves the delete to the
-// issuer.
+// whoever set `finished_`; a read being issued and a batch with a database
+// worker hold the reactor (`holds_`), so that OnDone meanwhile leaves the
+// delete to the holder.
 class SampleStreamReactor
     : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
  public:
@@ -54,12 +58,13 @@ class SampleStreamReactor
       if (finished_) return;  // closed while the read was pending
     }
     if (!ok) {  // the client finished sending, or the call ended
-      response_->set_run_id(run_id_);
-      response_->set_committed_through_step(committed_through_step_);
-      response_->set_samples_stored(stored_);
-      response_->set_samples_duplicate(duplicates_);
-      response_->set_samples_conflicting(conflicting_);
-      FinishOnce(grpc::Status::OK);
+      bool finish_now;
+      {
+        absl::MutexLock lock(&mu_);
+        client_done_ = true;
+        finish_now = !appending_;  // else the last append finishes
+      }
+      if (finish_now) FinishWithCounts();
       return;
     }
     core::FieldViolations violations = UndeclaredEnumValues(request_);
@@ -72,34 +77,34 @@ class SampleStreamReactor
           {"run_id", "must be the same in every message of a stream"});
     }
     if (!violations.empty()) {
+      {
+        // The batches before this one are committed before the error is
+        // answered: the client resumes after them.
+        absl::MutexLock lock(&mu_);
+        if (appending_) {
+          refused_ = InvalidArgument(violations);
+          return;
+        }
+      }
       FinishOnce(InvalidArgument(violations));
       return;
     }
-    run_id_ = run_id;
+    // Set once, before the first append: the workers only read it.
+    if (run_id_.empty()) run_id_ = run_id;
     if (request_.samples().empty()) {
       ReadNext();
       return;
     }
     std::vector<storage::StepSampleRow> rows = SampleRowsFromProto(request_);
-    const bool queued = workers_.TrySubmit(
-        [this, rows = std::move(rows)](storage::DbSession& session) mutable {
-          absl::StatusOr<storage::AppendResult> appended =
-              storage::AppendSamples(session, run_id_, std::move(rows));
-          if (!appended.ok()) {
-            FinishOnce(ToGrpcStatus(appended.status()));
-            return;
-          }
-          stored_ += appended->stored;
-          duplicates_ += appended->duplicates;
-          conflicting_ += appended->conflicting;
-          committed_through_step_ = appended->progress.committed_through_step;
-          ReadNext();  // only now: one batch in memory at a time
-        });
-    if (!queued) {
-      FinishOnce(ToGrpcStatus(absl::ResourceExhaustedError(
-          "the server's database work queue is full; resume the stream from "
-          "GetSampleProgress with backoff")));
+    {
+      absl::MutexLock lock(&mu_);
+      if (appending_) {  // the append before takes these, then reads on
+        waiting_ = std::move(rows);
+        return;
+      }
+      appending_ = true;
     }
+    if (Append(std::move(rows))) ReadNext();
   }
 
   void OnDone() override {
@@ -152,6 +157,77 @@ class SampleStreamReactor
     if (last) delete this;
   }
 
+  // Hands `rows` to a database worker; false (the stream finished) when the
+  // work queue is full.
+  bool Append(std::vector<storage::StepSampleRow> rows) {
+    {
+      absl::MutexLock lock(&mu_);
+      ++holds_;  // released by the worker, or below
+    }
+    const bool queued = workers_.TrySubmit(
+        [this, rows = std::move(rows)](storage::DbSession& session) mutable {
+          Appended(storage::AppendSamples(session, run_id_, std::move(rows)));
+          Release();
+        });
+    if (!queued) {
+      FinishOnce(ToGrpcStatus(absl::ResourceExhaustedError(
+          "the server's database work queue is full; resume the stream from "
+          "GetSampleProgress with backoff")));
+      Release();
+    }
+    return queued;
+  }
+
+  // On the worker, once a batch is committed (or failed): the next batch
+  // waiting, if any, goes to the database and the stream reads on; the
+  // stream finishes if the client is done.
+  void Appended(const absl::StatusOr<storage::AppendResult>& appended) {
+    if (!appended.ok()) {
+      FinishOnce(ToGrpcStatus(appended.status()));
+      return;
+    }
+    stored_ += appended->stored;
+    duplicates_ += appended->duplicates;
+    conflicting_ += appended->conflicting;
+    committed_through_step_ = appended->progress.committed_through_step;
+    std::optional<std::vector<storage::StepSampleRow>> next;
+    std::optional<grpc::Status> refused;
+    bool finish;
+    {
+      absl::MutexLock lock(&mu_);
+      next.swap(waiting_);
+      refused.swap(refused_);
+      if (!next.has_value()) appending_ = false;
+      finish = !next.has_value() && client_done_;
+    }
+    if (refused.has_value()) {
+      FinishOnce(*refused);
+    } else if (next.has_value()) {
+      if (Append(*std::move(next))) ReadNext();
+    } else if (finish) {
+      FinishWithCounts();
+    }
+  }
+
+  void FinishWithCounts() {
+    response_->set_run_id(run_id_);
+    response_->set_committed_through_step(committed_through_step_);
+    response_->set_samples_stored(stored_);
+    response_->set_samples_duplicate(duplicates_);
+    response_->set_samples_conflicting(conflicting_);
+    FinishOnce(grpc::Status::OK);
+  }
+
+  void Release() {
+    bool last;
+    {
+      absl::MutexLock lock(&mu_);
+      --holds_;
+      last = done_ && holds_ == 0;
+    }
+    if (last) delete this;
+  }
+
   void FinishOnce(const grpc::Status& status) {
     {
       absl::MutexLock lock(&mu_);
@@ -174,7 +250,16 @@ class SampleStreamReactor
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
-  int holds_ ABSL_GUARDED_BY(mu_) = 0;  // ReadNext()s between lock and return
+  // ReadNext()s between lock and return, and batches with a worker.
+  int holds_ ABSL_GUARDED_BY(mu_) = 0;
+  bool appending_ ABSL_GUARDED_BY(mu_) = false;  // a batch is with a worker
+  // Read while the batch before was being written: the next to append.
+  std::optional<std::vector<storage::StepSampleRow>> waiting_
+      ABSL_GUARDED_BY(mu_);
+  bool client_done_ ABSL_GUARDED_BY(mu_) = false;  // no more reads
+  // A batch refused while the one before was being written: answered once
+  // that one is committed.
+  std::optional<grpc::Status> refused_ ABSL_GUARDED_BY(mu_);
   bool done_ ABSL_GUARDED_BY(mu_) = false;  // OnDone ran
 };
 
