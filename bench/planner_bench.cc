@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "core/fleet_model.h"
 #include "core/planner.h"
 
 namespace placement::core {
@@ -176,6 +177,46 @@ void BM_PredictPeakMemory(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PredictPeakMemory);
+
+// The fleet model's refit (core/fleet_model.h) over N measured (recipe
+// key, SKU) cells: building the cells (the analytic prior of each) and the
+// alternating least squares. A replica runs it at most every
+// --fleet_refit_seconds, over every rollup of its snapshot.
+void BM_FleetRefit(benchmark::State& state) {
+  const std::vector<GpuSku> skus = Catalog();
+  const int cells = static_cast<int>(state.range(0));
+  std::vector<KeyedEvidence> evidence;
+  evidence.reserve(cells);
+  for (int i = 0; i < cells; ++i) {
+    // Distinct recipes: sequence length, rank and micro-batch vary.
+    Recipe r = BenchRecipe(256 + 16 * (i / skus.size() % 240));
+    r.lora_rank = 4 << (i / (skus.size() * 240) % 6);
+    r.micro_batch_size = 1 + static_cast<int>(i / (skus.size() * 1440) % 8);
+    r = NormalizeRecipe(r);
+    KeyedEvidence e;
+    e.stats.recipe_key = RecipeKey(r);
+    e.stats.sku_id = skus[i % skus.size()].id;
+    e.stats.runs = 3;
+    e.stats.successful_runs = 3;
+    e.stats.steps_succeeded = 3000;
+    e.stats.median_step_time_s = 0.5 + 0.01 * (i % 97);
+    e.stats.p95_peak_memory_gb = 20 + i % 7;
+    e.stats.max_peak_memory_gb = 21 + i % 7;
+    e.recipe = std::move(r);
+    evidence.push_back(std::move(e));
+  }
+  for (auto _ : state) {
+    FleetModel model = FleetModel::Fit(FleetCellsFromEvidence(evidence, skus));
+    benchmark::DoNotOptimize(model);
+  }
+  state.SetItemsProcessed(state.iterations() * cells);
+}
+BENCHMARK(BM_FleetRefit)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace placement::core
