@@ -16,6 +16,7 @@
 #include "common/uuid.h"
 #include "core/planner.h"
 #include "core/rules.h"
+#include "services/api/accuracy_convert.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
@@ -480,37 +481,7 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
             storage::PlanAccuracy(session, from, to);
         if (!rows.ok()) return rows.status();
         for (const storage::SkuAccuracyRow& row : *rows) {
-          v1::SkuAccuracy* out = response->add_skus();
-          out->set_sku(row.sku_id);
-          out->set_runs(row.runs);
-          out->set_peak_memory_median_abs_error_pct(
-              row.peak_memory_median_abs_error_pct);
-          out->set_peak_memory_p90_abs_error_pct(
-              row.peak_memory_p90_abs_error_pct);
-          out->set_peak_memory_mean_error_pct(row.peak_memory_mean_error_pct);
-          out->set_runs_with_successful_steps(row.runs_with_successful_steps);
-          out->set_gpu_hours_per_step_median_abs_error_pct(
-              row.gpu_hours_per_step_median_abs_error_pct);
-          out->set_gpu_hours_per_step_p90_abs_error_pct(
-              row.gpu_hours_per_step_p90_abs_error_pct);
-          out->set_gpu_hours_per_step_mean_error_pct(
-              row.gpu_hours_per_step_mean_error_pct);
-          v1::ModelAccuracy* prior = out->mutable_prior();
-          prior->set_runs(row.prior_runs);
-          prior->set_peak_memory_median_abs_error_pct(
-              row.prior_peak_memory_median_abs_error_pct);
-          prior->set_peak_memory_p90_abs_error_pct(
-              row.prior_peak_memory_p90_abs_error_pct);
-          prior->set_peak_memory_mean_error_pct(
-              row.prior_peak_memory_mean_error_pct);
-          prior->set_runs_with_successful_steps(
-              row.prior_runs_with_successful_steps);
-          prior->set_gpu_hours_per_step_median_abs_error_pct(
-              row.prior_gpu_hours_per_step_median_abs_error_pct);
-          prior->set_gpu_hours_per_step_p90_abs_error_pct(
-              row.prior_gpu_hours_per_step_p90_abs_error_pct);
-          prior->set_gpu_hours_per_step_mean_error_pct(
-              row.prior_gpu_hours_per_step_mean_error_pct);
+          SkuAccuracyToProto(row, response->add_skus());
         }
         return absl::OkStatus();
       });
