@@ -64,7 +64,8 @@ class FleetLearningTest : public ::testing::Test {
 
   // The analytic step time the planner gives `recipe` on `pool`.
   double PriorStepTime(const v1::Recipe& recipe, const std::string& pool) {
-    const v1::PlacementCandidate* c = Candidate(Plan(recipe), pool);
+    const v1::PlacePlanResponse plan = Plan(recipe);  // outlives `c`
+    const v1::PlacementCandidate* c = Candidate(plan, pool);
     EXPECT_NE(c, nullptr) << pool;
     return c != nullptr ? c->prior_step_time_s() : 0;
   }

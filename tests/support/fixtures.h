@@ -47,10 +47,15 @@ v1::PlacePlanRequest PlanFor(const v1::Recipe& recipe,
                              int64_t total_steps = 10'000);
 
 // The plan's candidate on, or rejection of, `pool`; null when there is none.
+// The pointer is into `plan`, so a temporary plan is refused at compile time.
 const v1::PlacementCandidate* Candidate(const v1::PlacePlanResponse& plan,
                                         const std::string& pool);
+const v1::PlacementCandidate* Candidate(v1::PlacePlanResponse&& plan,
+                                        const std::string& pool) = delete;
 const v1::PoolRejection* Rejection(const v1::PlacePlanResponse& plan,
                                    const std::string& pool);
+const v1::PoolRejection* Rejection(v1::PlacePlanResponse&& plan,
+                                   const std::string& pool) = delete;
 
 // Holds when `pool` is a candidate whose figures rest on exactly `runs`
 // measured runs: the evidence has reached the plan.
