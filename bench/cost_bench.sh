@@ -103,17 +103,9 @@ echo "== GetCostReport grouped by SKU and day over $days days ($iterations calls
 echo "== the equivalent raw GROUP BY over benchmark_runs ($iterations calls, psql)"
 first=$(date -u -d "-$((days - 1)) days" +%Y-%m-%d)
 after=$(date -u -d "+1 day" +%Y-%m-%d)
-raw=$(raw_cost_group_by "$first" "$after")
-{
-  echo '\timing on'
-  for _ in $(seq 0 "$iterations"); do echo "$raw;"; done
-} | psql "$db" -q -o /dev/null >"$work/raw.txt"
-raw_ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$work/raw.txt" | tail -n +2 | sort -g |
-  awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+raw_ms=$(time_raw_cost_group_by "$db" "$first" "$after" "$iterations")
 printf 'raw_group_by calls=%d median_ms=%.2f\n' "$iterations" "$raw_ms"
-psql "$db" -qtAc "SELECT 'raw_group_by rows=' || count(*) || ' runs=' || sum(runs) ||
-  ' gpu_microseconds=' || sum(gpu_us) || ' wasted_gpu_microseconds=' || sum(wasted_us) ||
-  ' internal_cost_micros=' || sum(cost_micros) FROM ($raw) g" | tee "$work/rawsum.txt"
+cat "$work/rawsum.txt"
 
 report_ms=$(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' "$work/report.txt")
 printf 'ratio raw_group_by/cost_report = %.1fx (the report from rollups is that much faster)\n' \

@@ -179,19 +179,10 @@ measure_cost() {  # RUNS
   "$build/bench/cost_load" report --server "$server" --days "$days" \
     --iterations "$cost_calls" >"$work/report.txt"
   sed 's/^/   /' "$work/report.txt"
-  local first after raw raw_ms report_ms
+  local first after raw_ms report_ms
   first=$(date -u -d "-$((days - 1)) days" +%Y-%m-%d)
   after=$(date -u -d "+1 day" +%Y-%m-%d)
-  raw=$(raw_cost_group_by "$first" "$after")
-  {
-    echo '\timing on'
-    for _ in $(seq 0 "$cost_calls"); do echo "$raw;"; done
-  } | psql "$db" -q -o /dev/null >"$work/raw.txt"
-  raw_ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$work/raw.txt" | tail -n +2 | sort -g |
-    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-  psql "$db" -qtAc "SELECT 'raw_group_by rows=' || count(*) || ' runs=' || sum(runs) ||
-    ' gpu_microseconds=' || sum(gpu_us) || ' wasted_gpu_microseconds=' || sum(wasted_us) ||
-    ' internal_cost_micros=' || sum(cost_micros) FROM ($raw) g" >"$work/rawsum.txt"
+  raw_ms=$(time_raw_cost_group_by "$db" "$first" "$after" "$cost_calls")
   printf '   raw_group_by calls=%d median_ms=%.2f\n' "$cost_calls" "$raw_ms"
   report_ms=$(field median_ms <"$work/report.txt")
   totals() { sed -n 's/.*\(runs=[0-9]* gpu_microseconds=[0-9]* wasted_gpu_microseconds=[0-9]* internal_cost_micros=[0-9]*\).*/\1/p' "$1"; }

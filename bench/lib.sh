@@ -74,6 +74,23 @@ GROUP BY 1, 2 ORDER BY 1, 2
 SQL
 }
 
+# The median milliseconds of CALLS runs of the raw GROUP BY over [FIRST,
+# AFTER) on DB, after one unmeasured run; its totals line is written to
+# $work/rawsum.txt.
+time_raw_cost_group_by() {
+  local db=$1 first=$2 after=$3 calls=$4 raw
+  raw=$(raw_cost_group_by "$first" "$after")
+  {
+    echo '\timing on'
+    for _ in $(seq 0 "$calls"); do echo "$raw;"; done
+  } | psql "$db" -q -o /dev/null >"$work/raw.txt"
+  psql "$db" -qtAc "SELECT 'raw_group_by rows=' || count(*) || ' runs=' || sum(runs) ||
+    ' gpu_microseconds=' || sum(gpu_us) || ' wasted_gpu_microseconds=' || sum(wasted_us) ||
+    ' internal_cost_micros=' || sum(cost_micros) FROM ($raw) g" >"$work/rawsum.txt"
+  sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$work/raw.txt" | tail -n +2 | sort -g |
+    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
 # SQL that rebuilds the daily cost rollups from the stored runs, with the
 # statements migrations 0004 and 0010 backfill with (the same sums the upload
 # path adds run by run).
