@@ -217,6 +217,41 @@ constexpr char kSkuRollups[] = R"sql((
            list_price_x_gpu_us, list_priced_gpu_microseconds
     FROM cost_daily_sku_rollups) AS rollups)sql";
 
+// The report by SKU and day from cost_daily_sku_rollups, whose rows are its
+// rows: the columns of kCostReportTemplate (the same figures by the same
+// formulas), without its grouping, joins and pool occupancy. $1, $2: the
+// range; $3: the SKU filter; $4, $5: the page cursor's period and SKU, used
+// when $6 (the cursor's other fields are '', as are those of every row
+// here, so the pair orders rows as the template's eight fields do); $7: the
+// limit.
+constexpr char kSkuDaysStatement[] = R"sql(
+SELECT to_char(day, 'YYYY-MM-DD') COLLATE "C" AS k_period,
+       sku_id COLLATE "C" AS k_sku, '', '', '', '', '', '',
+       runs, successful_runs, retries, steps_attempted, successful_steps,
+       gpu_microseconds, wasted_gpu_microseconds,
+       CASE WHEN successful_steps > 0
+            THEN (gpu_microseconds::numeric / (3600000 * successful_steps))::float8 END,
+       div(internal_rate_x_gpu_us + 1800000000, 3600000000)::bigint,
+       CASE WHEN successful_steps > 0
+            THEN div(internal_rate_x_gpu_us + 1800000 * successful_steps,
+                     3600000 * successful_steps)::bigint END,
+       list_priced_gpu_microseconds = gpu_microseconds,
+       div(list_price_x_gpu_us + 1800000000, 3600000000)::bigint,
+       CASE WHEN successful_steps > 0
+            THEN div(list_price_x_gpu_us + 1800000 * successful_steps,
+                     3600000 * successful_steps)::bigint END,
+       CASE WHEN list_price_x_gpu_us > 0
+            THEN (internal_rate_x_gpu_us / list_price_x_gpu_us)::float8 END,
+       false, 0::float8, 0::bigint, 0::float8, NULL::bigint
+FROM cost_daily_sku_rollups
+WHERE day >= $1::date AND day < $2::date
+  AND (cardinality($3::text[]) = 0 OR sku_id = ANY ($3::text[]))
+  AND (NOT $6::bool
+       OR (to_char(day, 'YYYY-MM-DD') COLLATE "C", sku_id COLLATE "C")
+          > ($4::text COLLATE "C", $5::text COLLATE "C"))
+ORDER BY k_period, k_sku
+LIMIT $7)sql";
+
 // One of the report's statements, prepared on each connection under its
 // name (parsed and planned once a connection, not once a call).
 struct ReportStatement {
@@ -226,8 +261,8 @@ struct ReportStatement {
 
 // The report over `rollups`: its rows summed into groups, or, when `as_rows`
 // (the query groups by every key of the rollup and by day), its rows as
-// they are: each is a group already, and summing each alone is the most
-// expensive step of the statement.
+// they are: each is a group already, and summing each alone would be most of
+// the statement's work.
 ReportStatement* NewReportStatement(const std::string& name,
                                     const char* rollups, bool as_rows) {
   std::vector<std::string> sums;
@@ -246,36 +281,45 @@ ReportStatement* NewReportStatement(const std::string& name,
            {"{group_by}", as_rows ? "" : "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"}})};
 }
 
-// The report's statement over the coarsest rollup that holds every
-// dimension the query filters or groups by: cost_daily_sku_rollups (rows
-// bounded by days x SKUs) without pools or anything below;
-// cost_daily_pool_rollups (days x pools) without recipe key, model, method,
-// team or outcome; cost_daily_rollups otherwise. All three give the same
-// sums (each coarser rollup sums the finer one). Read as rows when the
-// query groups by day and by every key of that rollup.
+// Neither filtered nor grouped by pool or anything below.
+bool AtSkuLevel(const CostQuery& q) {
+  return !q.by_pool && !q.by_recipe_key && !q.by_model && !q.by_method &&
+         !q.by_team && !q.by_outcome && q.pools.empty() &&
+         q.recipe_keys.empty() && q.models.empty() && q.methods.empty() &&
+         q.teams.empty() && q.outcomes.empty();
+}
+
+// Grouped by SKU and day, nothing else: the rows of cost_daily_sku_rollups,
+// read by kSkuDaysStatement.
+bool ReadsSkuDays(const CostQuery& q) {
+  return AtSkuLevel(q) && q.by_sku && q.period == CostPeriod::kDay;
+}
+
+// The statement of any other query: the report over the coarsest rollup
+// that holds every dimension the query filters or groups by:
+// cost_daily_sku_rollups (rows bounded by days x SKUs) without pools or
+// anything below; cost_daily_pool_rollups (days x pools) without recipe key,
+// model, method, team or outcome; cost_daily_rollups otherwise. All three
+// give the same sums (each coarser rollup sums the finer one). Read as rows
+// when the query groups by day and by every key of that rollup.
 const ReportStatement& ReportStatementFor(const CostQuery& q) {
-  static const ReportStatement* const kStatements[3][2] = {
-      {NewReportStatement("cost_report_detailed", "cost_daily_rollups", false),
-       NewReportStatement("cost_report_detailed", "cost_daily_rollups", true)},
-      {NewReportStatement("cost_report_by_pool", kPoolRollups, false),
-       NewReportStatement("cost_report_by_pool", kPoolRollups, true)},
-      {NewReportStatement("cost_report_by_sku", kSkuRollups, false),
-       NewReportStatement("cost_report_by_sku", kSkuRollups, true)},
-  };
+  static const ReportStatement* const kDetailed[2] = {
+      NewReportStatement("cost_report_detailed", "cost_daily_rollups", false),
+      NewReportStatement("cost_report_detailed", "cost_daily_rollups", true)};
+  static const ReportStatement* const kByPool[2] = {
+      NewReportStatement("cost_report_by_pool", kPoolRollups, false),
+      NewReportStatement("cost_report_by_pool", kPoolRollups, true)};
+  static const ReportStatement* const kBySku =
+      NewReportStatement("cost_report_by_sku", kSkuRollups, false);
+  if (AtSkuLevel(q)) return *kBySku;
+  const bool by_day = q.period == CostPeriod::kDay;
   const bool below_pool = q.by_recipe_key || q.by_model || q.by_method ||
                           q.by_team || q.by_outcome || !q.recipe_keys.empty() ||
                           !q.models.empty() || !q.methods.empty() ||
                           !q.teams.empty() || !q.outcomes.empty();
-  const bool by_day = q.period == CostPeriod::kDay;
-  if (below_pool) {
-    const bool as_rows = by_day && q.by_sku && q.by_pool && q.by_recipe_key &&
-                         q.by_model && q.by_method && q.by_team && q.by_outcome;
-    return *kStatements[0][as_rows];
-  }
-  if (q.by_pool || !q.pools.empty()) {
-    return *kStatements[1][by_day && q.by_sku && q.by_pool];
-  }
-  return *kStatements[2][by_day && q.by_sku];
+  if (!below_pool) return *kByPool[by_day && q.by_sku && q.by_pool];
+  return *kDetailed[by_day && q.by_sku && q.by_pool && q.by_recipe_key &&
+                    q.by_model && q.by_method && q.by_team && q.by_outcome];
 }
 
 const char* PeriodName(CostPeriod period) {
@@ -310,20 +354,31 @@ absl::StatusOr<CostPage> GetCostReport(DbSession& session, const CostQuery& q,
                                        const std::optional<CostGroupKey>& after,
                                        int page_size) {
   return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<CostPage> {
-    pqxx::read_transaction txn(c);
+    // One statement, one snapshot: no BEGIN and COMMIT round trips.
+    pqxx::nontransaction txn(c);
     const CostGroupKey cursor = after.value_or(CostGroupKey{});
-    const ReportStatement& statement = ReportStatementFor(q);
-    c.prepare(statement.name, statement.sql);  // once a connection
-    const pqxx::result rows = txn.exec_prepared(
-        statement.name, absl::FormatCivilTime(q.start),
-        absl::FormatCivilTime(q.end), TextArrayLiteral(q.skus),
-        TextArrayLiteral(q.pools), TextArrayLiteral(q.recipe_keys),
-        TextArrayLiteral(q.models), TextArrayLiteral(q.methods),
-        TextArrayLiteral(q.teams), TextArrayLiteral(q.outcomes), q.by_sku,
-        q.by_pool, q.by_recipe_key, q.by_model, q.by_method, q.by_team,
-        q.by_outcome, PeriodName(q.period), cursor.period, cursor.sku,
-        cursor.pool, cursor.recipe_key, cursor.model, cursor.method,
-        cursor.team, cursor.outcome, after.has_value(), page_size + 1);
+    pqxx::result rows;
+    if (ReadsSkuDays(q)) {
+      constexpr char kName[] = "cost_report_sku_days";
+      c.prepare(kName, kSkuDaysStatement);  // once a connection
+      rows = txn.exec_prepared(kName, absl::FormatCivilTime(q.start),
+                               absl::FormatCivilTime(q.end),
+                               TextArrayLiteral(q.skus), cursor.period,
+                               cursor.sku, after.has_value(), page_size + 1);
+    } else {
+      const ReportStatement& statement = ReportStatementFor(q);
+      c.prepare(statement.name, statement.sql);  // once a connection
+      rows = txn.exec_prepared(
+          statement.name, absl::FormatCivilTime(q.start),
+          absl::FormatCivilTime(q.end), TextArrayLiteral(q.skus),
+          TextArrayLiteral(q.pools), TextArrayLiteral(q.recipe_keys),
+          TextArrayLiteral(q.models), TextArrayLiteral(q.methods),
+          TextArrayLiteral(q.teams), TextArrayLiteral(q.outcomes), q.by_sku,
+          q.by_pool, q.by_recipe_key, q.by_model, q.by_method, q.by_team,
+          q.by_outcome, PeriodName(q.period), cursor.period, cursor.sku,
+          cursor.pool, cursor.recipe_key, cursor.model, cursor.method,
+          cursor.team, cursor.outcome, after.has_value(), page_size + 1);
+    }
     CostPage page;
     for (const pqxx::row& row : rows) {
       if (static_cast<int>(page.rows.size()) == page_size) {

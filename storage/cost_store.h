@@ -105,8 +105,10 @@ struct CostPage {
 // by: cost_daily_sku_rollups (rows bounded by days x SKUs) when it neither
 // filters nor groups by pool, recipe key, model, method, team or outcome;
 // cost_daily_pool_rollups (days x pools) when it needs pools but nothing
-// below; cost_daily_rollups otherwise. The statement is prepared once a
-// connection. UNAVAILABLE / INTERNAL from the database; nothing else.
+// below; cost_daily_rollups otherwise. Grouped by SKU and day only, the
+// report is the SKU rollup's rows as they are. Each statement is prepared
+// once a connection and runs alone (its own snapshot, no transaction
+// around it). UNAVAILABLE / INTERNAL from the database; nothing else.
 absl::StatusOr<CostPage> GetCostReport(DbSession& session,
                                        const CostQuery& query,
                                        const std::optional<CostGroupKey>& after,

@@ -277,8 +277,9 @@ TEST_F(CostStoreTest, ReportsEqualAGroupByOverRawRunsWithRetriedUploads) {
   upload(0, 200);
   ASSERT_EQ(db_.QueryValue("SELECT count(*) FROM benchmark_runs"), "200");
 
-  // Served from cost_daily_sku_rollups: by SKU and day; by SKU and month;
-  // everything together; filtered by SKU.
+  // Served from cost_daily_sku_rollups: by SKU and day (its rows as they
+  // are); by SKU and month; everything together; by day filtered by SKU; by
+  // SKU and day filtered by SKU.
   CostQuery by_sku_day = Range();
   by_sku_day.by_sku = true;
   by_sku_day.period = CostPeriod::kDay;
@@ -299,6 +300,13 @@ TEST_F(CostStoreTest, ReportsEqualAGroupByOverRawRunsWithRetriedUploads) {
   ExpectSameRows(one_sku_day,
                  Raw("DAY", "''", "''", "''", "''",
                      " AND r.sku_id IN ('H100-SXM5-80GB')", false));
+
+  CostQuery two_skus_day = by_sku_day;
+  two_skus_day.skus = {"A100-SXM4-80GB", "H100-SXM5-80GB"};
+  ExpectSameRows(
+      two_skus_day,
+      Raw("DAY", "r.sku_id", "''", "''", "''",
+          " AND r.sku_id IN ('A100-SXM4-80GB', 'H100-SXM5-80GB')", false));
 
   // Served from cost_daily_pool_rollups: by pool and month (with the pool's
   // work); filtered by SKU and pool.
