@@ -261,8 +261,8 @@ struct ReportStatement {
 
 // The report over `rollups`: its rows summed into groups, or, when `as_rows`
 // (the query groups by every key of the rollup and by day), its rows as
-// they are: each is a group already, and summing each alone would be most of
-// the statement's work.
+// they are: each is a group already, and summing each alone was about a
+// third of the statement's time (measured over the SKU rollup).
 ReportStatement* NewReportStatement(const std::string& name,
                                     const char* rollups, bool as_rows) {
   std::vector<std::string> sums;
