@@ -53,6 +53,7 @@
 #include "core/memory_model.h"
 #include "core/model_constants_file.h"
 #include "core/model_fit.h"
+#include "core/recipe.h"
 #include "core/step_time_model.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
@@ -95,6 +96,10 @@ struct Row {
   MappedRow mapped;
   std::string pool;
   std::optional<double> step_time_s;  // per optimizer step, published
+  // The prior's peak of the kind the row publishes (allocated, reserved or
+  // used on the device), over its device total: what a candidate's
+  // predicted total is multiplied by to be scored against the row.
+  double reported_over_total = 1;
 };
 
 std::unique_ptr<grpc::ClientContext> Deadline() {
@@ -206,16 +211,27 @@ int Aggregate(const std::string& path) {
     return 1;
   }
   struct Errors {
-    std::vector<double> prior, model;
+    std::vector<double> prior, model, exact;
+    std::map<std::string, std::vector<double>> by_basis;  // memory, model
+    // Rows whose recipe key on their SKU was not uploaded yet (another
+    // publication's row of the same key is another run of "the same"
+    // recipe to the service): prior and model.
+    std::vector<double> distinct_prior, distinct_model;
   };
   std::map<int, Errors> memory, time;
-  std::string kind;
+  std::string kind, basis;
   int seen;
-  double prior, model;
-  while (in >> kind >> seen >> prior >> model) {
+  double prior, model, exact;
+  while (in >> kind >> seen >> prior >> model >> basis >> exact) {
     Errors& e = (kind == "memory" ? memory : time)[seen];
     e.prior.push_back(prior);
     e.model.push_back(model);
+    e.exact.push_back(exact);
+    e.by_basis[basis].push_back(model);
+    if (basis != "MEASURED") {
+      e.distinct_prior.push_back(prior);
+      e.distinct_model.push_back(model);
+    }
   }
   std::set<int> checkpoints;
   for (const auto& [n, e] : memory) checkpoints.insert(n);
@@ -230,6 +246,27 @@ int Aggregate(const std::string& path) {
                 Median(m.model) < Median(m.prior) ? "<" : " ", t.model.size(),
                 Median(t.prior), Median(t.model),
                 Median(t.model) < Median(t.prior) ? "<" : " ");
+  }
+  std::printf(
+      "# memory by the candidate's basis (rows, median |error|), and the "
+      "planner's median if MEASURED candidates carried the exact peak\n");
+  for (int n : checkpoints) {
+    std::printf("%5d", n);
+    for (const auto& [name, errors] : memory[n].by_basis) {
+      std::printf("  %s %zu %.1f%%", name.c_str(), errors.size(),
+                  Median(errors));
+    }
+    std::printf("  | exact peaks %.1f%%\n", Median(memory[n].exact));
+  }
+  std::printf(
+      "# memory over the rows whose recipe key was not uploaded yet (rows, "
+      "prior, planner)\n");
+  for (int n : checkpoints) {
+    const Errors& m = memory[n];
+    std::printf(
+        "%5d %6zu %8.1f%% %8.1f%%%s\n", n, m.distinct_model.size(),
+        Median(m.distinct_prior), Median(m.distinct_model),
+        Median(m.distinct_model) < Median(m.distinct_prior) ? "<" : " ");
   }
   return 0;
 }
@@ -277,6 +314,9 @@ int main(int argc, char** argv) {
     if (!group.empty() && mapped.source_group != group) continue;
     Row row;
     row.pool = PoolName(mapped.sku_id);
+    const core::MemoryBreakdown prior_memory = core::PredictPeakMemory(
+        mapped.recipe, mapped.arch, core::DefaultMemoryModelConstants());
+    row.reported_over_total = prior_memory.reported_gb / prior_memory.total_gb;
     if (mapped.tokens_per_s_per_gpu && *mapped.tokens_per_s_per_gpu > 0) {
       const core::GpuSku& sku = core::testing::Sku(mapped.sku_id);
       const double tokens =
@@ -347,8 +387,27 @@ int main(int argc, char** argv) {
               "mem_model", "time_n", "time_prior", "time_model");
 
   int64_t version = 0;
+  // What exact peaks would give a MEASURED candidate: the largest published
+  // peak of the uploaded rows of its recipe key on its SKU (the evidence's
+  // p95 is capped at the largest peak seen; with the few runs of a key here
+  // it is that peak), where the evidence reads it back from a histogram
+  // bucket 12% wide.
+  auto exact_measured = [&](size_t seen, const std::string& key,
+                            const std::string& sku) {
+    double peak = 0;
+    for (size_t j = 0; j < seen; ++j) {
+      const Row& up = rows[j];
+      if (up.mapped.sku_id == sku && up.mapped.peak_gb &&
+          core::RecipeKey(up.mapped.recipe) == key) {
+        peak = std::max(peak, *up.mapped.peak_gb);
+      }
+    }
+    return peak;
+  };
   auto checkpoint = [&](size_t seen) {
     std::vector<double> mem_prior, mem_model, time_prior, time_model;
+    std::vector<std::string> mem_basis;
+    std::vector<double> mem_exact;
     for (size_t i = seen; i < rows.size(); ++i) {
       const Row& row = rows[i];
       auto c = Predict(*placement, row, version);
@@ -364,11 +423,27 @@ int main(int argc, char** argv) {
             c->prior_step_time_s(), c->step_time_s());
       }
       if (row.mapped.peak_gb && *row.mapped.peak_gb > 0) {
+        // Scored as the cross-validation scores the model: the figure of
+        // the kind the row publishes. A prediction (the prior, or the prior
+        // x the fleet's memory scale) is a device total, so it is converted
+        // with the prior's own ratio; a measured or transferred peak is a
+        // figure of the kind the runs uploaded, as it stands.
         const double measured = *row.mapped.peak_gb;
-        mem_prior.push_back(
-            100 * std::fabs(c->prior_peak_memory_gb() / measured - 1));
-        mem_model.push_back(100 *
-                            std::fabs(c->peak_memory_gb() / measured - 1));
+        const double prior =
+            c->prior_peak_memory_gb() * row.reported_over_total;
+        const bool predicted = c->basis() == v1::EVIDENCE_BASIS_ESTIMATED;
+        const double model =
+            c->peak_memory_gb() * (predicted ? row.reported_over_total : 1);
+        mem_prior.push_back(100 * std::fabs(prior / measured - 1));
+        mem_model.push_back(100 * std::fabs(model / measured - 1));
+        mem_basis.push_back(v1::EvidenceBasis_Name(c->basis()).substr(15));
+        double exact = model;
+        if (c->basis() == v1::EVIDENCE_BASIS_MEASURED) {
+          const double peak =
+              exact_measured(seen, c->recipe_key(), row.mapped.sku_id);
+          if (peak > 0) exact = peak;
+        }
+        mem_exact.push_back(100 * std::fabs(exact / measured - 1));
       }
       if (row.step_time_s) {
         // Error factor: max(ratio, 1 / ratio), as the calibration reports.
@@ -383,11 +458,12 @@ int main(int argc, char** argv) {
     if (errors_out.is_open()) {
       for (size_t j = 0; j < mem_model.size(); ++j) {
         errors_out << "memory " << seen << " " << mem_prior[j] << " "
-                   << mem_model[j] << "\n";
+                   << mem_model[j] << " " << mem_basis[j] << " " << mem_exact[j]
+                   << "\n";
       }
       for (size_t j = 0; j < time_model.size(); ++j) {
         errors_out << "time " << seen << " " << time_prior[j] << " "
-                   << time_model[j] << "\n";
+                   << time_model[j] << " - " << time_model[j] << "\n";
       }
       errors_out.flush();
     }

@@ -17,7 +17,8 @@
 #
 #   bench/learning_curve.sh [CSV] [K] [SEEDS]
 #       defaults: ../shared/data/published_finetune_measurements.csv, 5,
-#       "1 2 3"; LEARNING_CURVE_FLAGS adds flags to each replay (--verbose)
+#       "1 2 3"; LEARNING_CURVE_FLAGS adds flags to each replay (--verbose),
+#       LEARNING_CURVE_ERRORS keeps the scored predictions in that file
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -32,7 +33,8 @@ csv=$(cd "$(dirname "$csv")" && pwd)/$(basename "$csv")
 curve="$build/bench/learning_curve"
 
 source bench/lib.sh
-errors="$work/errors"
+# Every scored prediction, one a line (kept where LEARNING_CURVE_ERRORS says).
+errors=${LEARNING_CURVE_ERRORS:-$work/errors}
 : >"$errors"
 mapfile -t groups < <("$curve" --csv "$csv" --list_groups)
 first=1
