@@ -1,6 +1,7 @@
 #include "core/memory_model.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -179,7 +180,7 @@ const MemoryModelConstants& AnalyticMemoryModelConstants() {
   return kConstants;
 }
 
-const MemoryModelConstants& DefaultMemoryModelConstants() {
+const MemoryModelConstants& ShippedMemoryModelConstants() {
   static const MemoryModelConstants kConstants = [] {
     MemoryModelConstants c = AnalyticMemoryModelConstants();
     // Fitted (core/model_fit.h: robust least squares in log space, shrunk
@@ -210,6 +211,23 @@ const MemoryModelConstants& DefaultMemoryModelConstants() {
     return c;
   }();
   return kConstants;
+}
+
+namespace {
+// Set once at start (SetDefaultMemoryModelConstants), never freed: readers
+// may hold the reference for the life of the process.
+std::atomic<const MemoryModelConstants*> installed_memory_constants{nullptr};
+}  // namespace
+
+const MemoryModelConstants& DefaultMemoryModelConstants() {
+  const MemoryModelConstants* installed =
+      installed_memory_constants.load(std::memory_order_acquire);
+  return installed != nullptr ? *installed : ShippedMemoryModelConstants();
+}
+
+void SetDefaultMemoryModelConstants(const MemoryModelConstants& constants) {
+  installed_memory_constants.store(new MemoryModelConstants(constants),
+                                   std::memory_order_release);
 }
 
 LossImplementation EffectiveLoss(const Recipe& r,

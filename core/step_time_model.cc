@@ -1,6 +1,7 @@
 #include "core/step_time_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "absl/status/status.h"
@@ -97,7 +98,7 @@ const StepTimeModelConstants& AnalyticStepTimeModelConstants() {
   return kConstants;
 }
 
-const StepTimeModelConstants& DefaultStepTimeModelConstants() {
+const StepTimeModelConstants& ShippedStepTimeModelConstants() {
   static const StepTimeModelConstants kConstants = [] {
     StepTimeModelConstants c = AnalyticStepTimeModelConstants();
     // Fitted (core/model_fit.h) to the 32 published throughput rows (PEFT
@@ -121,6 +122,23 @@ const StepTimeModelConstants& DefaultStepTimeModelConstants() {
     return c;
   }();
   return kConstants;
+}
+
+namespace {
+// Set once at start (SetDefaultStepTimeModelConstants), never freed.
+std::atomic<const StepTimeModelConstants*> installed_step_time_constants{
+    nullptr};
+}  // namespace
+
+const StepTimeModelConstants& DefaultStepTimeModelConstants() {
+  const StepTimeModelConstants* installed =
+      installed_step_time_constants.load(std::memory_order_acquire);
+  return installed != nullptr ? *installed : ShippedStepTimeModelConstants();
+}
+
+void SetDefaultStepTimeModelConstants(const StepTimeModelConstants& constants) {
+  installed_step_time_constants.store(new StepTimeModelConstants(constants),
+                                      std::memory_order_release);
 }
 
 double ComputedTokensPerMicroBatch(const Recipe& r) {
