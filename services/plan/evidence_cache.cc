@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <iterator>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -271,8 +272,24 @@ void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
   absl::MutexLock lock(&mu_);
   if (current_ == nullptr || current_->loaded_at <= snapshot->loaded_at) {
     current_as_of_ = std::max(current_as_of_, snapshot->loaded_at);
+    if (current_ != nullptr) retired_.push_back(std::move(current_));
     current_ = std::move(snapshot);
   }
+}
+
+void EvidenceCache::FreeRetired() {
+  std::vector<std::shared_ptr<const CatalogSnapshot>> unused;
+  {
+    absl::MutexLock lock(&mu_);
+    // use_count() == 1: only this list holds it, and nothing can take a
+    // new reference to it any more.
+    auto unheld = std::partition(
+        retired_.begin(), retired_.end(),
+        [](const auto& snapshot) { return snapshot.use_count() > 1; });
+    std::move(unheld, retired_.end(), std::back_inserter(unused));
+    retired_.erase(unheld, retired_.end());
+  }
+  // Freed here, outside the lock.
 }
 
 absl::Status EvidenceCache::ReloadWith(storage::DbSession& session) {
@@ -294,12 +311,32 @@ absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
     loaded = ReadFullSnapshot(session, local_writes);
   }
   if (!loaded.ok()) return loaded.status();
-  // The fleet model: re-fitted here when due, else the last fit carried.
+  // The fleet model: re-fitted here when due and its inputs changed, else
+  // the last fit carried.
   std::shared_ptr<const core::FleetModel> fleet;
   if (refit) {
-    fleet = std::make_shared<const core::FleetModel>(
-        core::FleetModel::Fit(core::FleetCellsFromEvidence(
-            (*loaded)->evidence.All(), (*loaded)->skus)));
+    absl::MutexLock fit_lock(&fit_mu_);
+    bool fitted_before;
+    {
+      absl::MutexLock lock(&mu_);
+      fitted_before = fleet_ != nullptr;
+    }
+    // O(1) after an incremental read that changed no rollup (the trees are
+    // shared); one walk of both after a full read.
+    if (fitted_before && (*loaded)->skus == fit_skus_ &&
+        (*loaded)->evidence.SameRollups(fit_evidence_)) {
+      refit = false;
+      ++fleet_refits_skipped_;
+    } else {
+      fleet = std::make_shared<const core::FleetModel>(
+          core::FleetModel::Fit(core::FleetCellsFromEvidence(
+              (*loaded)->evidence.All(), (*loaded)->skus)));
+      fit_skus_ = (*loaded)->skus;
+      ++fleet_fits_;
+    }
+    // The snapshot's own tree from now on, so that the next check is O(1)
+    // until a rollup changes.
+    fit_evidence_ = (*loaded)->evidence;
   }
   {
     absl::MutexLock lock(&mu_);
@@ -326,6 +363,7 @@ void EvidenceCache::Loop() {
   absl::Time last_fit = absl::InfinitePast();
   while (!stop_.HasBeenNotified()) {
     ServeWaiters(/*all=*/false);  // those whose deadline passed
+    FreeRetired();
     bool waiting;
     {
       absl::MutexLock lock(&mu_);

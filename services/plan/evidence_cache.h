@@ -95,7 +95,9 @@ class EvidenceCache {
  public:
   // The fleet model is re-fitted on the cache's thread at most every
   // `refit_interval` (a fit reads every rollup of the snapshot; snapshots in
-  // between carry the last fit).
+  // between carry the last fit), and only when the rollups or the SKUs
+  // changed since the last fit: a fit of the same cells gives the same
+  // model, and costs CPU that grows with the history.
   EvidenceCache(std::string database_url, absl::Duration reread_interval,
                 absl::Duration refit_interval = absl::Seconds(10));
   ~EvidenceCache();
@@ -115,6 +117,11 @@ class EvidenceCache {
 
   // Time since CurrentAsOf() (infinite before the first read).
   absl::Duration Age() const;
+
+  // How many times the fleet model was fitted, and how many due refits
+  // were skipped because nothing it is fitted to had changed.
+  int64_t fleet_fits() const { return fleet_fits_.load(); }
+  int64_t fleet_refits_skipped() const { return fleet_refits_skipped_.load(); }
 
   // Asks the thread to re-read now.
   void RefreshSoon();
@@ -169,6 +176,11 @@ class EvidenceCache {
   // then (when `refit`) fits the fleet model, then publishes.
   absl::Status Reload(storage::DbSession& session, bool full, bool refit);
   void ConfirmCurrentAsOf(absl::Time as_of);
+  // Frees, on the cache's thread, the replaced snapshots nobody else holds
+  // any more: a snapshot from a full read owns every node of its evidence,
+  // and the last reader to drop it would otherwise free them all on a
+  // request's thread.
+  void FreeRetired();
   // Publishes `snapshot` unless a snapshot read later is already current.
   void Publish(std::shared_ptr<const CatalogSnapshot> snapshot);
 
@@ -178,8 +190,18 @@ class EvidenceCache {
   std::shared_ptr<const CatalogSnapshot> current_ ABSL_GUARDED_BY(mu_);
   absl::Time current_as_of_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  // Snapshots replaced by a newer one, kept until only this holds them.
+  std::vector<std::shared_ptr<const CatalogSnapshot>> retired_
+      ABSL_GUARDED_BY(mu_);
   const absl::Duration refit_interval_;
   std::shared_ptr<const core::FleetModel> fleet_ ABSL_GUARDED_BY(mu_);
+  // What the last fit was fitted to (copies share structure with the
+  // snapshot's: O(1)), to tell whether a due refit would change anything.
+  absl::Mutex fit_mu_;
+  core::InMemoryEvidence fit_evidence_ ABSL_GUARDED_BY(fit_mu_);
+  std::vector<core::GpuSku> fit_skus_ ABSL_GUARDED_BY(fit_mu_);
+  std::atomic<int64_t> fleet_fits_{0};
+  std::atomic<int64_t> fleet_refits_skipped_{0};
   std::atomic<int64_t> local_writes_{0};
   std::atomic<bool> refresh_requested_{false};
   std::atomic<bool> notify_pending_{false};
