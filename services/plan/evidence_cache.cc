@@ -24,6 +24,10 @@ constexpr absl::Duration kWaitSlice = absl::Milliseconds(100);
 // Re-reads and notifications are coalesced to at most one per this interval:
 // a burst of uploads costs a few re-reads, not one each.
 constexpr absl::Duration kCoalesce = absl::Milliseconds(50);
+// An incremental read at least this often, notified or not: what a change
+// whose notification was lost waits at most. Its cost is that of the
+// changes, unlike the full re-read's.
+constexpr absl::Duration kPollInterval = absl::Seconds(30);
 
 void PutToken(const storage::TokenRecord& token, CatalogSnapshot& snapshot) {
   Principal principal{token.token_id, token.name, Role::kAgent};
@@ -383,7 +387,8 @@ void EvidenceCache::Loop() {
         absl::Now() - last_full_load >= reread_interval_) {
       full_due = true;
     }
-    if (full_due || *notified > 0 || refresh_requested_.exchange(false)) {
+    if (full_due || *notified > 0 || refresh_requested_.exchange(false) ||
+        absl::Now() - last_load >= kPollInterval) {
       stale = true;
     }
     if (notify_pending_.load() && absl::Now() - last_notify >= kCoalesce) {

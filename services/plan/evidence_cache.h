@@ -86,11 +86,12 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
 // makes no database round trip. A background thread LISTENs for the
 // notifications replicas send after they change pools or rollups (see
 // NoteLocalChange) and reads what changed at once (at most every 50 ms),
-// applying it to the current snapshot (ReadSnapshotChanges); it also
-// re-reads everything every `reread_interval` as a safety net, and after
-// every reconnection. When the database is away the
-// last snapshot keeps serving, and Age() says since when it may have missed
-// a change.
+// applying it to the current snapshot (ReadSnapshotChanges), and at least
+// every 30 s without one (a notification lost with the process that was
+// to send it then costs at most that long); it also re-reads everything
+// every `reread_interval` as a safety net, and after every reconnection. When
+// the database is away the last snapshot keeps serving, and Age() says since
+// when it may have missed a change.
 class EvidenceCache {
  public:
   // The fleet model is re-fitted on the cache's thread at most every
