@@ -144,6 +144,11 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
   snapshot->local_writes_included = local_writes_included;
   snapshot->horizon = std::move(changes->horizon);
   snapshot->incremental = true;
+  snapshot->changes_applied = static_cast<int64_t>(
+      changes->removed_skus.size() + changes->removed_pools.size() +
+      changes->removed_rollups.size() + changes->removed_tokens.size() +
+      changes->skus.size() + changes->pools.size() + changes->rollups.size() +
+      changes->tokens.size());
 
   // Removals first: a key removed and written again is among the rows.
   for (const std::string& id : changes->removed_skus) {
@@ -305,7 +310,7 @@ absl::Status EvidenceCache::FullReloadWith(storage::DbSession& session) {
 }
 
 absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
-                                   bool refit) {
+                                   bool refit, bool poll) {
   const int64_t local_writes = local_writes_.load();
   std::shared_ptr<const CatalogSnapshot> base = full ? nullptr : Current();
   absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
@@ -341,6 +346,12 @@ absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
     // The snapshot's own tree from now on, so that the next check is O(1)
     // until a rollup changes.
     fit_evidence_ = (*loaded)->evidence;
+  }
+  if (poll && !refit && base != nullptr && (*loaded)->incremental &&
+      (*loaded)->changes_applied == 0 &&
+      (*loaded)->local_writes_included == base->local_writes_included) {
+    ConfirmCurrentAsOf((*loaded)->loaded_at);
+    return absl::OkStatus();
   }
   {
     absl::MutexLock lock(&mu_);
@@ -387,9 +398,13 @@ void EvidenceCache::Loop() {
         absl::Now() - last_full_load >= reread_interval_) {
       full_due = true;
     }
-    if (full_due || *notified > 0 || refresh_requested_.exchange(false) ||
-        absl::Now() - last_load >= kPollInterval) {
+    // Whether this turn's read is only the periodic poll.
+    bool poll = false;
+    if (full_due || *notified > 0 || refresh_requested_.exchange(false)) {
       stale = true;
+    } else if (!stale && !waiting && absl::Now() - last_load >= kPollInterval) {
+      stale = true;
+      poll = true;
     }
     if (notify_pending_.load() && absl::Now() - last_notify >= kCoalesce) {
       notify_pending_.store(false);
@@ -407,7 +422,9 @@ void EvidenceCache::Loop() {
     }
     if (absl::Now() - last_load < kCoalesce) continue;
     const bool refit = absl::Now() - last_fit >= refit_interval_;
-    if (!Reload(session, full_due, refit).ok()) continue;  // retried next turn
+    if (!Reload(session, full_due, refit, poll).ok()) {
+      continue;  // retried next turn
+    }
     if (refit) last_fit = absl::Now();
     last_load = absl::Now();
     if (full_due) last_full_load = last_load;

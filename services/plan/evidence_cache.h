@@ -49,6 +49,9 @@ class CatalogSnapshot : public core::EvidenceSource {
   // Whether this snapshot was made by applying changes to the previous one
   // (false: a full read).
   bool incremental = false;
+  // How many changed rows and removed keys an incremental read applied (0
+  // for a full read).
+  int64_t changes_applied = 0;
   // The fleet model fitted to the evidence of this or an earlier snapshot
   // (re-fitted at most every refit interval); null before the first fit.
   std::shared_ptr<const core::FleetModel> fleet;
@@ -175,7 +178,11 @@ class EvidenceCache {
   // Reads what changed since the current snapshot (everything when `full`,
   // when there is none yet, or when the changes cannot be applied exactly),
   // then (when `refit`) fits the fleet model, then publishes.
-  absl::Status Reload(storage::DbSession& session, bool full, bool refit);
+  // `poll`: a read nothing asked for (no notification, no waiter): when it
+  // finds no change and no refit changes the model, the current snapshot
+  // stays (its plans stay cached) and is only confirmed current.
+  absl::Status Reload(storage::DbSession& session, bool full, bool refit,
+                      bool poll = false);
   void ConfirmCurrentAsOf(absl::Time as_of);
   // Frees, on the cache's thread, the replaced snapshots nobody else holds
   // any more: a snapshot from a full read owns every node of its evidence,
