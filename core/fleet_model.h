@@ -144,6 +144,10 @@ class FleetModel {
   std::map<TrainingFramework, MemoryTerm> memory_;
   int step_time_cells_ = 0;
   double residual_log_sd_ = 0;
+  // The spread of the recipe offsets (with the prior's weight), which a
+  // recipe never measured adds to the residual: computed once by Fit, not
+  // over every recipe on each StepTime.
+  double recipe_offset_sd_ = 0;
   double prior_log_sd_ = 0.3;
   double prior_sd_weight_ = 2;
   bool apply_memory_scale_ = false;
