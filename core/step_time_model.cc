@@ -136,8 +136,11 @@ double PeakDenseTflops(const Recipe& r, const GpuSku& sku) {
     return sku.fp8_dense_tflops;
   }
   // FP32 training runs TF32 tensor cores: half the bf16 dense rate on
-  // Ampere and Hopper datasheets.
-  if (r.precision == Precision::kFp32) return sku.bf16_dense_tflops / 2;
+  // Ampere and Hopper datasheets. An fp32 base with fp32_master_weights
+  // computes in 16 bits (see NormalizeRecipe).
+  if (r.precision == Precision::kFp32 && !r.fp32_master_weights) {
+    return sku.bf16_dense_tflops / 2;
+  }
   return sku.bf16_dense_tflops;
 }
 
