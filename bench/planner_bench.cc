@@ -200,7 +200,7 @@ void BM_FleetRefit(benchmark::State& state) {
     e.stats.successful_runs = 3;
     e.stats.steps_succeeded = 3000;
     e.stats.median_step_time_s = 0.5 + 0.01 * (i % 97);
-    e.stats.p95_peak_memory_gb = 20 + i % 7;
+    e.stats.peak_memory_gb = 20 + i % 7;
     e.stats.max_peak_memory_gb = 21 + i % 7;
     e.recipe = std::move(r);
     evidence.push_back(std::move(e));

@@ -52,6 +52,28 @@ double LogHistogram::Quantile(const LogHistogramSpec& spec, double q) const {
   return spec.lowest * std::pow(spec.growth, kHistogramBuckets - 0.5);
 }
 
+void PeakMemorySums::Add(double peak_gb) {
+  if (!(peak_gb > 0) || !std::isfinite(peak_gb)) return;
+  ++runs;
+  sum_gb += peak_gb;
+  max_gb = std::max(max_gb, peak_gb);
+}
+
+void PeakMemorySums::Merge(const PeakMemorySums& o) {
+  runs += o.runs;
+  sum_gb += o.sum_gb;
+  max_gb = std::max(max_gb, o.max_gb);
+}
+
+void PeakMemorySums::Scale(double factor) {
+  sum_gb *= factor;
+  max_gb *= factor;
+}
+
+double PeakMemorySums::MeanGb() const {
+  return runs > 0 ? sum_gb / static_cast<double>(runs) : 0;
+}
+
 void EvidenceRollup::Add(const MeasuredRun& run) {
   if (recipe_key.empty()) recipe_key = run.recipe_key;
   if (sku_id.empty()) sku_id = run.sku_id;
@@ -69,6 +91,11 @@ void EvidenceRollup::Add(const MeasuredRun& run) {
   steps_succeeded += std::max<int64_t>(0, run.steps_succeeded);
   gpu_hours += run.GpuHours();
   max_peak_memory_gb = std::max(max_peak_memory_gb, run.peak_memory_gb);
+  if (run.outcome == RunOutcome::kSucceeded) {
+    succeeded_peak.Add(run.peak_memory_gb);
+    succeeded_allocated.Add(run.peak_memory_allocated_gb);
+    succeeded_reserved.Add(run.peak_memory_reserved_gb);
+  }
   if (run.steps_succeeded > 0) {
     step_time_p50_hist.Add(kStepTimeHistogram, run.step_time_p50_s);
     step_time_p95_hist.Add(kStepTimeHistogram, run.step_time_p95_s);
@@ -91,6 +118,9 @@ void EvidenceRollup::Merge(const EvidenceRollup& o) {
   steps_succeeded += o.steps_succeeded;
   gpu_hours += o.gpu_hours;
   max_peak_memory_gb = std::max(max_peak_memory_gb, o.max_peak_memory_gb);
+  succeeded_peak.Merge(o.succeeded_peak);
+  succeeded_allocated.Merge(o.succeeded_allocated);
+  succeeded_reserved.Merge(o.succeeded_reserved);
   step_time_p50_hist.Merge(o.step_time_p50_hist);
   step_time_p95_hist.Merge(o.step_time_p95_hist);
   peak_memory_hist.Merge(o.peak_memory_hist);
@@ -109,12 +139,25 @@ EvidenceStats Summarize(const EvidenceRollup& r) {
   }
   s.median_step_time_s = r.step_time_p50_hist.Quantile(kStepTimeHistogram, 0.5);
   s.p95_step_time_s = r.step_time_p95_hist.Quantile(kStepTimeHistogram, 0.95);
-  // The histogram rounds to its bucket middle; never report more than the
-  // largest peak actually seen.
-  s.p95_peak_memory_gb =
-      std::min(r.max_peak_memory_gb,
-               r.peak_memory_hist.Quantile(kPeakMemoryHistogram, 0.95));
   s.max_peak_memory_gb = r.max_peak_memory_gb;
+  s.succeeded_peak = r.succeeded_peak;
+  s.succeeded_allocated = r.succeeded_allocated;
+  s.succeeded_reserved = r.succeeded_reserved;
+  if (r.successful_runs > 0 && r.succeeded_peak.runs == r.successful_runs) {
+    s.peak_memory_gb = r.succeeded_peak.max_gb;
+    s.peak_memory_exact = true;
+  } else if (r.successful_runs == r.runs || r.successful_runs == 0) {
+    // Every run succeeded, or none did: the largest peak of any run is the
+    // figure, and it has always been kept exactly.
+    s.peak_memory_gb = r.max_peak_memory_gb;
+    s.peak_memory_exact = true;
+  } else {
+    // Exact figures missing for some succeeded run: the histogram, which
+    // rounds to its bucket middle, never above the largest peak seen.
+    s.peak_memory_gb =
+        std::min(r.max_peak_memory_gb,
+                 r.peak_memory_hist.Quantile(kPeakMemoryHistogram, 0.95));
+  }
   if (r.runs > 0) {
     s.offload_share = static_cast<double>(r.offload_runs) / r.runs;
     s.retry_rate = static_cast<double>(r.retries) / r.runs;
@@ -322,8 +365,11 @@ std::optional<TransferredEvidence> TransferEvidence(const KeyedEvidence& source,
   }
   s.median_step_time_s *= t.step_time_scale;
   s.p95_step_time_s *= t.step_time_scale;
-  s.p95_peak_memory_gb *= t.memory_scale;
+  s.peak_memory_gb *= t.memory_scale;
   s.max_peak_memory_gb *= t.memory_scale;
+  s.succeeded_peak.Scale(t.memory_scale);
+  s.succeeded_allocated.Scale(t.memory_scale);
+  s.succeeded_reserved.Scale(t.memory_scale);
   t.stats = std::move(s);
   return t;
 }

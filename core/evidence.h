@@ -61,6 +61,10 @@ struct MeasuredRun {
   double step_time_p50_s = 0;
   double step_time_p95_s = 0;
   double peak_memory_gb = 0;
+  // The allocator's two peaks per GPU, when the run reported them (0: not
+  // measured): torch.cuda.max_memory_allocated() / max_memory_reserved().
+  double peak_memory_allocated_gb = 0;
+  double peak_memory_reserved_gb = 0;
   Offload offload = Offload::kUnspecified;
   Interconnect interconnect = Interconnect::kUnspecified;
   bool collectives_opened = false;
@@ -101,10 +105,31 @@ struct LogHistogram {
   friend bool operator==(const LogHistogram&, const LogHistogram&) = default;
 };
 
+// Exact figures of one kind of peak memory over the runs that reported it:
+// a count, a sum and a maximum, which merge by addition and max (so a SQL
+// rollup row keeps them in the same transaction as the run insert), and
+// which give back what the runs reported, not a histogram bucket's middle.
+struct PeakMemorySums {
+  int64_t runs = 0;  // runs counted (a peak of 0 or less is not counted)
+  double sum_gb = 0;
+  double max_gb = 0;
+
+  void Add(double peak_gb);
+  void Merge(const PeakMemorySums& other);
+  // Multiplies every figure (a transfer to a nearby recipe).
+  void Scale(double factor);
+  // sum_gb / runs; 0 when no run was counted.
+  double MeanGb() const;
+
+  friend bool operator==(const PeakMemorySums&,
+                         const PeakMemorySums&) = default;
+};
+
 // Mergeable sums for one (recipe key, SKU): what the storage rollup table
 // keeps. Add() one run or Merge() two rollups; Summarize() derives the
-// statistics. Quantiles are over runs (each run contributes its own p50 and
-// p95 step time and its peak memory), read from the histograms.
+// statistics. Step-time quantiles are over runs (each run contributes its
+// own p50 and p95 step time), read from the histograms; peak memory is kept
+// exactly (PeakMemorySums), its histogram only a fallback for old rows.
 struct EvidenceRollup {
   std::string recipe_key;
   std::string sku_id;
@@ -118,11 +143,18 @@ struct EvidenceRollup {
   int64_t host_memory_runs = 0;
   int64_t steps_attempted = 0;
   int64_t steps_succeeded = 0;
-  double gpu_hours = 0;  // all attempts, failures and retries included
-  double max_peak_memory_gb = 0;
+  double gpu_hours = 0;           // all attempts, failures and retries included
+  double max_peak_memory_gb = 0;  // over every run, whatever its outcome
+  // Exact peaks of the succeeded runs: peak_memory_gb (of the kind the
+  // recipe reports), and the allocator's allocated and reserved peaks of
+  // those that reported them. Rollups stored before these were kept carry
+  // what migration 0012 could recompute from the stored runs.
+  PeakMemorySums succeeded_peak;
+  PeakMemorySums succeeded_allocated;
+  PeakMemorySums succeeded_reserved;
   LogHistogram step_time_p50_hist;
   LogHistogram step_time_p95_hist;
-  LogHistogram peak_memory_hist;
+  LogHistogram peak_memory_hist;  // every run
 
   void Add(const MeasuredRun& run);
   void Merge(const EvidenceRollup& other);
@@ -143,8 +175,22 @@ struct EvidenceStats {
   std::optional<double> gpu_hours_per_successful_step;
   double median_step_time_s = 0;
   double p95_step_time_s = 0;
-  double p95_peak_memory_gb = 0;
-  double max_peak_memory_gb = 0;
+  // The peak memory per GPU that the planner fits with (basis MEASURED) and
+  // carries to other SKUs and nearby recipes: the LARGEST peak of a
+  // succeeded run, exactly as reported (the conservative figure for a fit
+  // decision; with fewer than 20 runs it is also the p95 over runs). When no
+  // run succeeded, the largest peak of any run (a run that ran out of memory
+  // got at least that far). A rollup whose exact figures do not cover all
+  // its succeeded runs (runs stored before they were kept, and no longer
+  // stored) falls back to its histogram: the p95 over all runs capped at
+  // the largest peak seen, within half a 12% bucket (peak_memory_exact
+  // false), unless every run succeeded, where the largest peak is exact.
+  double peak_memory_gb = 0;
+  bool peak_memory_exact = false;
+  double max_peak_memory_gb = 0;  // every run, whatever its outcome
+  PeakMemorySums succeeded_peak;  // see EvidenceRollup
+  PeakMemorySums succeeded_allocated;
+  PeakMemorySums succeeded_reserved;
   double offload_share = 0;  // runs that needed CPU/NVMe offload / runs
   double retry_rate = 0;     // retries / runs
   double failure_share = 0;  // runs that did not succeed / runs

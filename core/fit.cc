@@ -7,9 +7,9 @@ Band MemoryBand(double predicted_peak_gb) {
           predicted_peak_gb * kMemoryBandHighFactor};
 }
 
-Band MeasuredMemoryBand(double p95_peak_gb) {
-  return {p95_peak_gb * (1 - kMeasuredMemoryBandFraction),
-          p95_peak_gb * (1 + kMeasuredMemoryBandFraction)};
+Band MeasuredMemoryBand(double measured_peak_gb) {
+  return {measured_peak_gb * (1 - kMeasuredMemoryBandFraction),
+          measured_peak_gb * (1 + kMeasuredMemoryBandFraction)};
 }
 
 Band StepTimeBand(double estimated_step_time_s) {

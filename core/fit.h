@@ -40,8 +40,11 @@ inline constexpr double kMemoryBandLowFactor = 0.95;
 inline constexpr double kMemoryBandHighFactor = 1.25;
 inline constexpr double kStepTimeBandLowFactor = 0.75;
 inline constexpr double kStepTimeBandHighFactor = 1.35;
-// A measured p95 peak is read from a log histogram with 12% wide buckets
-// (kPeakMemoryHistogram, core/evidence.h): accurate to half a bucket.
+// The band around a measured peak (EvidenceStats::peak_memory_gb). The
+// figure itself is exact now (the largest peak of a succeeded run); the
+// band was sized as half a 12% histogram bucket when the figure was read
+// from one, and stays so for old rollups that still fall back to the
+// histogram and as room for the next run peaking a little higher.
 inline constexpr double kMeasuredMemoryBandFraction = 0.06;
 // Kept free on every card besides the band: the CUDA context is in the
 // model, but the allocator may grow a little past the measured peak.
@@ -49,7 +52,7 @@ inline constexpr double kFitReserveGb = 1.0;
 
 // The band of a point estimate under the factors above.
 Band MemoryBand(double predicted_peak_gb);
-Band MeasuredMemoryBand(double p95_peak_gb);
+Band MeasuredMemoryBand(double measured_peak_gb);
 Band StepTimeBand(double estimated_step_time_s);
 
 // FITS when band.high <= card - reserve, DOES_NOT_FIT when

@@ -250,10 +250,10 @@ std::vector<FleetCell> FleetCellsFromEvidence(
     }
     if (e.stats.successful_runs > 0 &&
         e.stats.successful_runs == e.stats.runs && e.stats.offload_share == 0 &&
-        e.stats.p95_peak_memory_gb > 0) {
-      // The largest peak seen (every run succeeded): exact, where the p95
-      // is read from a histogram whose 12% buckets would bias a median.
-      cell.measured_peak_gb = e.stats.max_peak_memory_gb;
+        e.stats.peak_memory_gb > 0) {
+      // The largest peak of the succeeded runs (here every run), exact as
+      // the runs reported it (EvidenceStats::peak_memory_gb).
+      cell.measured_peak_gb = e.stats.peak_memory_gb;
       cell.predicted_peak_gb =
           PredictPeakMemory(e.recipe, *arch, DefaultMemoryModelConstants())
               .reported_gb;
@@ -275,7 +275,7 @@ std::optional<CrossSkuMemory> CrossSkuMemoryTransfer(
     const EvidenceStats& s = entry.second;
     if (entry.first == nullptr || entry.first->id == target.id) continue;
     if (s.successful_runs <= 0 || s.successful_runs != s.runs ||
-        s.offload_share > 0 || !(s.p95_peak_memory_gb > 0)) {
+        s.offload_share > 0 || !(s.peak_memory_gb > 0)) {
       continue;
     }
     if (best == nullptr ||
@@ -288,7 +288,7 @@ std::optional<CrossSkuMemory> CrossSkuMemoryTransfer(
   CrossSkuMemory out;
   out.from_sku_id = best->first->id;
   out.recipe_key = best->second.recipe_key;
-  out.source_peak_gb = best->second.p95_peak_memory_gb;
+  out.source_peak_gb = best->second.peak_memory_gb;
   out.context_adjustment_gb =
       CardContextGb(target) - CardContextGb(*best->first);
   out.peak_gb = out.source_peak_gb + out.context_adjustment_gb;

@@ -42,7 +42,8 @@ struct FleetCell {
   // cell to inform step time.
   double measured_step_time_s = 0;
   double prior_step_time_s = 0;
-  // The measured p95 peak and the memory model's prediction of the same
+  // The measured peak (EvidenceStats::peak_memory_gb: the largest peak of
+  // a succeeded run, exact) and the memory model's prediction of the same
   // figure; both > 0 for the cell to inform memory.
   double measured_peak_gb = 0;
   double predicted_peak_gb = 0;
@@ -172,7 +173,7 @@ double PriorStepTimeS(const Recipe& recipe, const GpuSku& sku);
 struct CrossSkuMemory {
   std::string from_sku_id;
   std::string recipe_key;
-  double source_peak_gb = 0;         // measured p95 on from_sku_id
+  double source_peak_gb = 0;         // measured peak on from_sku_id
   double peak_gb = 0;                // carried to the target card
   double context_adjustment_gb = 0;  // target context - source context
   EvidenceStats source;              // what was measured there

@@ -154,7 +154,7 @@ ConfigurationOutcome EvaluateConfiguration(const PlanRequest& request,
   EvidenceStats cross_stats;
   if (cross != nullptr) {
     cross_stats = cross->source;
-    cross_stats.p95_peak_memory_gb = cross->peak_gb;
+    cross_stats.peak_memory_gb = cross->peak_gb;
     cross_stats.max_peak_memory_gb =
         std::max(cross->peak_gb,
                  cross_stats.max_peak_memory_gb + cross->context_adjustment_gb);

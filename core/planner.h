@@ -66,7 +66,7 @@ struct Candidate {
   // where the request left it open) and its key.
   Recipe recipe;
   std::string recipe_key;
-  double peak_memory_gb = 0;  // per GPU: measured p95 when measured
+  double peak_memory_gb = 0;  // per GPU: measured peak when measured
   Band peak_memory_gb_band;   // narrow when measured
   double headroom_gb = 0;     // card memory - peak_memory_gb
   double gpu_hours_per_1k_successful_steps = 0;

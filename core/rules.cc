@@ -28,9 +28,9 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
                                   double headroom_fraction,
                                   bool measured_is_transferred, bool explain) {
   FitVerdict v;
-  const bool observed = measured != nullptr && measured->p95_peak_memory_gb > 0;
+  const bool observed = measured != nullptr && measured->peak_memory_gb > 0;
   v.measured = observed && !measured_is_transferred;
-  v.peak_gb = observed ? measured->p95_peak_memory_gb : predicted_peak_gb;
+  v.peak_gb = observed ? measured->peak_memory_gb : predicted_peak_gb;
   v.band = v.measured ? MeasuredMemoryBand(v.peak_gb) : MemoryBand(v.peak_gb);
   const double usable_gb = sku.UsableMemoryGb();
   v.headroom_gb = usable_gb - v.peak_gb;
@@ -61,7 +61,7 @@ FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
   }
   v.fit = ClassifyFit(v.band, usable_gb, reserve);
   v.fits = v.fit != Fit::kDoesNotFit;
-  const char* source = v.measured ? "measured p95"
+  const char* source = v.measured ? "measured"
                        : observed ? "transferred"
                                   : "predicted";
   const std::string peak = absl::StrFormat(

@@ -58,8 +58,8 @@ inline constexpr double kDefaultHeadroomFraction = 0.0;
 // fit_without_offload: a job fits a card only if its peak memory fits in the
 // card's memory, less max(kFitReserveGb, headroom_fraction x memory), and no
 // CPU/NVMe offload is involved. The peak is a band (core/fit.h): the memory
-// model's calibration error around a prediction, half a histogram bucket
-// around a measured p95 (which replaces the prediction), the model's band
+// model's calibration error around a prediction, +-6% around a measured
+// peak (EvidenceStats::peak_memory_gb, which replaces it), the model's band
 // around transferred evidence. A single measured run that needed offload is
 // a miss, and so is a paged optimizer (possible offload): DOES_NOT_FIT.
 // With `explain` false the reason is left empty (the planner's search).

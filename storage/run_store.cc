@@ -20,11 +20,13 @@ INSERT INTO benchmark_runs (
   method, gpu_count, started_at, ended_at, gpu_microseconds, steps_attempted,
   steps_succeeded, step_time_mean_s, step_time_p50_s, step_time_p95_s,
   tokens_per_second, peak_memory_gb, offload, interconnect, collectives_opened,
-  retries, outcome, exclusive, plan_id, upload, evidence_version)
+  retries, outcome, exclusive, plan_id, upload, evidence_version,
+  peak_memory_allocated_gb, peak_memory_reserved_gb)
 VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10,
         to_timestamp($11::float8 / 1e6), to_timestamp($12::float8 / 1e6), $13,
         $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-        $27::uuid, decode($2, 'hex'), pg_current_xact_id()::text::bigint)
+        $27::uuid, decode($2, 'hex'), pg_current_xact_id()::text::bigint,
+        nullif($28::float8, 0), nullif($29::float8, 0))
 ON CONFLICT (run_id) DO NOTHING
 RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint, evidence_version)sql";
 
@@ -41,9 +43,14 @@ INSERT INTO evidence_rollups AS r (
   recipe_key, sku_id, recipe, model, method, runs, successful_runs,
   offload_runs, retries, collective_runs, nvlink_runs, pcie_runs,
   host_memory_runs, steps_attempted, steps_succeeded, gpu_microseconds,
-  max_peak_memory_gb, step_time_p50_hist, step_time_p95_hist, peak_memory_hist)
+  max_peak_memory_gb, step_time_p50_hist, step_time_p95_hist, peak_memory_hist,
+  succeeded_peak_runs, succeeded_peak_sum_gb, succeeded_peak_max_gb,
+  succeeded_allocated_runs, succeeded_allocated_sum_gb,
+  succeeded_allocated_max_gb, succeeded_reserved_runs,
+  succeeded_reserved_sum_gb, succeeded_reserved_max_gb)
 VALUES ($1, $2, decode($3, 'hex'), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-        $14, $15, $16, $17, $18::bigint[], $19::bigint[], $20::bigint[])
+        $14, $15, $16, $17, $18::bigint[], $19::bigint[], $20::bigint[],
+        $21, $22, $23, $24, $25, $26, $27, $28, $29)
 ON CONFLICT (recipe_key, sku_id) DO UPDATE SET
   runs = r.runs + EXCLUDED.runs,
   successful_runs = r.successful_runs + EXCLUDED.successful_runs,
@@ -60,6 +67,18 @@ ON CONFLICT (recipe_key, sku_id) DO UPDATE SET
   step_time_p50_hist = placement_add_counts(r.step_time_p50_hist, EXCLUDED.step_time_p50_hist),
   step_time_p95_hist = placement_add_counts(r.step_time_p95_hist, EXCLUDED.step_time_p95_hist),
   peak_memory_hist = placement_add_counts(r.peak_memory_hist, EXCLUDED.peak_memory_hist),
+  succeeded_peak_runs = r.succeeded_peak_runs + EXCLUDED.succeeded_peak_runs,
+  succeeded_peak_sum_gb = r.succeeded_peak_sum_gb + EXCLUDED.succeeded_peak_sum_gb,
+  succeeded_peak_max_gb = greatest(r.succeeded_peak_max_gb, EXCLUDED.succeeded_peak_max_gb),
+  succeeded_allocated_runs = r.succeeded_allocated_runs + EXCLUDED.succeeded_allocated_runs,
+  succeeded_allocated_sum_gb =
+    r.succeeded_allocated_sum_gb + EXCLUDED.succeeded_allocated_sum_gb,
+  succeeded_allocated_max_gb =
+    greatest(r.succeeded_allocated_max_gb, EXCLUDED.succeeded_allocated_max_gb),
+  succeeded_reserved_runs = r.succeeded_reserved_runs + EXCLUDED.succeeded_reserved_runs,
+  succeeded_reserved_sum_gb = r.succeeded_reserved_sum_gb + EXCLUDED.succeeded_reserved_sum_gb,
+  succeeded_reserved_max_gb =
+    greatest(r.succeeded_reserved_max_gb, EXCLUDED.succeeded_reserved_max_gb),
   updated_at = now())sql";
 
 // Compares a run with what its plan predicted for the run's pool (no row
@@ -106,7 +125,11 @@ LIMIT $6)sql";
   "offload_runs, retries, collective_runs, nvlink_runs, pcie_runs, "          \
   "host_memory_runs, steps_attempted, steps_succeeded, gpu_microseconds, "    \
   "max_peak_memory_gb, step_time_p50_hist::text, step_time_p95_hist::text, "  \
-  "peak_memory_hist::text FROM evidence_rollups "
+  "peak_memory_hist::text, succeeded_peak_runs, succeeded_peak_sum_gb, "      \
+  "succeeded_peak_max_gb, succeeded_allocated_runs, "                         \
+  "succeeded_allocated_sum_gb, succeeded_allocated_max_gb, "                  \
+  "succeeded_reserved_runs, succeeded_reserved_sum_gb, "                      \
+  "succeeded_reserved_max_gb FROM evidence_rollups "
 
 constexpr char kListRollups[] =
     PLACEMENT_ROLLUP_SELECT "ORDER BY recipe_key, sku_id";
@@ -157,7 +180,8 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
         run.peak_memory_gb, core::OffloadName(run.offload),
         core::InterconnectName(run.interconnect), run.collectives_opened,
         run.retries, core::RunOutcomeName(run.outcome), in.exclusive,
-        in.plan_id.empty() ? nullptr : in.plan_id.c_str());
+        in.plan_id.empty() ? nullptr : in.plan_id.c_str(),
+        run.peak_memory_allocated_gb, run.peak_memory_reserved_gb);
     if (inserted.empty()) {
       // The run_id is taken: a retry of the same upload, or a conflict.
       const pqxx::result existing =
@@ -180,16 +204,20 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
 
     core::EvidenceRollup delta;
     delta.Add(run);
-    txn.exec_params(kUpsertRollup, run.recipe_key, run.sku_id,
-                    HexEncode(in.recipe_proto), in.recipe.model,
-                    core::FineTuneMethodName(in.recipe.method), delta.runs,
-                    delta.successful_runs, delta.offload_runs, delta.retries,
-                    delta.collective_runs, delta.nvlink_runs, delta.pcie_runs,
-                    delta.host_memory_runs, delta.steps_attempted,
-                    delta.steps_succeeded, gpu_us, delta.max_peak_memory_gb,
-                    CountsLiteral(delta.step_time_p50_hist),
-                    CountsLiteral(delta.step_time_p95_hist),
-                    CountsLiteral(delta.peak_memory_hist));
+    txn.exec_params(
+        kUpsertRollup, run.recipe_key, run.sku_id, HexEncode(in.recipe_proto),
+        in.recipe.model, core::FineTuneMethodName(in.recipe.method), delta.runs,
+        delta.successful_runs, delta.offload_runs, delta.retries,
+        delta.collective_runs, delta.nvlink_runs, delta.pcie_runs,
+        delta.host_memory_runs, delta.steps_attempted, delta.steps_succeeded,
+        gpu_us, delta.max_peak_memory_gb,
+        CountsLiteral(delta.step_time_p50_hist),
+        CountsLiteral(delta.step_time_p95_hist),
+        CountsLiteral(delta.peak_memory_hist), delta.succeeded_peak.runs,
+        delta.succeeded_peak.sum_gb, delta.succeeded_peak.max_gb,
+        delta.succeeded_allocated.runs, delta.succeeded_allocated.sum_gb,
+        delta.succeeded_allocated.max_gb, delta.succeeded_reserved.runs,
+        delta.succeeded_reserved.sum_gb, delta.succeeded_reserved.max_gb);
     // The finance rollup, in the same transaction: cost reports never scan
     // raw runs and always agree with them.
     AddRunToCostRollup(txn, run.run_id);
@@ -286,6 +314,15 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
 
 namespace {
 
+// (runs, sum, max) in columns first .. first + 2.
+core::PeakMemorySums PeakSumsFromRow(const pqxx::row& row, int first) {
+  core::PeakMemorySums sums;
+  sums.runs = row[first].as<int64_t>();
+  sums.sum_gb = row[first + 1].as<double>();
+  sums.max_gb = row[first + 2].as<double>();
+  return sums;
+}
+
 std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
   std::vector<StoredRollup> rollups;
   for (const pqxx::row& row : rows) {
@@ -309,6 +346,9 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
     r.step_time_p50_hist = CountsFromLiteral(row[15].as<std::string>());
     r.step_time_p95_hist = CountsFromLiteral(row[16].as<std::string>());
     r.peak_memory_hist = CountsFromLiteral(row[17].as<std::string>());
+    r.succeeded_peak = PeakSumsFromRow(row, 18);
+    r.succeeded_allocated = PeakSumsFromRow(row, 21);
+    r.succeeded_reserved = PeakSumsFromRow(row, 24);
     rollups.push_back(std::move(stored));
   }
   return rollups;

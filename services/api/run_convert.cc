@@ -40,6 +40,8 @@ core::MeasuredRun MeasuredRunFromProto(const v1::BenchmarkRun& in) {
   run.step_time_p50_s = in.step_time_p50_seconds();
   run.step_time_p95_s = in.step_time_p95_seconds();
   run.peak_memory_gb = in.peak_memory_gb();
+  run.peak_memory_allocated_gb = in.peak_memory_allocated_gb();
+  run.peak_memory_reserved_gb = in.peak_memory_reserved_gb();
   run.offload = OffloadFromProto(in.offload());
   run.interconnect = InterconnectFromProto(in.interconnect());
   run.collectives_opened = in.collectives_opened();

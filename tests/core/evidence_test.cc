@@ -54,7 +54,7 @@ TEST(EvidenceTest, GpuHoursPerSuccessfulStepCountsFailedRuns) {
   EXPECT_DOUBLE_EQ(s.max_peak_memory_gb, 47.9);
 }
 
-TEST(EvidenceTest, QuantilesFromHistogramWithinHalfABucket) {
+TEST(EvidenceTest, StepTimeQuantilesFromHistogramWithinHalfABucket) {
   EvidenceRollup rollup;
   for (int i = 1; i <= 100; ++i) {
     rollup.Add(
@@ -63,8 +63,62 @@ TEST(EvidenceTest, QuantilesFromHistogramWithinHalfABucket) {
   const EvidenceStats s = Summarize(rollup);
   EXPECT_NEAR(s.median_step_time_s, 1.0, 1.0 * 0.1);
   EXPECT_NEAR(s.p95_step_time_s, 1.45 * 1.2, 1.74 * 0.1);
-  EXPECT_NEAR(s.p95_peak_memory_gb, 29.5, 29.5 * 0.07);
-  EXPECT_LE(s.p95_peak_memory_gb, 30.0);
+  // Peak memory is not read from its histogram: the largest peak, exactly.
+  EXPECT_TRUE(s.peak_memory_exact);
+  EXPECT_EQ(s.peak_memory_gb, 20 + 0.1 * 100);
+  EXPECT_NEAR(s.succeeded_peak.MeanGb(), 25.05, 1e-9);
+}
+
+TEST(EvidenceTest, PeakMemoryIsTheExactLargestPeakOfASucceededRun) {
+  EvidenceRollup rollup;
+  MeasuredRun a = MakeRun(1, 100, 1.0, 40.0, RunOutcome::kSucceeded);
+  a.peak_memory_allocated_gb = 37.2;
+  a.peak_memory_reserved_gb = 40.0;
+  MeasuredRun b = MakeRun(1, 100, 1.0, 41.3, RunOutcome::kSucceeded);
+  b.peak_memory_reserved_gb = 41.3;  // no allocated figure
+  MeasuredRun oom = MakeRun(1, 2, 1.0, 47.9, RunOutcome::kOom);
+  oom.peak_memory_allocated_gb = 47.0;
+  oom.peak_memory_reserved_gb = 47.9;
+  for (const MeasuredRun& run : {a, b, oom}) rollup.Add(run);
+  const EvidenceStats s = Summarize(rollup);
+  // 41.3 GB, not the middle of its 12% bucket (42.7 GB) nor the OOM run's
+  // 47.9 GB (where it stopped, not what the recipe needs).
+  EXPECT_TRUE(s.peak_memory_exact);
+  EXPECT_EQ(s.peak_memory_gb, 41.3);
+  EXPECT_EQ(s.max_peak_memory_gb, 47.9);
+  EXPECT_EQ(s.succeeded_peak.runs, 2);
+  EXPECT_DOUBLE_EQ(s.succeeded_peak.MeanGb(), (40.0 + 41.3) / 2);
+  EXPECT_EQ(s.succeeded_allocated.runs, 1);
+  EXPECT_EQ(s.succeeded_allocated.max_gb, 37.2);
+  EXPECT_EQ(s.succeeded_reserved.runs, 2);
+  EXPECT_EQ(s.succeeded_reserved.max_gb, 41.3);
+  EXPECT_DOUBLE_EQ(s.succeeded_reserved.MeanGb(), (40.0 + 41.3) / 2);
+
+  // No run succeeded: the largest peak any run reached, exactly.
+  EvidenceRollup failed;
+  failed.Add(oom);
+  EXPECT_EQ(Summarize(failed).peak_memory_gb, 47.9);
+  EXPECT_TRUE(Summarize(failed).peak_memory_exact);
+}
+
+TEST(EvidenceTest, RollupWithoutExactFiguresFallsBackToItsHistogram) {
+  // A stored row whose succeeded runs are not all in its exact figures
+  // (runs stored before they were kept, and gone since).
+  EvidenceRollup rollup;
+  rollup.Add(MakeRun(1, 100, 1.0, 40.0, RunOutcome::kSucceeded));
+  rollup.Add(MakeRun(1, 2, 1.0, 30.0, RunOutcome::kFailed));
+  rollup.succeeded_peak = {};
+  const EvidenceStats s = Summarize(rollup);
+  EXPECT_FALSE(s.peak_memory_exact);
+  // 40 GB lies in the bucket [35.9, 40.3) GB: read back as its middle,
+  // 5% low.
+  EXPECT_NEAR(s.peak_memory_gb, 38.05, 0.01);
+  // Every run succeeded: the all-runs maximum is the exact figure.
+  EvidenceRollup clean;
+  clean.Add(MakeRun(1, 100, 1.0, 40.0, RunOutcome::kSucceeded));
+  clean.succeeded_peak = {};
+  EXPECT_TRUE(Summarize(clean).peak_memory_exact);
+  EXPECT_EQ(Summarize(clean).peak_memory_gb, 40.0);
 }
 
 TEST(EvidenceTest, MergeEqualsAddingEveryRun) {
@@ -83,6 +137,9 @@ TEST(EvidenceTest, MergeEqualsAddingEveryRun) {
   EXPECT_DOUBLE_EQ(a.gpu_hours, all.gpu_hours);
   EXPECT_EQ(a.step_time_p50_hist, all.step_time_p50_hist);
   EXPECT_EQ(a.peak_memory_hist, all.peak_memory_hist);
+  EXPECT_EQ(a.succeeded_peak.runs, all.succeeded_peak.runs);
+  EXPECT_DOUBLE_EQ(a.succeeded_peak.sum_gb, all.succeeded_peak.sum_gb);
+  EXPECT_EQ(a.succeeded_peak.max_gb, all.succeeded_peak.max_gb);
   EXPECT_DOUBLE_EQ(Summarize(a).offload_share, 0.1);
 }
 

@@ -147,7 +147,7 @@ EvidenceStats Stats(const std::string& sku, int64_t runs, int64_t ok,
   s.sku_id = sku;
   s.runs = runs;
   s.successful_runs = ok;
-  s.p95_peak_memory_gb = peak;
+  s.peak_memory_gb = peak;
   s.offload_share = offload_share;
   return s;
 }

@@ -62,14 +62,14 @@ TEST(FitWithoutOffloadRuleTest, ThreeVerdictsFromTheBand) {
 TEST(FitWithoutOffloadRuleTest, MeasuredPeakReplacesPrediction) {
   EvidenceStats measured;
   measured.runs = 3;
-  measured.p95_peak_memory_gb = 41;
+  measured.peak_memory_gb = 41;
   const FitVerdict v =
       CheckFitWithoutOffload(60, false, Sku("L40S-PCIE-48GB"), &measured);
   EXPECT_TRUE(v.fits);
   EXPECT_TRUE(v.measured);
   EXPECT_EQ(v.peak_gb, 41);
-  // Narrow: half a histogram bucket, so 41 GB FITS where a prediction of
-  // 41 GB would be BORDERLINE.
+  // Narrow (+-6%), so 41 GB FITS where a prediction of 41 GB would be
+  // BORDERLINE.
   EXPECT_EQ(v.fit, Fit::kFits);
   EXPECT_NEAR(v.band.high, 41 * 1.06, 1e-9);
   EXPECT_EQ(
@@ -80,7 +80,7 @@ TEST(FitWithoutOffloadRuleTest, MeasuredPeakReplacesPrediction) {
 TEST(FitWithoutOffloadRuleTest, AnOffloadedRunIsAMiss) {
   EvidenceStats measured;
   measured.runs = 4;
-  measured.p95_peak_memory_gb = 30;
+  measured.peak_memory_gb = 30;
   measured.offload_share = 0.25;
   EXPECT_FALSE(
       CheckFitWithoutOffload(30, false, Sku("L40S-PCIE-48GB"), &measured).fits);

@@ -3,6 +3,7 @@
 // peak memory (TRANSFERRED, naming L40S), and its A100 step time follows
 // the A100 / L40S ratio learned from other recipes measured on both.
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
@@ -93,6 +94,25 @@ class FleetLearningTest : public ::testing::Test {
     }
   }
 
+  // One succeeded run of `recipe` on `pool` per peak, at the analytic step
+  // time; each reports the allocator's peaks too.
+  void UploadPeaks(const v1::Recipe& recipe, const std::string& pool,
+                   const std::string& sku, const std::vector<double>& peaks) {
+    for (double peak_gb : peaks) {
+      v1::UploadBenchmarkRunRequest request;
+      v1::BenchmarkRun* run = request.mutable_run();
+      *run = SucceededRun(pool, sku);
+      *run->mutable_recipe() = recipe;
+      run->set_peak_memory_gb(peak_gb);
+      run->set_peak_memory_allocated_gb(peak_gb - 1.5);
+      run->set_peak_memory_reserved_gb(peak_gb);
+      v1::UploadBenchmarkRunResponse response;
+      grpc::Status status =
+          telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+    }
+  }
+
   InProcessServer server_;
   std::unique_ptr<v1::PlacementService::Stub> placement_;
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
@@ -167,6 +187,52 @@ TEST_F(FleetLearningTest, L40sRunsTeachTheA100CandidateMemoryAndStepTime) {
                                                   std::string(kL40s));
   }
   EXPECT_TRUE(fleet_reason);
+}
+
+TEST_F(FleetLearningTest, MeasuredPeakComesBackExactlyNotAsABucketMiddle) {
+  // 40.0 GB lies in the peak-memory histogram's bucket [35.9, 40.3) GB,
+  // whose middle is 38.05 GB: read from the histogram it would come back 5%
+  // low, on L40S (MEASURED) and on A100 (TRANSFERRED from L40S).
+  const v1::Recipe recipe = RecipeOf("Llama-3.1-8B");
+  UploadPeaks(recipe, "l40s", kL40s, {39.2, 40.0, 38.7});
+
+  const v1::PlacementCandidate* a100 = nullptr;
+  const v1::PlacementCandidate* l40s = nullptr;
+  v1::PlacePlanResponse plan;
+  for (int i = 0; i < 100; ++i) {
+    plan = Plan(recipe);
+    a100 = Candidate(plan, "a100");
+    l40s = Candidate(plan, "l40s");
+    if (a100 != nullptr && l40s != nullptr &&
+        l40s->basis() == v1::EVIDENCE_BASIS_MEASURED &&
+        l40s->evidence_runs() == 3 &&
+        a100->basis() == v1::EVIDENCE_BASIS_TRANSFERRED) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_NE(l40s, nullptr);
+  ASSERT_NE(a100, nullptr);
+  EXPECT_EQ(l40s->basis(), v1::EVIDENCE_BASIS_MEASURED);
+  EXPECT_EQ(l40s->peak_memory_gb(), 40.0);
+  EXPECT_DOUBLE_EQ(l40s->peak_memory_gb_band().high(), 40.0 * 1.06);
+  EXPECT_EQ(a100->basis(), v1::EVIDENCE_BASIS_TRANSFERRED);
+  EXPECT_EQ(a100->transferred_from_sku(), kL40s);
+  EXPECT_DOUBLE_EQ(a100->peak_memory_gb(), 40.0);
+
+  // A fourth run peaking at 41.3 GB (bucket middle 42.7 GB) moves both.
+  UploadPeaks(recipe, "l40s", kL40s, {41.3});
+  for (int i = 0; i < 100; ++i) {
+    plan = Plan(recipe);
+    l40s = Candidate(plan, "l40s");
+    if (l40s != nullptr && l40s->evidence_runs() == 4) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_NE(l40s, nullptr);
+  EXPECT_EQ(l40s->peak_memory_gb(), 41.3);
+  a100 = Candidate(plan, "a100");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_DOUBLE_EQ(a100->peak_memory_gb(), 41.3);
 }
 
 }  // namespace

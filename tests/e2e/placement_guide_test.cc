@@ -274,7 +274,7 @@ TEST_F(PlacementGuideTest, PlansAreAuditedAndRunsMeasureTheirAccuracy) {
   EXPECT_EQ(stored.request().recipe().model(), "Llama-3.1-8B");
 
   // A run carries the plan out: 12 GPU-hours for 10,000 steps against the
-  // predicted 10, peak 30 GB against the measured p95 of 24.
+  // predicted 10, peak 30 GB against the measured 24.
   client_->UploadRun("l40s-train", kL40s, Lora8b(), 12, 10'000, 30,
                      v1::RUN_OUTCOME_SUCCEEDED, 0, v1::OFFLOAD_NONE,
                      plan.plan_id());

@@ -82,8 +82,30 @@ std::vector<std::tuple<std::string, double, int>> Skus(
   return out;
 }
 
+// The exact peak-memory figures of every rollup, and the peak the planner
+// fits with (compared on their own too, so that a change to
+// EvidenceStats's equality cannot drop them).
+using PeakView =
+    std::tuple<std::string, std::string, double, bool, int64_t, double, double,
+               int64_t, double, double, int64_t, double, double>;
+std::vector<PeakView> ExactPeaks(const CatalogSnapshot& s) {
+  std::vector<PeakView> out;
+  for (const core::KeyedEvidence& e : s.evidence.All()) {
+    const core::EvidenceStats& st = e.stats;
+    out.emplace_back(st.recipe_key, st.sku_id, st.peak_memory_gb,
+                     st.peak_memory_exact, st.succeeded_peak.runs,
+                     st.succeeded_peak.sum_gb, st.succeeded_peak.max_gb,
+                     st.succeeded_allocated.runs, st.succeeded_allocated.sum_gb,
+                     st.succeeded_allocated.max_gb, st.succeeded_reserved.runs,
+                     st.succeeded_reserved.sum_gb,
+                     st.succeeded_reserved.max_gb);
+  }
+  return out;
+}
+
 void ExpectSameSnapshot(const CatalogSnapshot& incremental,
                         const CatalogSnapshot& full, int step) {
+  EXPECT_EQ(ExactPeaks(incremental), ExactPeaks(full)) << "after step " << step;
   EXPECT_EQ(Skus(incremental), Skus(full)) << "after step " << step;
   EXPECT_EQ(incremental.pools, full.pools) << "after step " << step;
   EXPECT_EQ(Tokens(incremental), Tokens(full)) << "after step " << step;
@@ -111,7 +133,14 @@ class CatalogSnapshotTest : public ::testing::Test {
     run.steps_succeeded = 50 + seed % 50;
     run.step_time_mean_s = run.step_time_p50_s = 0.2 + 0.01 * (seed % 40);
     run.step_time_p95_s = run.step_time_p50_s * 1.3;
-    run.peak_memory_gb = 10 + seed % 30;
+    // Peaks off the histogram's bucket edges; every other run reports the
+    // allocator's peaks too.
+    run.peak_memory_gb = 10 + seed % 30 + 0.01 * (seed % 97);
+    if (seed % 2 == 0) {
+      run.peak_memory_allocated_gb =
+          run.peak_memory_gb - 0.5 - 0.01 * (seed % 7);
+      run.peak_memory_reserved_gb = run.peak_memory_gb;
+    }
     run.offload = core::Offload::kNone;
     run.interconnect = core::Interconnect::kNone;
     run.outcome =
@@ -307,6 +336,17 @@ TEST_F(CatalogSnapshotTest, IncrementalEqualsFullAfterRandomInterleavings) {
   EXPECT_GT(incremental_after_prune, 0);
   EXPECT_GT(snapshot->evidence.size(), 20u);
   EXPECT_GT(snapshot->pools.size(), 3u);
+  // The exact figures compared above are there to compare.
+  int with_allocated = 0;
+  for (const core::KeyedEvidence& e : snapshot->evidence.All()) {
+    EXPECT_TRUE(e.stats.peak_memory_exact) << e.stats.recipe_key;
+    if (e.stats.successful_runs > 0) {
+      EXPECT_EQ(e.stats.succeeded_peak.runs, e.stats.successful_runs);
+      EXPECT_EQ(e.stats.peak_memory_gb, e.stats.succeeded_peak.max_gb);
+    }
+    with_allocated += e.stats.succeeded_allocated.runs > 0;
+  }
+  EXPECT_GT(with_allocated, 5);
 }
 
 // A writer that began (and took its transaction id) before another but

@@ -1,0 +1,13 @@
+ALTER TABLE benchmark_runs
+  DROP COLUMN peak_memory_allocated_gb,
+  DROP COLUMN peak_memory_reserved_gb;
+ALTER TABLE evidence_rollups
+  DROP COLUMN succeeded_peak_runs,
+  DROP COLUMN succeeded_peak_sum_gb,
+  DROP COLUMN succeeded_peak_max_gb,
+  DROP COLUMN succeeded_allocated_runs,
+  DROP COLUMN succeeded_allocated_sum_gb,
+  DROP COLUMN succeeded_allocated_max_gb,
+  DROP COLUMN succeeded_reserved_runs,
+  DROP COLUMN succeeded_reserved_sum_gb,
+  DROP COLUMN succeeded_reserved_max_gb;
