@@ -33,7 +33,7 @@ namespace {
 // gathers the messages that arrive into the next transaction, until it holds
 // this many samples; then it waits for the commit (and gRPC's flow control
 // holds the sender). A transaction thus takes at most this plus one message
-// (10,000) samples, about 3 MiB of COPY data and a fraction of a second of
+// (10,000) samples, about 3.5 MiB of COPY data and a fraction of a second of
 // the database's time, and a stream holds at most two of them in memory.
 constexpr size_t kMaxWaitingSamples = 20'000;
 
