@@ -283,7 +283,6 @@ SQL
         ' (' || string_agg(c.relname || ' ' || pg_size_pretty(pg_total_relation_size(c.oid)), ', ') || ')'
         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
         WHERE i.inhparent = 'step_samples'::regclass AND pg_total_relation_size(c.oid) > 65536")"
-    "$build/bench/ingest_load" csv --samples "$stream_samples" --streams 1 --out "$work/samples.csv"
     stream_total=0; stream_s=0; copy_total=0; copy_s=0
     for ((round = 0; round < ingest_rounds; ++round)); do
       "$build/bench/ingest_load" samples --server "$server" --samples "$stream_samples" \
@@ -291,10 +290,10 @@ SQL
       sed 's/^/   /' "$work/stream.txt"
       stream_s=$(echo "$stream_s + $(field seconds <"$work/stream.txt")" | bc -l)
       stream_total=$(( stream_total + stream_samples ))
-      # New run ids each round: the file is the same shape, not the same keys.
-      if [ "$round" -gt 0 ]; then
-        "$build/bench/ingest_load" csv --samples "$stream_samples" --streams 1 --out "$work/samples.csv"
-      fi
+      # New run ids each round: the file is the same shape, not the same
+      # keys. Written after the stream, so that its run is the newest, as the
+      # stream's was: both append at the right edge of the primary key.
+      "$build/bench/ingest_load" csv --samples "$stream_samples" --streams 1 --out "$work/samples.csv"
       start=$(now)
       sql -c "\\copy step_samples (run_id, partition_time, step, sample_time, step_time_s, memory_allocated_gb, memory_reserved_gb, tokens, loss) FROM '$work/samples.csv' WITH (FORMAT csv)"
       seconds=$(echo "$(now) - $start" | bc -l)
