@@ -2,11 +2,11 @@
 # GetCostReport against its baseline, on one private PostgreSQL:
 #   - RUNS runs over the last 90 days and SAMPLES step samples, bulk-loaded
 #     with INSERT ... SELECT generate_series; their daily cost rollups built
-#     with the statements migrations 0004 and 0010 backfill with (the same
+#     with the statements migrations 0004, 0010 and 0013 backfill with (the same
 #     sums the upload path adds run by run); then 1000 more runs through the real
 #     UploadBenchmarkRun, which maintains the rollups itself;
 #   - GetCostReport grouped by SKU and day over 90 days (placementd, gRPC,
-#     served from cost_daily_rollups);
+#     served from cost_daily_sku_rollups);
 #   - the equivalent raw GROUP BY over benchmark_runs (psql, same server).
 # Prints both latencies (median of ITERATIONS calls after a warm-up), their
 # ratio, and whether both give the same totals.

@@ -11,11 +11,23 @@
 //       the plan cache and the planner runs; prints p50/p99 and the CPU the
 //       processes P,Q... and their children (placementd, the postmaster and
 //       its backends) spent per plan.
+//   growth_load plan_ab --server H:P --pids P,Q --other_server H:P
+//                       --other_pids P,Q [--pause_pids P,P] [--rounds 6]
+//                       [--clients 4] [--seconds 5]
+//       the same load on two servers (A: --server, B: --other_server, e.g.
+//       one over a small history and one over a large one), in rounds that
+//       alternate A B, B A, ... so that what else the machine does weighs
+//       on both alike; the placementd of the side not measured is stopped
+//       (SIGSTOP; --pause_pids lists A's then B's) so that its background
+//       work does not land in the other's figures. Prints each round's
+//       p50/p99/CPU per plan of both and their ratio B / A, then the
+//       median of the per-round ratios.
 //   growth_load refresh --server H:P --replica_pid P [--changes 10]
 //       uploads one run at a time through H:P and, after each, waits until
 //       the replica P (another placementd on the same database) has stopped
 //       using CPU; prints the CPU the replica spent per change.
 #include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,6 +69,14 @@ ABSL_FLAG(std::string, pids, "",
           "plan: processes whose CPU (with their children's) is the server's");
 ABSL_FLAG(int, clients, 4, "plan: concurrent clients (closed loop)");
 ABSL_FLAG(int, seconds, 5, "plan: how long to run");
+ABSL_FLAG(std::string, other_server, "",
+          "plan_ab: the second server (B), compared with --server (A)");
+ABSL_FLAG(std::string, other_pids, "",
+          "plan_ab: processes whose CPU is the second server's");
+ABSL_FLAG(std::string, pause_pids, "",
+          "plan_ab: A's placementd, B's placementd: each stopped while the "
+          "other is measured");
+ABSL_FLAG(int, rounds, 6, "plan_ab: rounds (each measures A and B once)");
 ABSL_FLAG(int, replica_pid, 0, "refresh: the replica placementd");
 ABSL_FLAG(int, changes, 10, "refresh: changes to make, one at a time");
 
@@ -237,52 +257,81 @@ std::vector<int> Pids(const std::string& list) {
   return pids;
 }
 
+// The 1-minute load average, as /proc/loadavg writes it.
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one;
+  in >> one;
+  return one;
+}
+
 double Percentile(const std::vector<double>& sorted, double q) {
   return sorted.empty() ? 0
                         : sorted[static_cast<size_t>(q * (sorted.size() - 1))];
 }
 
-int Plan() {
-  const std::vector<int> pids = Pids(absl::GetFlag(FLAGS_pids));
-  const int clients = std::max(1, absl::GetFlag(FLAGS_clients));
+struct PlanTarget {
   std::vector<std::shared_ptr<grpc::Channel>> channels;
+  std::vector<int> pids;
+  int64_t next_request = 0;  // total_steps offset: every call a new request
+  int candidates = 0;
+};
+
+struct PlanFigures {
+  size_t calls = 0;
+  double seconds = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double cpu_us_per_plan = 0;
+  int64_t errors = 0;
+};
+
+// Connects `clients` channels to `server` and makes one plan (not timed):
+// the answer's size, and a loaded snapshot.
+bool Connect(const std::string& server, const std::string& pids, int clients,
+             PlanTarget* target) {
+  target->pids = Pids(pids);
   for (int c = 0; c < clients; ++c) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", c);  // distinct connections
-    channels.push_back(grpc::CreateCustomChannel(
-        absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(), args));
+    target->channels.push_back(grpc::CreateCustomChannel(
+        server, grpc::InsecureChannelCredentials(), args));
   }
-  std::atomic<int64_t> counter{0}, errors{0};
+  v1::PlacePlanRequest request;
+  *request.mutable_recipe() = RecipeNumber(0);
+  request.set_total_steps(19'999);
+  v1::PlacePlanResponse response;
+  grpc::Status status;
+  // A placementd just started answers UNAVAILABLE until its snapshot is
+  // loaded (seconds at 100,000 rollups).
+  for (int attempt = 0; attempt < 300; ++attempt) {
+    status = v1::PlacementService::NewStub(target->channels[0])
+                 ->PlacePlan(Deadline(60).get(), request, &response);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (!status.ok()) {
+    std::cerr << "PlacePlan on " << server << ": " << status.error_message()
+              << "\n";
+    return false;
+  }
+  target->candidates = response.candidates_size();
+  return true;
+}
+
+// A closed loop of PlacePlan for `seconds`, each request different (a plan
+// cache miss), over the 24 recipes in turn.
+PlanFigures RunPlans(PlanTarget& target, int seconds) {
+  const int clients = static_cast<int>(target.channels.size());
+  std::atomic<int64_t> counter{target.next_request}, errors{0};
   std::vector<std::vector<double>> latencies(clients);
-  int candidates = 0;
-  {
-    // One plan first (not timed): the answer's size, and a warm snapshot.
-    v1::PlacePlanRequest request;
-    *request.mutable_recipe() = RecipeNumber(0);
-    request.set_total_steps(19'999);
-    v1::PlacePlanResponse response;
-    grpc::Status status;
-    // A placementd just started answers UNAVAILABLE until its snapshot is
-    // loaded (seconds at 100,000 rollups).
-    for (int attempt = 0; attempt < 300; ++attempt) {
-      status = v1::PlacementService::NewStub(channels[0])
-                   ->PlacePlan(Deadline(60).get(), request, &response);
-      if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    if (!status.ok()) {
-      std::cerr << "PlacePlan: " << status.error_message() << "\n";
-      return 1;
-    }
-    candidates = response.candidates_size();
-  }
-  const double cpu_begin = TreeCpu(pids);
+  const double cpu_begin = TreeCpu(target.pids);
   const auto begin = std::chrono::steady_clock::now();
-  const auto end = begin + std::chrono::seconds(absl::GetFlag(FLAGS_seconds));
+  const auto end = begin + std::chrono::seconds(seconds);
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
-      auto stub = v1::PlacementService::NewStub(channels[c]);
+      auto stub = v1::PlacementService::NewStub(target.channels[c]);
       while (std::chrono::steady_clock::now() < end) {
         const int64_t n = counter++;
         v1::PlacePlanRequest request;
@@ -304,20 +353,104 @@ int Plan() {
     });
   }
   for (auto& t : threads) t.join();
-  const double seconds =
+  target.next_request = counter.load();
+  PlanFigures out;
+  out.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
-  const double cpu = TreeCpu(pids) - cpu_begin;
+  const double cpu = TreeCpu(target.pids) - cpu_begin;
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
+  out.calls = all.size();
+  out.p50_ms = Percentile(all, 0.5);
+  out.p99_ms = Percentile(all, 0.99);
+  out.cpu_us_per_plan = cpu * 1e6 / std::max<size_t>(all.size(), 1);
+  out.errors = errors.load();
+  return out;
+}
+
+int Plan() {
+  PlanTarget target;
+  if (!Connect(absl::GetFlag(FLAGS_server), absl::GetFlag(FLAGS_pids),
+               std::max(1, absl::GetFlag(FLAGS_clients)), &target)) {
+    return 1;
+  }
+  const PlanFigures f = RunPlans(target, absl::GetFlag(FLAGS_seconds));
   std::printf(
-      "plan calls=%zu clients=%d candidates=%d seconds=%.1f plans_per_s=%.0f "
+      "plan calls=%zu clients=%zu candidates=%d seconds=%.1f plans_per_s=%.0f "
       "p50_ms=%.3f p99_ms=%.3f server_cpu_us_per_plan=%.0f errors=%lld\n",
-      all.size(), clients, candidates, seconds, all.size() / seconds,
-      Percentile(all, 0.5), Percentile(all, 0.99),
-      cpu * 1e6 / std::max<size_t>(all.size(), 1),
-      static_cast<long long>(errors.load()));
+      f.calls, target.channels.size(), target.candidates, f.seconds,
+      f.calls / f.seconds, f.p50_ms, f.p99_ms, f.cpu_us_per_plan,
+      static_cast<long long>(f.errors));
+  return f.errors == 0 ? 0 : 1;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+int PlanAb() {
+  const int clients = std::max(1, absl::GetFlag(FLAGS_clients));
+  const std::vector<int> pause = Pids(absl::GetFlag(FLAGS_pause_pids));
+  PlanTarget sides[2];
+  if (!Connect(absl::GetFlag(FLAGS_server), absl::GetFlag(FLAGS_pids), clients,
+               &sides[0]) ||
+      !Connect(absl::GetFlag(FLAGS_other_server),
+               absl::GetFlag(FLAGS_other_pids), clients, &sides[1])) {
+    return 1;
+  }
+  // Stops (or resumes) the placementd of `side`, where --pause_pids names
+  // it.
+  auto signal_side = [&](int side, int sig) {
+    if (pause.size() == 2) kill(pause[side], sig);
+  };
+  const int seconds = absl::GetFlag(FLAGS_seconds);
+  std::vector<double> p50_ratios, cpu_ratios;
+  int64_t errors = 0;
+  for (int round = 0; round < absl::GetFlag(FLAGS_rounds); ++round) {
+    PlanFigures figures[2];
+    for (int turn = 0; turn < 2; ++turn) {
+      // A B, then B A: a drift of the machine's load within a round weighs
+      // on each side first half of the time.
+      const int side = (round + turn) % 2;
+      signal_side(1 - side, SIGSTOP);
+      signal_side(side, SIGCONT);
+      // Settle: the resumed side catches up on what it missed while
+      // stopped (a notification, a due re-read) before it is measured.
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      figures[side] = RunPlans(sides[side], seconds);
+      errors += figures[side].errors;
+    }
+    const double p50_ratio = figures[1].p50_ms / figures[0].p50_ms;
+    const double cpu_ratio =
+        figures[1].cpu_us_per_plan / figures[0].cpu_us_per_plan;
+    p50_ratios.push_back(p50_ratio);
+    cpu_ratios.push_back(cpu_ratio);
+    std::printf(
+        "plan_ab round=%d first=%s a_calls=%zu a_p50_ms=%.3f a_p99_ms=%.3f "
+        "a_cpu_us_per_plan=%.0f b_calls=%zu b_p50_ms=%.3f b_p99_ms=%.3f "
+        "b_cpu_us_per_plan=%.0f p50_ratio=%.3f cpu_ratio=%.3f load=%s\n",
+        round, round % 2 == 0 ? "A" : "B", figures[0].calls, figures[0].p50_ms,
+        figures[0].p99_ms, figures[0].cpu_us_per_plan, figures[1].calls,
+        figures[1].p50_ms, figures[1].p99_ms, figures[1].cpu_us_per_plan,
+        p50_ratio, cpu_ratio, LoadAverage().c_str());
+    std::fflush(stdout);
+  }
+  signal_side(0, SIGCONT);
+  signal_side(1, SIGCONT);
+  std::printf(
+      "plan_ab rounds=%zu clients=%d seconds=%d a_candidates=%d "
+      "b_candidates=%d median_p50_ratio=%.3f median_cpu_ratio=%.3f "
+      "min_p50_ratio=%.3f max_p50_ratio=%.3f errors=%lld\n",
+      p50_ratios.size(), clients, seconds, sides[0].candidates,
+      sides[1].candidates, Median(p50_ratios), Median(cpu_ratios),
+      *std::min_element(p50_ratios.begin(), p50_ratios.end()),
+      *std::max_element(p50_ratios.begin(), p50_ratios.end()),
+      static_cast<long long>(errors));
   return errors == 0 ? 0 : 1;
 }
 
@@ -384,7 +517,8 @@ int main(int argc, char** argv) {
   const std::string mode = args.size() > 1 ? args[1] : "";
   if (mode == "rollups") return Rollups();
   if (mode == "plan") return Plan();
+  if (mode == "plan_ab") return PlanAb();
   if (mode == "refresh") return Refresh();
-  std::cerr << "usage: growth_load rollups|plan|refresh [flags]\n";
+  std::cerr << "usage: growth_load rollups|plan|plan_ab|refresh [flags]\n";
   return 2;
 }

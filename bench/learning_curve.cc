@@ -4,8 +4,24 @@
 // (PlacePlan's candidate on the row's own pool) and the median errors of the
 // planner and of the analytic prior are printed against the runs seen.
 //
-//   learning_curve --server H:P --csv PATH [--k 5] [--seed 1]
-//                  [--max_seconds 600]
+//   learning_curve --list_groups --csv PATH
+//       the publications (source groups) of the rows it replays, one a line
+//   learning_curve --write_constants OUT --hold_out GROUP --csv PATH
+//       fits the memory and step-time constants (core/model_fit.h, as the
+//       cross-validation test does) on every usable row of the CSV whose
+//       publication is not GROUP ("" fits on every row) and writes them for
+//       placementd --model_constants_file (core/model_constants_file.h)
+//   learning_curve --server H:P --csv PATH [--group GROUP]
+//                  [--model_constants_file F] [--errors_out FILE]
+//                  [--k 5] [--seed 1] [--max_seconds 600]
+//       replays the rows (of GROUP only, when given), printing the curve and
+//       appending every scored prediction to FILE; the server's prior is
+//       the constants in F, with which the client also fills in what a row
+//       does not publish
+//   learning_curve --aggregate FILE
+//       the curve over every replay appended to FILE (folds and seeds): at
+//       each number of runs seen, the medians over the rows not yet
+//       uploaded of every replay that had them
 //
 // Each usable row (tests/core/published_measurements.h maps it to a recipe
 // and a catalog SKU; rows it cannot represent and published OOMs are left
@@ -18,10 +34,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,8 +48,12 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "core/memory_model.h"
+#include "core/model_constants_file.h"
+#include "core/model_fit.h"
+#include "core/recipe.h"
 #include "core/step_time_model.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
@@ -48,6 +71,22 @@ ABSL_FLAG(int, k, 5, "predict the rows not yet uploaded after every k runs");
 ABSL_FLAG(int, seed, 1, "the upload order's random seed");
 ABSL_FLAG(int, max_seconds, 600, "stop after this long (a bounded bench)");
 ABSL_FLAG(bool, verbose, false, "print every prediction");
+ABSL_FLAG(bool, list_groups, false,
+          "print the publications of the rows replayed and exit");
+ABSL_FLAG(std::string, write_constants, "",
+          "fit the model constants on the rows not in --hold_out, write them "
+          "here and exit");
+ABSL_FLAG(std::string, hold_out, "",
+          "with --write_constants: the publication left out of the fit");
+ABSL_FLAG(std::string, group, "",
+          "replay the rows of this publication only (all when empty)");
+ABSL_FLAG(std::string, model_constants_file, "",
+          "the constants the server was started with (fills in the figures "
+          "a row does not publish)");
+ABSL_FLAG(std::string, errors_out, "",
+          "append every scored prediction here (for --aggregate)");
+ABSL_FLAG(std::string, aggregate, "",
+          "print the curve over every replay appended to this file and exit");
 
 namespace {
 
@@ -57,6 +96,10 @@ struct Row {
   MappedRow mapped;
   std::string pool;
   std::optional<double> step_time_s;  // per optimizer step, published
+  // The prior's peak of the kind the row publishes (allocated, reserved or
+  // used on the device), over its device total: what a candidate's
+  // predicted total is multiplied by to be scored against the row.
+  double reported_over_total = 1;
 };
 
 std::unique_ptr<grpc::ClientContext> Deadline() {
@@ -94,26 +137,186 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The fit's observations of a row, as the cross-validation test makes them
+// (tests/core/model_cross_validation_test.cc).
+placement::core::MemoryObservation MemoryObservationOf(const MappedRow& row) {
+  placement::core::MemoryObservation o{row.recipe, row.arch};
+  if (row.peak_gb) {
+    o.measured_gb = *row.peak_gb;
+  } else if (row.ran) {
+    o.ran_on_gb = row.usable_capacity_gb;
+  } else {
+    o.oom_on_gb = row.usable_capacity_gb;
+  }
+  return o;
+}
+
+std::optional<placement::core::StepTimeObservation> StepTimeObservationOf(
+    const MappedRow& row) {
+  if (!row.tokens_per_s_per_gpu.has_value()) return std::nullopt;
+  const placement::core::GpuSku& sku =
+      placement::core::testing::Sku(row.sku_id);
+  placement::core::StepTimeObservation o;
+  o.recipe = row.recipe;
+  o.arch = row.arch;
+  o.sku = sku;
+  o.pool =
+      placement::core::testing::PublishedRunPool(sku, row.recipe.gpu_count);
+  o.measured_tokens_per_s_per_gpu = *row.tokens_per_s_per_gpu;
+  return o;
+}
+
+// --write_constants: the constants fitted on every usable row whose
+// publication is not `hold_out`, from the analytic priors (as the shipped
+// ones are fitted on all of them).
+int WriteConstants(const std::vector<MappedRow>& usable,
+                   const std::string& hold_out, const std::string& path) {
+  namespace core = placement::core;
+  std::vector<core::MemoryObservation> memory;
+  std::vector<core::StepTimeObservation> time;
+  std::set<std::string> groups;
+  for (const MappedRow& row : usable) {
+    if (row.source_group == hold_out) continue;
+    groups.insert(row.source_group);
+    memory.push_back(MemoryObservationOf(row));
+    if (auto o = StepTimeObservationOf(row)) time.push_back(*o);
+  }
+  core::ModelConstants constants;
+  constants.memory =
+      core::FitMemoryModel(memory, core::AnalyticMemoryModelConstants())
+          .constants;
+  constants.step_time =
+      core::FitStepTimeModel(time, core::AnalyticStepTimeModelConstants())
+          .constants;
+  std::ofstream out(path);
+  out << core::FormatModelConstants(
+      constants,
+      absl::StrCat(
+          "fitted (core/model_fit.h) on ", memory.size(), " memory and ",
+          time.size(), " step-time rows of ", groups.size(), " publications",
+          hold_out.empty() ? "" : absl::StrCat(", leaving out ", hold_out)));
+  if (!out.good()) {
+    std::cerr << "learning_curve: cannot write " << path << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+// --aggregate: records "memory|time SEEN PRIOR MODEL" (one scored
+// prediction each, over every replay appended) -> the curve at each SEEN.
+int Aggregate(const std::string& path) {
+  std::ifstream in(path);
+  if (!in.is_open()) {
+    std::cerr << "learning_curve: cannot read " << path << "\n";
+    return 1;
+  }
+  struct Errors {
+    std::vector<double> prior, model, exact;
+    std::map<std::string, std::vector<double>> by_basis;  // memory, model
+    // Rows whose recipe key on their SKU was not uploaded yet (another
+    // publication's row of the same key is another run of "the same"
+    // recipe to the service): prior and model.
+    std::vector<double> distinct_prior, distinct_model;
+  };
+  std::map<int, Errors> memory, time;
+  std::string kind, basis;
+  int seen;
+  double prior, model, exact;
+  while (in >> kind >> seen >> prior >> model >> basis >> exact) {
+    Errors& e = (kind == "memory" ? memory : time)[seen];
+    e.prior.push_back(prior);
+    e.model.push_back(model);
+    e.exact.push_back(exact);
+    e.by_basis[basis].push_back(model);
+    if (basis != "MEASURED") {
+      e.distinct_prior.push_back(prior);
+      e.distinct_model.push_back(model);
+    }
+  }
+  std::set<int> checkpoints;
+  for (const auto& [n, e] : memory) checkpoints.insert(n);
+  for (const auto& [n, e] : time) checkpoints.insert(n);
+  std::printf("%5s %6s %9s %9s %6s %10s %10s\n", "runs", "mem_n", "mem_prior",
+              "mem_model", "time_n", "time_prior", "time_model");
+  for (int n : checkpoints) {
+    const Errors& m = memory[n];
+    const Errors& t = time[n];
+    std::printf("%5d %6zu %8.1f%% %8.1f%%%s %6zu %9.2fx %9.2fx%s\n", n,
+                m.model.size(), Median(m.prior), Median(m.model),
+                Median(m.model) < Median(m.prior) ? "<" : " ", t.model.size(),
+                Median(t.prior), Median(t.model),
+                Median(t.model) < Median(t.prior) ? "<" : " ");
+  }
+  std::printf(
+      "# memory by the candidate's basis (rows, median |error|), and the "
+      "planner's median if MEASURED candidates carried the exact peak\n");
+  for (int n : checkpoints) {
+    std::printf("%5d", n);
+    for (const auto& [name, errors] : memory[n].by_basis) {
+      std::printf("  %s %zu %.1f%%", name.c_str(), errors.size(),
+                  Median(errors));
+    }
+    std::printf("  | exact peaks %.1f%%\n", Median(memory[n].exact));
+  }
+  std::printf(
+      "# memory over the rows whose recipe key was not uploaded yet (rows, "
+      "prior, planner)\n");
+  for (int n : checkpoints) {
+    const Errors& m = memory[n];
+    std::printf(
+        "%5d %6zu %8.1f%% %8.1f%%%s\n", n, m.distinct_model.size(),
+        Median(m.distinct_prior), Median(m.distinct_model),
+        Median(m.distinct_model) < Median(m.distinct_prior) ? "<" : " ");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   namespace v1 = placement::v1;
   namespace core = placement::core;
+  if (const std::string path = absl::GetFlag(FLAGS_aggregate); !path.empty()) {
+    return Aggregate(path);
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_model_constants_file);
+      !path.empty()) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<core::ModelConstants> constants =
+        core::ParseModelConstants(text.str(), core::CurrentModelConstants());
+    if (!constants.ok()) {
+      std::cerr << "learning_curve: " << path << ": " << constants.status()
+                << "\n";
+      return 1;
+    }
+    core::InstallModelConstants(*constants);
+  }
   const absl::Time stop =
       absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_max_seconds));
   const int k = std::max(1, absl::GetFlag(FLAGS_k));
 
   std::vector<Row> rows;
+  std::vector<MappedRow> usable;  // what the fit may use
   int line = 0, skipped = 0;
+  const std::string group = absl::GetFlag(FLAGS_group);
+  std::map<std::string, int> groups;  // replayable rows per publication
   for (const auto& csv : core::testing::ReadCsv(absl::GetFlag(FLAGS_csv))) {
     MappedRow mapped = core::testing::MapRow(csv, ++line);
+    if (mapped.skip_reason.empty()) usable.push_back(mapped);
     if (!mapped.skip_reason.empty() || !mapped.ran || mapped.sku_id.empty()) {
       ++skipped;
       continue;
     }
+    ++groups[mapped.source_group];
+    if (!group.empty() && mapped.source_group != group) continue;
     Row row;
     row.pool = PoolName(mapped.sku_id);
+    const core::MemoryBreakdown prior_memory = core::PredictPeakMemory(
+        mapped.recipe, mapped.arch, core::DefaultMemoryModelConstants());
+    row.reported_over_total = prior_memory.reported_gb / prior_memory.total_gb;
     if (mapped.tokens_per_s_per_gpu && *mapped.tokens_per_s_per_gpu > 0) {
       const core::GpuSku& sku = core::testing::Sku(mapped.sku_id);
       const double tokens =
@@ -126,6 +329,14 @@ int main(int argc, char** argv) {
     }
     row.mapped = std::move(mapped);
     rows.push_back(std::move(row));
+  }
+  if (absl::GetFlag(FLAGS_list_groups)) {
+    for (const auto& [name, count] : groups) std::printf("%s\n", name.c_str());
+    return 0;
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_write_constants);
+      !path.empty()) {
+    return WriteConstants(usable, absl::GetFlag(FLAGS_hold_out), path);
   }
   if (rows.empty()) {
     std::cerr << "learning_curve: no usable row in " << absl::GetFlag(FLAGS_csv)
@@ -161,14 +372,42 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("# %zu rows replayed (%d left out), seed %d, k %d\n", rows.size(),
-              skipped, absl::GetFlag(FLAGS_seed), k);
+  std::printf("# %zu rows replayed (%d left out%s%s), seed %d, k %d\n",
+              rows.size(), skipped, group.empty() ? "" : "; publication ",
+              group.c_str(), absl::GetFlag(FLAGS_seed), k);
+  std::ofstream errors_out;
+  if (const std::string path = absl::GetFlag(FLAGS_errors_out); !path.empty()) {
+    errors_out.open(path, std::ios::app);
+    if (!errors_out.is_open()) {
+      std::cerr << "learning_curve: cannot append to " << path << "\n";
+      return 1;
+    }
+  }
   std::printf("%5s %6s %9s %9s %6s %9s %9s\n", "runs", "mem_n", "mem_prior",
               "mem_model", "time_n", "time_prior", "time_model");
 
   int64_t version = 0;
+  // What exact peaks would give a MEASURED candidate: the largest published
+  // peak of the uploaded rows of its recipe key on its SKU (the evidence's
+  // p95 is capped at the largest peak seen; with the few runs of a key here
+  // it is that peak), where the evidence reads it back from a histogram
+  // bucket 12% wide.
+  auto exact_measured = [&](size_t seen, const std::string& key,
+                            const std::string& sku) {
+    double peak = 0;
+    for (size_t j = 0; j < seen; ++j) {
+      const Row& up = rows[j];
+      if (up.mapped.sku_id == sku && up.mapped.peak_gb &&
+          core::RecipeKey(up.mapped.recipe) == key) {
+        peak = std::max(peak, *up.mapped.peak_gb);
+      }
+    }
+    return peak;
+  };
   auto checkpoint = [&](size_t seen) {
     std::vector<double> mem_prior, mem_model, time_prior, time_model;
+    std::vector<std::string> mem_basis;
+    std::vector<double> mem_exact;
     for (size_t i = seen; i < rows.size(); ++i) {
       const Row& row = rows[i];
       auto c = Predict(*placement, row, version);
@@ -184,11 +423,27 @@ int main(int argc, char** argv) {
             c->prior_step_time_s(), c->step_time_s());
       }
       if (row.mapped.peak_gb && *row.mapped.peak_gb > 0) {
+        // Scored as the cross-validation scores the model: the figure of
+        // the kind the row publishes. A prediction (the prior, or the prior
+        // x the fleet's memory scale) is a device total, so it is converted
+        // with the prior's own ratio; a measured or transferred peak is a
+        // figure of the kind the runs uploaded, as it stands.
         const double measured = *row.mapped.peak_gb;
-        mem_prior.push_back(
-            100 * std::fabs(c->prior_peak_memory_gb() / measured - 1));
-        mem_model.push_back(100 *
-                            std::fabs(c->peak_memory_gb() / measured - 1));
+        const double prior =
+            c->prior_peak_memory_gb() * row.reported_over_total;
+        const bool predicted = c->basis() == v1::EVIDENCE_BASIS_ESTIMATED;
+        const double model =
+            c->peak_memory_gb() * (predicted ? row.reported_over_total : 1);
+        mem_prior.push_back(100 * std::fabs(prior / measured - 1));
+        mem_model.push_back(100 * std::fabs(model / measured - 1));
+        mem_basis.push_back(v1::EvidenceBasis_Name(c->basis()).substr(15));
+        double exact = model;
+        if (c->basis() == v1::EVIDENCE_BASIS_MEASURED) {
+          const double peak =
+              exact_measured(seen, c->recipe_key(), row.mapped.sku_id);
+          if (peak > 0) exact = peak;
+        }
+        mem_exact.push_back(100 * std::fabs(exact / measured - 1));
       }
       if (row.step_time_s) {
         // Error factor: max(ratio, 1 / ratio), as the calibration reports.
@@ -199,6 +454,18 @@ int main(int argc, char** argv) {
         time_prior.push_back(factor(c->prior_step_time_s()));
         time_model.push_back(factor(c->step_time_s()));
       }
+    }
+    if (errors_out.is_open()) {
+      for (size_t j = 0; j < mem_model.size(); ++j) {
+        errors_out << "memory " << seen << " " << mem_prior[j] << " "
+                   << mem_model[j] << " " << mem_basis[j] << " " << mem_exact[j]
+                   << "\n";
+      }
+      for (size_t j = 0; j < time_model.size(); ++j) {
+        errors_out << "time " << seen << " " << time_prior[j] << " "
+                   << time_model[j] << " - " << time_model[j] << "\n";
+      }
+      errors_out.flush();
     }
     std::printf("%5zu %6zu %8.1f%% %8.1f%% %6zu %9.2fx %9.2fx\n", seen,
                 mem_model.size(), Median(mem_prior), Median(mem_model),

@@ -92,11 +92,11 @@ time_raw_cost_group_by() {
 }
 
 # SQL that rebuilds the daily cost rollups from the stored runs, with the
-# statements migrations 0004 and 0010 backfill with (the same sums the upload
-# path adds run by run).
+# statements migrations 0004, 0010 and 0013 backfill with (the same sums the
+# upload path adds run by run).
 cost_rollups_sql() {
   cat <<'SQL'
-TRUNCATE cost_daily_rollups, cost_daily_pool_rollups;
+TRUNCATE cost_daily_rollups, cost_daily_pool_rollups, cost_daily_sku_rollups;
 INSERT INTO cost_daily_rollups (
   day, pool_name, sku_id, recipe_key, model, method, team, outcome, runs,
   successful_runs, retries, steps_attempted, successful_steps, gpu_microseconds,
@@ -122,5 +122,28 @@ SELECT day, pool_name, sku_id, sum(runs), sum(successful_runs), sum(retries),
        sum(list_price_x_gpu_us), sum(list_priced_gpu_microseconds)
 FROM cost_daily_rollups
 GROUP BY day, pool_name, sku_id;
+INSERT INTO cost_daily_sku_rollups (
+  day, sku_id, runs, successful_runs, retries, steps_attempted,
+  successful_steps, gpu_microseconds, wasted_gpu_microseconds,
+  internal_rate_x_gpu_us, list_price_x_gpu_us, list_priced_gpu_microseconds)
+SELECT day, sku_id, sum(runs), sum(successful_runs), sum(retries),
+       sum(steps_attempted), sum(successful_steps), sum(gpu_microseconds),
+       sum(wasted_gpu_microseconds), sum(internal_rate_x_gpu_us),
+       sum(list_price_x_gpu_us), sum(list_priced_gpu_microseconds)
+FROM cost_daily_pool_rollups
+GROUP BY day, sku_id;
 SQL
+}
+
+# The milliseconds of one run of the raw GROUP BY over [FIRST, AFTER) on DB
+# (psql's \timing), for measurements that interleave it with the report.
+time_raw_cost_group_by_once() {
+  local db=$1 first=$2 after=$3
+  { echo '\timing on'; echo "$(raw_cost_group_by "$first" "$after");"; } |
+    psql "$db" -q -o /dev/null | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
+}
+
+# The median of the numbers on stdin, one a line.
+median() {
+  sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }

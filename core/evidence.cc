@@ -218,6 +218,24 @@ std::vector<KeyedEvidence> InMemoryEvidence::All() const {
   return out;
 }
 
+bool InMemoryEvidence::SameRollups(const InMemoryEvidence& other) const {
+  if (by_key_.SharesTreeWith(other.by_key_)) return true;
+  if (by_key_.size() != other.by_key_.size()) return false;
+  std::vector<const Entry*> mine;
+  mine.reserve(by_key_.size());
+  by_key_.ForEach(
+      [&](const Key&, const EntryPtr& entry) { mine.push_back(entry.get()); });
+  size_t i = 0;
+  bool same = true;
+  // The key is the normalized recipe's key, so equal keys mean equal
+  // recipes; the sums are compared field by field.
+  other.by_key_.ForEach([&](const Key&, const EntryPtr& entry) {
+    same = same && (mine[i] == entry.get() || mine[i]->rollup == entry->rollup);
+    ++i;
+  });
+  return same;
+}
+
 std::optional<EvidenceStats> InMemoryEvidence::Find(
     absl::string_view recipe_key, absl::string_view sku_id) const {
   const EntryPtr* entry =

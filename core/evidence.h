@@ -126,6 +126,9 @@ struct EvidenceRollup {
 
   void Add(const MeasuredRun& run);
   void Merge(const EvidenceRollup& other);
+
+  friend bool operator==(const EvidenceRollup&,
+                         const EvidenceRollup&) = default;
 };
 
 // What the planner reads about one (recipe key, SKU).
@@ -212,6 +215,10 @@ class InMemoryEvidence : public EvidenceSource {
   std::size_t size() const { return by_key_.size(); }
   // Every entry in (recipe key, SKU) order.
   std::vector<KeyedEvidence> All() const;
+  // Whether `other` holds the same (recipe key, SKU) entries with the same
+  // sums: O(1) when one is an unchanged copy of the other, else one ordered
+  // walk of both (what tells a re-read of unchanged rows from a change).
+  bool SameRollups(const InMemoryEvidence& other) const;
 
   std::optional<EvidenceStats> Find(absl::string_view recipe_key,
                                     absl::string_view sku_id) const override;

@@ -133,6 +133,14 @@ FleetModel FleetModel::Fit(std::vector<FleetCell> cells,
   model.residual_log_sd_ =
       std::sqrt((squared + w * options.prior_log_sd * options.prior_log_sd) /
                 (static_cast<double>(obs.size()) + w));
+  {
+    double offsets = 0;
+    for (const auto& [key, term] : model.recipes_)
+      offsets += term.offset * term.offset;
+    model.recipe_offset_sd_ =
+        std::sqrt((offsets + w * options.prior_log_sd * options.prior_log_sd) /
+                  (static_cast<double>(model.recipes_.size()) + w));
+  }
 
   // --- Memory: a robust per-framework scale on the analytic prediction. ---
   std::map<TrainingFramework, std::vector<double>> memory_ratios;
@@ -178,13 +186,7 @@ std::optional<FleetStepTime> FleetModel::StepTime(
   // one measured somewhere has the residual spread of the fit alone.
   double sd = residual_log_sd_;
   if (!out.recipe_measured) {
-    double offsets = 0;
-    for (const auto& [key, term] : recipes_)
-      offsets += term.offset * term.offset;
-    const double spread =
-        std::sqrt((offsets + prior_sd_weight_ * prior_log_sd_ * prior_log_sd_) /
-                  (static_cast<double>(recipes_.size()) + prior_sd_weight_));
-    sd = std::sqrt(sd * sd + spread * spread);
+    sd = std::sqrt(sd * sd + recipe_offset_sd_ * recipe_offset_sd_);
   }
   out.band_low = std::exp(-kP90Z * sd);
   out.band_high = std::exp(kP90Z * sd);

@@ -69,10 +69,13 @@ struct FleetModelOptions {
   double prior_sd_weight = 2;
   // Pseudo-cells of the published prior in the memory scale's shrinkage.
   double memory_prior_weight = 3;
-  // Whether plans apply the memory scale. Off: replayed over the published
-  // rows (bench/learning_curve.sh), which the shipped constants were fitted
-  // to, applying it made the memory errors of the rows not yet uploaded
-  // worse, not better (docs/CORE.md); it is fitted and reported.
+  // Whether plans apply the memory scale. Off: on the out-of-sample
+  // learning curve (bench/learning_curve.sh: each publication replayed
+  // against constants fitted without it), applying it, shrunk with 3 or 8
+  // cells' worth of prior, made the memory errors of the rows not yet
+  // uploaded worse at 5, 10 and 15 runs (docs/CORE.md): one scale per
+  // framework cannot follow rows of one framework that the prior misses in
+  // both directions. It is fitted and reported.
   bool apply_memory_scale = false;
 };
 
@@ -141,6 +144,10 @@ class FleetModel {
   std::map<TrainingFramework, MemoryTerm> memory_;
   int step_time_cells_ = 0;
   double residual_log_sd_ = 0;
+  // The spread of the recipe offsets (with the prior's weight), which a
+  // recipe never measured adds to the residual: computed once by Fit, not
+  // over every recipe on each StepTime.
+  double recipe_offset_sd_ = 0;
   double prior_log_sd_ = 0.3;
   double prior_sd_weight_ = 2;
   bool apply_memory_scale_ = false;

@@ -1,6 +1,7 @@
 #include "core/memory_model.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -179,7 +180,7 @@ const MemoryModelConstants& AnalyticMemoryModelConstants() {
   return kConstants;
 }
 
-const MemoryModelConstants& DefaultMemoryModelConstants() {
+const MemoryModelConstants& ShippedMemoryModelConstants() {
   static const MemoryModelConstants kConstants = [] {
     MemoryModelConstants c = AnalyticMemoryModelConstants();
     // Fitted (core/model_fit.h: robust least squares in log space, shrunk
@@ -191,25 +192,42 @@ const MemoryModelConstants& DefaultMemoryModelConstants() {
     // NeMo, Axolotl, DeepSpeed, other) keep the analytic 1.
     c.logits_bytes_standard = 14.13;         // (20: unsloth, LLaMA-Factory,
                                              // PEFT) prior 14
-    c.logits_bytes_chunked = 6.402;          // (28: LitGPT, llm-foundry)
-    c.nf4_working_bytes_per_param = 0.0769;  // (22) prior 0.0625
+    c.logits_bytes_chunked = 6.381;          // (28: LitGPT, llm-foundry)
+    c.nf4_working_bytes_per_param = 0.0775;  // (22) prior 0.0625
     c.optimizer_step_temporaries = 0.9017;   // (1) prior 1
-    c.padded_peak_length_factor = 3.166;     // (8, PEFT MetaMathQA) prior 3
-    c.reserved_slack_fraction = 0.1237;      // (23) prior 0.10
+    c.padded_peak_length_factor = 3.170;     // (8, PEFT MetaMathQA) prior 3
+    c.reserved_slack_fraction = 0.1198;      // (23) prior 0.10
     FrameworkMemoryProfile& hf =
         c.frameworks[static_cast<int>(TrainingFramework::kHfTransformersPeft)];
-    hf.activation_scale = 1.033;  // (8: PEFT MetaMathQA, LLaMA-Factory)
-    hf.nf4_working_scale = 1.07;  // (8)
+    hf.activation_scale = 1.034;   // (8: PEFT MetaMathQA, LLaMA-Factory)
+    hf.nf4_working_scale = 1.071;  // (8)
     FrameworkMemoryProfile& litgpt =
         c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)];
-    litgpt.activation_scale = 1.228;   // (29: LitGPT resource tables,
+    litgpt.activation_scale = 1.220;   // (29: LitGPT resource tables,
                                        // config_hub)
-    litgpt.nf4_working_scale = 1.163;  // (13)
+    litgpt.nf4_working_scale = 1.170;  // (13)
     c.frameworks[static_cast<int>(TrainingFramework::kOther)]
         .nf4_working_scale = 0.9891;  // (1: LLaMA-Factory's Unsloth row)
     return c;
   }();
   return kConstants;
+}
+
+namespace {
+// Set once at start (SetDefaultMemoryModelConstants), never freed: readers
+// may hold the reference for the life of the process.
+std::atomic<const MemoryModelConstants*> installed_memory_constants{nullptr};
+}  // namespace
+
+const MemoryModelConstants& DefaultMemoryModelConstants() {
+  const MemoryModelConstants* installed =
+      installed_memory_constants.load(std::memory_order_acquire);
+  return installed != nullptr ? *installed : ShippedMemoryModelConstants();
+}
+
+void SetDefaultMemoryModelConstants(const MemoryModelConstants& constants) {
+  installed_memory_constants.store(new MemoryModelConstants(constants),
+                                   std::memory_order_release);
 }
 
 LossImplementation EffectiveLoss(const Recipe& r,
@@ -235,6 +253,12 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
   const double embeddings = static_cast<double>(a.EmbeddingParams());
   const double trainable = static_cast<double>(TrainableParams(r, a));
   const bool fp32 = r.precision == Precision::kFp32;
+  // An adapter recipe on an fp32 base computed in 16 bits (PRECISION_FP32 +
+  // fp32_master_weights, see NormalizeRecipe): Lightning's "bf16-mixed"
+  // (autocast over the fp32 model), or FSDP's MixedPrecision over a model
+  // loaded in fp32. Weights, adapters, gradients and states are fp32; the
+  // matmuls and what they save for backward are 16-bit.
+  const bool fp32_base_16bit_compute = fp32 && r.fp32_master_weights;
   const bool full = r.method == FineTuneMethod::kFull;
   const int tp = std::max(1, r.tensor_parallel_degree);
   const int pp = std::max(1, r.pipeline_parallel_degree);
@@ -326,9 +350,12 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
       weight_bytes /= dp;
       // The unsharded block being computed plus the prefetched next one
       // (FSDP BACKWARD_PRE; DeepSpeed's estimator budgets 4 x largest layer).
+      // FSDP's MixedPrecision gathers them in its 16-bit param_dtype.
       if (dp > 1) {
         weight_bytes += 2 * static_cast<double>(a.LayerParams()) / tp *
-                        (full ? 2 : std::max(1.0, BaseBytesPerParam(r)));
+                        (full || fp32_base_16bit_compute
+                             ? 2
+                             : std::max(1.0, BaseBytesPerParam(r)));
       }
       break;
     }
@@ -343,7 +370,7 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
   // --- Activations. ---
   const double peak_length = PeakSequenceLength(r, c);
   const double tokens = peak_length * r.micro_batch_size;
-  const double element = fp32 ? 4 : 2;
+  const double element = fp32 && !fp32_base_16bit_compute ? 4 : 2;
   const double h = a.hidden_size;
   // The MLP multiple counts the output projection's input; with that
   // projection frozen (adapters elsewhere) it is not kept.
@@ -376,6 +403,28 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
     activation_bytes = tokens * layers * h * element * in_flight;
   } else {
     activation_bytes = tokens * per_layer_bytes * layers * in_flight;
+  }
+  // Autocast over fp32 weights hands every matmul a 16-bit cast of its
+  // weight, and the matmul saves that cast for its input's gradient
+  // (frozen or not: the mm backward needs the other operand), so until
+  // backward reaches a block its weights exist a second time in 16 bits:
+  // 2 B per matmul weight (the input embedding is a lookup, not cast;
+  // a tied head is). Freed with the block's activations; a recomputed
+  // block holds its casts only while it is recomputed. Under FSDP the
+  // casts are the gathered blocks, counted with the weights.
+  const bool data_sharded = (r.parallelism == Parallelism::kZero3 ||
+                             r.parallelism == Parallelism::kFsdp) &&
+                            dp > 1;
+  if (fp32_base_16bit_compute && !data_sharded &&
+      r.method != FineTuneMethod::kHeadOnly) {
+    const double head = static_cast<double>(a.vocab_size) * h;
+    const double cast_params =
+        n - (a.tied_embeddings ? 0 : head);  // every matmul weight
+    if (RecomputesActivations(r)) {
+      working_bytes += 2 * static_cast<double>(a.LayerParams());
+    } else {
+      activation_bytes += 2 * cast_params / pp;
+    }
   }
   activation_bytes /= tp;
   working_bytes /= tp;

@@ -121,7 +121,13 @@ const MemoryModelConstants& AnalyticMemoryModelConstants();
 
 // The constants the model ships with: the analytic ones fitted to the
 // published measurements (see memory_model.cc).
+const MemoryModelConstants& ShippedMemoryModelConstants();
+// The constants the model uses: the shipped ones, unless a process set
+// others at start (SetDefaultMemoryModelConstants; placementd
+// --model_constants_file, core/model_constants_file.h).
 const MemoryModelConstants& DefaultMemoryModelConstants();
+// Call once at start, before any thread reads DefaultMemoryModelConstants.
+void SetDefaultMemoryModelConstants(const MemoryModelConstants& constants);
 
 // The loss a recipe computes: its own, or its framework's default.
 LossImplementation EffectiveLoss(const Recipe& recipe,

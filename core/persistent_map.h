@@ -27,6 +27,12 @@ class PersistentMap {
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // Whether this map and `other` are the same tree (one is a copy of the
+  // other, unchanged since): then they hold the same entries. False says
+  // nothing about the entries.
+  bool SharesTreeWith(const PersistentMap& other) const {
+    return root_ == other.root_;
+  }
 
   // The value at `key`, or null. Valid while this map (or a copy sharing
   // the node) lives.

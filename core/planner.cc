@@ -547,16 +547,23 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
         {pool.name, pool.sku_id, rule, std::move(reason)});
   };
   std::vector<ConfigurationOutcome> outcomes;
-  // Each recipe key's statistics on every catalog SKU, looked up once.
+  // Each recipe key's statistics on every catalog SKU, looked up once
+  // through the evidence's recipe-key index (one ordered visit of the SKUs
+  // that measured the key, not one lookup per catalog SKU).
   std::unordered_map<std::string,
                      std::vector<std::pair<const GpuSku*, EvidenceStats>>>
       on_other_skus;
   auto measured_elsewhere = [&](const std::string& key) -> const auto& {
     auto [found, fresh] = on_other_skus.try_emplace(key);
     if (fresh) {
-      for (const GpuSku& other : skus) {
-        if (auto stats = evidence.Find(key, other.id)) {
-          found->second.emplace_back(&other, *std::move(stats));
+      for (KeyedEvidence& measured : evidence.FindAcrossSkus(key)) {
+        // SKUs outside the catalog are skipped, as a lookup per catalog
+        // SKU would.
+        auto other = std::find_if(
+            skus.begin(), skus.end(),
+            [&](const GpuSku& s) { return s.id == measured.stats.sku_id; });
+        if (other != skus.end()) {
+          found->second.emplace_back(&*other, std::move(measured.stats));
         }
       }
     }

@@ -130,7 +130,12 @@ Recipe NormalizeRecipe(Recipe r) {
         r.method == FineTuneMethod::kQlora ? Precision::kNf4 : Precision::kBf16;
   }
   if (r.precision != Precision::kNf4) r.double_quantization = false;
-  if (r.precision == Precision::kFp32) r.fp32_master_weights = false;
+  // FP32 + fp32_master_weights means, for an adapter recipe, an fp32 base
+  // computed in 16 bits (autocast, FSDP MixedPrecision over an fp32 model);
+  // a full fine-tune's 16-bit compute over fp32 weights is BF16 + master.
+  if (r.precision == Precision::kFp32 && !IsAdapter(r.method)) {
+    r.fp32_master_weights = false;
+  }
 
   if (IsAdapter(r.method)) {
     std::vector<std::string> modules;

@@ -37,6 +37,8 @@ struct GpuSku {
   // same): nominal x 79.15 / 80 x 1.073741824. GDDR cards are taken at
   // their nominal GB (an L40S exposes 46,068 MiB = 48.3 GB).
   double UsableMemoryGb() const;
+
+  friend bool operator==(const GpuSku&, const GpuSku&) = default;
 };
 
 // Resolves a user-supplied SKU name against the catalog.

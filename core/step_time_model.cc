@@ -1,6 +1,7 @@
 #include "core/step_time_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "absl/status/status.h"
@@ -97,7 +98,7 @@ const StepTimeModelConstants& AnalyticStepTimeModelConstants() {
   return kConstants;
 }
 
-const StepTimeModelConstants& DefaultStepTimeModelConstants() {
+const StepTimeModelConstants& ShippedStepTimeModelConstants() {
   static const StepTimeModelConstants kConstants = [] {
     StepTimeModelConstants c = AnalyticStepTimeModelConstants();
     // Fitted (core/model_fit.h) to the 32 published throughput rows (PEFT
@@ -123,6 +124,23 @@ const StepTimeModelConstants& DefaultStepTimeModelConstants() {
   return kConstants;
 }
 
+namespace {
+// Set once at start (SetDefaultStepTimeModelConstants), never freed.
+std::atomic<const StepTimeModelConstants*> installed_step_time_constants{
+    nullptr};
+}  // namespace
+
+const StepTimeModelConstants& DefaultStepTimeModelConstants() {
+  const StepTimeModelConstants* installed =
+      installed_step_time_constants.load(std::memory_order_acquire);
+  return installed != nullptr ? *installed : ShippedStepTimeModelConstants();
+}
+
+void SetDefaultStepTimeModelConstants(const StepTimeModelConstants& constants) {
+  installed_step_time_constants.store(new StepTimeModelConstants(constants),
+                                      std::memory_order_release);
+}
+
 double ComputedTokensPerMicroBatch(const Recipe& r) {
   const double length = r.packing == SequencePacking::kPaddedPerBatch &&
                                 r.mean_tokens_per_sample > 0
@@ -136,8 +154,11 @@ double PeakDenseTflops(const Recipe& r, const GpuSku& sku) {
     return sku.fp8_dense_tflops;
   }
   // FP32 training runs TF32 tensor cores: half the bf16 dense rate on
-  // Ampere and Hopper datasheets.
-  if (r.precision == Precision::kFp32) return sku.bf16_dense_tflops / 2;
+  // Ampere and Hopper datasheets. An fp32 base with fp32_master_weights
+  // computes in 16 bits (see NormalizeRecipe).
+  if (r.precision == Precision::kFp32 && !r.fp32_master_weights) {
+    return sku.bf16_dense_tflops / 2;
+  }
   return sku.bf16_dense_tflops;
 }
 

@@ -96,7 +96,13 @@ struct StepTimeModelConstants {
 // The analytic constants (the priors of the fit).
 const StepTimeModelConstants& AnalyticStepTimeModelConstants();
 // The constants the model ships with, fitted to the published rows.
+const StepTimeModelConstants& ShippedStepTimeModelConstants();
+// The constants the model uses: the shipped ones, unless a process set
+// others at start (SetDefaultStepTimeModelConstants; placementd
+// --model_constants_file, core/model_constants_file.h).
 const StepTimeModelConstants& DefaultStepTimeModelConstants();
+// Call once at start, before any thread reads DefaultStepTimeModelConstants.
+void SetDefaultStepTimeModelConstants(const StepTimeModelConstants& constants);
 
 // The tokens one micro-batch computes: sequence_length x micro_batch_size,
 // or mean_tokens_per_sample x micro_batch_size on PADDED_PER_BATCH data

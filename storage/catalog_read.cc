@@ -1,5 +1,7 @@
 #include "storage/catalog_read.h"
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "storage/sku_store.h"
 #include "storage/transaction_horizon.h"
 
@@ -30,6 +32,29 @@ constexpr char kListTombstones[] =
     "FROM catalog_tombstones WHERE" PLACEMENT_CHANGED_SINCE(
         "change_xid") "ORDER BY change_xid";
 
+constexpr char kReadTombstoneHorizon[] =
+    "SELECT pruned_below_xid FROM catalog_tombstone_horizon";
+
+constexpr char kLockTombstoneHorizon[] =
+    "SELECT pruned_below_xid FROM catalog_tombstone_horizon FOR UPDATE";
+
+// Below the newest tombstone older than $1 seconds, and never above the
+// oldest transaction still running (none below it can commit a tombstone
+// any more).
+constexpr char kTombstoneCut[] =
+    "SELECT least(newest + 1, "
+    "             pg_snapshot_xmin(pg_current_snapshot())::text::bigint) "
+    "FROM (SELECT max(change_xid) AS newest FROM catalog_tombstones "
+    "      WHERE deleted_at <= now() - make_interval(secs => $1::float8)) old "
+    "WHERE newest IS NOT NULL";
+
+constexpr char kDeleteTombstonesBelow[] =
+    "DELETE FROM catalog_tombstones WHERE change_xid < $1";
+
+constexpr char kRaiseTombstoneHorizon[] =
+    "UPDATE catalog_tombstone_horizon SET pruned_below_xid = $1, "
+    "pruned_at = now()";
+
 }  // namespace
 
 absl::StatusOr<CatalogChanges> ReadCatalogChanges(
@@ -41,6 +66,17 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         absl::StatusOr<TransactionHorizon> horizon = ReadHorizon(txn);
         if (!horizon.ok()) return horizon.status();
         changes.horizon = *std::move(horizon);
+        // In the same snapshot as the tombstones below: a pruning either
+        // committed before it (and its horizon is seen) or did not (and
+        // every tombstone it deleted is still seen).
+        const int64_t pruned_below =
+            txn.exec(kReadTombstoneHorizon)[0][0].as<int64_t>();
+        if (since.xmin < pruned_below) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("the catalog read at ", since.ToText(),
+                           " is older than the tombstones kept (pruned below ",
+                           pruned_below, "); read in full"));
+        }
         changes.skus = ReadSkusChangedSince(txn, since);
         changes.pools = ReadPoolsChangedSince(txn, since);
         changes.rollups = ReadRollupsChangedSince(txn, since);
@@ -63,6 +99,36 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         txn.commit();
         return changes;
       });
+}
+
+absl::StatusOr<TombstonePruning> PruneCatalogTombstones(
+    DbSession& session, absl::Duration retention) {
+  return session.Run(
+      [&](pqxx::connection_base& c) -> absl::StatusOr<TombstonePruning> {
+        pqxx::work txn(c);
+        TombstonePruning out;
+        out.pruned_below_xid =
+            txn.exec(kLockTombstoneHorizon)[0][0].as<int64_t>();
+        const pqxx::result cut =
+            txn.exec_params(kTombstoneCut, absl::ToDoubleSeconds(retention));
+        // No row: no tombstone is that old.
+        if (!cut.empty() && cut[0][0].as<int64_t>() > out.pruned_below_xid) {
+          out.pruned_below_xid = cut[0][0].as<int64_t>();
+          out.deleted =
+              txn.exec_params(kDeleteTombstonesBelow, out.pruned_below_xid)
+                  .affected_rows();
+          txn.exec_params(kRaiseTombstoneHorizon, out.pruned_below_xid);
+        }
+        txn.commit();
+        return out;
+      });
+}
+
+absl::StatusOr<int64_t> ReadTombstoneHorizon(DbSession& session) {
+  return session.Run([](pqxx::connection_base& c) -> absl::StatusOr<int64_t> {
+    pqxx::read_transaction txn(c);
+    return txn.exec(kReadTombstoneHorizon)[0][0].as<int64_t>();
+  });
 }
 
 }  // namespace placement::storage

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/sku.h"
 #include "storage/db_session.h"
 #include "storage/pool_store.h"
@@ -51,9 +52,29 @@ struct CatalogChanges {
 // Reads them in one REPEATABLE READ, READ ONLY transaction, like ReadCatalog:
 // applied to the rows a read at `since` returned, they give exactly what
 // ReadCatalog would return now. The cost is that of the changes (an index
-// range per table), not of the tables.
+// range per table), not of the tables. FAILED_PRECONDITION when tombstones
+// `since` did not see have been pruned (its xmin is below the pruning
+// horizon, migration 0014): only a full read is exact then.
 absl::StatusOr<CatalogChanges> ReadCatalogChanges(
     DbSession& session, const TransactionHorizon& since);
+
+struct TombstonePruning {
+  int64_t deleted = 0;
+  // The transaction id below which no tombstone is kept (after this call).
+  int64_t pruned_below_xid = 0;
+};
+
+// Deletes the tombstones of deletions committed more than `retention` ago,
+// and raises the pruning horizon over them, in one transaction (concurrent
+// calls serialize on the horizon's row). The horizon never passes the
+// oldest transaction still running, so a replica whose last read began
+// after this call never has to read in full because of it; one whose last
+// read is older than the pruned deletions does.
+absl::StatusOr<TombstonePruning> PruneCatalogTombstones(
+    DbSession& session, absl::Duration retention);
+
+// The pruning horizon now (0 before any pruning).
+absl::StatusOr<int64_t> ReadTombstoneHorizon(DbSession& session);
 
 }  // namespace placement::storage
 

@@ -1,18 +1,41 @@
 #include "storage/cost_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
 
+// The summed columns of every cost rollup table, in their order there: one
+// list drives the three upserts below (what each adds on conflict) and the
+// report's sums.
+struct SummedColumn {
+  const char* name;   // in every cost rollup table
+  const char* type;   // of its sum in the report
+  const char* alias;  // in the report statement
+};
+constexpr SummedColumn kSummedColumns[] = {
+    {"runs", "bigint", "runs"},
+    {"successful_runs", "bigint", "successful_runs"},
+    {"retries", "bigint", "retries"},
+    {"steps_attempted", "bigint", "steps_attempted"},
+    {"successful_steps", "bigint", "successful_steps"},
+    {"gpu_microseconds", "bigint", "gpu_us"},
+    {"wasted_gpu_microseconds", "bigint", "wasted_gpu_us"},
+    {"internal_rate_x_gpu_us", "numeric", "internal_x"},
+    {"list_price_x_gpu_us", "numeric", "list_x"},
+    {"list_priced_gpu_microseconds", "bigint", "list_priced_us"},
+};
+
 // One run into its (day, pool, SKU, recipe key, model, method, team,
-// outcome) row and into its (day, pool, SKU) row, in one statement. The money
-// columns are exact integer products of the run's GPU-microseconds and the
-// pool's rates read in this transaction: the rate the run is charged is the
-// rate when it was stored.
-constexpr char kUpsertCostRollups[] = R"sql(
+// outcome) row, its (day, pool, SKU) row and its (day, SKU) row, in one
+// statement. The money columns are exact integer products of the run's
+// GPU-microseconds and the pool's rates read in this transaction: the rate
+// the run is charged is the rate when it was stored. {summed} is
+// kSummedColumns; {added}, each of them added to the stored row.
+constexpr char kUpsertCostRollupsTemplate[] = R"sql(
 WITH fact AS (
   SELECT f.day, f.pool_name, f.sku_id, f.recipe_key, f.model, f.method, f.team,
          f.outcome, 1 AS runs, f.successful_runs, f.retries, f.steps_attempted,
@@ -28,47 +51,36 @@ WITH fact AS (
 ),
 detail AS (
   INSERT INTO cost_daily_rollups AS c (
-    day, pool_name, sku_id, recipe_key, model, method, team, outcome, runs,
-    successful_runs, retries, steps_attempted, successful_steps,
-    gpu_microseconds, wasted_gpu_microseconds, internal_rate_x_gpu_us,
-    list_price_x_gpu_us, list_priced_gpu_microseconds)
-  SELECT * FROM fact
+    day, pool_name, sku_id, recipe_key, model, method, team, outcome, {summed})
+  SELECT day, pool_name, sku_id, recipe_key, model, method, team, outcome, {summed}
+  FROM fact
   ON CONFLICT (day, pool_name, sku_id, recipe_key, model, method, team, outcome)
-  DO UPDATE SET
-    runs = c.runs + EXCLUDED.runs,
-    successful_runs = c.successful_runs + EXCLUDED.successful_runs,
-    retries = c.retries + EXCLUDED.retries,
-    steps_attempted = c.steps_attempted + EXCLUDED.steps_attempted,
-    successful_steps = c.successful_steps + EXCLUDED.successful_steps,
-    gpu_microseconds = c.gpu_microseconds + EXCLUDED.gpu_microseconds,
-    wasted_gpu_microseconds = c.wasted_gpu_microseconds + EXCLUDED.wasted_gpu_microseconds,
-    internal_rate_x_gpu_us = c.internal_rate_x_gpu_us + EXCLUDED.internal_rate_x_gpu_us,
-    list_price_x_gpu_us = c.list_price_x_gpu_us + EXCLUDED.list_price_x_gpu_us,
-    list_priced_gpu_microseconds =
-      c.list_priced_gpu_microseconds + EXCLUDED.list_priced_gpu_microseconds,
-    updated_at = now()
+  DO UPDATE SET {added}
+),
+by_pool AS (
+  INSERT INTO cost_daily_pool_rollups AS c (day, pool_name, sku_id, {summed})
+  SELECT day, pool_name, sku_id, {summed} FROM fact
+  ON CONFLICT (day, pool_name, sku_id) DO UPDATE SET {added}
 )
-INSERT INTO cost_daily_pool_rollups AS c (
-  day, pool_name, sku_id, runs, successful_runs, retries, steps_attempted,
-  successful_steps, gpu_microseconds, wasted_gpu_microseconds,
-  internal_rate_x_gpu_us, list_price_x_gpu_us, list_priced_gpu_microseconds)
-SELECT day, pool_name, sku_id, runs, successful_runs, retries, steps_attempted,
-       successful_steps, gpu_microseconds, wasted_gpu_microseconds,
-       internal_rate_x_gpu_us, list_price_x_gpu_us, list_priced_gpu_microseconds
-FROM fact
-ON CONFLICT (day, pool_name, sku_id) DO UPDATE SET
-  runs = c.runs + EXCLUDED.runs,
-  successful_runs = c.successful_runs + EXCLUDED.successful_runs,
-  retries = c.retries + EXCLUDED.retries,
-  steps_attempted = c.steps_attempted + EXCLUDED.steps_attempted,
-  successful_steps = c.successful_steps + EXCLUDED.successful_steps,
-  gpu_microseconds = c.gpu_microseconds + EXCLUDED.gpu_microseconds,
-  wasted_gpu_microseconds = c.wasted_gpu_microseconds + EXCLUDED.wasted_gpu_microseconds,
-  internal_rate_x_gpu_us = c.internal_rate_x_gpu_us + EXCLUDED.internal_rate_x_gpu_us,
-  list_price_x_gpu_us = c.list_price_x_gpu_us + EXCLUDED.list_price_x_gpu_us,
-  list_priced_gpu_microseconds =
-    c.list_priced_gpu_microseconds + EXCLUDED.list_priced_gpu_microseconds,
-  updated_at = now())sql";
+INSERT INTO cost_daily_sku_rollups AS c (day, sku_id, {summed})
+SELECT day, sku_id, {summed} FROM fact
+ON CONFLICT (day, sku_id) DO UPDATE SET {added})sql";
+
+const std::string& UpsertCostRollups() {
+  static const std::string* const kStatement = [] {
+    std::vector<std::string> summed, added;
+    for (const SummedColumn& column : kSummedColumns) {
+      summed.push_back(column.name);
+      added.push_back(absl::StrCat(column.name, " = c.", column.name,
+                                   " + EXCLUDED.", column.name));
+    }
+    added.push_back("updated_at = now()");
+    return new std::string(absl::StrReplaceAll(
+        kUpsertCostRollupsTemplate, {{"{summed}", absl::StrJoin(summed, ", ")},
+                                     {"{added}", absl::StrJoin(added, ", ")}}));
+  }();
+  return *kStatement;
+}
 
 // The report. Grouping is chosen by bound flags ($10..$16) and the period
 // ($17: '', 'DAY', 'WEEK', 'MONTH'): a dimension not grouped by is the
@@ -84,8 +96,10 @@ ON CONFLICT (day, pool_name, sku_id) DO UPDATE SET
 // GPUs x the window's days x 8.64e10 us; the amortized cost divides the row's
 // cost by that occupancy.
 //
-// ROLLUPS is where the sums come from (see ReportStatement): the detailed
-// rollup, or the per-(day, pool, SKU) one with the other dimensions ''.
+// ROLLUPS is where the sums come from (see ReportStatementFor): the detailed
+// rollup, or a coarser one with the dimensions it lacks ''. {sums} are the
+// sums of kSummedColumns under their aliases and {group_by} the grouping, or
+// the columns themselves and nothing where each rollup row is a group.
 constexpr char kCostReportTemplate[] = R"sql(
 WITH grouped AS (
   SELECT
@@ -101,16 +115,7 @@ WITH grouped AS (
     (CASE WHEN $14::bool THEN method ELSE '' END) COLLATE "C" AS k_method,
     (CASE WHEN $15::bool THEN team ELSE '' END) COLLATE "C" AS k_team,
     (CASE WHEN $16::bool THEN outcome ELSE '' END) COLLATE "C" AS k_outcome,
-    sum(runs)::bigint AS runs,
-    sum(successful_runs)::bigint AS successful_runs,
-    sum(retries)::bigint AS retries,
-    sum(steps_attempted)::bigint AS steps_attempted,
-    sum(successful_steps)::bigint AS successful_steps,
-    sum(gpu_microseconds)::bigint AS gpu_us,
-    sum(wasted_gpu_microseconds)::bigint AS wasted_gpu_us,
-    sum(internal_rate_x_gpu_us) AS internal_x,
-    sum(list_price_x_gpu_us) AS list_x,
-    sum(list_priced_gpu_microseconds)::bigint AS list_priced_us
+    {sums}
   FROM ROLLUPS
   WHERE day >= $1::date AND day < $2::date
     AND (cardinality($3::text[]) = 0 OR sku_id = ANY ($3::text[]))
@@ -120,7 +125,7 @@ WITH grouped AS (
     AND (cardinality($7::text[]) = 0 OR method = ANY ($7::text[]))
     AND (cardinality($8::text[]) = 0 OR team = ANY ($8::text[]))
     AND (cardinality($9::text[]) = 0 OR outcome = ANY ($9::text[]))
-  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+  {group_by}
 ),
 keyed AS (
   -- Periods are formatted after grouping: once a row, not once a day.
@@ -194,7 +199,8 @@ SELECT k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outco
 FROM windowed
 ORDER BY k_period, k_sku, k_pool, k_recipe_key, k_model, k_method, k_team, k_outcome)sql";
 
-// The per-(day, pool, SKU) rollup with the columns of the detailed one.
+// The per-(day, pool, SKU) and per-(day, SKU) rollups with the columns of
+// the detailed one.
 constexpr char kPoolRollups[] = R"sql((
     SELECT day, pool_name, sku_id, ''::text AS recipe_key, ''::text AS model,
            ''::text AS method, ''::text AS team, ''::text AS outcome, runs,
@@ -202,22 +208,118 @@ constexpr char kPoolRollups[] = R"sql((
            gpu_microseconds, wasted_gpu_microseconds, internal_rate_x_gpu_us,
            list_price_x_gpu_us, list_priced_gpu_microseconds
     FROM cost_daily_pool_rollups) AS rollups)sql";
+constexpr char kSkuRollups[] = R"sql((
+    SELECT day, ''::text AS pool_name, sku_id, ''::text AS recipe_key,
+           ''::text AS model, ''::text AS method, ''::text AS team,
+           ''::text AS outcome, runs, successful_runs, retries,
+           steps_attempted, successful_steps, gpu_microseconds,
+           wasted_gpu_microseconds, internal_rate_x_gpu_us,
+           list_price_x_gpu_us, list_priced_gpu_microseconds
+    FROM cost_daily_sku_rollups) AS rollups)sql";
 
-// The report's statement over cost_daily_pool_rollups when the query needs no
-// dimension below (day, pool, SKU): its rows are bounded by days x pools, not
-// by runs and recipes. Otherwise over cost_daily_rollups. Both give the same
-// sums (the pool rollup sums the detailed one).
-const std::string& ReportStatement(const CostQuery& q) {
-  static const std::string* const kDetailed =
-      new std::string(absl::StrReplaceAll(kCostReportTemplate,
-                                          {{"ROLLUPS", "cost_daily_rollups"}}));
-  static const std::string* const kByPool = new std::string(
-      absl::StrReplaceAll(kCostReportTemplate, {{"ROLLUPS", kPoolRollups}}));
+// The report by SKU and day from cost_daily_sku_rollups, whose rows are its
+// rows: the columns of kCostReportTemplate (the same figures by the same
+// formulas), without its grouping, joins and pool occupancy. $1, $2: the
+// range; $3: the SKU filter; $4, $5: the page cursor's period and SKU, used
+// when $6 (the cursor's other fields are '', as are those of every row
+// here, so the pair orders rows as the template's eight fields do); $7: the
+// limit.
+constexpr char kSkuDaysStatement[] = R"sql(
+SELECT to_char(day, 'YYYY-MM-DD') COLLATE "C" AS k_period,
+       sku_id COLLATE "C" AS k_sku, '', '', '', '', '', '',
+       runs, successful_runs, retries, steps_attempted, successful_steps,
+       gpu_microseconds, wasted_gpu_microseconds,
+       CASE WHEN successful_steps > 0
+            THEN (gpu_microseconds::numeric / (3600000 * successful_steps))::float8 END,
+       div(internal_rate_x_gpu_us + 1800000000, 3600000000)::bigint,
+       CASE WHEN successful_steps > 0
+            THEN div(internal_rate_x_gpu_us + 1800000 * successful_steps,
+                     3600000 * successful_steps)::bigint END,
+       list_priced_gpu_microseconds = gpu_microseconds,
+       div(list_price_x_gpu_us + 1800000000, 3600000000)::bigint,
+       CASE WHEN successful_steps > 0
+            THEN div(list_price_x_gpu_us + 1800000 * successful_steps,
+                     3600000 * successful_steps)::bigint END,
+       CASE WHEN list_price_x_gpu_us > 0
+            THEN (internal_rate_x_gpu_us / list_price_x_gpu_us)::float8 END,
+       false, 0::float8, 0::bigint, 0::float8, NULL::bigint
+FROM cost_daily_sku_rollups
+WHERE day >= $1::date AND day < $2::date
+  AND (cardinality($3::text[]) = 0 OR sku_id = ANY ($3::text[]))
+  AND (NOT $6::bool
+       OR (to_char(day, 'YYYY-MM-DD') COLLATE "C", sku_id COLLATE "C")
+          > ($4::text COLLATE "C", $5::text COLLATE "C"))
+ORDER BY k_period, k_sku
+LIMIT $7)sql";
+
+// One of the report's statements, prepared on each connection under its
+// name (parsed and planned once a connection, not once a call).
+struct ReportStatement {
+  std::string name;
+  std::string sql;
+};
+
+// The report over `rollups`: its rows summed into groups, or, when `as_rows`
+// (the query groups by every key of the rollup and by day), its rows as
+// they are: each is a group already, and summing each alone was about a
+// third of the statement's time (measured over the SKU rollup).
+ReportStatement* NewReportStatement(const std::string& name,
+                                    const char* rollups, bool as_rows) {
+  std::vector<std::string> sums;
+  for (const SummedColumn& column : kSummedColumns) {
+    sums.push_back(as_rows
+                       ? absl::StrCat(column.name, " AS ", column.alias)
+                       : absl::StrCat("sum(", column.name, ")::", column.type,
+                                      " AS ", column.alias));
+  }
+  return new ReportStatement{
+      absl::StrCat(name, as_rows ? "_rows" : ""),
+      absl::StrReplaceAll(
+          kCostReportTemplate,
+          {{"ROLLUPS", rollups},
+           {"{sums}", absl::StrJoin(sums, ",\n    ")},
+           {"{group_by}", as_rows ? "" : "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"}})};
+}
+
+// Neither filtered nor grouped by pool or anything below.
+bool AtSkuLevel(const CostQuery& q) {
+  return !q.by_pool && !q.by_recipe_key && !q.by_model && !q.by_method &&
+         !q.by_team && !q.by_outcome && q.pools.empty() &&
+         q.recipe_keys.empty() && q.models.empty() && q.methods.empty() &&
+         q.teams.empty() && q.outcomes.empty();
+}
+
+// Grouped by SKU and day, nothing else: the rows of cost_daily_sku_rollups,
+// read by kSkuDaysStatement.
+bool ReadsSkuDays(const CostQuery& q) {
+  return AtSkuLevel(q) && q.by_sku && q.period == CostPeriod::kDay;
+}
+
+// The statement of any other query: the report over the coarsest rollup
+// that holds every dimension the query filters or groups by:
+// cost_daily_sku_rollups (rows bounded by days x SKUs) without pools or
+// anything below; cost_daily_pool_rollups (days x pools) without recipe key,
+// model, method, team or outcome; cost_daily_rollups otherwise. All three
+// give the same sums (each coarser rollup sums the finer one). Read as rows
+// when the query groups by day and by every key of that rollup.
+const ReportStatement& ReportStatementFor(const CostQuery& q) {
+  static const ReportStatement* const kDetailed[2] = {
+      NewReportStatement("cost_report_detailed", "cost_daily_rollups", false),
+      NewReportStatement("cost_report_detailed", "cost_daily_rollups", true)};
+  static const ReportStatement* const kByPool[2] = {
+      NewReportStatement("cost_report_by_pool", kPoolRollups, false),
+      NewReportStatement("cost_report_by_pool", kPoolRollups, true)};
+  static const ReportStatement* const kBySku =
+      NewReportStatement("cost_report_by_sku", kSkuRollups, false);
+  if (AtSkuLevel(q)) return *kBySku;
+  const bool by_day = q.period == CostPeriod::kDay;
   const bool below_pool = q.by_recipe_key || q.by_model || q.by_method ||
                           q.by_team || q.by_outcome || !q.recipe_keys.empty() ||
                           !q.models.empty() || !q.methods.empty() ||
                           !q.teams.empty() || !q.outcomes.empty();
-  return below_pool ? *kDetailed : *kByPool;
+  if (!below_pool) return *kByPool[by_day && q.by_sku && q.by_pool];
+  return *kDetailed[by_day && q.by_sku && q.by_pool && q.by_recipe_key &&
+                    q.by_model && q.by_method && q.by_team && q.by_outcome];
 }
 
 const char* PeriodName(CostPeriod period) {
@@ -243,25 +345,40 @@ std::optional<T> Optional(const pqxx::field& field) {
 }  // namespace
 
 void AddRunToCostRollup(pqxx::work& txn, const std::string& run_id) {
-  txn.exec_params(kUpsertCostRollups, run_id);
+  constexpr char kName[] = "cost_upsert_rollups";
+  txn.conn().prepare(kName, UpsertCostRollups());
+  txn.exec_prepared(kName, run_id);
 }
 
 absl::StatusOr<CostPage> GetCostReport(DbSession& session, const CostQuery& q,
                                        const std::optional<CostGroupKey>& after,
                                        int page_size) {
   return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<CostPage> {
-    pqxx::read_transaction txn(c);
+    // One statement, one snapshot: no BEGIN and COMMIT round trips.
+    pqxx::nontransaction txn(c);
     const CostGroupKey cursor = after.value_or(CostGroupKey{});
-    const pqxx::result rows = txn.exec_params(
-        ReportStatement(q), absl::FormatCivilTime(q.start),
-        absl::FormatCivilTime(q.end), TextArrayLiteral(q.skus),
-        TextArrayLiteral(q.pools), TextArrayLiteral(q.recipe_keys),
-        TextArrayLiteral(q.models), TextArrayLiteral(q.methods),
-        TextArrayLiteral(q.teams), TextArrayLiteral(q.outcomes), q.by_sku,
-        q.by_pool, q.by_recipe_key, q.by_model, q.by_method, q.by_team,
-        q.by_outcome, PeriodName(q.period), cursor.period, cursor.sku,
-        cursor.pool, cursor.recipe_key, cursor.model, cursor.method,
-        cursor.team, cursor.outcome, after.has_value(), page_size + 1);
+    pqxx::result rows;
+    if (ReadsSkuDays(q)) {
+      constexpr char kName[] = "cost_report_sku_days";
+      c.prepare(kName, kSkuDaysStatement);  // once a connection
+      rows = txn.exec_prepared(kName, absl::FormatCivilTime(q.start),
+                               absl::FormatCivilTime(q.end),
+                               TextArrayLiteral(q.skus), cursor.period,
+                               cursor.sku, after.has_value(), page_size + 1);
+    } else {
+      const ReportStatement& statement = ReportStatementFor(q);
+      c.prepare(statement.name, statement.sql);  // once a connection
+      rows = txn.exec_prepared(
+          statement.name, absl::FormatCivilTime(q.start),
+          absl::FormatCivilTime(q.end), TextArrayLiteral(q.skus),
+          TextArrayLiteral(q.pools), TextArrayLiteral(q.recipe_keys),
+          TextArrayLiteral(q.models), TextArrayLiteral(q.methods),
+          TextArrayLiteral(q.teams), TextArrayLiteral(q.outcomes), q.by_sku,
+          q.by_pool, q.by_recipe_key, q.by_model, q.by_method, q.by_team,
+          q.by_outcome, PeriodName(q.period), cursor.period, cursor.sku,
+          cursor.pool, cursor.recipe_key, cursor.model, cursor.method,
+          cursor.team, cursor.outcome, after.has_value(), page_size + 1);
+    }
     CostPage page;
     for (const pqxx::row& row : rows) {
       if (static_cast<int>(page.rows.size()) == page_size) {

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -15,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/uuid.h"
+#include "core/model_constants_file.h"
 #include "services/auth/auth.h"
 #include "services/server/placement_server.h"
 #include "storage/change_listener.h"
@@ -61,6 +63,13 @@ ABSL_FLAG(int, stream_idle_timeout_seconds, 60,
 ABSL_FLAG(double, fleet_refit_seconds, 10,
           "re-fit the fleet model (memory and step time learned across SKUs "
           "from uploaded runs) at most this often; 0: on every snapshot");
+ABSL_FLAG(std::string, model_constants_file, "",
+          "start the memory and step-time models from these constants (the "
+          "format of core/model_constants_file.h, e.g. re-fitted to this "
+          "fleet's own runs) instead of the shipped ones, which are fitted to "
+          "the published measurements; a constant the file does not name "
+          "keeps its shipped value; a file that does not parse stops the "
+          "start");
 ABSL_FLAG(std::string, role, "",
           "tokens create: agent, planner, finance or admin");
 ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
@@ -173,6 +182,31 @@ int Tokens(const std::vector<char*>& args, const std::string& url) {
   return 0;
 }
 
+// Installs --model_constants_file, if given, before any thread starts.
+bool LoadModelConstants() {
+  const std::string path = absl::GetFlag(FLAGS_model_constants_file);
+  if (path.empty()) return true;
+  std::ifstream in(path);
+  if (!in.is_open()) {
+    std::cerr << "placementd: --model_constants_file " << path
+              << ": cannot be opened\n";
+    return false;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<placement::core::ModelConstants> constants =
+      placement::core::ParseModelConstants(
+          text.str(), placement::core::CurrentModelConstants());
+  if (!constants.ok()) {
+    std::cerr << "placementd: --model_constants_file " << path << ": "
+              << constants.status().message() << "\n";
+    return false;
+  }
+  placement::core::InstallModelConstants(*constants);
+  std::cerr << "placementd: model constants from " << path << "\n";
+  return true;
+}
+
 int Serve(const std::string& url) {
   // Signals are taken synchronously by this thread; every thread started
   // from here on inherits the blocked mask.
@@ -181,6 +215,7 @@ int Serve(const std::string& url) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (!LoadModelConstants()) return 2;
 
   placement::services::ServerOptions options;
   options.listen_address = absl::GetFlag(FLAGS_listen);

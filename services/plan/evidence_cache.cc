@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <iterator>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -23,6 +24,10 @@ constexpr absl::Duration kWaitSlice = absl::Milliseconds(100);
 // Re-reads and notifications are coalesced to at most one per this interval:
 // a burst of uploads costs a few re-reads, not one each.
 constexpr absl::Duration kCoalesce = absl::Milliseconds(50);
+// An incremental read at least this often, notified or not: what a change
+// whose notification was lost waits at most. Its cost is that of the
+// changes, unlike the full re-read's.
+constexpr absl::Duration kPollInterval = absl::Seconds(30);
 
 void PutToken(const storage::TokenRecord& token, CatalogSnapshot& snapshot) {
   Principal principal{token.token_id, token.name, Role::kAgent};
@@ -139,6 +144,11 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
   snapshot->local_writes_included = local_writes_included;
   snapshot->horizon = std::move(changes->horizon);
   snapshot->incremental = true;
+  snapshot->changes_applied = static_cast<int64_t>(
+      changes->removed_skus.size() + changes->removed_pools.size() +
+      changes->removed_rollups.size() + changes->removed_tokens.size() +
+      changes->skus.size() + changes->pools.size() + changes->rollups.size() +
+      changes->tokens.size());
 
   // Removals first: a key removed and written again is among the rows.
   for (const std::string& id : changes->removed_skus) {
@@ -271,8 +281,24 @@ void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
   absl::MutexLock lock(&mu_);
   if (current_ == nullptr || current_->loaded_at <= snapshot->loaded_at) {
     current_as_of_ = std::max(current_as_of_, snapshot->loaded_at);
+    if (current_ != nullptr) retired_.push_back(std::move(current_));
     current_ = std::move(snapshot);
   }
+}
+
+void EvidenceCache::FreeRetired() {
+  std::vector<std::shared_ptr<const CatalogSnapshot>> unused;
+  {
+    absl::MutexLock lock(&mu_);
+    // use_count() == 1: only this list holds it, and nothing can take a
+    // new reference to it any more.
+    auto unheld = std::partition(
+        retired_.begin(), retired_.end(),
+        [](const auto& snapshot) { return snapshot.use_count() > 1; });
+    std::move(unheld, retired_.end(), std::back_inserter(unused));
+    retired_.erase(unheld, retired_.end());
+  }
+  // Freed here, outside the lock.
 }
 
 absl::Status EvidenceCache::ReloadWith(storage::DbSession& session) {
@@ -284,7 +310,7 @@ absl::Status EvidenceCache::FullReloadWith(storage::DbSession& session) {
 }
 
 absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
-                                   bool refit) {
+                                   bool refit, bool poll) {
   const int64_t local_writes = local_writes_.load();
   std::shared_ptr<const CatalogSnapshot> base = full ? nullptr : Current();
   absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
@@ -294,12 +320,38 @@ absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
     loaded = ReadFullSnapshot(session, local_writes);
   }
   if (!loaded.ok()) return loaded.status();
-  // The fleet model: re-fitted here when due, else the last fit carried.
+  // The fleet model: re-fitted here when due and its inputs changed, else
+  // the last fit carried.
   std::shared_ptr<const core::FleetModel> fleet;
   if (refit) {
-    fleet = std::make_shared<const core::FleetModel>(
-        core::FleetModel::Fit(core::FleetCellsFromEvidence(
-            (*loaded)->evidence.All(), (*loaded)->skus)));
+    absl::MutexLock fit_lock(&fit_mu_);
+    bool fitted_before;
+    {
+      absl::MutexLock lock(&mu_);
+      fitted_before = fleet_ != nullptr;
+    }
+    // O(1) after an incremental read that changed no rollup (the trees are
+    // shared); one walk of both after a full read.
+    if (fitted_before && (*loaded)->skus == fit_skus_ &&
+        (*loaded)->evidence.SameRollups(fit_evidence_)) {
+      refit = false;
+      ++fleet_refits_skipped_;
+    } else {
+      fleet = std::make_shared<const core::FleetModel>(
+          core::FleetModel::Fit(core::FleetCellsFromEvidence(
+              (*loaded)->evidence.All(), (*loaded)->skus)));
+      fit_skus_ = (*loaded)->skus;
+      ++fleet_fits_;
+    }
+    // The snapshot's own tree from now on, so that the next check is O(1)
+    // until a rollup changes.
+    fit_evidence_ = (*loaded)->evidence;
+  }
+  if (poll && !refit && base != nullptr && (*loaded)->incremental &&
+      (*loaded)->changes_applied == 0 &&
+      (*loaded)->local_writes_included == base->local_writes_included) {
+    ConfirmCurrentAsOf((*loaded)->loaded_at);
+    return absl::OkStatus();
   }
   {
     absl::MutexLock lock(&mu_);
@@ -326,6 +378,7 @@ void EvidenceCache::Loop() {
   absl::Time last_fit = absl::InfinitePast();
   while (!stop_.HasBeenNotified()) {
     ServeWaiters(/*all=*/false);  // those whose deadline passed
+    FreeRetired();
     bool waiting;
     {
       absl::MutexLock lock(&mu_);
@@ -345,8 +398,13 @@ void EvidenceCache::Loop() {
         absl::Now() - last_full_load >= reread_interval_) {
       full_due = true;
     }
+    // Whether this turn's read is only the periodic poll.
+    bool poll = false;
     if (full_due || *notified > 0 || refresh_requested_.exchange(false)) {
       stale = true;
+    } else if (!stale && !waiting && absl::Now() - last_load >= kPollInterval) {
+      stale = true;
+      poll = true;
     }
     if (notify_pending_.load() && absl::Now() - last_notify >= kCoalesce) {
       notify_pending_.store(false);
@@ -364,7 +422,9 @@ void EvidenceCache::Loop() {
     }
     if (absl::Now() - last_load < kCoalesce) continue;
     const bool refit = absl::Now() - last_fit >= refit_interval_;
-    if (!Reload(session, full_due, refit).ok()) continue;  // retried next turn
+    if (!Reload(session, full_due, refit, poll).ok()) {
+      continue;  // retried next turn
+    }
     if (refit) last_fit = absl::Now();
     last_load = absl::Now();
     if (full_due) last_full_load = last_load;

@@ -49,6 +49,9 @@ class CatalogSnapshot : public core::EvidenceSource {
   // Whether this snapshot was made by applying changes to the previous one
   // (false: a full read).
   bool incremental = false;
+  // How many changed rows and removed keys an incremental read applied (0
+  // for a full read).
+  int64_t changes_applied = 0;
   // The fleet model fitted to the evidence of this or an earlier snapshot
   // (re-fitted at most every refit interval); null before the first fit.
   std::shared_ptr<const core::FleetModel> fleet;
@@ -86,16 +89,19 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
 // makes no database round trip. A background thread LISTENs for the
 // notifications replicas send after they change pools or rollups (see
 // NoteLocalChange) and reads what changed at once (at most every 50 ms),
-// applying it to the current snapshot (ReadSnapshotChanges); it also
-// re-reads everything every `reread_interval` as a safety net, and after
-// every reconnection. When the database is away the
-// last snapshot keeps serving, and Age() says since when it may have missed
-// a change.
+// applying it to the current snapshot (ReadSnapshotChanges), and at least
+// every 30 s without one (a notification lost with the process that was
+// to send it then costs at most that long); it also re-reads everything
+// every `reread_interval` as a safety net, and after every reconnection. When
+// the database is away the last snapshot keeps serving, and Age() says since
+// when it may have missed a change.
 class EvidenceCache {
  public:
   // The fleet model is re-fitted on the cache's thread at most every
   // `refit_interval` (a fit reads every rollup of the snapshot; snapshots in
-  // between carry the last fit).
+  // between carry the last fit), and only when the rollups or the SKUs
+  // changed since the last fit: a fit of the same cells gives the same
+  // model, and costs CPU that grows with the history.
   EvidenceCache(std::string database_url, absl::Duration reread_interval,
                 absl::Duration refit_interval = absl::Seconds(10));
   ~EvidenceCache();
@@ -115,6 +121,11 @@ class EvidenceCache {
 
   // Time since CurrentAsOf() (infinite before the first read).
   absl::Duration Age() const;
+
+  // How many times the fleet model was fitted, and how many due refits
+  // were skipped because nothing it is fitted to had changed.
+  int64_t fleet_fits() const { return fleet_fits_.load(); }
+  int64_t fleet_refits_skipped() const { return fleet_refits_skipped_.load(); }
 
   // Asks the thread to re-read now.
   void RefreshSoon();
@@ -167,8 +178,17 @@ class EvidenceCache {
   // Reads what changed since the current snapshot (everything when `full`,
   // when there is none yet, or when the changes cannot be applied exactly),
   // then (when `refit`) fits the fleet model, then publishes.
-  absl::Status Reload(storage::DbSession& session, bool full, bool refit);
+  // `poll`: a read nothing asked for (no notification, no waiter): when it
+  // finds no change and no refit changes the model, the current snapshot
+  // stays (its plans stay cached) and is only confirmed current.
+  absl::Status Reload(storage::DbSession& session, bool full, bool refit,
+                      bool poll = false);
   void ConfirmCurrentAsOf(absl::Time as_of);
+  // Frees, on the cache's thread, the replaced snapshots nobody else holds
+  // any more: a snapshot from a full read owns every node of its evidence,
+  // and the last reader to drop it would otherwise free them all on a
+  // request's thread.
+  void FreeRetired();
   // Publishes `snapshot` unless a snapshot read later is already current.
   void Publish(std::shared_ptr<const CatalogSnapshot> snapshot);
 
@@ -178,8 +198,18 @@ class EvidenceCache {
   std::shared_ptr<const CatalogSnapshot> current_ ABSL_GUARDED_BY(mu_);
   absl::Time current_as_of_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  // Snapshots replaced by a newer one, kept until only this holds them.
+  std::vector<std::shared_ptr<const CatalogSnapshot>> retired_
+      ABSL_GUARDED_BY(mu_);
   const absl::Duration refit_interval_;
   std::shared_ptr<const core::FleetModel> fleet_ ABSL_GUARDED_BY(mu_);
+  // What the last fit was fitted to (copies share structure with the
+  // snapshot's: O(1)), to tell whether a due refit would change anything.
+  absl::Mutex fit_mu_;
+  core::InMemoryEvidence fit_evidence_ ABSL_GUARDED_BY(fit_mu_);
+  std::vector<core::GpuSku> fit_skus_ ABSL_GUARDED_BY(fit_mu_);
+  std::atomic<int64_t> fleet_fits_{0};
+  std::atomic<int64_t> fleet_refits_skipped_{0};
   std::atomic<int64_t> local_writes_{0};
   std::atomic<bool> refresh_requested_{false};
   std::atomic<bool> notify_pending_{false};

@@ -3,15 +3,18 @@
 #include <iostream>
 
 #include "absl/time/clock.h"
+#include "storage/catalog_read.h"
 #include "storage/db_session.h"
 #include "storage/sample_store.h"
 
 namespace placement::services {
 
 PartitionMaintainer::PartitionMaintainer(std::string database_url,
-                                         absl::Duration interval)
+                                         absl::Duration interval,
+                                         absl::Duration tombstone_retention)
     : database_url_(std::move(database_url)),
       interval_(interval),
+      tombstone_retention_(tombstone_retention),
       thread_([this] { Loop(); }) {}
 
 PartitionMaintainer::~PartitionMaintainer() {
@@ -33,6 +36,13 @@ void PartitionMaintainer::Loop() {
                   << " step_samples partition(s)\n";
       }
       done_once = true;
+    }
+    absl::StatusOr<storage::TombstonePruning> pruned =
+        storage::PruneCatalogTombstones(session, tombstone_retention_);
+    if (pruned.ok() && pruned->deleted > 0) {
+      std::cerr << "placementd: pruned " << pruned->deleted
+                << " catalog tombstone(s) below transaction "
+                << pruned->pruned_below_xid << "\n";
     }
   } while (!stop_.WaitForNotificationWithTimeout(done_once ? interval_
                                                            : absl::Minutes(1)));

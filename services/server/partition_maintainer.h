@@ -9,13 +9,20 @@
 
 namespace placement::services {
 
-// Keeps the monthly step_samples partitions created ahead of the data: at
-// start-up, then every `interval`, it makes sure the partitions from last
-// month to three months ahead exist (on its own connection; a database that
-// is down is simply tried again next time).
+// The database's housekeeping, on its own connection (a database that is
+// down is simply tried again next time): at start-up, then every
+// `interval`,
+//  - keeps the monthly step_samples partitions created ahead of the data
+//    (from last month to three months ahead);
+//  - prunes the catalog tombstones of deletions older than
+//    `tombstone_retention` (storage::PruneCatalogTombstones): a replica
+//    whose last catalog read is older than that reads in full once.
+// Every replica runs it; concurrent runs are harmless (each step is
+// idempotent, and pruning serializes on its horizon row).
 class PartitionMaintainer {
  public:
-  PartitionMaintainer(std::string database_url, absl::Duration interval);
+  PartitionMaintainer(std::string database_url, absl::Duration interval,
+                      absl::Duration tombstone_retention = absl::Hours(1));
   ~PartitionMaintainer();
 
   PartitionMaintainer(const PartitionMaintainer&) = delete;
@@ -26,6 +33,7 @@ class PartitionMaintainer {
 
   const std::string database_url_;
   const absl::Duration interval_;
+  const absl::Duration tombstone_retention_;
   absl::Notification stop_;
   std::thread thread_;
 };

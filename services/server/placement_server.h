@@ -33,8 +33,10 @@ struct ServerOptions {
   int db_workers = 8;
   size_t db_queue_capacity = 512;
   absl::Duration health_interval = absl::Milliseconds(500);
-  // Safety-net re-read of pools and evidence (changes arrive by NOTIFY).
-  absl::Duration evidence_reread_interval = absl::Seconds(30);
+  // Safety-net full re-read of pools and evidence (changes arrive by
+  // NOTIFY, and an incremental read runs at least every 30 s without one;
+  // a full read costs CPU in proportion to the rollups: ~2 s at 100,000).
+  absl::Duration evidence_reread_interval = absl::Minutes(10);
   // The fleet model (what uploaded runs teach across SKUs) is re-fitted at
   // most this often, on the evidence cache's thread.
   absl::Duration fleet_refit_interval = absl::Seconds(10);

@@ -133,6 +133,35 @@ TEST(EvidenceIndexTest, FindAcrossSkusReturnsTheKeyOnEverySkuInSkuOrder) {
   EXPECT_TRUE(evidence.FindAcrossSkus("rk1-0000000000000000").empty());
 }
 
+// SameRollups is what tells a full re-read of unchanged rows (a refit that
+// would change nothing) from a change: the same rows read into a new map are
+// the same; one more run, one fewer entry or another SKU is not.
+TEST(EvidenceIndexTest, SameRollupsTellsAReReadFromAChange) {
+  auto read = [](int entries) {
+    InMemoryEvidence evidence;
+    for (int i = 0; i < entries; ++i) {
+      const Recipe recipe = RecipeNumber(i);
+      evidence.AddRollup(recipe, RollupOf(recipe, kSkus[i % 3], 1 + i % 4));
+    }
+    return evidence;
+  };
+  const InMemoryEvidence first = read(60);
+  const InMemoryEvidence copy = first;
+  EXPECT_TRUE(first.SameRollups(copy));
+  EXPECT_TRUE(first.SameRollups(read(60)));
+  EXPECT_FALSE(first.SameRollups(read(59)));
+
+  InMemoryEvidence one_more_run = read(60);
+  const Recipe recipe = RecipeNumber(7);
+  one_more_run.SetRollup(recipe, RollupOf(recipe, kSkus[7 % 3], 9));
+  EXPECT_FALSE(first.SameRollups(one_more_run));
+  EXPECT_FALSE(one_more_run.SameRollups(first));
+
+  InMemoryEvidence moved = read(59);
+  moved.AddRollup(RecipeNumber(59), RollupOf(RecipeNumber(59), kSkus[0], 1));
+  EXPECT_FALSE(first.SameRollups(moved));  // 59 % 3 is SKU 2, not 0
+}
+
 // SetRollup is "this row, read again": it replaces, where AddRollup merges.
 TEST(EvidenceIndexTest, SetRollupReplacesAndAddRollupMerges) {
   InMemoryEvidence evidence;

@@ -304,6 +304,41 @@ TEST(MemoryModelTest, FullBf16AdamIsSixteenBytesPerParamWithMasterWeights) {
   EXPECT_NEAR(t.weights_gb + t.gradients_gb + t.optimizer_gb, 8 * n, 0.01);
 }
 
+// An fp32 base computed in 16 bits (Lightning's bf16-mixed; FSDP
+// MixedPrecision over a model loaded in fp32): weights, adapters and their
+// states are fp32, activations 16-bit, and without sharding every matmul
+// saves the 16-bit cast of its weight for backward.
+TEST(MemoryModelTest, Fp32BaseComputedIn16BitsHoldsTheWeightCasts) {
+  Recipe r = TinyRecipe(FineTuneMethod::kLora);  // r = 8 on q, v
+  r.precision = Precision::kFp32;
+  r.fp32_master_weights = true;
+  r = NormalizeRecipe(r);
+  // Trainable: 10 x (8 x (1000 + 1000) + 8 x (1000 + 500)) = 280,000.
+  const MemoryBreakdown m = PredictPeakMemory(r, Tiny(), HandConstants());
+  EXPECT_NEAR(m.weights_gb, (140'021'000.0 + 280'000) * 4 / 1e9, 1e-12);
+  // 16-bit activations (16,000 x 2 B x 200 tokens x 10 layers) + the casts
+  // of every matmul weight (N less the 10000 x 1000 input embedding) x 2 B.
+  EXPECT_NEAR(m.activations_gb,
+              (16'000.0 * 2 * 200 * 10 + 130'021'000.0 * 2) / 1e9, 1e-12);
+  // Pure fp32: fp32 activations, no casts.
+  Recipe plain = r;
+  plain.fp32_master_weights = false;
+  EXPECT_NEAR(PredictPeakMemory(plain, Tiny(), HandConstants()).activations_gb,
+              16'000.0 * 4 * 200 * 10 / 1e9, 1e-12);
+  // FSDP over 2 GPUs: the fp32 shard, two blocks gathered in 16 bits
+  // (2 x 12,002,000 x 2 B), no whole-model casts.
+  Recipe fsdp = r;
+  fsdp.gpu_count = 2;
+  fsdp.parallelism = Parallelism::kFsdp;
+  fsdp.data_parallel_degree = 0;
+  fsdp = NormalizeRecipe(fsdp);
+  const MemoryBreakdown f = PredictPeakMemory(fsdp, Tiny(), HandConstants());
+  EXPECT_NEAR(f.weights_gb,
+              ((140'021'000.0 + 280'000) * 4 / 2 + 2 * 12'002'000.0 * 2) / 1e9,
+              1e-12);
+  EXPECT_NEAR(f.activations_gb, 16'000.0 * 2 * 200 * 10 / 1e9, 1e-12);
+}
+
 TEST(MemoryModelTest, Nf4WithDoubleQuantizationIsSmaller) {
   Recipe q = Base("Llama-2-7B", FineTuneMethod::kQlora);
   const double nf4 = PredictPeakMemory(q)->weights_gb;

@@ -296,7 +296,11 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
   if (r.method == FineTuneMethod::kQlora) {
     r.precision = Precision::kNf4;
   } else if (absl::StrContains(precision, "bf16-mixed")) {
-    r.precision = Precision::kFp32;  // fp32 weights, bf16 autocast
+    // Lightning's bf16-mixed: the model stays fp32, autocast computes in
+    // bf16 (for a full fine-tune that is BF16 + fp32 master weights).
+    r.precision =
+        r.method == FineTuneMethod::kFull ? Precision::kBf16 : Precision::kFp32;
+    r.fp32_master_weights = true;
   } else if (precision == "amp_bf16") {
     r.precision = Precision::kBf16;  // Composer AMP: fp32 master weights
     r.fp32_master_weights = true;
@@ -389,6 +393,18 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
     r.framework = TrainingFramework::kHfTransformersPeft;
     r.packing = SequencePacking::kPacked;
     r.reported_peak = PeakMemoryKind::kDeviceUsed;
+    // Without 4-bit quantization its script loads the model in fp32
+    // (examples/sft/utils.py create_and_prepare_model: torch_dtype =
+    // quant_storage_dtype or torch.float32), and accelerate's FSDP
+    // mixed_precision bf16 keeps the sharded flat parameters in that dtype,
+    // gathering them in bf16 (FSDP MixedPrecision param_dtype). DeepSpeed
+    // ZeRO-3 instead partitions the model in bf16 (its bf16 mode) with
+    // fp32 master copies of the trainable weights: BF16 + master as mapped.
+    if (r.method == FineTuneMethod::kLora &&
+        r.parallelism == Parallelism::kFsdp) {
+      r.precision = Precision::kFp32;
+      r.fp32_master_weights = true;
+    }
   } else if (absl::StrContains(source, "LLaMA-Factory")) {
     // LLaMA-Factory runs the HF Trainer (its "Unsloth" rows swap in
     // Unsloth's kernels and its fused cross-entropy); GRAM as nvidia-smi

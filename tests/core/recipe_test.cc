@@ -47,6 +47,21 @@ TEST(NormalizeRecipeTest, AllLinearExpandsAndFullClearsAdapterFields) {
   EXPECT_EQ(NormalizeRecipe(r).precision, Precision::kNf4);
 }
 
+// FP32 + fp32_master_weights is an adapter recipe on an fp32 base computed
+// in 16 bits; a full fine-tune says that as BF16 + master, so on FP32 the
+// flag means nothing and is cleared (one recipe key for one training).
+TEST(NormalizeRecipeTest, Fp32MasterWeightsKeptOnlyForAdapters) {
+  Recipe r = Lora();
+  r.precision = Precision::kFp32;
+  r.fp32_master_weights = true;
+  EXPECT_TRUE(NormalizeRecipe(r).fp32_master_weights);
+  Recipe plain = r;
+  plain.fp32_master_weights = false;
+  EXPECT_NE(RecipeKey(r), RecipeKey(plain));
+  r.method = FineTuneMethod::kFull;
+  EXPECT_FALSE(NormalizeRecipe(r).fp32_master_weights);
+}
+
 TEST(NormalizeRecipeTest, DerivesParallelDegrees) {
   Recipe r = Lora();
   r.gpu_count = 8;

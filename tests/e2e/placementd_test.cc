@@ -4,14 +4,21 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "core/memory_model.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
+#include "tests/support/api_client.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/placementd_process.h"
 #include "tests/support/private_cluster.h"
 #include "tests/support/test_database.h"
@@ -215,6 +222,83 @@ TEST(PlacementdTest, MetricsExpositionPassesPromtool) {
             0)
       << promtool;
   EXPECT_EQ(promtool, "") << "promtool findings:\n" << promtool;
+}
+
+// --model_constants_file: a server started from other constants predicts
+// with them (here the CUDA context re-measured at 3.5 GB: every prior peak
+// holds the difference), and a file that does not parse stops the start,
+// naming the file, the line and the constant.
+TEST(PlacementdTest, StartsFromAModelConstantsFileAndRefusesABadOne) {
+  TestDatabase db;
+  db.Migrate();
+  char dir_template[] = "/tmp/placementd-constants.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string good = dir + "/good", bad = dir + "/bad";
+  std::ofstream(good) << "placement-model-constants 1\n"
+                         "# the context as measured on this fleet's cards\n"
+                         "memory.cuda_context_gb 3.5\n";
+  std::ofstream(bad) << "placement-model-constants 1\n"
+                        "memory.cuda_context_gb -1\n";
+
+  std::string output;
+  EXPECT_EQ(
+      RunCommand(
+          absl::StrCat(testing::PlacementdPath(), " --database_url='", db.url(),
+                       "' --auth=false --listen=127.0.0.1:0"
+                       " --metrics_listen= --model_constants_file=",
+                       bad, " 2>&1"),
+          &output),
+      2)
+      << output;
+  EXPECT_THAT(output, HasSubstr(absl::StrCat("--model_constants_file ", bad,
+                                             ": line 2: memory.cuda_context_gb"
+                                             " = -1 must be >= 0")));
+  EXPECT_NE(
+      RunCommand(
+          absl::StrCat(testing::PlacementdPath(), " --database_url='", db.url(),
+                       "' --auth=false --listen=127.0.0.1:0"
+                       " --metrics_listen= --model_constants_file=",
+                       dir, "/missing 2>&1"),
+          &output),
+      0);
+  EXPECT_THAT(output, HasSubstr("cannot be opened"));
+
+  // The same plan from the shipped constants and from the file's.
+  auto prior_peak = [&](const std::vector<std::string>& args) {
+    auto process = PlacementdProcess::Start(db.url(), args);
+    EXPECT_TRUE(process.ok()) << process.status();
+    if (!process.ok()) return 0.0;
+    EXPECT_TRUE((*process)->WaitForHealth(true, absl::Seconds(10)))
+        << (*process)->LogTail();
+    testing::ApiClient client((*process)->channel());
+    const v1::PlacePlanResponse plan =
+        client.PlanUntil(testing::PlanFor(testing::Lora8b()),
+                         [](const v1::PlacePlanResponse& p) {
+                           return testing::Candidate(p, "a100") != nullptr;
+                         });
+    const v1::PlacementCandidate* a100 = testing::Candidate(plan, "a100");
+    EXPECT_NE(a100, nullptr);
+    EXPECT_EQ((*process)->Stop(SIGTERM, absl::Seconds(15)), 0);
+    return a100 == nullptr ? 0.0 : a100->prior_peak_memory_gb();
+  };
+  {
+    auto process = StartPlacementd(db.url());
+    ASSERT_NE(process, nullptr);
+    ASSERT_TRUE(process->WaitForHealth(true, absl::Seconds(10)));
+    testing::ApiClient(process->channel())
+        .CreatePool(testing::TrainingPool("a100", "A100-SXM4-80GB", 1, 8));
+    EXPECT_EQ(process->Stop(SIGTERM, absl::Seconds(15)), 0);
+  }
+  const double shipped = prior_peak({});
+  const double from_file =
+      prior_peak({absl::StrCat("--model_constants_file=", good)});
+  ASSERT_GT(shipped, 0);
+  EXPECT_NEAR(from_file - shipped,
+              3.5 - core::ShippedMemoryModelConstants().cuda_context_gb, 0.01);
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
+  rmdir(dir.c_str());
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // An incremental refresh (ReadSnapshotChanges) must give exactly the snapshot
 // a full read gives at the same moment, whatever happened in between:
 // uploads, pools created, updated and deleted, tokens created, revoked and
-// deleted, rollups and SKUs changed by hand, and writers that commit out of
-// order. Against real PostgreSQL.
+// deleted, rollups and SKUs changed by hand, tombstones pruned, and writers
+// that commit out of order; a replica whose read is older than the pruned
+// tombstones is refused an incremental read and reads in full. Against real
+// PostgreSQL.
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <pqxx/pqxx>
 #include <random>
@@ -20,6 +23,7 @@
 #include "placement/v1/recipe.pb.h"
 #include "services/api/recipe_convert.h"
 #include "services/plan/evidence_cache.h"
+#include "storage/catalog_read.h"
 #include "storage/pool_store.h"
 #include "storage/run_store.h"
 #include "storage/token_store.h"
@@ -146,6 +150,20 @@ class CatalogSnapshotTest : public ::testing::Test {
     return next.ok() ? *next : nullptr;
   }
 
+  // Prunes every tombstone it may (no retention).
+  storage::TombstonePruning Prune() {
+    absl::StatusOr<storage::TombstonePruning> pruned =
+        storage::PruneCatalogTombstones(session_, absl::ZeroDuration());
+    EXPECT_TRUE(pruned.ok()) << pruned.status();
+    return pruned.ok() ? *pruned : storage::TombstonePruning{};
+  }
+
+  int64_t PruningHorizon() {
+    absl::StatusOr<int64_t> horizon = storage::ReadTombstoneHorizon(session_);
+    EXPECT_TRUE(horizon.ok()) << horizon.status();
+    return horizon.ok() ? *horizon : 0;
+  }
+
   TestDatabase db_;
   storage::DbSession session_;
   std::set<std::string> pools_with_runs_;
@@ -160,8 +178,32 @@ TEST_F(CatalogSnapshotTest, IncrementalEqualsFullAfterRandomInterleavings) {
   int pool_deletions = 0;
   int token_deletions = 0;
   int rollup_deletions = 0;
+  int prunings = 0;        // that deleted tombstones
+  int refused_behind = 0;  // incremental reads refused after pruning
+  int incremental_after_prune = 0;
+  bool pruned_since_refresh = false;
   std::shared_ptr<CatalogSnapshot> snapshot = Full();
   ASSERT_NE(snapshot, nullptr);
+  // A second replica that refreshes rarely, so that pruning often passes
+  // its last read.
+  std::shared_ptr<CatalogSnapshot> lagging = Full();
+  ASSERT_NE(lagging, nullptr);
+  // An incremental read of `base`, or a full one where pruning took
+  // tombstones `base` had not seen (and only then).
+  auto refresh = [&](const CatalogSnapshot& base,
+                     int step) -> std::shared_ptr<CatalogSnapshot> {
+    absl::StatusOr<std::shared_ptr<CatalogSnapshot>> next =
+        ReadSnapshotChanges(session_, base, 0);
+    if (absl::IsFailedPrecondition(next.status())) {
+      EXPECT_LT(base.horizon.xmin, PruningHorizon()) << "after step " << step;
+      ++refused_behind;
+      return Full();
+    }
+    EXPECT_TRUE(next.ok()) << next.status();
+    if (!next.ok()) return nullptr;
+    EXPECT_TRUE((*next)->incremental);
+    return *next;
+  };
   for (int step = 0; step < 400; ++step) {
     const int n = static_cast<int>(random() % pool_version.size());
     switch (random() % 10) {
@@ -227,24 +269,42 @@ TEST_F(CatalogSnapshotTest, IncrementalEqualsFullAfterRandomInterleavings) {
         db_.Execute(absl::StrCat("UPDATE skus SET tdp_w = ", 300 + step,
                                  " WHERE sku_id = '", kSkus[n % 3], "'"));
         break;
+      case 9:  // maintenance: tombstones pruned (no retention)
+        if (random() % 2 == 0 && Prune().deleted > 0) {
+          ++prunings;
+          pruned_since_refresh = true;
+        }
+        break;
       default:
         break;  // nothing: a refresh with no change
     }
     if (random() % 3 != 0) continue;  // several changes per refresh
-    std::shared_ptr<CatalogSnapshot> next = Changes(*snapshot);
-    ASSERT_NE(next, nullptr);
-    EXPECT_TRUE(next->incremental);
     std::shared_ptr<CatalogSnapshot> full = Full();
     ASSERT_NE(full, nullptr);
+    const bool was_pruned = pruned_since_refresh;
+    pruned_since_refresh = false;
+    std::shared_ptr<CatalogSnapshot> next = refresh(*snapshot, step);
+    ASSERT_NE(next, nullptr);
+    if (was_pruned && next->incremental) ++incremental_after_prune;
     ExpectSameSnapshot(*next, *full, step);
     if (HasFailure()) return;
     snapshot = std::move(next);
+    if (random() % 6 == 0) {
+      std::shared_ptr<CatalogSnapshot> caught_up = refresh(*lagging, step);
+      ASSERT_NE(caught_up, nullptr);
+      ExpectSameSnapshot(*caught_up, *Full(), step);
+      if (HasFailure()) return;
+      lagging = std::move(caught_up);
+    }
   }
   // The walk did what it is meant to cover.
   EXPECT_GT(uploads, 50);
   EXPECT_GT(pool_deletions, 0);
   EXPECT_GT(token_deletions, 0);
   EXPECT_GT(rollup_deletions, 0);
+  EXPECT_GT(prunings, 0);
+  EXPECT_GT(refused_behind, 0);
+  EXPECT_GT(incremental_after_prune, 0);
   EXPECT_GT(snapshot->evidence.size(), 20u);
   EXPECT_GT(snapshot->pools.size(), 3u);
 }
@@ -291,6 +351,91 @@ TEST_F(CatalogSnapshotTest, RollupUnderAnotherKeyAsksForAFullRead) {
   absl::StatusOr<std::shared_ptr<CatalogSnapshot>> next =
       ReadSnapshotChanges(session_, *snapshot, 0);
   EXPECT_TRUE(absl::IsFailedPrecondition(next.status())) << next.status();
+}
+
+// Pruning removes the tombstone of a pool deletion: a replica that read
+// before the deletion must not read incrementally (it would keep the pool),
+// while one that read after it goes on reading incrementally and still sees
+// the deletions that follow.
+TEST_F(CatalogSnapshotTest, ReplicaBehindThePruningHorizonReadsInFull) {
+  ASSERT_TRUE(storage::CreatePool(session_, PoolNumber(0, 0), "").ok());
+  ASSERT_TRUE(storage::CreatePool(session_, PoolNumber(1, 0), "").ok());
+  std::shared_ptr<CatalogSnapshot> behind = Full();
+  ASSERT_NE(behind, nullptr);
+  db_.Execute("DELETE FROM pools WHERE name = 'pool-0'");
+  std::shared_ptr<CatalogSnapshot> current = Changes(*behind);
+  ASSERT_NE(current, nullptr);
+  ASSERT_EQ(current->pools.size(), 1u);
+
+  const storage::TombstonePruning pruned = Prune();
+  EXPECT_EQ(pruned.deleted, 1);
+  EXPECT_GT(pruned.pruned_below_xid, behind->horizon.xmin);
+  EXPECT_LE(pruned.pruned_below_xid, current->horizon.xmin);
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM catalog_tombstones"), "0");
+
+  absl::StatusOr<std::shared_ptr<CatalogSnapshot>> refused =
+      ReadSnapshotChanges(session_, *behind, 0);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+
+  db_.Execute("DELETE FROM pools WHERE name = 'pool-1'");
+  std::shared_ptr<CatalogSnapshot> next = Changes(*current);
+  ASSERT_NE(next, nullptr);
+  EXPECT_TRUE(next->incremental);
+  EXPECT_TRUE(next->pools.empty());
+  ExpectSameSnapshot(*next, *Full(), 0);
+
+  // A second pruning with nothing new to prune keeps the horizon.
+  EXPECT_GE(Prune().pruned_below_xid, pruned.pruned_below_xid);
+}
+
+// Pruning keeps what its retention asks for: a recent deletion's tombstone
+// stays, and a replica that read before it still reads incrementally.
+TEST_F(CatalogSnapshotTest, PruningKeepsTombstonesWithinTheRetention) {
+  ASSERT_TRUE(storage::CreatePool(session_, PoolNumber(0, 0), "").ok());
+  std::shared_ptr<CatalogSnapshot> before = Full();
+  ASSERT_NE(before, nullptr);
+  db_.Execute("DELETE FROM pools WHERE name = 'pool-0'");
+  absl::StatusOr<storage::TombstonePruning> pruned =
+      storage::PruneCatalogTombstones(session_, absl::Hours(1));
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  EXPECT_EQ(pruned->deleted, 0);
+  std::shared_ptr<CatalogSnapshot> next = Changes(*before);
+  ASSERT_NE(next, nullptr);
+  EXPECT_TRUE(next->pools.empty());
+}
+
+bool WaitUntil(const std::function<bool()>& done) {
+  for (int i = 0; i < 600; ++i) {  // at most a minute
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return done();
+}
+
+// The fleet model is fitted again only when the rollups (or the SKUs) it is
+// fitted to changed: re-reads of the same rows, due refits included, keep
+// the last fit; an upload brings a new one.
+TEST_F(CatalogSnapshotTest, FleetModelIsNotRefittedWhenNothingChanged) {
+  ASSERT_TRUE(storage::CreatePool(session_, PoolNumber(0, 0), "").ok());
+  for (int i = 0; i < 4; ++i) Upload(PoolNumber(0, 0), i, 10 + i);
+  // A full re-read on every turn and a refit due on every one.
+  EvidenceCache cache(db_.url(), /*reread_interval=*/absl::ZeroDuration(),
+                      /*refit_interval=*/absl::ZeroDuration());
+  ASSERT_TRUE(WaitUntil([&] { return cache.fleet_refits_skipped() >= 3; }));
+  EXPECT_EQ(cache.fleet_fits(), 1);
+  std::shared_ptr<const core::FleetModel> fitted = cache.Current()->fleet;
+  ASSERT_NE(fitted, nullptr);
+  EXPECT_GT(fitted->step_time_cells(), 0);
+  EXPECT_EQ(cache.Current()->fleet, fitted);
+
+  Upload(PoolNumber(0, 0), 7, 99);
+  ASSERT_TRUE(WaitUntil([&] {
+    return cache.Current()->evidence.size() == 5 &&
+           cache.Current()->fleet != fitted;
+  }));
+  EXPECT_EQ(cache.fleet_fits(), 2);
+  EXPECT_EQ(cache.Current()->fleet->step_time_cells(),
+            fitted->step_time_cells() + 1);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The cost report, served from the daily rollups (per detail row, and per
-// day, pool and SKU), equals an independent GROUP BY over the raw runs, for
-// runs stored concurrently, retried uploads included.
+// The cost report, served from the daily rollups (per detail row, per day,
+// pool and SKU, and per day and SKU), equals an independent GROUP BY over the
+// raw runs, for runs stored concurrently, retried uploads included.
 #include "storage/cost_store.h"
 
 #include <cstdio>
@@ -121,10 +121,11 @@ class CostStoreTest : public ::testing::Test {
       if (!page.ok()) return "";
       for (const CostRow& r : page->rows) {
         lines.push_back(absl::StrCat(
-            r.key.period, "|", r.key.sku, "|", r.key.pool, "|", r.key.team, "|",
-            r.key.outcome, "|", r.runs, "|", r.successful_runs, "|", r.retries,
-            "|", r.steps_attempted, "|", r.successful_steps, "|",
-            r.gpu_microseconds, "|", r.wasted_gpu_microseconds, "|",
+            r.key.period, "|", r.key.sku, "|", r.key.pool, "|",
+            r.key.recipe_key, "|", r.key.model, "|", r.key.method, "|",
+            r.key.team, "|", r.key.outcome, "|", r.runs, "|", r.successful_runs,
+            "|", r.retries, "|", r.steps_attempted, "|", r.successful_steps,
+            "|", r.gpu_microseconds, "|", r.wasted_gpu_microseconds, "|",
             r.internal_cost_micros, "|",
             r.list_price_cost_micros.has_value()
                 ? absl::StrCat(*r.list_price_cost_micros)
@@ -143,11 +144,16 @@ class CostStoreTest : public ::testing::Test {
   // The same figures straight from benchmark_runs and pools. `period`,
   // `sku`, `pool`, `team`, `outcome` are SQL expressions over r (runs) ('' for
   // a dimension not grouped by); `work` is the pool's GPU time in the row's
-  // period over every run ('-' when not grouped by pool).
+  // period over every run ('-' when not grouped by pool); `by_recipe`
+  // groups by recipe key, model and method too.
   std::string Raw(const std::string& period, const std::string& sku,
                   const std::string& pool, const std::string& team,
                   const std::string& outcome, const std::string& where,
-                  bool work) {
+                  bool work, bool by_recipe = false) {
+    const std::string recipe_keys =
+        by_recipe
+            ? "r.recipe_key AS k_rk, r.model AS k_model, r.method AS k_method"
+            : "'' AS k_rk, '' AS k_model, '' AS k_method";
     const std::string first = absl::FormatCivilTime(Today() - 45);
     const std::string after = absl::FormatCivilTime(Today() + 1);
     const std::string in_range = absl::StrCat(
@@ -166,15 +172,17 @@ class CostStoreTest : public ::testing::Test {
             : "'-'";
     return db_.QueryValue(absl::StrCat(
         "SELECT string_agg(concat_ws('|', coalesce(to_char(p, 'YYYY-MM-DD'), "
-        "''), k_sku, k_pool, k_team, k_outcome, runs, successful_runs, "
+        "''), k_sku, k_pool, k_rk, k_model, k_method, k_team, k_outcome, runs, "
+        "successful_runs, "
         "retries, steps_attempted, successful_steps, gpu_us, wasted_us, "
         "cost, coalesce(list::text, 'none'), ",
         work_column,
         "), E'\\n' ORDER BY coalesce(to_char(p, 'YYYY-MM-DD'), '') COLLATE "
-        "\"C\", k_sku COLLATE \"C\", k_pool COLLATE \"C\", k_team COLLATE "
+        "\"C\", k_sku COLLATE \"C\", k_pool COLLATE \"C\", k_rk COLLATE \"C\", "
+        "k_model COLLATE \"C\", k_method COLLATE \"C\", k_team COLLATE "
         "\"C\", k_outcome COLLATE \"C\") FROM (SELECT ",
-        period_of, " AS p, ", sku, " AS k_sku, ", pool, " AS k_pool, ", team,
-        " AS k_team, ", outcome,
+        period_of, " AS p, ", sku, " AS k_sku, ", pool, " AS k_pool, ",
+        recipe_keys, ", ", team, " AS k_team, ", outcome,
         " AS k_outcome, count(*) AS runs, count(*) FILTER (WHERE outcome = "
         "'SUCCEEDED') AS successful_runs, sum(retries) AS retries, "
         "sum(steps_attempted) AS steps_attempted, sum(CASE WHEN outcome = "
@@ -190,7 +198,7 @@ class CostStoreTest : public ::testing::Test {
         "p.list_price_micros_per_gpu_hour) + 1800000000, 3600000000) END AS "
         "list FROM benchmark_runs r JOIN pools p ON p.name = r.pool_name "
         "WHERE ",
-        in_range, where, " GROUP BY 1, 2, 3, 4, 5) g"));
+        in_range, where, " GROUP BY 1, 2, 3, 4, 5, 6, 7, 8) g"));
   }
 
   // The report of `query` has rows, and they are those of `raw`.
@@ -198,6 +206,32 @@ class CostStoreTest : public ::testing::Test {
     const std::string report = Report(query);
     EXPECT_NE(report, "");
     EXPECT_EQ(report, raw);
+  }
+
+  // The rows of rollup table `coarse` are those of `fine` summed by `key`:
+  // neither has a row the other lacks.
+  void ExpectSummedRollup(const std::string& coarse, const std::string& fine,
+                          const std::string& key) {
+    const std::string sums =
+        "runs, successful_runs, retries, steps_attempted, successful_steps, "
+        "gpu_microseconds, wasted_gpu_microseconds, internal_rate_x_gpu_us, "
+        "list_price_x_gpu_us, list_priced_gpu_microseconds";
+    const std::string coarse_rows =
+        absl::StrCat("SELECT ", key, ", ", sums, " FROM ", coarse);
+    const std::string summed =
+        absl::StrCat("SELECT ", key, ", ",
+                     absl::StrReplaceAll(absl::StrCat("sum(", sums, ")"),
+                                         {{", ", "), sum("}}),
+                     " FROM ", fine, " GROUP BY ", key);
+    SCOPED_TRACE(coarse);
+    EXPECT_EQ(db_.QueryValue(absl::StrCat("SELECT count(*) FROM (", coarse_rows,
+                                          " EXCEPT ", summed, ") d")),
+              "0");
+    EXPECT_EQ(db_.QueryValue(absl::StrCat("SELECT count(*) FROM (", summed,
+                                          " EXCEPT ", coarse_rows, ") d")),
+              "0");
+    EXPECT_NE(db_.QueryValue(absl::StrCat("SELECT count(*) FROM ", coarse)),
+              "0");
   }
 
   CostQuery Range() const {
@@ -216,44 +250,78 @@ TEST_F(CostStoreTest, ReportsEqualAGroupByOverRawRunsWithRetriedUploads) {
   SCOPED_TRACE(absl::StrCat("seed ", seed));
   std::mt19937 random(seed);
   std::vector<RunToStore> runs;
-  for (int i = 0; i < 200; ++i) runs.push_back(RandomRun(random, i));
-  // Four uploaders, each sending its share and then every run again (a
-  // retry after a lost acknowledgement): each run must count once.
-  std::vector<std::thread> uploaders;
-  for (int t = 0; t < 4; ++t) {
-    uploaders.emplace_back([&, t] {
-      DbSession session(db_.url());
-      for (int pass = 0; pass < 2; ++pass) {
-        for (size_t i = t; i < runs.size(); i += (pass == 0 ? 4 : 1)) {
-          absl::StatusOr<RunAck> ack = InsertRun(session, runs[i]);
-          if (!ack.ok()) {
-            // Two first uploads of one run at once: one of them is told to
-            // retry; the retry is answered from the stored run.
-            ASSERT_TRUE(absl::IsAborted(ack.status())) << ack.status();
-            ASSERT_TRUE(InsertRun(session, runs[i]).ok());
+  for (int i = 0; i < 300; ++i) runs.push_back(RandomRun(random, i));
+  // Four uploaders, each sending its share of runs [from, to) and then every
+  // one of them again (a retry after a lost acknowledgement): each run must
+  // count once.
+  const auto upload = [&](size_t from, size_t to) {
+    std::vector<std::thread> uploaders;
+    for (size_t t = 0; t < 4; ++t) {
+      uploaders.emplace_back([&, t] {
+        DbSession session(db_.url());
+        for (int pass = 0; pass < 2; ++pass) {
+          for (size_t i = from + t; i < to; i += (pass == 0 ? 4 : 1)) {
+            absl::StatusOr<RunAck> ack = InsertRun(session, runs[i]);
+            if (!ack.ok()) {
+              // Two first uploads of one run at once: one of them is told to
+              // retry; the retry is answered from the stored run.
+              ASSERT_TRUE(absl::IsAborted(ack.status())) << ack.status();
+              ASSERT_TRUE(InsertRun(session, runs[i]).ok());
+            }
           }
         }
-      }
-    });
-  }
-  for (auto& thread : uploaders) thread.join();
+      });
+    }
+    for (auto& thread : uploaders) thread.join();
+  };
+  upload(0, 200);
   ASSERT_EQ(db_.QueryValue("SELECT count(*) FROM benchmark_runs"), "200");
 
-  // Served from cost_daily_pool_rollups: by SKU and day; by pool and month
-  // (with the pool's work); everything together; filtered by SKU and pool.
+  // Served from cost_daily_sku_rollups: by SKU and day (its rows as they
+  // are); by SKU and month; everything together; by day filtered by SKU; by
+  // SKU and day filtered by SKU.
   CostQuery by_sku_day = Range();
   by_sku_day.by_sku = true;
   by_sku_day.period = CostPeriod::kDay;
   ExpectSameRows(by_sku_day,
                  Raw("DAY", "r.sku_id", "''", "''", "''", "", false));
 
+  CostQuery by_sku_month = Range();
+  by_sku_month.by_sku = true;
+  by_sku_month.period = CostPeriod::kMonth;
+  ExpectSameRows(by_sku_month, Raw("date_trunc('month', DAY::timestamp)::date",
+                                   "r.sku_id", "''", "''", "''", "", false));
+
+  ExpectSameRows(Range(), Raw("NULL::date", "''", "''", "''", "''", "", false));
+
+  CostQuery one_sku_day = Range();
+  one_sku_day.period = CostPeriod::kDay;
+  one_sku_day.skus = {"H100-SXM5-80GB"};
+  ExpectSameRows(one_sku_day,
+                 Raw("DAY", "''", "''", "''", "''",
+                     " AND r.sku_id IN ('H100-SXM5-80GB')", false));
+
+  CostQuery two_skus_day = by_sku_day;
+  two_skus_day.skus = {"A100-SXM4-80GB", "H100-SXM5-80GB"};
+  ExpectSameRows(
+      two_skus_day,
+      Raw("DAY", "r.sku_id", "''", "''", "''",
+          " AND r.sku_id IN ('A100-SXM4-80GB', 'H100-SXM5-80GB')", false));
+
+  // Served from cost_daily_pool_rollups: by pool and month (with the pool's
+  // work); filtered by SKU and pool.
   CostQuery by_pool_month = Range();
   by_pool_month.by_pool = true;
   by_pool_month.period = CostPeriod::kMonth;
   ExpectSameRows(by_pool_month, Raw("date_trunc('month', DAY::timestamp)::date",
                                     "''", "r.pool_name", "''", "''", "", true));
 
-  ExpectSameRows(Range(), Raw("NULL::date", "''", "''", "''", "''", "", false));
+  CostQuery by_pool_sku_day = Range();
+  by_pool_sku_day.by_pool = true;
+  by_pool_sku_day.by_sku = true;
+  by_pool_sku_day.period = CostPeriod::kDay;
+  ExpectSameRows(by_pool_sku_day,
+                 Raw("DAY", "r.sku_id", "r.pool_name", "''", "''", "", true));
 
   CostQuery filtered = Range();
   filtered.by_sku = true;
@@ -273,6 +341,15 @@ TEST_F(CostStoreTest, ReportsEqualAGroupByOverRawRunsWithRetriedUploads) {
   ExpectSameRows(by_team, Raw("NULL::date", "''", "r.pool_name", "r.team",
                               "r.outcome", "", true));
 
+  // Grouped by every dimension and day: the detailed rollup's rows.
+  CostQuery by_all_day = Range();
+  by_all_day.by_sku = by_all_day.by_pool = by_all_day.by_recipe_key = true;
+  by_all_day.by_model = by_all_day.by_method = by_all_day.by_team = true;
+  by_all_day.by_outcome = true;
+  by_all_day.period = CostPeriod::kDay;
+  ExpectSameRows(by_all_day, Raw("DAY", "r.sku_id", "r.pool_name", "r.team",
+                                 "r.outcome", "", true, true));
+
   CostQuery one_team = Range();
   one_team.by_sku = true;
   one_team.period = CostPeriod::kWeek;
@@ -281,27 +358,30 @@ TEST_F(CostStoreTest, ReportsEqualAGroupByOverRawRunsWithRetriedUploads) {
                  Raw("date_trunc('week', DAY::timestamp)::date", "r.sku_id",
                      "''", "''", "''", " AND r.team = 'vision'", false));
 
-  // The pool rollup is exactly the detailed one, summed, row for row.
-  const std::string pool_rollups =
-      "SELECT day, pool_name, sku_id, runs, successful_runs, retries, "
-      "steps_attempted, successful_steps, gpu_microseconds, "
-      "wasted_gpu_microseconds, internal_rate_x_gpu_us, list_price_x_gpu_us, "
-      "list_priced_gpu_microseconds FROM cost_daily_pool_rollups";
-  const std::string summed =
-      "SELECT day, pool_name, sku_id, sum(runs), sum(successful_runs), "
-      "sum(retries), sum(steps_attempted), sum(successful_steps), "
-      "sum(gpu_microseconds), sum(wasted_gpu_microseconds), "
-      "sum(internal_rate_x_gpu_us), sum(list_price_x_gpu_us), "
-      "sum(list_priced_gpu_microseconds) FROM cost_daily_rollups "
-      "GROUP BY 1, 2, 3";
-  EXPECT_EQ(db_.QueryValue(absl::StrCat("SELECT count(*) FROM (", pool_rollups,
-                                        " EXCEPT ", summed, ") d")),
-            "0");
-  EXPECT_EQ(db_.QueryValue(absl::StrCat("SELECT count(*) FROM (", summed,
-                                        " EXCEPT ", pool_rollups, ") d")),
-            "0");
-  EXPECT_NE(db_.QueryValue("SELECT count(*) FROM cost_daily_pool_rollups"),
-            "0");
+  // Each coarser rollup is exactly the finer one, summed, row for row.
+  ExpectSummedRollup("cost_daily_pool_rollups", "cost_daily_rollups",
+                     "day, pool_name, sku_id");
+  ExpectSummedRollup("cost_daily_sku_rollups", "cost_daily_pool_rollups",
+                     "day, sku_id");
+
+  // More uploads into the same days, after this session has prepared (and
+  // many times run) the report statements: the reports follow them.
+  upload(200, 300);
+  ASSERT_EQ(db_.QueryValue("SELECT count(*) FROM benchmark_runs"), "300");
+  ExpectSameRows(by_sku_day,
+                 Raw("DAY", "r.sku_id", "''", "''", "''", "", false));
+  ExpectSameRows(by_pool_month, Raw("date_trunc('month', DAY::timestamp)::date",
+                                    "''", "r.pool_name", "''", "''", "", true));
+  ExpectSameRows(by_team, Raw("NULL::date", "''", "r.pool_name", "r.team",
+                              "r.outcome", "", true));
+  ExpectSameRows(by_pool_sku_day,
+                 Raw("DAY", "r.sku_id", "r.pool_name", "''", "''", "", true));
+  ExpectSameRows(by_all_day, Raw("DAY", "r.sku_id", "r.pool_name", "r.team",
+                                 "r.outcome", "", true, true));
+  ExpectSummedRollup("cost_daily_pool_rollups", "cost_daily_rollups",
+                     "day, pool_name, sku_id");
+  ExpectSummedRollup("cost_daily_sku_rollups", "cost_daily_pool_rollups",
+                     "day, sku_id");
 }
 
 }  // namespace

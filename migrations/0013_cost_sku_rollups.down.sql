@@ -1,0 +1,1 @@
+DROP TABLE cost_daily_sku_rollups;
