@@ -31,9 +31,10 @@
 #      and, once for all sizes, bench/snapshot_bench (a replica's snapshot
 #      alone: memory per rollup, refresh CPU per change);
 #   2. ingestion: for each stored-sample size, samples seeded into the
-#      partition the new ones go to, then one StreamStepSamples stream and
-#      one plain CSV COPY (psql) of the same number of rows of the same
-#      shape into the same table, in turn, GROWTH_INGEST_ROUNDS times.
+#      partition the new ones go to and a checkpoint, then one
+#      StreamStepSamples stream and one plain CSV COPY (psql) of the same
+#      number of rows of the same shape into the same table, in turn,
+#      GROWTH_INGEST_ROUNDS times.
 #
 # Prints each size's figures side by side, then each target of the growth
 # goals with its ratio and whether it is met.
@@ -48,7 +49,7 @@
 #   GROWTH_COST_RUNS      "100000 1000000"          ["20000 50000"]
 #   GROWTH_SAMPLES        "1000000 10000000 100000000" ["200000 1000000 2000000"]
 #   GROWTH_STREAM_SAMPLES 1000000 [200000]  rows a stream and a COPY write
-#   GROWTH_INGEST_ROUNDS  2 [1]
+#   GROWTH_INGEST_ROUNDS  3 [1]
 #   GROWTH_PLAN_CLIENTS 4, GROWTH_PLAN_SECONDS 10 [4], GROWTH_CHANGES 10 [5],
 #   GROWTH_COST_CALLS 10 [5] report calls a round, GROWTH_COST_ROUNDS 10 [3],
 #   GROWTH_SNAPSHOT_CHANGES 200 [50]
@@ -69,7 +70,7 @@ run_sizes=${GROWTH_RUNS:-$(pick "10000 100000 300000 1000000" "10000 20000 50000
 cost_runs=${GROWTH_COST_RUNS:-$(pick "100000 1000000" "20000 50000")}
 sample_sizes=${GROWTH_SAMPLES:-$(pick "1000000 10000000 100000000" "200000 1000000 2000000")}
 stream_samples=${GROWTH_STREAM_SAMPLES:-$(pick 1000000 200000)}
-ingest_rounds=${GROWTH_INGEST_ROUNDS:-$(pick 2 1)}
+ingest_rounds=${GROWTH_INGEST_ROUNDS:-$(pick 3 1)}
 plan_clients=${GROWTH_PLAN_CLIENTS:-4}
 plan_seconds=${GROWTH_PLAN_SECONDS:-$(pick 10 4)}
 changes=${GROWTH_CHANGES:-$(pick 10 5)}
@@ -416,13 +417,15 @@ SQL
       seeded_runs=$(( seeded_runs + want_runs ))
       sql -c "VACUUM ANALYZE step_samples, sample_streams" >/dev/null
     fi
+    # The seeding's dirty pages written out now, not by a checkpoint that
+    # would fall in (and slow) whichever measurement runs during it.
+    sql -c "CHECKPOINT"
     printf -- '-- seeded in %.0f s: %s\n' "$(echo "$(now) - $start" | bc -l)" \
       "$(psql "$db" -qtAc "SELECT 'step_samples=' || (SELECT count(*) FROM step_samples) ||
         ' size=' || pg_size_pretty(pg_total_relation_size('step_samples')) ||
         ' (' || string_agg(c.relname || ' ' || pg_size_pretty(pg_total_relation_size(c.oid)), ', ') || ')'
         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
         WHERE i.inhparent = 'step_samples'::regclass AND pg_total_relation_size(c.oid) > 65536")"
-    "$build/bench/ingest_load" csv --samples "$stream_samples" --streams 1 --out "$work/samples.csv"
     stream_total=0; stream_s=0; copy_total=0; copy_s=0
     for ((round = 0; round < ingest_rounds; ++round)); do
       "$build/bench/ingest_load" samples --server "$server" --samples "$stream_samples" \
@@ -430,10 +433,10 @@ SQL
       sed 's/^/   /' "$work/stream.txt"
       stream_s=$(echo "$stream_s + $(field seconds <"$work/stream.txt")" | bc -l)
       stream_total=$(( stream_total + stream_samples ))
-      # New run ids each round: the file is the same shape, not the same keys.
-      if [ "$round" -gt 0 ]; then
-        "$build/bench/ingest_load" csv --samples "$stream_samples" --streams 1 --out "$work/samples.csv"
-      fi
+      # New run ids each round: the file is the same shape, not the same
+      # keys. Written after the stream, so that its run is the newest, as the
+      # stream's was: both append at the right edge of the primary key.
+      "$build/bench/ingest_load" csv --samples "$stream_samples" --streams 1 --out "$work/samples.csv"
       start=$(now)
       sql -c "\\copy step_samples (run_id, partition_time, step, sample_time, step_time_s, memory_allocated_gb, memory_reserved_gb, tokens, loss) FROM '$work/samples.csv' WITH (FORMAT csv)"
       seconds=$(echo "$(now) - $start" | bc -l)

@@ -27,11 +27,27 @@
 #include "storage/sku_store.h"
 
 namespace placement::services {
-// Reads a stream of sample batches and stores them in order, one batch in a
-// transaction at a time; the next batch is read (and converted) while the
-// one before is written, so that the database and the stream's parsing
-// overlap. At most two batches of a stream are in memory: the one being
-// written and the next. Three threads may touch it (gRPC's, a database
+namespace {
+
+// While a transaction of a stream is being written, the stream reads on and
+// gathers the messages that arrive into the next transaction, until it holds
+// this many samples; then it waits for the commit (and gRPC's flow control
+// holds the sender). A transaction thus takes at most this plus one message
+// (10,000) samples, about 3.5 MiB of COPY data and a fraction of a second of
+// the database's time, and a stream holds at most two of them in memory.
+constexpr size_t kMaxWaitingSamples = 20'000;
+
+}  // namespace
+
+// Reads a stream of sample batches and stores them in order, one
+// transaction at a time; the messages that arrive while a transaction is
+// written are read (and converted) meanwhile and go to the database
+// together in the next one, so that the database and the stream's parsing
+// overlap and a fast sender pays one commit for many messages, not one
+// each. Nothing is acknowledged before its commit: the response comes after
+// the last one, and a stream cut before it has committed whole messages
+// only (a resumed stream finds them by GetSampleProgress; a re-sent step is
+// stored once). Three threads may touch it (gRPC's, a database
 // worker's, and the idle reaper's), so the decision to finish is taken once,
 // under its mutex; gRPC itself (StartRead, Finish) is called with no lock
 // held, since it may run a reaction inline.
@@ -91,6 +107,7 @@ class SampleStreamReactor
     }
     // Set once, before the first append: the workers only read it.
     if (run_id_.empty()) run_id_ = run_id;
+    std::vector<storage::StepSampleRow> rows_to_append;
     if (request_.samples().empty()) {
       ReadNext();
       return;
@@ -98,13 +115,23 @@ class SampleStreamReactor
     std::vector<storage::StepSampleRow> rows = SampleRowsFromProto(request_);
     {
       absl::MutexLock lock(&mu_);
-      if (appending_) {  // the append before takes these, then reads on
-        waiting_ = std::move(rows);
-        return;
+      if (appending_) {  // the next transaction takes these
+        if (!waiting_.has_value()) {
+          waiting_ = std::move(rows);
+        } else {
+          waiting_->insert(waiting_->end(), rows.begin(), rows.end());
+        }
+        if (waiting_->size() >= kMaxWaitingSamples) {
+          read_paused_ = true;  // the worker reads on once it takes them
+          return;
+        }
+      } else {
+        appending_ = true;
+        rows_to_append.swap(rows);
       }
-      appending_ = true;
     }
-    if (Append(std::move(rows))) ReadNext();
+    if (!rows_to_append.empty() && !Append(std::move(rows_to_append))) return;
+    ReadNext();
   }
 
   void OnDone() override {
@@ -178,9 +205,10 @@ class SampleStreamReactor
     return queued;
   }
 
-  // On the worker, once a batch is committed (or failed): the next batch
-  // waiting, if any, goes to the database and the stream reads on; the
-  // stream finishes if the client is done.
+  // On the worker, once a transaction is committed (or failed): the samples
+  // waiting, if any, go to the database in the next one (and the stream
+  // reads on if it had paused for them); else the stream finishes if the
+  // client is done or a message was refused.
   void Appended(const absl::StatusOr<storage::AppendResult>& appended) {
     if (!appended.ok()) {
       FinishOnce(ToGrpcStatus(appended.status()));
@@ -192,18 +220,25 @@ class SampleStreamReactor
     committed_through_step_ = appended->progress.committed_through_step;
     std::optional<std::vector<storage::StepSampleRow>> next;
     std::optional<grpc::Status> refused;
-    bool finish;
+    bool finish = false;
+    bool read_on = false;
     {
       absl::MutexLock lock(&mu_);
       next.swap(waiting_);
-      refused.swap(refused_);
-      if (!next.has_value()) appending_ = false;
-      finish = !next.has_value() && client_done_;
+      if (next.has_value()) {
+        read_on = read_paused_;
+        read_paused_ = false;
+      } else {
+        // A refusal is answered once what came before it is committed.
+        appending_ = false;
+        refused.swap(refused_);
+        finish = client_done_;
+      }
     }
-    if (refused.has_value()) {
+    if (next.has_value()) {
+      if (Append(*std::move(next)) && read_on) ReadNext();
+    } else if (refused.has_value()) {
       FinishOnce(*refused);
-    } else if (next.has_value()) {
-      if (Append(*std::move(next))) ReadNext();
     } else if (finish) {
       FinishWithCounts();
     }
@@ -253,12 +288,14 @@ class SampleStreamReactor
   // ReadNext()s between lock and return, and batches with a worker.
   int holds_ ABSL_GUARDED_BY(mu_) = 0;
   bool appending_ ABSL_GUARDED_BY(mu_) = false;  // a batch is with a worker
-  // Read while the batch before was being written: the next to append.
+  // Read while the transaction before was being written: the next to append.
   std::optional<std::vector<storage::StepSampleRow>> waiting_
       ABSL_GUARDED_BY(mu_);
+  // No read is pending because `waiting_` is full.
+  bool read_paused_ ABSL_GUARDED_BY(mu_) = false;
   bool client_done_ ABSL_GUARDED_BY(mu_) = false;  // no more reads
-  // A batch refused while the one before was being written: answered once
-  // that one is committed.
+  // A message refused while samples before it were being written or waiting:
+  // answered once they are committed.
   std::optional<grpc::Status> refused_ ABSL_GUARDED_BY(mu_);
   bool done_ ABSL_GUARDED_BY(mu_) = false;  // OnDone ran
 };

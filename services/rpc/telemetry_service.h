@@ -40,9 +40,10 @@ class SampleStreamRegistry {
 // placement.v1.TelemetryService: measured runs and their per-step samples.
 //
 // Every request is validated before anything is written; a refused upload
-// changes nothing. Database work runs on the workers; a sample stream reads
-// its next message only after the previous one is committed, so gRPC's flow
-// control, not a buffer, absorbs a fast sender.
+// changes nothing. Database work runs on the workers; a sample stream
+// gathers the messages that arrive while one transaction is written into the
+// next (up to a bound of samples), then stops reading until that commits, so
+// gRPC's flow control, not an unbounded buffer, absorbs a fast sender.
 class TelemetryService final : public v1::TelemetryService::CallbackService {
  public:
   // Called on a worker thread after each upload is stored or acknowledged.

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -467,6 +468,100 @@ TEST_F(TelemetryTest,
                                "step_samples WHERE run_id = '",
                                run_id, "'")),
             "400/400/0/399");
+}
+
+TEST_F(TelemetryTest,
+       StreamCutMidwayHasCommittedWholeMessagesAndARetryStoresEachStepOnce) {
+  const std::string run_id = NewUuid();
+  constexpr int kMessages = 30;
+  constexpr int kPerMessage = 100;  // steps within the hour of Samples()
+  {
+    // A fast sender: the server gathers the messages that arrive while one
+    // transaction is written into the next; the stream is then cut.
+    auto context = Deadline(30);
+    v1::StreamStepSamplesResponse response;
+    auto writer = telemetry_->StreamStepSamples(context.get(), &response);
+    for (int m = 0; m < kMessages; ++m) {
+      if (!writer->Write(
+              Samples(run_id, m * kPerMessage, (m + 1) * kPerMessage - 1))) {
+        break;
+      }
+    }
+    context->TryCancel();
+    EXPECT_FALSE(writer->Finish().ok());
+  }
+  // At any moment (transactions still in flight commit later), what is
+  // stored is a prefix of whole messages, and each transaction holds whole
+  // messages: nothing of a message is half committed.
+  const std::string where = absl::StrCat("WHERE run_id = '", run_id, "'");
+  const std::string prefix = Query(absl::StrCat(
+      "SELECT count(*) || '/' || coalesce(max(step) + 1, 0) || '/' || "
+      "count(*) % ",
+      kPerMessage, " FROM step_samples ", where));
+  const std::vector<std::string> parts = absl::StrSplit(prefix, '/');
+  ASSERT_EQ(parts.size(), 3u) << prefix;
+  EXPECT_EQ(parts[0], parts[1]) << "stored steps are not 0..n-1: " << prefix;
+  EXPECT_EQ(parts[2], "0") << "a message partly stored: " << prefix;
+  EXPECT_EQ(Query(absl::StrCat(
+                "SELECT count(*) FROM (SELECT count(*) AS n, min(step) AS lo, "
+                "max(step) AS hi FROM step_samples ",
+                where, " GROUP BY xmin::text) t WHERE n % ", kPerMessage,
+                " <> 0 OR lo % ", kPerMessage, " <> 0 OR hi - lo + 1 <> n")),
+            "0");
+
+  // The agent re-sends everything: each step ends up stored once, and every
+  // sample is either stored now or recognised as stored before.
+  std::vector<v1::StreamStepSamplesRequest> all;
+  for (int m = 0; m < kMessages; ++m) {
+    all.push_back(Samples(run_id, m * kPerMessage, (m + 1) * kPerMessage - 1));
+  }
+  grpc::Status status;
+  v1::StreamStepSamplesResponse response = Stream(*telemetry_, all, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.committed_through_step(), kMessages * kPerMessage - 1);
+  EXPECT_EQ(response.samples_stored() + response.samples_duplicate(),
+            kMessages * kPerMessage);
+  EXPECT_EQ(response.samples_conflicting(), 0);
+  EXPECT_EQ(
+      Query(absl::StrCat("SELECT count(*) || '/' || count(DISTINCT step) "
+                         "FROM step_samples ",
+                         where)),
+      absl::StrCat(kMessages * kPerMessage, "/", kMessages * kPerMessage));
+  // The same again stores nothing.
+  response = Stream(*telemetry_, all, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.samples_stored(), 0);
+  EXPECT_EQ(response.samples_duplicate(), kMessages * kPerMessage);
+}
+
+TEST_F(TelemetryTest, RefusedMessageAfterGatheredOnesCommitsEveryOneBefore) {
+  const std::string run_id = NewUuid();
+  std::vector<v1::StreamStepSamplesRequest> batches;
+  for (int m = 0; m < 20; ++m) {
+    batches.push_back(Samples(run_id, m * 150, (m + 1) * 150 - 1));
+  }
+  v1::StreamStepSamplesRequest bad = Samples(run_id, 3000, 3099);
+  bad.mutable_samples(7)->set_memory_reserved_gb(-1);
+  batches.push_back(bad);
+  batches.push_back(Samples(run_id, 3100, 3199));  // after the refusal
+  grpc::Status status;
+  Stream(*telemetry_, batches, &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // The answer comes after every message before the refused one is
+  // committed, and nothing of it or after it is stored.
+  v1::GetSampleProgressRequest progress_request;
+  progress_request.set_run_id(run_id);
+  v1::GetSampleProgressResponse progress;
+  ASSERT_TRUE(
+      telemetry_
+          ->GetSampleProgress(Deadline().get(), progress_request, &progress)
+          .ok());
+  EXPECT_EQ(progress.committed_through_step(), 2999);
+  EXPECT_EQ(progress.samples_stored(), 3000);
+  EXPECT_EQ(Query(absl::StrCat("SELECT count(*) || '/' || max(step) FROM "
+                               "step_samples WHERE run_id = '",
+                               run_id, "'")),
+            "3000/2999");
 }
 
 TEST_F(TelemetryTest, GapsHoldBackTheCommittedStepUntilFilled) {
