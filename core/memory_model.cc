@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -226,7 +229,14 @@ const MemoryModelConstants& DefaultMemoryModelConstants() {
 }
 
 void SetDefaultMemoryModelConstants(const MemoryModelConstants& constants) {
-  installed_memory_constants.store(new MemoryModelConstants(constants),
+  // Every set installed stays alive (reachable from `kept`): a reader may
+  // still hold the one it replaces. Installed once at start, bar tests.
+  static std::mutex* mutex = new std::mutex;
+  static auto* kept =
+      new std::vector<std::unique_ptr<const MemoryModelConstants>>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  kept->push_back(std::make_unique<const MemoryModelConstants>(constants));
+  installed_memory_constants.store(kept->back().get(),
                                    std::memory_order_release);
 }
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -137,7 +140,14 @@ const StepTimeModelConstants& DefaultStepTimeModelConstants() {
 }
 
 void SetDefaultStepTimeModelConstants(const StepTimeModelConstants& constants) {
-  installed_step_time_constants.store(new StepTimeModelConstants(constants),
+  // Every set installed stays alive (reachable from `kept`): a reader may
+  // still hold the one it replaces. Installed once at start, bar tests.
+  static std::mutex* mutex = new std::mutex;
+  static auto* kept =
+      new std::vector<std::unique_ptr<const StepTimeModelConstants>>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  kept->push_back(std::make_unique<const StepTimeModelConstants>(constants));
+  installed_step_time_constants.store(kept->back().get(),
                                       std::memory_order_release);
 }
 
