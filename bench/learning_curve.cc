@@ -137,35 +137,6 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The fit's observations of a row, as the cross-validation test makes them
-// (tests/core/model_cross_validation_test.cc).
-placement::core::MemoryObservation MemoryObservationOf(const MappedRow& row) {
-  placement::core::MemoryObservation o{row.recipe, row.arch};
-  if (row.peak_gb) {
-    o.measured_gb = *row.peak_gb;
-  } else if (row.ran) {
-    o.ran_on_gb = row.usable_capacity_gb;
-  } else {
-    o.oom_on_gb = row.usable_capacity_gb;
-  }
-  return o;
-}
-
-std::optional<placement::core::StepTimeObservation> StepTimeObservationOf(
-    const MappedRow& row) {
-  if (!row.tokens_per_s_per_gpu.has_value()) return std::nullopt;
-  const placement::core::GpuSku& sku =
-      placement::core::testing::Sku(row.sku_id);
-  placement::core::StepTimeObservation o;
-  o.recipe = row.recipe;
-  o.arch = row.arch;
-  o.sku = sku;
-  o.pool =
-      placement::core::testing::PublishedRunPool(sku, row.recipe.gpu_count);
-  o.measured_tokens_per_s_per_gpu = *row.tokens_per_s_per_gpu;
-  return o;
-}
-
 // --write_constants: the constants fitted on every usable row whose
 // publication is not `hold_out`, from the analytic priors (as the shipped
 // ones are fitted on all of them).
@@ -178,8 +149,10 @@ int WriteConstants(const std::vector<MappedRow>& usable,
   for (const MappedRow& row : usable) {
     if (row.source_group == hold_out) continue;
     groups.insert(row.source_group);
-    memory.push_back(MemoryObservationOf(row));
-    if (auto o = StepTimeObservationOf(row)) time.push_back(*o);
+    memory.push_back(core::testing::MemoryObservationOf(row));
+    if (auto o = core::testing::StepTimeObservationOf(row)) {
+      time.push_back(*o);
+    }
   }
   core::ModelConstants constants;
   constants.memory =

@@ -30,6 +30,8 @@ namespace {
 
 using testing::LoadPublishedRows;
 using testing::MappedRow;
+using testing::MemoryObservationOf;
+using testing::StepTimeObservationOf;
 
 struct Rows {
   std::vector<MappedRow> mapped;  // not skipped
@@ -44,30 +46,6 @@ Rows UsableRows() {
     rows.mapped.push_back(std::move(row));
   }
   return rows;
-}
-
-MemoryObservation MemoryObservationOf(const MappedRow& row) {
-  MemoryObservation o{row.recipe, row.arch};
-  if (row.peak_gb) {
-    o.measured_gb = *row.peak_gb;
-  } else if (row.ran) {
-    o.ran_on_gb = row.usable_capacity_gb;
-  } else {
-    o.oom_on_gb = row.usable_capacity_gb;
-  }
-  return o;
-}
-
-std::optional<StepTimeObservation> StepTimeObservationOf(const MappedRow& row) {
-  if (!row.tokens_per_s_per_gpu.has_value()) return std::nullopt;
-  const GpuSku& sku = testing::Sku(row.sku_id);
-  StepTimeObservation o;
-  o.recipe = row.recipe;
-  o.arch = row.arch;
-  o.sku = sku;
-  o.pool = testing::PublishedRunPool(sku, row.recipe.gpu_count);
-  o.measured_tokens_per_s_per_gpu = *row.tokens_per_s_per_gpu;
-  return o;
 }
 
 std::vector<MemoryObservation> MemoryObservations(const Rows& rows,

@@ -19,7 +19,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "core/model_catalog.h"
+#include "core/model_fit.h"
 #include "core/recipe.h"
+#include "tests/core/test_catalog.h"
 
 namespace placement::core::testing {
 
@@ -458,6 +460,33 @@ inline std::vector<MappedRow> LoadPublishedRows() {
     rows.push_back(MapRow(row, ++line));
   }
   return rows;
+}
+
+// The fit's observations of a published row (core/model_fit.h), as the
+// cross-validation test and the learning-curve benchmark make them.
+inline MemoryObservation MemoryObservationOf(const MappedRow& row) {
+  MemoryObservation o{row.recipe, row.arch};
+  if (row.peak_gb) {
+    o.measured_gb = *row.peak_gb;
+  } else if (row.ran) {
+    o.ran_on_gb = row.usable_capacity_gb;
+  } else {
+    o.oom_on_gb = row.usable_capacity_gb;
+  }
+  return o;
+}
+
+inline std::optional<StepTimeObservation> StepTimeObservationOf(
+    const MappedRow& row) {
+  if (!row.tokens_per_s_per_gpu.has_value()) return std::nullopt;
+  const GpuSku& sku = Sku(row.sku_id);
+  StepTimeObservation o;
+  o.recipe = row.recipe;
+  o.arch = row.arch;
+  o.sku = sku;
+  o.pool = PublishedRunPool(sku, row.recipe.gpu_count);
+  o.measured_tokens_per_s_per_gpu = *row.tokens_per_s_per_gpu;
+  return o;
 }
 
 }  // namespace placement::core::testing
