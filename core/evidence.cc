@@ -317,9 +317,22 @@ std::vector<KeyedEvidence> InMemoryEvidence::FindAcrossSkus(
   return out;
 }
 
+namespace {
+
+// A recipe stored before adapter_type existed says UNSPECIFIED: LORA.
+AdapterType AdapterOf(const Recipe& r) {
+  return r.adapter == AdapterType::kUnspecified ? AdapterType::kLora
+                                                : r.adapter;
+}
+
+}  // namespace
+
 bool IsTransferable(const Recipe& s, const Recipe& t) {
+  // Adapter types differ in activations the memory model does not size, so
+  // the model's ratio could not carry one's peak to another.
   return s.model == t.model && s.custom_architecture == t.custom_architecture &&
-         s.method == t.method && s.precision == t.precision &&
+         s.method == t.method && AdapterOf(s) == AdapterOf(t) &&
+         s.precision == t.precision &&
          s.fp32_master_weights == t.fp32_master_weights &&
          s.double_quantization == t.double_quantization &&
          s.optimizer == t.optimizer && s.gpu_count == t.gpu_count &&

@@ -306,8 +306,8 @@ struct TransferredEvidence {
 };
 
 // Whether evidence of `source` may be carried over to `target`: same model,
-// method, precision, optimizer, parallel layout and GPU count; only the
-// sequence length, LoRA rank and targets, micro-batch, gradient
+// method, adapter type, precision, optimizer, parallel layout and GPU count;
+// only the sequence length, LoRA rank and targets, micro-batch, gradient
 // accumulation, checkpointing and flash attention may differ.
 bool IsTransferable(const Recipe& source, const Recipe& target);
 

@@ -83,6 +83,32 @@ bool TrainsMlpInput(const Recipe& r) {
   return false;
 }
 
+// What an adapter keeps for backward beyond LoRA's, per token of one
+// layer, in elements of the activation width:
+//  - DORA (PEFT dora.py): the result is (m/|W| - 1) * base(x) + m/|W| *
+//    lora(x) * scale with the norm detached, so both products save their
+//    tensor operand: the base and the LoRA outputs of each target module;
+//  - LLAMA_ADAPTER_V2 (LitGPT adapter_v2.py): every linear returns
+//    scale * (linear(x) + bias), which saves the pre-scale output for the
+//    scale's gradient: one output of every linear layer.
+double AdapterKeptElementsPerToken(const Recipe& r,
+                                   const ModelArchitecture& a) {
+  if (r.method != FineTuneMethod::kLora && r.method != FineTuneMethod::kQlora) {
+    return 0;
+  }
+  double elements = 0;
+  if (r.adapter == AdapterType::kDora) {
+    for (const std::string& m : r.target_modules) {
+      elements += 2.0 * static_cast<double>(ProjectionOf(m, a).out);
+    }
+  } else if (r.adapter == AdapterType::kLlamaAdapterV2) {
+    for (const std::string& m : CanonicalTargetModules()) {
+      elements += static_cast<double>(ProjectionOf(m, a).out);
+    }
+  }
+  return elements;
+}
+
 bool IsQuantizedBase(Precision p) {
   return p == Precision::kFp8 || p == Precision::kInt8 || p == Precision::kNf4;
 }
@@ -193,24 +219,24 @@ const MemoryModelConstants& ShippedMemoryModelConstants() {
     // them and fails if they drift. In parentheses: the rows whose
     // prediction each one moves. Profiles without such rows (torchtune,
     // NeMo, Axolotl, DeepSpeed, other) keep the analytic 1.
-    c.logits_bytes_standard = 14.13;         // (20: unsloth, LLaMA-Factory,
-                                             // PEFT) prior 14
-    c.logits_bytes_chunked = 6.381;          // (28: LitGPT, llm-foundry)
-    c.nf4_working_bytes_per_param = 0.0775;  // (22) prior 0.0625
-    c.optimizer_step_temporaries = 0.9017;   // (1) prior 1
-    c.padded_peak_length_factor = 3.170;     // (8, PEFT MetaMathQA) prior 3
-    c.reserved_slack_fraction = 0.1198;      // (23) prior 0.10
+    c.logits_bytes_standard = 14.12;          // (20: unsloth, LLaMA-Factory,
+                                              // PEFT) prior 14
+    c.logits_bytes_chunked = 6.359;           // (26: LitGPT, llm-foundry)
+    c.nf4_working_bytes_per_param = 0.07685;  // (22) prior 0.0625
+    c.optimizer_step_temporaries = 0.9017;    // (1) prior 1
+    c.padded_peak_length_factor = 3.140;      // (8, PEFT MetaMathQA) prior 3
+    c.reserved_slack_fraction = 0.1188;       // (23) prior 0.10
     FrameworkMemoryProfile& hf =
         c.frameworks[static_cast<int>(TrainingFramework::kHfTransformersPeft)];
-    hf.activation_scale = 1.034;   // (8: PEFT MetaMathQA, LLaMA-Factory)
+    hf.activation_scale = 1.028;   // (8: PEFT MetaMathQA, LLaMA-Factory)
     hf.nf4_working_scale = 1.071;  // (8)
     FrameworkMemoryProfile& litgpt =
         c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)];
-    litgpt.activation_scale = 1.220;   // (29: LitGPT resource tables,
+    litgpt.activation_scale = 1.195;   // (29: LitGPT resource tables,
                                        // config_hub)
-    litgpt.nf4_working_scale = 1.170;  // (13)
+    litgpt.nf4_working_scale = 1.160;  // (13)
     c.frameworks[static_cast<int>(TrainingFramework::kOther)]
-        .nf4_working_scale = 0.9891;  // (1: LLaMA-Factory's Unsloth row)
+        .nf4_working_scale = 0.9894;  // (1: LLaMA-Factory's Unsloth row)
     return c;
   }();
   return kConstants;
@@ -390,7 +416,8 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
   const double hidden_multiple =
       c.activation_hidden_multiple - (TrainsMlpInput(r) ? 0 : 1);
   const double per_layer_elements = hidden_multiple * h + 2.0 * a.KvDim() +
-                                    mlp_multiple * a.intermediate_size;
+                                    mlp_multiple * a.intermediate_size +
+                                    AdapterKeptElementsPerToken(r, a);
   double per_layer_bytes = per_layer_elements * element;
   if (MaterializesAttentionScores(r)) {
     // Scores, softmax and dropout mask: 5*a*s bytes per token per layer
@@ -413,6 +440,17 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
     activation_bytes = tokens * layers * h * element * in_flight;
   } else {
     activation_bytes = tokens * per_layer_bytes * layers * in_flight;
+  }
+  // PEFT's LoHa update of each target module, (w1a w1b) * (w2a w2b), is a
+  // full in x out matrix whose Hadamard product saves both factors for its
+  // gradient: twice the update per layer, whatever the batch. A recomputed
+  // block rebuilds them while it is recomputed.
+  const double loha_layer_bytes =
+      2.0 * static_cast<double>(LohaUpdateElementsPerLayer(r, a)) * element;
+  if (RecomputesActivations(r)) {
+    working_bytes += loha_layer_bytes;
+  } else {
+    activation_bytes += loha_layer_bytes * layers * in_flight;
   }
   // Autocast over fp32 weights hands every matmul a 16-bit cast of its
   // weight, and the matmul saves that cast for its input's gradient

@@ -41,6 +41,18 @@ bool IsAdapter(FineTuneMethod method) {
   return method == FineTuneMethod::kLora || method == FineTuneMethod::kQlora;
 }
 
+// Whether an adapter type has a rank (lora_rank) / adapts target modules.
+// Unspecified reads as LORA.
+bool AdapterHasRank(AdapterType adapter) {
+  return adapter == AdapterType::kUnspecified ||
+         adapter == AdapterType::kLora || adapter == AdapterType::kDora ||
+         adapter == AdapterType::kLoha || adapter == AdapterType::kVera;
+}
+bool AdapterHasTargets(AdapterType adapter) {
+  return adapter != AdapterType::kLlamaAdapter &&
+         adapter != AdapterType::kLlamaAdapterV2;
+}
+
 // The recipe-key text of the attention implementation. The former boolean
 // could not say "false" on the wire (proto3), so a stored "flash=0" is a
 // recipe that left attention to its framework: SDPA, which therefore keeps
@@ -59,6 +71,64 @@ const char* AttentionKeyText(AttentionImplementation attention) {
   return "0";
 }
 
+// LitGPT's adapter defaults (litgpt/adapter.py Config): prompts of 10
+// vectors from layer 2 on, one gate per attention head of those layers.
+constexpr int64_t kLlamaAdapterPromptLength = 10;
+constexpr int kLlamaAdapterStartLayer = 2;
+
+int64_t AdapterParams(const Recipe& recipe, const ModelArchitecture& a) {
+  const int64_t r = recipe.lora_rank;
+  int64_t per_layer = 0;
+  for (const std::string& m : recipe.target_modules) {
+    // Normalized recipes hold canonical names already (the planner calls
+    // this for every configuration it weighs).
+    const bool canonical = m == "q" || m == "k" || m == "v" || m == "o" ||
+                           m == "gate" || m == "up" || m == "down";
+    const std::string& c = canonical ? m : CanonicalModule(m);
+    const Projection p = ProjectionOf(c, a);
+    switch (recipe.adapter) {
+      case AdapterType::kDora:  // + the magnitude of each output feature
+        per_layer += r * (p.in + p.out) + p.out;
+        break;
+      case AdapterType::kLoha:  // two pairs of rank r
+        per_layer += 2 * r * (p.in + p.out);
+        break;
+      case AdapterType::kVera:  // d (r) and b (out) scaling vectors
+        per_layer += p.out == 0 ? 0 : r + p.out;
+        break;
+      case AdapterType::kIa3:  // PEFT rescales the input of feed-forward
+        per_layer += c == "down" ? p.in : p.out;
+        break;
+      case AdapterType::kLlamaAdapter:
+      case AdapterType::kLlamaAdapterV2:
+        break;  // no target modules
+      case AdapterType::kUnspecified:
+      case AdapterType::kLora:
+        per_layer += r * (p.in + p.out);
+        break;
+    }
+  }
+  int64_t total = per_layer * a.num_layers;
+  if (recipe.adapter == AdapterType::kLlamaAdapter ||
+      recipe.adapter == AdapterType::kLlamaAdapterV2) {
+    const int64_t adapted_layers =
+        std::max(0, a.num_layers - kLlamaAdapterStartLayer);
+    total += adapted_layers * (kLlamaAdapterPromptLength * a.hidden_size +
+                               a.num_attention_heads);
+  }
+  if (recipe.adapter == AdapterType::kLlamaAdapterV2) {
+    // A bias and a scale per output feature of every linear layer and of
+    // the output head; the two norms of each layer and the final one.
+    int64_t outputs_per_layer = 0;
+    for (const std::string& m : CanonicalTargetModules()) {
+      outputs_per_layer += ProjectionOf(m, a).out;
+    }
+    total += 2 * (outputs_per_layer * a.num_layers + int64_t{a.vocab_size});
+    total += (2 * int64_t{a.num_layers} + 1) * a.hidden_size;
+  }
+  return total;
+}
+
 int DivideOr(int total, int divisor, int fallback) {
   if (divisor <= 0 || total % divisor != 0) return fallback;
   return total / divisor;
@@ -70,6 +140,17 @@ const std::vector<std::string>& CanonicalTargetModules() {
   static const auto* const kModules =
       new std::vector<std::string>{"q", "k", "v", "o", "gate", "up", "down"};
   return *kModules;
+}
+
+Projection ProjectionOf(absl::string_view module, const ModelArchitecture& a) {
+  const int64_t h = a.hidden_size, f = a.intermediate_size;
+  if (module == "q") return {h, a.QueryDim()};
+  if (module == "k" || module == "v") return {h, a.KvDim()};
+  if (module == "o") return {a.QueryDim(), h};
+  if (module == "gate") return a.gated_mlp ? Projection{h, f} : Projection{};
+  if (module == "up") return {h, f};
+  if (module == "down") return {f, h};
+  return {};
 }
 
 void NormalizeLayout(Recipe* recipe) {
@@ -137,6 +218,11 @@ Recipe NormalizeRecipe(Recipe r) {
     r.fp32_master_weights = false;
   }
 
+  // The adapter type is kept as given for other methods, so that
+  // validation refuses it rather than planning a different recipe.
+  if (IsAdapter(r.method) && r.adapter == AdapterType::kUnspecified) {
+    r.adapter = AdapterType::kLora;
+  }
   if (IsAdapter(r.method)) {
     std::vector<std::string> modules;
     for (const std::string& name : r.target_modules) {
@@ -148,7 +234,12 @@ Recipe NormalizeRecipe(Recipe r) {
         modules.push_back(name);  // kept so that validation can name it
       }
     }
-    if (modules.empty()) modules = {"q", "v"};  // PEFT's Llama default
+    if (modules.empty() && AdapterHasTargets(r.adapter)) {
+      // PEFT's Llama defaults.
+      modules = r.adapter == AdapterType::kIa3
+                    ? std::vector<std::string>{"k", "v", "down"}
+                    : std::vector<std::string>{"q", "v"};
+    }
     const auto& order = CanonicalTargetModules();
     auto rank_of = [&](const std::string& m) {
       auto it = std::find(order.begin(), order.end(), m);
@@ -209,10 +300,28 @@ FieldViolations ValidateRecipe(const Recipe& r,
   if (r.method == FineTuneMethod::kUnspecified) {
     violate("method", "must be FULL, LORA, QLORA or HEAD_ONLY");
   }
-  if (IsAdapter(r.method)) {
-    if (r.lora_rank < 1 || r.lora_rank > kMaxLoraRank) {
+  const bool known_adapter = static_cast<int>(r.adapter) >= 0 &&
+                             r.adapter <= AdapterType::kLlamaAdapterV2;
+  if (!known_adapter) {
+    violate("adapter_type", "unknown adapter type");
+  } else if (r.adapter != AdapterType::kUnspecified && !IsAdapter(r.method)) {
+    violate("adapter_type", "must be unset unless the method is LoRA or QLoRA");
+  }
+  if (IsAdapter(r.method) && known_adapter) {
+    if (!AdapterHasRank(r.adapter)) {
+      if (r.lora_rank != 0) {
+        violate("lora_rank",
+                absl::StrCat("must be unset: ", AdapterTypeName(r.adapter),
+                             " has no rank"));
+      }
+    } else if (r.lora_rank < 1 || r.lora_rank > kMaxLoraRank) {
       violate("lora_rank", absl::StrCat("must be between 1 and ", kMaxLoraRank,
                                         " for LoRA and QLoRA"));
+    }
+    if (!AdapterHasTargets(r.adapter) && !r.target_modules.empty()) {
+      violate("target_modules",
+              absl::StrCat("must be empty: ", AdapterTypeName(r.adapter),
+                           " adapts layers, not chosen modules"));
     }
     for (const std::string& module : r.target_modules) {
       if (!IsAllLinear(module) && CanonicalModule(module).empty()) {
@@ -221,7 +330,7 @@ FieldViolations ValidateRecipe(const Recipe& r,
                                                "gate, up, down or all-linear"));
       }
     }
-  } else {
+  } else if (!IsAdapter(r.method)) {
     if (r.lora_rank != 0) {
       violate("lora_rank", "must be unset unless the method is LoRA or QLoRA");
     }
@@ -398,6 +507,10 @@ std::string RecipeKeyText(const Recipe& input) {
   if (r.framework != TrainingFramework::kUnspecified) {
     absl::StrAppend(&text, ";framework=", TrainingFrameworkName(r.framework));
   }
+  // LORA (what every key before the field meant) is not written.
+  if (IsAdapter(r.method) && r.adapter != AdapterType::kLora) {
+    absl::StrAppend(&text, ";adapter=", AdapterTypeName(r.adapter));
+  }
   return text;
 }
 
@@ -416,27 +529,25 @@ int64_t TrainableParams(const Recipe& recipe, const ModelArchitecture& a) {
     case FineTuneMethod::kHeadOnly:
       return int64_t{a.vocab_size} * a.hidden_size;
     case FineTuneMethod::kLora:
-    case FineTuneMethod::kQlora: {
-      const int64_t h = a.hidden_size, f = a.intermediate_size;
-      int64_t per_layer = 0;
-      for (const std::string& m : recipe.target_modules) {
-        // Normalized recipes hold canonical names already (the planner
-        // calls this for every configuration it weighs).
-        const bool canonical = m == "q" || m == "k" || m == "v" || m == "o" ||
-                               m == "gate" || m == "up" || m == "down";
-        const std::string& c = canonical ? m : CanonicalModule(m);
-        if (c == "q") per_layer += h + a.QueryDim();
-        if (c == "k" || c == "v") per_layer += h + a.KvDim();
-        if (c == "o") per_layer += a.QueryDim() + h;
-        if (c == "gate" && a.gated_mlp) per_layer += h + f;
-        if (c == "up" || c == "down") per_layer += h + f;
-      }
-      return per_layer * recipe.lora_rank * a.num_layers;
-    }
+    case FineTuneMethod::kQlora:
+      return AdapterParams(recipe, a);
     case FineTuneMethod::kUnspecified:
       break;
   }
   return 0;
+}
+
+int64_t LohaUpdateElementsPerLayer(const Recipe& recipe,
+                                   const ModelArchitecture& a) {
+  if (!IsAdapter(recipe.method) || recipe.adapter != AdapterType::kLoha) {
+    return 0;
+  }
+  int64_t elements = 0;
+  for (const std::string& m : recipe.target_modules) {
+    const Projection p = ProjectionOf(m, a);
+    elements += p.in * p.out;
+  }
+  return elements;
 }
 
 std::string DescribeSettings(const Recipe& input) {
@@ -444,8 +555,16 @@ std::string DescribeSettings(const Recipe& input) {
   std::string text =
       absl::StrCat("model=", r.model, " method=", FineTuneMethodName(r.method));
   if (IsAdapter(r.method)) {
-    absl::StrAppend(&text, " lora_rank=", r.lora_rank,
-                    " target_modules=", absl::StrJoin(r.target_modules, ","));
+    if (r.adapter != AdapterType::kLora) {
+      absl::StrAppend(&text, " adapter_type=", AdapterTypeName(r.adapter));
+    }
+    if (AdapterHasRank(r.adapter)) {
+      absl::StrAppend(&text, " lora_rank=", r.lora_rank);
+    }
+    if (AdapterHasTargets(r.adapter)) {
+      absl::StrAppend(&text,
+                      " target_modules=", absl::StrJoin(r.target_modules, ","));
+    }
   }
   absl::StrAppend(
       &text, " sequence_length=", r.sequence_length,
@@ -653,6 +772,28 @@ const char* PeakMemoryKindName(PeakMemoryKind kind) {
   return "UNSPECIFIED";
 }
 
+const char* AdapterTypeName(AdapterType adapter) {
+  switch (adapter) {
+    case AdapterType::kLora:
+      return "LORA";
+    case AdapterType::kDora:
+      return "DORA";
+    case AdapterType::kLoha:
+      return "LOHA";
+    case AdapterType::kVera:
+      return "VERA";
+    case AdapterType::kIa3:
+      return "IA3";
+    case AdapterType::kLlamaAdapter:
+      return "LLAMA_ADAPTER";
+    case AdapterType::kLlamaAdapterV2:
+      return "LLAMA_ADAPTER_V2";
+    case AdapterType::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
 std::optional<FineTuneMethod> ParseFineTuneMethod(absl::string_view name) {
   return ParseEnumName<FineTuneMethod, FineTuneMethod::kHeadOnly>(
       name, FineTuneMethodName);
@@ -705,6 +846,11 @@ std::optional<TrainingFramework> ParseTrainingFramework(
 std::optional<PeakMemoryKind> ParsePeakMemoryKind(absl::string_view name) {
   return ParseEnumName<PeakMemoryKind, PeakMemoryKind::kDeviceUsed>(
       name, PeakMemoryKindName);
+}
+
+std::optional<AdapterType> ParseAdapterType(absl::string_view name) {
+  return ParseEnumName<AdapterType, AdapterType::kLlamaAdapterV2>(
+      name, AdapterTypeName);
 }
 
 }  // namespace placement::core

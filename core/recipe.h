@@ -109,6 +109,21 @@ enum class TrainingFramework {
   kOther = 7,
 };
 
+// Which parameter-efficient adapter a LoRA / QLoRA recipe trains (as
+// Hugging Face PEFT and LitGPT implement them). Their trainable counts
+// differ (TrainableParams); so do their peaks at equal settings otherwise,
+// which is why each is its own recipe key.
+enum class AdapterType {
+  kUnspecified = 0,     // LORA for an adapter method (NormalizeRecipe)
+  kLora = 1,            // B x A of rank r beside each target module
+  kDora = 2,            // LoRA + a magnitude vector per module
+  kLoha = 3,            // two low-rank pairs, Hadamard product
+  kVera = 4,            // shared frozen random matrices, trained vectors
+  kIa3 = 5,             // a rescaling vector per module; no rank
+  kLlamaAdapter = 6,    // gated prompts in the top layers; no rank, no targets
+  kLlamaAdapterV2 = 7,  // + bias and scale on every linear, trained norms
+};
+
 // Which peak a run's memory figure is.
 enum class PeakMemoryKind {
   kUnspecified = 0,  // read as DEVICE_USED
@@ -156,6 +171,8 @@ struct Recipe {
   // it describes the measurement, not the training, so that a plan request
   // and the runs that measure it share one key.
   PeakMemoryKind reported_peak = PeakMemoryKind::kUnspecified;
+  // LoRA/QLoRA only (NormalizeRecipe: unspecified is LORA).
+  AdapterType adapter = AdapterType::kUnspecified;
 
   int gpu_count = 0;
   Parallelism parallelism = Parallelism::kUnspecified;
@@ -210,7 +227,9 @@ FieldViolations ValidateLayout(const Recipe& recipe, int num_layers,
 // Checks a recipe (normally after NormalizeRecipe). Returns one violation per
 // broken rule with paths prefixed by `field_prefix` (e.g. "recipe."):
 // unknown model; custom dimensions; sequence length 1..1,048,576; micro-batch
-// 1..4096; rank 1..4096 for LoRA/QLoRA; unknown target modules; QLoRA needs an
+// 1..4096; rank 1..4096 for LoRA/QLoRA adapters with a rank (LORA, DORA,
+// LOHA, VERA), unset for the others and for other methods; an adapter
+// type only for LoRA/QLoRA; unknown target modules; QLoRA needs an
 // NF4 base and NF4 needs QLoRA; full fine-tuning needs a float base (fp32,
 // bf16, fp16, fp8); mean_tokens_per_sample only with PADDED_PER_BATCH and
 // within 1..sequence_length (kept by NormalizeRecipe, so that a mean length
@@ -243,10 +262,33 @@ std::string RecipeKeyText(const Recipe& recipe);
 // digits. Stable across platforms, builds and runs (no std::hash).
 std::string RecipeKey(const Recipe& recipe);
 
+// One linear projection of a transformer layer: its input and output
+// features.
+struct Projection {
+  int64_t in = 0;
+  int64_t out = 0;
+};
+
+// The projection a canonical module name ("q", ..., "down") stands for;
+// {0, 0} for "gate" on a non-gated MLP and for any other name.
+Projection ProjectionOf(absl::string_view module, const ModelArchitecture& a);
+
 // Trainable parameters of a recipe on its architecture: all for full
-// fine-tuning, r * (d_in + d_out) per adapted projection for LoRA/QLoRA,
-// the output head for head-only.
+// fine-tuning, the output head for head-only; for LoRA/QLoRA by adapter
+// type, per adapted projection of every layer: LORA r * (d_in + d_out), DORA
+// that + d_out, LOHA twice LORA, VERA r + d_out, IA3 d_out (d_in for down,
+// PEFT's feed-forward rescaling); LLAMA_ADAPTER 10 prompt vectors of
+// hidden_size and one gate per head in every layer but the first two
+// (LitGPT's adapter_prompt_length and adapter_start_layer defaults);
+// LLAMA_ADAPTER_V2 that + a bias and a scale per output feature of every
+// linear (the output head included) + every norm's weight.
 int64_t TrainableParams(const Recipe& recipe, const ModelArchitecture& arch);
+
+// LOHA only (0 otherwise): the elements of the full in x out update matrix
+// that PEFT's LoHa builds per target module of a layer,
+// (w1a w1b) * (w2a w2b), and applies as a matmul of its own.
+int64_t LohaUpdateElementsPerLayer(const Recipe& recipe,
+                                   const ModelArchitecture& arch);
 
 // A one-line human description of the settings a bake-off must hold equal.
 std::string DescribeSettings(const Recipe& recipe);
@@ -270,6 +312,8 @@ const char* TrainingFrameworkName(TrainingFramework framework);
 std::optional<TrainingFramework> ParseTrainingFramework(absl::string_view name);
 const char* PeakMemoryKindName(PeakMemoryKind kind);
 std::optional<PeakMemoryKind> ParsePeakMemoryKind(absl::string_view name);
+const char* AdapterTypeName(AdapterType adapter);
+std::optional<AdapterType> ParseAdapterType(absl::string_view name);
 const char* AttentionImplementationName(AttentionImplementation attention);
 std::optional<AttentionImplementation> ParseAttentionImplementation(
     absl::string_view name);

@@ -30,7 +30,11 @@ PLACECTL_FLAG(std::string, model, "", "plan",
               "catalog model, e.g. Llama-3.1-8B (or custom in --recipe)");
 PLACECTL_FLAG(std::string, method, "", "plan",
               "full, lora, qlora or head-only");
-PLACECTL_FLAG(int, lora_rank, 0, "plan", "LoRA/QLoRA rank");
+PLACECTL_FLAG(std::string, adapter_type, "", "plan",
+              "LoRA/QLoRA adapter: lora (default), dora, loha, vera, ia3, "
+              "llama-adapter or llama-adapter-v2");
+PLACECTL_FLAG(int, lora_rank, 0, "plan",
+              "LoRA/QLoRA rank (lora, dora, loha and vera)");
 PLACECTL_FLAG(std::string, target_modules, "", "plan",
               "LoRA target modules, comma-separated (q,k,v,o,gate,up,down or "
               "all-linear)");
@@ -106,6 +110,8 @@ using clients::Table;
 constexpr char kPlanUsage[] =
     "placectl plan [--recipe FILE.yaml|FILE.json|--recipe=-] [--model M] "
     "[--method full|lora|qlora|head-only]\n"
+    "    [--adapter_type lora|dora|loha|vera|ia3|llama-adapter|"
+    "llama-adapter-v2]\n"
     "    [--lora_rank R] [--target_modules q,v] [--seq_len N] "
     "[--micro_batch N] [--grad_accum N]\n"
     "    [--precision fp32|bf16|fp16|fp8|int8|nf4] "
@@ -285,8 +291,13 @@ bool ApplyFlags(v1::PlacePlanRequest* request) {
                       static_cast<v1::TrainingFramework>(v));
                 }) ||
       !EnumFlag("reported_peak", absl::GetFlag(FLAGS_reported_peak),
-                v1::PeakMemoryKind_descriptor(), [&](int v) {
+                v1::PeakMemoryKind_descriptor(),
+                [&](int v) {
                   recipe->set_reported_peak(static_cast<v1::PeakMemoryKind>(v));
+                }) ||
+      !EnumFlag("adapter_type", absl::GetFlag(FLAGS_adapter_type),
+                v1::AdapterType_descriptor(), [&](int v) {
+                  recipe->set_adapter_type(static_cast<v1::AdapterType>(v));
                 })) {
     return false;
   }
@@ -353,6 +364,9 @@ std::string Settings(const v1::Recipe& r) {
     if (value != 0) parts.push_back(absl::StrCat(name, " ", value));
   };
   add_enum(v1::FineTuneMethod_descriptor(), r.method());
+  if (r.adapter_type() != v1::ADAPTER_TYPE_LORA) {  // LoRA: said by the method
+    add_enum(v1::AdapterType_descriptor(), r.adapter_type(), " adapter");
+  }
   add_number("rank", r.lora_rank());
   if (!r.target_modules().empty()) {
     parts.push_back("modules " + absl::StrJoin(r.target_modules(), ","));

@@ -55,6 +55,8 @@ PLACEMENT_ENUM_PAIR(core::TrainingFramework, v1::TrainingFramework, kOther,
                     TRAINING_FRAMEWORK_OTHER);
 PLACEMENT_ENUM_PAIR(core::PeakMemoryKind, v1::PeakMemoryKind, kDeviceUsed,
                     PEAK_MEMORY_KIND_DEVICE_USED);
+PLACEMENT_ENUM_PAIR(core::AdapterType, v1::AdapterType, kLlamaAdapterV2,
+                    ADAPTER_TYPE_LLAMA_ADAPTER_V2);
 #undef PLACEMENT_ENUM_PAIR
 
 template <typename Proto>
@@ -167,6 +169,7 @@ core::Recipe RecipeFromProto(const v1::Recipe& in) {
   recipe.mean_tokens_per_sample = in.mean_tokens_per_sample();
   recipe.framework = ToCore(in.training_framework());
   recipe.reported_peak = PeakMemoryKindFromProto(in.reported_peak());
+  recipe.adapter = ToCore(in.adapter_type());
   recipe.gpu_count = in.gpu_count();
   recipe.parallelism = ToCore(in.parallelism());
   recipe.tensor_parallel_degree = in.tensor_parallel_degree();
@@ -220,6 +223,7 @@ v1::Recipe RecipeToProto(const core::Recipe& recipe) {
   out.set_mean_tokens_per_sample(recipe.mean_tokens_per_sample);
   out.set_training_framework(ToProto(recipe.framework));
   out.set_reported_peak(PeakMemoryKindToProto(recipe.reported_peak));
+  out.set_adapter_type(ToProto(recipe.adapter));
   out.set_gpu_count(recipe.gpu_count);
   out.set_parallelism(ToProto(recipe.parallelism));
   out.set_tensor_parallel_degree(recipe.tensor_parallel_degree);

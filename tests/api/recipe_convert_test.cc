@@ -70,6 +70,12 @@ TEST(RecipeConvertTest, EveryDeclaredValueMapsOneToOne) {
     in.set_loss_implementation(static_cast<v1::LossImplementation>(i));
     EXPECT_EQ(RecipeToProto(RecipeFromProto(in)).loss_implementation(), i);
   }
+  for (int i = 0; i <= v1::AdapterType_MAX; ++i) {
+    v1::Recipe in;
+    in.set_adapter_type(static_cast<v1::AdapterType>(i));
+    EXPECT_EQ(static_cast<int>(RecipeFromProto(in).adapter), i);
+    EXPECT_EQ(RecipeToProto(RecipeFromProto(in)).adapter_type(), i);
+  }
   for (int i = 0; i <= v1::PeakMemoryKind_MAX; ++i) {
     EXPECT_EQ(PeakMemoryKindToProto(
                   PeakMemoryKindFromProto(static_cast<v1::PeakMemoryKind>(i))),

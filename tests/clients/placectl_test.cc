@@ -430,6 +430,57 @@ total_steps: 10
   EXPECT_THAT(out, HasSubstr("recipe.mean_tokens_per_sample"));
 }
 
+TEST_F(PlacectlTest, AdapterTypeFlagAndFileKeySayTheSameRecipe) {
+  OneL40sPool();
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --json"), &out), 0);
+  const auto lora = FromJson<v1::PlacePlanResponse>(out);
+  ASSERT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --adapter_type dora --json"), &out),
+      0);
+  const auto dora = FromJson<v1::PlacePlanResponse>(out);
+  EXPECT_EQ(dora.recipe().adapter_type(), v1::ADAPTER_TYPE_DORA);
+  EXPECT_NE(dora.recipe_key(), lora.recipe_key());
+  // DoRA keeps the base and LoRA outputs of every target module.
+  EXPECT_GT(dora.predicted_memory().total_gb(),
+            lora.predicted_memory().total_gb());
+  ASSERT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --adapter_type lora --json"), &out),
+      0);
+  EXPECT_EQ(FromJson<v1::PlacePlanResponse>(out).recipe_key(),
+            lora.recipe_key());
+
+  const std::string yaml = WriteFile("dora.yaml", R"(recipe:
+  model: Llama-3.1-8B
+  method: lora
+  adapter_type: dora
+  lora_rank: 16
+  target_modules: all-linear
+  sequence_length: 2048
+  micro_batch_size: 2
+  activation_checkpointing: on
+  attention: flash
+total_steps: 10000
+team: ml-platform
+)");
+  ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", yaml), &out), 0);
+  EXPECT_THAT(out, HasSubstr("lora, dora adapter, rank 16"));
+  ASSERT_EQ(Placectl(absl::StrCat("plan --recipe ", yaml, " --json"), &out), 0);
+  EXPECT_EQ(FromJson<v1::PlacePlanResponse>(out).recipe_key(),
+            dora.recipe_key());
+
+  // A rank on a type without one is the service's refusal naming the
+  // field; an unknown name a usage error naming the flag.
+  EXPECT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --adapter_type ia3"), &out, true),
+      1);
+  EXPECT_THAT(out, HasSubstr("recipe.lora_rank"));
+  EXPECT_EQ(
+      Placectl(absl::StrCat(kLora8bFlags, " --adapter_type qlora"), &out, true),
+      2);
+  EXPECT_THAT(out, HasSubstr("--adapter_type"));
+}
+
 TEST_F(PlacectlTest, PoolsCreateAndUpdateTakeTheInterNodeFabric) {
   std::string out;
   ASSERT_EQ(Placectl("pools create --name a100-multi --sku A100-SXM4-80GB "

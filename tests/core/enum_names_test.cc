@@ -37,6 +37,7 @@ TEST(EnumNamesTest, EveryNameParsesBackToItsValue) {
   ExpectRoundTrip(2, SequencePackingName, ParseSequencePacking);
   ExpectRoundTrip(7, TrainingFrameworkName, ParseTrainingFramework);
   ExpectRoundTrip(3, PeakMemoryKindName, ParsePeakMemoryKind);
+  ExpectRoundTrip(7, AdapterTypeName, ParseAdapterType);
   ExpectRoundTrip(2, FabricName, ParseFabric);
   ExpectRoundTrip(4, InterNodeFabricName, ParseInterNodeFabric);
   ExpectRoundTrip(2, PoolPurposeName, ParsePoolPurpose);

@@ -183,5 +183,29 @@ TEST(EvidenceTest, TransferScalesStepTimeWithTokensAndMemoryWithModel) {
   EXPECT_FALSE(BestTransfer(similar, NormalizeRecipe(full)).has_value());
 }
 
+TEST(EvidenceTest, OneAdapterTypeNeverStandsForAnother) {
+  // LitGPT's Llama-2-7B at equal settings: LLaMA-Adapter 20.0 GB, LoRA
+  // 21.3, Adapter v2 25.5. Neither the exact key nor a transfer may carry
+  // one's peak to another.
+  InMemoryEvidence evidence;
+  Recipe dora = Lora8b(2048);
+  dora.adapter = AdapterType::kDora;
+  dora = NormalizeRecipe(dora);
+  evidence.AddRun(dora, MakeRun(1, 1000, 1.0, 30, RunOutcome::kSucceeded));
+  EXPECT_FALSE(
+      evidence.Find(RecipeKey(Lora8b(2048)), "L40S-PCIE-48GB").has_value());
+  const auto similar = evidence.FindSimilar(
+      "Llama-3.1-8B", FineTuneMethod::kLora, "L40S-PCIE-48GB");
+  ASSERT_EQ(similar.size(), 1u);
+  EXPECT_FALSE(BestTransfer(similar, Lora8b(1024)).has_value());
+  Recipe dora_short = Lora8b(1024);
+  dora_short.adapter = AdapterType::kDora;
+  EXPECT_TRUE(BestTransfer(similar, NormalizeRecipe(dora_short)).has_value());
+  // A recipe stored before the field (UNSPECIFIED) was a LoRA.
+  Recipe stored = Lora8b(2048);
+  stored.adapter = AdapterType::kUnspecified;
+  EXPECT_TRUE(IsTransferable(stored, Lora8b(1024)));
+}
+
 }  // namespace
 }  // namespace placement::core

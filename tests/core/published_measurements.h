@@ -251,13 +251,33 @@ inline MappedRow MapRow(const CsvRow& row, int line) {
     r.double_quantization = absl::StrContains(method, "-dq") ||
                             absl::StrContains(method, "nested quant");
   } else {
-    // LoRA and the adapter family (DoRA, LoHa, VeRA, IA3, LLaMA-Adapter):
-    // each trains < 0.6% of the weights, so memory is the frozen base plus
-    // activations; modeled as LoRA at the row's rank (8 when not given).
     r.method = FineTuneMethod::kLora;
   }
-  if (r.method != FineTuneMethod::kFull) {
+  // The adapter family: LitGPT's "Adapter (LLaMA-Adapter)" and "Adapter
+  // v2" (with "+ bnb.nf4" a QLoRA-style NF4 base), PEFT's DoRA, LoHa, VeRA
+  // and IA3; LoRA otherwise.
+  if (absl::StartsWith(method, "Adapter v2")) {
+    r.adapter = AdapterType::kLlamaAdapterV2;
+  } else if (absl::StartsWith(method, "Adapter (LLaMA-Adapter)")) {
+    r.adapter = AdapterType::kLlamaAdapter;
+  } else if (method == "DoRA") {
+    r.adapter = AdapterType::kDora;
+  } else if (method == "LoHa") {
+    r.adapter = AdapterType::kLoha;
+  } else if (method == "VeRA") {
+    r.adapter = AdapterType::kVera;
+  } else if (method == "IA3") {
+    r.adapter = AdapterType::kIa3;
+  }
+  const bool ranked = r.adapter != AdapterType::kIa3 &&
+                      r.adapter != AdapterType::kLlamaAdapter &&
+                      r.adapter != AdapterType::kLlamaAdapterV2;
+  if (r.method != FineTuneMethod::kFull && ranked) {
     r.lora_rank = static_cast<int>(Number(get("lora_rank")).value_or(8));
+  }
+  if (r.method != FineTuneMethod::kFull &&
+      r.adapter != AdapterType::kLlamaAdapter &&
+      r.adapter != AdapterType::kLlamaAdapterV2) {
     if (absl::StrContains(method, "all-linear") ||
         absl::StrContains(method, "all linear")) {
       r.target_modules = {"all-linear"};

@@ -1,5 +1,9 @@
 #include "core/recipe.h"
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -258,6 +262,88 @@ TEST(TrainableParamsTest, MatchesPublishedLoraCounts) {
   EXPECT_EQ(TrainableParams(r, *FindModel("Llama-2-7B")), 4'194'304);
   r.lora_rank = 32;
   EXPECT_EQ(TrainableParams(r, *FindModel("Llama-3.2-3B")), 9'175'040);
+}
+
+TEST(TrainableParamsTest, MatchesPublishedAdapterCounts) {
+  // The trainable counts the runs printed: PEFT's MetaMathQA method
+  // comparison on Llama-3.2-3B (method_comparison/MetaMathQA results) and
+  // LitGPT's resource tables on Llama-2-7B (tutorials/resource-tables.md),
+  // as ../shared/data/published_finetune_measurements.csv quotes them.
+  const ModelArchitecture llama32 = *FindModel("Llama-3.2-3B");
+  const ModelArchitecture llama2 = *FindModel("Llama-2-7B");
+  auto count = [](AdapterType adapter, int rank,
+                  std::vector<std::string> targets,
+                  const ModelArchitecture& arch) {
+    Recipe r;
+    r.model = arch.name;
+    r.method = FineTuneMethod::kLora;
+    r.adapter = adapter;
+    r.lora_rank = rank;
+    r.target_modules = std::move(targets);
+    r.sequence_length = 512;
+    return TrainableParams(NormalizeRecipe(r), arch);
+  };
+  EXPECT_EQ(count(AdapterType::kLora, 32, {}, llama32), 9'175'040);
+  EXPECT_EQ(count(AdapterType::kDora, 32, {}, llama32), 9'289'728);
+  EXPECT_EQ(count(AdapterType::kLoha, 32, {}, llama32), 18'350'080);
+  EXPECT_EQ(count(AdapterType::kVera, 256, {}, llama32), 129'024);
+  // IA3's PEFT default targets for Llama: k, v and (feed-forward) down.
+  EXPECT_EQ(count(AdapterType::kIa3, 0, {}, llama32), 286'720);
+  EXPECT_EQ(count(AdapterType::kLlamaAdapter, 0, {}, llama2), 1'229'760);
+  EXPECT_EQ(count(AdapterType::kLlamaAdapterV2, 0, {}, llama2), 4'279'744);
+}
+
+TEST(RecipeKeyTest, AdapterTypeIsItsOwnRecipeAndLoraKeepsTheFormerKey) {
+  // Every key stored before the field was a LoRA's: unspecified and LORA
+  // keep it (the key pinned above). FNV-1a 64 computed independently.
+  Recipe r = Lora();
+  r.adapter = AdapterType::kLora;
+  EXPECT_EQ(RecipeKey(r), "rk1-c5feac3758c091b1");
+  r.adapter = AdapterType::kDora;
+  EXPECT_THAT(RecipeKeyText(r), ::testing::EndsWith(";dp=1;adapter=DORA"));
+  EXPECT_EQ(RecipeKey(r), "rk1-1471c97d75749660");
+  EXPECT_THAT(DescribeSettings(r), ::testing::HasSubstr(" adapter_type=DORA"));
+  std::set<std::string> keys;
+  for (int a = 1; a <= static_cast<int>(AdapterType::kLlamaAdapterV2); ++a) {
+    Recipe typed = Lora();
+    typed.adapter = static_cast<AdapterType>(a);
+    keys.insert(RecipeKey(typed));
+  }
+  EXPECT_EQ(keys.size(), 7u);
+}
+
+TEST(ValidateRecipeTest, AdapterTypesSayWhatTheyTakeAndRefuseTheRest) {
+  auto fields = [](Recipe r) {
+    std::vector<std::string> out;
+    for (const FieldViolation& v : ValidateRecipe(NormalizeRecipe(r))) {
+      out.push_back(v.field);
+    }
+    return out;
+  };
+  Recipe ia3 = Lora();
+  ia3.adapter = AdapterType::kIa3;
+  ia3.target_modules.clear();
+  EXPECT_THAT(fields(ia3), ElementsAre("recipe.lora_rank"));  // no rank
+  ia3.lora_rank = 0;
+  EXPECT_THAT(fields(ia3), IsEmpty());
+  EXPECT_THAT(NormalizeRecipe(ia3).target_modules,
+              ElementsAre("k", "v", "down"));
+
+  Recipe prompts = Lora();
+  prompts.adapter = AdapterType::kLlamaAdapter;
+  prompts.lora_rank = 0;
+  EXPECT_THAT(fields(prompts), ElementsAre("recipe.target_modules"));
+  prompts.target_modules.clear();
+  EXPECT_THAT(fields(prompts), IsEmpty());
+  EXPECT_THAT(NormalizeRecipe(prompts).target_modules, IsEmpty());
+
+  Recipe full = Lora();
+  full.method = FineTuneMethod::kFull;
+  full.adapter = AdapterType::kDora;  // kept by normalizing, refused
+  EXPECT_THAT(fields(full), ElementsAre("recipe.adapter_type"));
+  Recipe unknown = Lora();
+  unknown.adapter = static_cast<AdapterType>(42);
+  EXPECT_THAT(fields(unknown), ElementsAre("recipe.adapter_type"));
 }
 
 }  // namespace

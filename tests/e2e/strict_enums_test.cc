@@ -285,8 +285,9 @@ TEST_F(StrictEnumsTest, EveryEnumFieldOfEveryRequestRefusesUndeclaredNumbers) {
   for (const char* path :
        {"recipe.loss_implementation", "recipe.sequence_packing",
         "recipe.training_framework", "recipe.reported_peak",
-        "run.recipe.loss_implementation", "run.recipe.sequence_packing",
-        "run.recipe.training_framework", "run.recipe.reported_peak",
+        "recipe.adapter_type", "run.recipe.loss_implementation",
+        "run.recipe.sequence_packing", "run.recipe.training_framework",
+        "run.recipe.reported_peak", "run.recipe.adapter_type",
         "run.peak_memory_kind"}) {
     EXPECT_THAT(checked_paths, Contains(path));
   }

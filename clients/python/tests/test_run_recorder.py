@@ -361,6 +361,15 @@ class RunRecorderTest(unittest.TestCase):
         run = self.stored(rec.run_id).run
         self.assertEqual(run.recipe.mean_tokens_per_sample, 300)
 
+    def test_adapter_type_takes_a_short_name_and_is_stored(self):
+        recipe = make_recipe(dict(RECIPE, adapter_type="dora"))
+        self.assertEqual(recipe.adapter_type, recipe_pb2.ADAPTER_TYPE_DORA)
+        with self.recorder(recipe=recipe) as rec:
+            rec.step(step_time_s=0.01, memory_allocated_gb=20.0)
+        self.assertTrue(rec.uploaded)
+        self.assertEqual(self.stored(rec.run_id).run.recipe.adapter_type,
+                         recipe_pb2.ADAPTER_TYPE_DORA)
+
     def test_example_training_loop(self):
         out = subprocess.run(
             [sys.executable, EXAMPLE, "--server", self.server, "--pool",
