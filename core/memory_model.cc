@@ -1,15 +1,13 @@
 #include "core/memory_model.h"
 
 #include <algorithm>
-#include <atomic>
-#include <memory>
-#include <mutex>
-#include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/installed_constants.h"
 
 namespace placement::core {
 namespace {
@@ -243,27 +241,17 @@ const MemoryModelConstants& ShippedMemoryModelConstants() {
 }
 
 namespace {
-// Set once at start (SetDefaultMemoryModelConstants), never freed: readers
-// may hold the reference for the life of the process.
-std::atomic<const MemoryModelConstants*> installed_memory_constants{nullptr};
+ABSL_CONST_INIT InstalledConstants<MemoryModelConstants>
+    installed_memory_constants;
 }  // namespace
 
 const MemoryModelConstants& DefaultMemoryModelConstants() {
-  const MemoryModelConstants* installed =
-      installed_memory_constants.load(std::memory_order_acquire);
+  const MemoryModelConstants* installed = installed_memory_constants.Get();
   return installed != nullptr ? *installed : ShippedMemoryModelConstants();
 }
 
 void SetDefaultMemoryModelConstants(const MemoryModelConstants& constants) {
-  // Every set installed stays alive (reachable from `kept`): a reader may
-  // still hold the one it replaces. Installed once at start, bar tests.
-  static std::mutex* mutex = new std::mutex;
-  static auto* kept =
-      new std::vector<std::unique_ptr<const MemoryModelConstants>>;
-  std::lock_guard<std::mutex> lock(*mutex);
-  kept->push_back(std::make_unique<const MemoryModelConstants>(constants));
-  installed_memory_constants.store(kept->back().get(),
-                                   std::memory_order_release);
+  installed_memory_constants.Install(constants);
 }
 
 LossImplementation EffectiveLoss(const Recipe& r,

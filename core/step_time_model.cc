@@ -1,14 +1,12 @@
 #include "core/step_time_model.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <memory>
-#include <mutex>
-#include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/installed_constants.h"
 
 namespace placement::core {
 namespace {
@@ -128,27 +126,17 @@ const StepTimeModelConstants& ShippedStepTimeModelConstants() {
 }
 
 namespace {
-// Set once at start (SetDefaultStepTimeModelConstants), never freed.
-std::atomic<const StepTimeModelConstants*> installed_step_time_constants{
-    nullptr};
+ABSL_CONST_INIT InstalledConstants<StepTimeModelConstants>
+    installed_step_time_constants;
 }  // namespace
 
 const StepTimeModelConstants& DefaultStepTimeModelConstants() {
-  const StepTimeModelConstants* installed =
-      installed_step_time_constants.load(std::memory_order_acquire);
+  const StepTimeModelConstants* installed = installed_step_time_constants.Get();
   return installed != nullptr ? *installed : ShippedStepTimeModelConstants();
 }
 
 void SetDefaultStepTimeModelConstants(const StepTimeModelConstants& constants) {
-  // Every set installed stays alive (reachable from `kept`): a reader may
-  // still hold the one it replaces. Installed once at start, bar tests.
-  static std::mutex* mutex = new std::mutex;
-  static auto* kept =
-      new std::vector<std::unique_ptr<const StepTimeModelConstants>>;
-  std::lock_guard<std::mutex> lock(*mutex);
-  kept->push_back(std::make_unique<const StepTimeModelConstants>(constants));
-  installed_step_time_constants.store(kept->back().get(),
-                                      std::memory_order_release);
+  installed_step_time_constants.Install(constants);
 }
 
 double ComputedTokensPerMicroBatch(const Recipe& r) {

@@ -53,6 +53,13 @@ class TelemetryTest : public ::testing::Test {
         Deadline().get(), request, response != nullptr ? response : &ignored);
   }
 
+  grpc::Status SampleProgress(const std::string& run_id,
+                              v1::GetSampleProgressResponse* progress) {
+    v1::GetSampleProgressRequest request;
+    request.set_run_id(run_id);
+    return telemetry_->GetSampleProgress(Deadline().get(), request, progress);
+  }
+
   // Everything stored about runs and evidence.
   std::string Snapshot() {
     return server_.db().QueryValue(
@@ -439,13 +446,8 @@ TEST_F(TelemetryTest,
   }
   // It asks where to resume, and re-sends from a little before (it does not
   // know exactly what was committed).
-  v1::GetSampleProgressRequest progress_request;
-  progress_request.set_run_id(run_id);
   v1::GetSampleProgressResponse progress;
-  ASSERT_TRUE(
-      telemetry_
-          ->GetSampleProgress(Deadline().get(), progress_request, &progress)
-          .ok());
+  ASSERT_TRUE(SampleProgress(run_id, &progress).ok());
   const int64_t committed = progress.committed_through_step();
   EXPECT_GE(committed, -1);
   EXPECT_LE(committed, 299);
@@ -549,13 +551,8 @@ TEST_F(TelemetryTest, RefusedMessageAfterGatheredOnesCommitsEveryOneBefore) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // The answer comes after every message before the refused one is
   // committed, and nothing of it or after it is stored.
-  v1::GetSampleProgressRequest progress_request;
-  progress_request.set_run_id(run_id);
   v1::GetSampleProgressResponse progress;
-  ASSERT_TRUE(
-      telemetry_
-          ->GetSampleProgress(Deadline().get(), progress_request, &progress)
-          .ok());
+  ASSERT_TRUE(SampleProgress(run_id, &progress).ok());
   EXPECT_EQ(progress.committed_through_step(), 2999);
   EXPECT_EQ(progress.samples_stored(), 3000);
   EXPECT_EQ(Query(absl::StrCat("SELECT count(*) || '/' || max(step) FROM "
