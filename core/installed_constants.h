@@ -30,8 +30,7 @@ class InstalledConstants {
 
   void Install(const Constants& constants) {
     static std::mutex* const mutex = new std::mutex;
-    static auto* const kept =
-        new std::vector<std::unique_ptr<const Constants>>;
+    static auto* const kept = new std::vector<std::unique_ptr<const Constants>>;
     std::lock_guard<std::mutex> lock(*mutex);
     kept->push_back(std::make_unique<const Constants>(constants));
     current_.store(kept->back().get(), std::memory_order_release);
