@@ -50,7 +50,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/fleet.h"
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/recipe.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"

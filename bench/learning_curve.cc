@@ -7,10 +7,10 @@
 //   learning_curve --list_groups --csv PATH
 //       the publications (source groups) of the rows it replays, one a line
 //   learning_curve --write_constants OUT --hold_out GROUP --csv PATH
-//       fits the memory and step-time constants (core/model_fit.h, as the
-//       cross-validation test does) on every usable row of the CSV whose
+//       fits the memory and step-time constants (core/fitting/model_fit.h, as
+//       the cross-validation test does) on every usable row of the CSV whose
 //       publication is not GROUP ("" fits on every row) and writes them for
-//       placementd --model_constants_file (core/model_constants_file.h)
+//       placementd --model_constants_file (core/models/model_constants_file.h)
 //   learning_curve --server H:P --csv PATH [--group GROUP]
 //                  [--model_constants_file F] [--errors_out FILE]
 //                  [--k 5] [--seed 1] [--max_seconds 600]
@@ -50,11 +50,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "core/memory_model.h"
-#include "core/model_constants_file.h"
-#include "core/model_fit.h"
+#include "core/fitting/model_fit.h"
+#include "core/models/memory_model.h"
+#include "core/models/model_constants_file.h"
+#include "core/models/step_time_model.h"
 #include "core/recipe.h"
-#include "core/step_time_model.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
@@ -165,8 +165,9 @@ int WriteConstants(const std::vector<MappedRow>& usable,
   out << core::FormatModelConstants(
       constants,
       absl::StrCat(
-          "fitted (core/model_fit.h) on ", memory.size(), " memory and ",
-          time.size(), " step-time rows of ", groups.size(), " publications",
+          "fitted (core/fitting/model_fit.h) on ", memory.size(),
+          " memory and ", time.size(), " step-time rows of ", groups.size(),
+          " publications",
           hold_out.empty() ? "" : absl::StrCat(", leaving out ", hold_out)));
   if (!out.good()) {
     std::cerr << "learning_curve: cannot write " << path << "\n";

@@ -5,7 +5,7 @@
 #
 # For each seed and each publication (source group, as the leave-one-source-
 # out cross-validation holds them out): the model constants are fitted on
-# every OTHER publication (learning_curve --write_constants, core/model_fit.h),
+# every OTHER publication (learning_curve --write_constants, core/fitting/model_fit.h),
 # placementd starts from them on a fresh database
 # (--model_constants_file, re-fitting its fleet model on every snapshot so
 # that each prediction sees every upload before it), the publication's rows

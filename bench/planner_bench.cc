@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "core/fleet_model.h"
-#include "core/planner.h"
+#include "core/evidence/fleet_model.h"
+#include "core/plan/planner.h"
 
 namespace placement::core {
 namespace {
@@ -178,7 +178,7 @@ void BM_PredictPeakMemory(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictPeakMemory);
 
-// The fleet model's refit (core/fleet_model.h) over N measured (recipe
+// The fleet model's refit (core/evidence/fleet_model.h) over N measured (recipe
 // key, SKU) cells: building the cells (the analytic prior of each) and the
 // alternating least squares. A replica runs it at most every
 // --fleet_refit_seconds, over every rollup of its snapshot.

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/recipe.h"
 #include "storage/db_session.h"
 #include "storage/transaction_horizon.h"

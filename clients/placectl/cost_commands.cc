@@ -21,7 +21,7 @@
 #include "clients/placectl/flags.h"
 #include "clients/placectl/json.h"
 #include "clients/placectl/recipe_file.h"
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/money.h"
 #include "core/recipe.h"
 #include "placement/v1/cost.grpc.pb.h"

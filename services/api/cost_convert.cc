@@ -3,7 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/civil_time.h"
 #include "common/proto_time.h"
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/recipe.h"
 #include "core/units.h"
 #include "services/api/recipe_convert.h"

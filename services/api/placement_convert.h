@@ -1,7 +1,7 @@
 #ifndef PLACEMENT_SERVICES_API_PLACEMENT_CONVERT_H_
 #define PLACEMENT_SERVICES_API_PLACEMENT_CONVERT_H_
 
-#include "core/planner.h"
+#include "core/plan/planner.h"
 #include "placement/v1/placement.pb.h"
 
 namespace placement::services {

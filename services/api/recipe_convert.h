@@ -1,7 +1,7 @@
 #ifndef PLACEMENT_SERVICES_API_RECIPE_CONVERT_H_
 #define PLACEMENT_SERVICES_API_RECIPE_CONVERT_H_
 
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/recipe.h"
 #include "placement/v1/recipe.pb.h"
 #include "placement/v1/telemetry.pb.h"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/field_violation.h"
 #include "google/protobuf/timestamp.pb.h"
 #include "placement/v1/telemetry.pb.h"

@@ -5,7 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
-#include "core/measured_run.h"
+#include "core/evidence/measured_run.h"
 #include "core/recipe.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/recipe_convert.h"

@@ -20,7 +20,7 @@ inline constexpr size_t kMaxFailureReasonLength = 4096;
 inline constexpr size_t kMaxEvals = 64;
 inline constexpr double kMaxTokensPerSecond = 1e9;
 inline constexpr int kMaxSamplesPerMessage = 10000;
-// The bounds of a run's figures are core's (core/measured_run.h).
+// The bounds of a run's figures are core's (core/evidence/measured_run.h).
 
 // Whether `text` is a UUID in canonical 8-4-4-4-12 hex form.
 bool IsUuid(absl::string_view text);

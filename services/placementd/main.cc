@@ -16,7 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/uuid.h"
-#include "core/model_constants_file.h"
+#include "core/models/model_constants_file.h"
 #include "services/auth/auth.h"
 #include "services/server/placement_server.h"
 #include "storage/change_listener.h"
@@ -63,13 +63,14 @@ ABSL_FLAG(int, stream_idle_timeout_seconds, 60,
 ABSL_FLAG(double, fleet_refit_seconds, 10,
           "re-fit the fleet model (memory and step time learned across SKUs "
           "from uploaded runs) at most this often; 0: on every snapshot");
-ABSL_FLAG(std::string, model_constants_file, "",
-          "start the memory and step-time models from these constants (the "
-          "format of core/model_constants_file.h, e.g. re-fitted to this "
-          "fleet's own runs) instead of the shipped ones, which are fitted to "
-          "the published measurements; a constant the file does not name "
-          "keeps its shipped value; a file that does not parse stops the "
-          "start");
+ABSL_FLAG(
+    std::string, model_constants_file, "",
+    "start the memory and step-time models from these constants (the "
+    "format of core/models/model_constants_file.h, e.g. re-fitted to this "
+    "fleet's own runs) instead of the shipped ones, which are fitted to "
+    "the published measurements; a constant the file does not name "
+    "keeps its shipped value; a file that does not parse stops the "
+    "start");
 ABSL_FLAG(std::string, role, "",
           "tokens create: agent, planner, finance or admin");
 ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");

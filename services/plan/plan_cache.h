@@ -9,7 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "core/planner.h"
+#include "core/plan/planner.h"
 #include "storage/plan_store.h"
 
 namespace placement::services {

@@ -12,7 +12,7 @@
 #include "absl/strings/strip.h"
 #include "common/proto_bytes.h"
 #include "common/proto_time.h"
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/field_violation.h"
 #include "core/fnv1a.h"
 #include "core/recipe.h"

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/planner.h"
+#include "core/plan/planner.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "services/auth/auth.h"
 #include "services/metrics/placement_metrics.h"

@@ -3,7 +3,7 @@
 // runs into UNSPECIFIED ones.
 #include "core/enum_names.h"
 
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/pool.h"
 #include "core/recipe.h"
 #include "gtest/gtest.h"

@@ -18,8 +18,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "core/fitting/model_fit.h"
 #include "core/model_catalog.h"
-#include "core/model_fit.h"
 #include "core/recipe.h"
 #include "tests/core/test_catalog.h"
 
@@ -482,7 +482,7 @@ inline std::vector<MappedRow> LoadPublishedRows() {
   return rows;
 }
 
-// The fit's observations of a published row (core/model_fit.h), as the
+// The fit's observations of a published row (core/fitting/model_fit.h), as the
 // cross-validation test and the learning-curve benchmark make them.
 inline MemoryObservation MemoryObservationOf(const MappedRow& row) {
   MemoryObservation o{row.recipe, row.arch};

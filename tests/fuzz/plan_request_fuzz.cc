@@ -2,7 +2,7 @@
 // passes it: never a crash, and ranks are 1..n over the candidates.
 #include <cstdlib>
 
-#include "core/planner.h"
+#include "core/plan/planner.h"
 #include "services/api/placement_convert.h"
 #include "tests/fuzz/fuzz_input.h"
 

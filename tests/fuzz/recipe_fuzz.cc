@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/memory_model.h"
 #include "core/model_catalog.h"
+#include "core/models/memory_model.h"
 #include "core/recipe.h"
 #include "services/api/recipe_convert.h"
 #include "tests/fuzz/fuzz_input.h"

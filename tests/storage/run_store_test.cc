@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "core/evidence.h"
+#include "core/evidence/evidence.h"
 #include "core/recipe.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"

@@ -1,0 +1,475 @@
+#include "core/evidence/evidence.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "core/enum_names.h"
+#include "core/models/memory_model.h"
+#include "core/models/step_time_model.h"
+
+namespace placement::core {
+
+double MeasuredRun::GpuHours() const {
+  if (ended <= started || started == absl::InfinitePast()) return 0;
+  return gpu_count * absl::ToDoubleHours(ended - started);
+}
+
+int LogHistogram::BucketOf(const LogHistogramSpec& spec, double value) {
+  if (!(value > spec.lowest)) return 0;
+  const int bucket = static_cast<int>(
+      std::floor(std::log(value / spec.lowest) / std::log(spec.growth)));
+  return std::clamp(bucket, 0, std::min(spec.buckets, kHistogramBuckets) - 1);
+}
+
+void LogHistogram::Add(const LogHistogramSpec& spec, double value,
+                       int64_t weight) {
+  if (value <= 0 || weight <= 0) return;
+  counts[BucketOf(spec, value)] += weight;
+}
+
+void LogHistogram::Merge(const LogHistogram& other) {
+  for (int i = 0; i < kHistogramBuckets; ++i) counts[i] += other.counts[i];
+}
+
+int64_t LogHistogram::Total() const {
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  return total;
+}
+
+double LogHistogram::Quantile(const LogHistogramSpec& spec, double q) const {
+  const int64_t total = Total();
+  if (total == 0) return 0;
+  // The smallest bucket whose cumulative count reaches ceil(q * total).
+  const int64_t rank = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * total)));
+  int64_t seen = 0;
+  for (int i = 0; i < kHistogramBuckets; ++i) {
+    seen += counts[i];
+    if (seen >= rank) return spec.lowest * std::pow(spec.growth, i + 0.5);
+  }
+  return spec.lowest * std::pow(spec.growth, kHistogramBuckets - 0.5);
+}
+
+void PeakMemorySums::Add(double peak_gb) {
+  if (!(peak_gb > 0) || !std::isfinite(peak_gb)) return;
+  ++runs;
+  sum_gb += peak_gb;
+  max_gb = std::max(max_gb, peak_gb);
+}
+
+void PeakMemorySums::Merge(const PeakMemorySums& o) {
+  runs += o.runs;
+  sum_gb += o.sum_gb;
+  max_gb = std::max(max_gb, o.max_gb);
+}
+
+void PeakMemorySums::Scale(double factor) {
+  sum_gb *= factor;
+  max_gb *= factor;
+}
+
+double PeakMemorySums::MeanGb() const {
+  return runs > 0 ? sum_gb / static_cast<double>(runs) : 0;
+}
+
+void EvidenceRollup::Add(const MeasuredRun& run) {
+  if (recipe_key.empty()) recipe_key = run.recipe_key;
+  if (sku_id.empty()) sku_id = run.sku_id;
+  ++runs;
+  if (run.outcome == RunOutcome::kSucceeded) ++successful_runs;
+  if (run.offload == Offload::kCpu || run.offload == Offload::kNvme) {
+    ++offload_runs;
+  }
+  retries += std::max(0, run.retries);
+  if (run.collectives_opened) ++collective_runs;
+  if (run.interconnect == Interconnect::kNvlink) ++nvlink_runs;
+  if (run.interconnect == Interconnect::kPcie) ++pcie_runs;
+  if (run.interconnect == Interconnect::kHostMemory) ++host_memory_runs;
+  steps_attempted += std::max<int64_t>(0, run.steps_attempted);
+  steps_succeeded += std::max<int64_t>(0, run.steps_succeeded);
+  gpu_hours += run.GpuHours();
+  max_peak_memory_gb = std::max(max_peak_memory_gb, run.peak_memory_gb);
+  if (run.outcome == RunOutcome::kSucceeded) {
+    succeeded_peak.Add(run.peak_memory_gb);
+    succeeded_allocated.Add(run.peak_memory_allocated_gb);
+    succeeded_reserved.Add(run.peak_memory_reserved_gb);
+  }
+  if (run.steps_succeeded > 0) {
+    step_time_p50_hist.Add(kStepTimeHistogram, run.step_time_p50_s);
+    step_time_p95_hist.Add(kStepTimeHistogram, run.step_time_p95_s);
+  }
+  peak_memory_hist.Add(kPeakMemoryHistogram, run.peak_memory_gb);
+}
+
+void EvidenceRollup::Merge(const EvidenceRollup& o) {
+  if (recipe_key.empty()) recipe_key = o.recipe_key;
+  if (sku_id.empty()) sku_id = o.sku_id;
+  runs += o.runs;
+  successful_runs += o.successful_runs;
+  offload_runs += o.offload_runs;
+  retries += o.retries;
+  collective_runs += o.collective_runs;
+  nvlink_runs += o.nvlink_runs;
+  pcie_runs += o.pcie_runs;
+  host_memory_runs += o.host_memory_runs;
+  steps_attempted += o.steps_attempted;
+  steps_succeeded += o.steps_succeeded;
+  gpu_hours += o.gpu_hours;
+  max_peak_memory_gb = std::max(max_peak_memory_gb, o.max_peak_memory_gb);
+  succeeded_peak.Merge(o.succeeded_peak);
+  succeeded_allocated.Merge(o.succeeded_allocated);
+  succeeded_reserved.Merge(o.succeeded_reserved);
+  step_time_p50_hist.Merge(o.step_time_p50_hist);
+  step_time_p95_hist.Merge(o.step_time_p95_hist);
+  peak_memory_hist.Merge(o.peak_memory_hist);
+}
+
+EvidenceStats Summarize(const EvidenceRollup& r) {
+  EvidenceStats s;
+  s.recipe_key = r.recipe_key;
+  s.sku_id = r.sku_id;
+  s.runs = r.runs;
+  s.successful_runs = r.successful_runs;
+  s.gpu_hours = r.gpu_hours;
+  s.steps_succeeded = r.steps_succeeded;
+  if (r.steps_succeeded > 0) {
+    s.gpu_hours_per_successful_step = r.gpu_hours / r.steps_succeeded;
+  }
+  s.median_step_time_s = r.step_time_p50_hist.Quantile(kStepTimeHistogram, 0.5);
+  s.p95_step_time_s = r.step_time_p95_hist.Quantile(kStepTimeHistogram, 0.95);
+  s.max_peak_memory_gb = r.max_peak_memory_gb;
+  s.succeeded_peak = r.succeeded_peak;
+  s.succeeded_allocated = r.succeeded_allocated;
+  s.succeeded_reserved = r.succeeded_reserved;
+  if (r.successful_runs > 0 && r.succeeded_peak.runs == r.successful_runs) {
+    s.peak_memory_gb = r.succeeded_peak.max_gb;
+    s.peak_memory_exact = true;
+  } else if (r.successful_runs == r.runs || r.successful_runs == 0) {
+    // Every run succeeded, or none did: the largest peak of any run is the
+    // figure, and it has always been kept exactly.
+    s.peak_memory_gb = r.max_peak_memory_gb;
+    s.peak_memory_exact = true;
+  } else {
+    // Exact figures missing for some succeeded run: the histogram, which
+    // rounds to its bucket middle, never above the largest peak seen.
+    s.peak_memory_gb =
+        std::min(r.max_peak_memory_gb,
+                 r.peak_memory_hist.Quantile(kPeakMemoryHistogram, 0.95));
+  }
+  if (r.runs > 0) {
+    s.offload_share = static_cast<double>(r.offload_runs) / r.runs;
+    s.retry_rate = static_cast<double>(r.retries) / r.runs;
+    s.failure_share = static_cast<double>(r.runs - r.successful_runs) / r.runs;
+  }
+  s.any_collectives = r.collective_runs > 0;
+  if (r.nvlink_runs > 0) s.interconnects.push_back(Interconnect::kNvlink);
+  if (r.pcie_runs > 0) s.interconnects.push_back(Interconnect::kPcie);
+  if (r.host_memory_runs > 0) {
+    s.interconnects.push_back(Interconnect::kHostMemory);
+  }
+  return s;
+}
+
+EvidenceStats AggregateRuns(const std::vector<MeasuredRun>& runs) {
+  EvidenceRollup rollup;
+  for (const MeasuredRun& run : runs) {
+    if (!rollup.recipe_key.empty() &&
+        (run.recipe_key != rollup.recipe_key || run.sku_id != rollup.sku_id)) {
+      continue;
+    }
+    rollup.Add(run);
+  }
+  return Summarize(rollup);
+}
+
+InMemoryEvidence::SimilarKey InMemoryEvidence::SimilarKeyOf(
+    const Entry& entry) {
+  return {entry.recipe.model, static_cast<int>(entry.recipe.method),
+          entry.rollup.sku_id, entry.rollup.recipe_key};
+}
+
+template <typename Change>
+void InMemoryEvidence::Update(const Recipe& recipe, const std::string& sku_id,
+                              Change change) {
+  auto entry = std::make_shared<Entry>();
+  entry->recipe = NormalizeRecipe(recipe);
+  Key key{RecipeKey(entry->recipe), sku_id};
+  if (const EntryPtr* existing = by_key_.Find(key); existing != nullptr) {
+    entry->rollup = (*existing)->rollup;
+    entry->merged_rollups = (*existing)->merged_rollups;
+  }
+  entry->rollup.recipe_key = key.first;
+  entry->rollup.sku_id = sku_id;
+  change(*entry);
+  entry->stats = Summarize(entry->rollup);
+  // The similar-recipe key depends on the recipe, which a key determines:
+  // putting it again replaces the old pointer.
+  by_similar_.Put(SimilarKeyOf(*entry), entry);
+  by_key_.Put(std::move(key), std::move(entry));
+}
+
+void InMemoryEvidence::AddRun(const Recipe& recipe, MeasuredRun run) {
+  Update(recipe, run.sku_id, [&](Entry& entry) {
+    run.recipe_key = entry.rollup.recipe_key;
+    entry.rollup.Add(run);
+  });
+}
+
+void InMemoryEvidence::AddRollup(const Recipe& recipe,
+                                 const EvidenceRollup& rollup) {
+  Update(recipe, rollup.sku_id, [&](Entry& entry) {
+    entry.rollup.Merge(rollup);
+    ++entry.merged_rollups;
+  });
+}
+
+void InMemoryEvidence::SetRollup(const Recipe& recipe,
+                                 const EvidenceRollup& rollup) {
+  Update(recipe, rollup.sku_id, [&](Entry& entry) {
+    const std::string key = entry.rollup.recipe_key;
+    entry.rollup = rollup;
+    entry.rollup.recipe_key = key;
+    entry.merged_rollups = 1;
+  });
+}
+
+bool InMemoryEvidence::Remove(absl::string_view recipe_key,
+                              absl::string_view sku_id) {
+  const Key key{std::string(recipe_key), std::string(sku_id)};
+  const EntryPtr* existing = by_key_.Find(key);
+  if (existing == nullptr) return false;
+  by_similar_.Erase(SimilarKeyOf(**existing));
+  by_key_.Erase(key);
+  return true;
+}
+
+int InMemoryEvidence::MergedRollups(absl::string_view recipe_key,
+                                    absl::string_view sku_id) const {
+  const EntryPtr* entry =
+      by_key_.Find({std::string(recipe_key), std::string(sku_id)});
+  return entry == nullptr ? 0 : (*entry)->merged_rollups;
+}
+
+std::vector<KeyedEvidence> InMemoryEvidence::All() const {
+  std::vector<KeyedEvidence> out;
+  out.reserve(by_key_.size());
+  by_key_.ForEach([&](const Key&, const EntryPtr& entry) {
+    out.push_back({entry->recipe, entry->stats});
+  });
+  return out;
+}
+
+bool InMemoryEvidence::SameRollups(const InMemoryEvidence& other) const {
+  if (by_key_.SharesTreeWith(other.by_key_)) return true;
+  if (by_key_.size() != other.by_key_.size()) return false;
+  std::vector<const Entry*> mine;
+  mine.reserve(by_key_.size());
+  by_key_.ForEach(
+      [&](const Key&, const EntryPtr& entry) { mine.push_back(entry.get()); });
+  size_t i = 0;
+  bool same = true;
+  // The key is the normalized recipe's key, so equal keys mean equal
+  // recipes; the sums are compared field by field.
+  other.by_key_.ForEach([&](const Key&, const EntryPtr& entry) {
+    same = same && (mine[i] == entry.get() || mine[i]->rollup == entry->rollup);
+    ++i;
+  });
+  return same;
+}
+
+std::optional<EvidenceStats> InMemoryEvidence::Find(
+    absl::string_view recipe_key, absl::string_view sku_id) const {
+  const EntryPtr* entry =
+      by_key_.Find({std::string(recipe_key), std::string(sku_id)});
+  if (entry == nullptr) return std::nullopt;
+  return (*entry)->stats;
+}
+
+std::vector<KeyedEvidence> InMemoryEvidence::FindSimilar(
+    absl::string_view model, FineTuneMethod method,
+    absl::string_view sku_id) const {
+  std::vector<KeyedEvidence> out;
+  const SimilarKey from{std::string(model), static_cast<int>(method),
+                        std::string(sku_id), ""};
+  by_similar_.VisitFrom(from, [&](const SimilarKey& key,
+                                  const EntryPtr& entry) {
+    if (std::get<0>(key) != model || std::get<1>(key) != std::get<1>(from) ||
+        std::get<2>(key) != sku_id) {
+      return false;
+    }
+    out.push_back({entry->recipe, entry->stats});
+    return true;
+  });
+  return out;
+}
+
+std::vector<KeyedEvidence> InMemoryEvidence::FindAcrossSkus(
+    absl::string_view recipe_key) const {
+  std::vector<KeyedEvidence> out;
+  by_key_.VisitFrom({std::string(recipe_key), ""},
+                    [&](const Key& key, const EntryPtr& entry) {
+                      if (key.first != recipe_key) return false;
+                      out.push_back({entry->recipe, entry->stats});
+                      return true;
+                    });
+  return out;
+}
+
+namespace {
+
+// A recipe stored before adapter_type existed says UNSPECIFIED: LORA.
+AdapterType AdapterOf(const Recipe& r) {
+  return r.adapter == AdapterType::kUnspecified ? AdapterType::kLora
+                                                : r.adapter;
+}
+
+}  // namespace
+
+bool IsTransferable(const Recipe& s, const Recipe& t) {
+  // Adapter types differ in activations the memory model does not size, so
+  // the model's ratio could not carry one's peak to another.
+  return s.model == t.model && s.custom_architecture == t.custom_architecture &&
+         s.method == t.method && AdapterOf(s) == AdapterOf(t) &&
+         s.precision == t.precision &&
+         s.fp32_master_weights == t.fp32_master_weights &&
+         s.double_quantization == t.double_quantization &&
+         s.optimizer == t.optimizer && s.gpu_count == t.gpu_count &&
+         s.parallelism == t.parallelism &&
+         s.tensor_parallel_degree == t.tensor_parallel_degree &&
+         s.pipeline_parallel_degree == t.pipeline_parallel_degree &&
+         s.data_parallel_degree == t.data_parallel_degree;
+}
+
+namespace {
+
+double FlopsPerStep(const Recipe& r, const ModelArchitecture& a) {
+  return TrainingFlopsPerToken(r, a) * r.sequence_length * r.micro_batch_size *
+         r.gradient_accumulation_steps;
+}
+
+double TokensPerStep(const Recipe& r) {
+  return static_cast<double>(r.sequence_length) * r.micro_batch_size *
+         r.gradient_accumulation_steps;
+}
+
+}  // namespace
+
+std::optional<TransferredEvidence> TransferEvidence(const KeyedEvidence& source,
+                                                    const Recipe& target) {
+  if (!IsTransferable(source.recipe, target)) return std::nullopt;
+  absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(target);
+  if (!arch.ok()) return std::nullopt;
+  TransferredEvidence t;
+  t.source = source;
+  const double from_flops = FlopsPerStep(source.recipe, *arch);
+  t.step_time_scale =
+      from_flops > 0 ? FlopsPerStep(target, *arch) / from_flops : 1;
+  const MemoryModelConstants& c = DefaultMemoryModelConstants();
+  const double from_mem = PredictPeakMemory(source.recipe, *arch, c).total_gb;
+  t.memory_scale = from_mem > 0
+                       ? PredictPeakMemory(target, *arch, c).total_gb / from_mem
+                       : 1;
+  EvidenceStats s = source.stats;
+  s.recipe_key = RecipeKey(target);
+  if (s.gpu_hours_per_successful_step) {
+    *s.gpu_hours_per_successful_step *= t.step_time_scale;
+  }
+  s.median_step_time_s *= t.step_time_scale;
+  s.p95_step_time_s *= t.step_time_scale;
+  s.peak_memory_gb *= t.memory_scale;
+  s.max_peak_memory_gb *= t.memory_scale;
+  s.succeeded_peak.Scale(t.memory_scale);
+  s.succeeded_allocated.Scale(t.memory_scale);
+  s.succeeded_reserved.Scale(t.memory_scale);
+  t.stats = std::move(s);
+  return t;
+}
+
+std::optional<TransferredEvidence> BestTransfer(
+    const std::vector<KeyedEvidence>& candidates, const Recipe& target) {
+  const KeyedEvidence* best = nullptr;
+  std::tuple<double, int64_t, std::string> best_rank;
+  for (const KeyedEvidence& c : candidates) {
+    if (!IsTransferable(c.recipe, target) || c.stats.steps_succeeded == 0) {
+      continue;
+    }
+    const double distance =
+        std::fabs(std::log(TokensPerStep(target) / TokensPerStep(c.recipe)));
+    auto rank =
+        std::make_tuple(distance, -c.stats.successful_runs, c.stats.recipe_key);
+    if (best == nullptr || rank < best_rank) {
+      best = &c;
+      best_rank = std::move(rank);
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return TransferEvidence(*best, target);
+}
+
+const char* OffloadName(Offload offload) {
+  switch (offload) {
+    case Offload::kNone:
+      return "NONE";
+    case Offload::kCpu:
+      return "CPU";
+    case Offload::kNvme:
+      return "NVME";
+    case Offload::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* InterconnectName(Interconnect interconnect) {
+  switch (interconnect) {
+    case Interconnect::kNone:
+      return "NONE";
+    case Interconnect::kNvlink:
+      return "NVLINK";
+    case Interconnect::kPcie:
+      return "PCIE";
+    case Interconnect::kHostMemory:
+      return "HOST_MEMORY";
+    case Interconnect::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+const char* RunOutcomeName(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kSucceeded:
+      return "SUCCEEDED";
+    case RunOutcome::kFailed:
+      return "FAILED";
+    case RunOutcome::kOom:
+      return "OUT_OF_MEMORY";
+    case RunOutcome::kCollectiveTimeout:
+      return "COLLECTIVE_TIMEOUT";
+    case RunOutcome::kPreempted:
+      return "PREEMPTED";
+    case RunOutcome::kHardwareError:
+      return "HARDWARE_ERROR";
+    case RunOutcome::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+std::optional<Offload> ParseOffload(absl::string_view name) {
+  return ParseEnumName<Offload, Offload::kNvme>(name, OffloadName);
+}
+
+std::optional<Interconnect> ParseInterconnect(absl::string_view name) {
+  return ParseEnumName<Interconnect, Interconnect::kHostMemory>(
+      name, InterconnectName);
+}
+
+std::optional<RunOutcome> ParseRunOutcome(absl::string_view name) {
+  return ParseEnumName<RunOutcome, RunOutcome::kHardwareError>(name,
+                                                               RunOutcomeName);
+}
+
+}  // namespace placement::core

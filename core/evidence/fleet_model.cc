@@ -1,0 +1,299 @@
+#include "core/evidence/fleet_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "core/models/memory_model.h"
+#include "core/models/step_time_model.h"
+#include "core/pool.h"
+
+namespace placement::core {
+namespace {
+
+// The p90 of a standard normal: the band is p10..p90, as the prior's is.
+constexpr double kP90Z = 1.2815515655;
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+FleetModel FleetModel::Fit(std::vector<FleetCell> cells,
+                           const FleetModelOptions& options) {
+  // Order the cells so that the fit does not depend on the order given.
+  std::sort(cells.begin(), cells.end(),
+            [](const FleetCell& a, const FleetCell& b) {
+              return std::tie(a.recipe_key, a.sku_id) <
+                     std::tie(b.recipe_key, b.sku_id);
+            });
+  FleetModel model;
+  model.prior_log_sd_ = options.prior_log_sd;
+  model.prior_sd_weight_ = options.prior_sd_weight;
+  model.apply_memory_scale_ = options.apply_memory_scale;
+
+  // --- Step time: the low-rank model of log(measured / prior). ---
+  struct Obs {
+    RecipeTerm* recipe;
+    SkuTerm* sku;
+    double log_ratio;
+  };
+  std::vector<Obs> obs;
+  for (const FleetCell& c : cells) {
+    if (!(c.measured_step_time_s > 0) || !(c.prior_step_time_s > 0)) continue;
+    RecipeTerm& recipe = model.recipes_[c.recipe_key];
+    recipe.skus.push_back(c.sku_id);
+    model.skus_[c.sku_id].factor = 0.1;  // breaks the rank-1 symmetry
+    obs.push_back({nullptr, nullptr,
+                   std::log(c.measured_step_time_s / c.prior_step_time_s)});
+  }
+  {
+    size_t i = 0;
+    for (const FleetCell& c : cells) {
+      if (!(c.measured_step_time_s > 0) || !(c.prior_step_time_s > 0)) {
+        continue;
+      }
+      obs[i].recipe = &model.recipes_.find(c.recipe_key)->second;
+      obs[i].sku = &model.skus_.find(c.sku_id)->second;
+      ++i;
+    }
+  }
+  model.step_time_cells_ = static_cast<int>(obs.size());
+  auto fitted = [&](const Obs& o) {
+    return model.global_ + o.recipe->offset + o.sku->offset +
+           o.recipe->factor * o.sku->factor;
+  };
+  // One closed-form ridge update of a scalar parameter: the sum of
+  // (residual without it) x slope over its cells / (sum of slope^2 + penalty).
+  struct Sums {
+    double num = 0;
+    double den = 0;
+  };
+  for (int iter = 0; iter < options.iterations && !obs.empty(); ++iter) {
+    {
+      Sums s;
+      for (const Obs& o : obs) {
+        s.num += o.log_ratio - (fitted(o) - model.global_);
+        s.den += 1;
+      }
+      model.global_ = s.num / (s.den + options.global_penalty);
+    }
+    std::map<RecipeTerm*, Sums> by_recipe;
+    for (const Obs& o : obs) {
+      Sums& s = by_recipe[o.recipe];
+      s.num += o.log_ratio - (fitted(o) - o.recipe->offset);
+      s.den += 1;
+    }
+    for (auto& [term, s] : by_recipe) {
+      term->offset = s.num / (s.den + options.recipe_penalty);
+    }
+    std::map<SkuTerm*, Sums> by_sku;
+    for (const Obs& o : obs) {
+      Sums& s = by_sku[o.sku];
+      s.num += o.log_ratio - (fitted(o) - o.sku->offset);
+      s.den += 1;
+    }
+    for (auto& [term, s] : by_sku) {
+      term->offset = s.num / (s.den + options.sku_penalty);
+    }
+    std::map<RecipeTerm*, Sums> recipe_factor;
+    for (const Obs& o : obs) {
+      Sums& s = recipe_factor[o.recipe];
+      const double rest =
+          o.log_ratio - (fitted(o) - o.recipe->factor * o.sku->factor);
+      s.num += rest * o.sku->factor;
+      s.den += o.sku->factor * o.sku->factor;
+    }
+    for (auto& [term, s] : recipe_factor) {
+      term->factor = s.num / (s.den + options.interaction_penalty);
+    }
+    std::map<SkuTerm*, Sums> sku_factor;
+    for (const Obs& o : obs) {
+      Sums& s = sku_factor[o.sku];
+      const double rest =
+          o.log_ratio - (fitted(o) - o.recipe->factor * o.sku->factor);
+      s.num += rest * o.recipe->factor;
+      s.den += o.recipe->factor * o.recipe->factor;
+    }
+    for (auto& [term, s] : sku_factor) {
+      // Kept away from exactly 0, where the interaction could never move.
+      term->factor = s.num / (s.den + options.interaction_penalty);
+    }
+  }
+  double squared = 0;
+  for (const Obs& o : obs) {
+    const double e = o.log_ratio - fitted(o);
+    squared += e * e;
+  }
+  const double w = options.prior_sd_weight;
+  model.residual_log_sd_ =
+      std::sqrt((squared + w * options.prior_log_sd * options.prior_log_sd) /
+                (static_cast<double>(obs.size()) + w));
+  {
+    double offsets = 0;
+    for (const auto& [key, term] : model.recipes_)
+      offsets += term.offset * term.offset;
+    model.recipe_offset_sd_ =
+        std::sqrt((offsets + w * options.prior_log_sd * options.prior_log_sd) /
+                  (static_cast<double>(model.recipes_.size()) + w));
+  }
+
+  // --- Memory: a robust per-framework scale on the analytic prediction. ---
+  std::map<TrainingFramework, std::vector<double>> memory_ratios;
+  for (const FleetCell& c : cells) {
+    if (!(c.measured_peak_gb > 0) || !(c.predicted_peak_gb > 0)) continue;
+    memory_ratios[c.framework].push_back(
+        std::log(c.measured_peak_gb / c.predicted_peak_gb));
+  }
+  for (auto& [framework, ratios] : memory_ratios) {
+    const double n = static_cast<double>(ratios.size());
+    MemoryTerm& term = model.memory_[framework];
+    term.cells = static_cast<int>(ratios.size());
+    // The median resists outliers (a run that reports a spike); the
+    // shrinkage keeps a few cells from overturning the published fit.
+    term.scale = std::exp(Median(std::move(ratios)) * n /
+                          (n + options.memory_prior_weight));
+  }
+  return model;
+}
+
+std::optional<FleetStepTime> FleetModel::StepTime(
+    absl::string_view recipe_key, absl::string_view sku_id) const {
+  if (step_time_cells_ == 0) return std::nullopt;
+  FleetStepTime out;
+  out.cells = step_time_cells_;
+  double log_factor = global_;
+  double recipe_factor = 0;
+  double sku_factor = 0;
+  if (auto it = recipes_.find(recipe_key); it != recipes_.end()) {
+    out.recipe_measured = true;
+    out.recipe_skus = it->second.skus;
+    log_factor += it->second.offset;
+    recipe_factor = it->second.factor;
+  }
+  if (auto it = skus_.find(sku_id); it != skus_.end()) {
+    out.sku_measured = true;
+    log_factor += it->second.offset;
+    sku_factor = it->second.factor;
+  }
+  log_factor += recipe_factor * sku_factor;
+  out.factor = std::exp(log_factor);
+  // A recipe never measured keeps the spread of recipes around the fit;
+  // one measured somewhere has the residual spread of the fit alone.
+  double sd = residual_log_sd_;
+  if (!out.recipe_measured) {
+    sd = std::sqrt(sd * sd + recipe_offset_sd_ * recipe_offset_sd_);
+  }
+  out.band_low = std::exp(-kP90Z * sd);
+  out.band_high = std::exp(kP90Z * sd);
+  return out;
+}
+
+double FleetModel::MemoryScale(TrainingFramework framework) const {
+  auto it = memory_.find(framework);
+  return it == memory_.end() ? 1 : it->second.scale;
+}
+
+double FleetModel::PlanMemoryScale(TrainingFramework framework) const {
+  return apply_memory_scale_ ? MemoryScale(framework) : 1;
+}
+
+int FleetModel::MemoryCells(TrainingFramework framework) const {
+  auto it = memory_.find(framework);
+  return it == memory_.end() ? 0 : it->second.cells;
+}
+
+double FleetModel::SkuLogOffset(absl::string_view sku_id) const {
+  auto it = skus_.find(sku_id);
+  return it == skus_.end() ? 0 : it->second.offset;
+}
+
+double PriorStepTimeS(const Recipe& recipe, const GpuSku& sku) {
+  absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(recipe);
+  if (!arch.ok()) return 0;
+  Pool pool;
+  pool.name = "fleet-model";
+  pool.sku_id = sku.id;
+  pool.gpus_per_node = 8;
+  pool.node_count = std::max(1, (recipe.gpu_count + 7) / 8);
+  pool.gpu_quota = pool.gpus_per_node * pool.node_count;
+  pool.fabric = sku.HasNvlink() ? Fabric::kNvlink : Fabric::kPcie;
+  if (pool.node_count > 1)
+    pool.inter_node_fabric = InterNodeFabric::kInfiniband;
+  return EstimateStepTime(recipe, *arch, sku, pool).step_time_s;
+}
+
+std::vector<FleetCell> FleetCellsFromEvidence(
+    const std::vector<KeyedEvidence>& evidence,
+    const std::vector<GpuSku>& skus) {
+  std::vector<FleetCell> cells;
+  for (const KeyedEvidence& e : evidence) {
+    const GpuSku* sku = nullptr;
+    for (const GpuSku& s : skus) {
+      if (s.id == e.stats.sku_id) sku = &s;
+    }
+    if (sku == nullptr) continue;
+    absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(e.recipe);
+    if (!arch.ok()) continue;
+    FleetCell cell;
+    cell.recipe_key = e.stats.recipe_key;
+    cell.sku_id = sku->id;
+    cell.framework = e.recipe.framework;
+    cell.successful_runs = e.stats.successful_runs;
+    if (e.stats.steps_succeeded > 0 && e.stats.median_step_time_s > 0) {
+      cell.measured_step_time_s = e.stats.median_step_time_s;
+      cell.prior_step_time_s = PriorStepTimeS(e.recipe, *sku);
+    }
+    if (e.stats.successful_runs > 0 &&
+        e.stats.successful_runs == e.stats.runs && e.stats.offload_share == 0 &&
+        e.stats.peak_memory_gb > 0) {
+      // The largest peak of the succeeded runs (here every run), exact as
+      // the runs reported it (EvidenceStats::peak_memory_gb).
+      cell.measured_peak_gb = e.stats.peak_memory_gb;
+      cell.predicted_peak_gb =
+          PredictPeakMemory(e.recipe, *arch, DefaultMemoryModelConstants())
+              .reported_gb;
+    }
+    cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+double CardContextGb(const GpuSku& /*sku*/) {
+  return DefaultMemoryModelConstants().cuda_context_gb;
+}
+
+std::optional<CrossSkuMemory> CrossSkuMemoryTransfer(
+    const std::vector<std::pair<const GpuSku*, EvidenceStats>>& measured,
+    const GpuSku& target) {
+  const std::pair<const GpuSku*, EvidenceStats>* best = nullptr;
+  for (const auto& entry : measured) {
+    const EvidenceStats& s = entry.second;
+    if (entry.first == nullptr || entry.first->id == target.id) continue;
+    if (s.successful_runs <= 0 || s.successful_runs != s.runs ||
+        s.offload_share > 0 || !(s.peak_memory_gb > 0)) {
+      continue;
+    }
+    if (best == nullptr ||
+        std::make_tuple(-s.successful_runs, entry.first->id) <
+            std::make_tuple(-best->second.successful_runs, best->first->id)) {
+      best = &entry;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  CrossSkuMemory out;
+  out.from_sku_id = best->first->id;
+  out.recipe_key = best->second.recipe_key;
+  out.source_peak_gb = best->second.peak_memory_gb;
+  out.context_adjustment_gb =
+      CardContextGb(target) - CardContextGb(*best->first);
+  out.peak_gb = out.source_peak_gb + out.context_adjustment_gb;
+  out.source = best->second;
+  return out;
+}
+
+}  // namespace placement::core

@@ -1,0 +1,202 @@
+#ifndef PLACEMENT_CORE_EVIDENCE_FLEET_MODEL_H_
+#define PLACEMENT_CORE_EVIDENCE_FLEET_MODEL_H_
+
+// What the fleet's uploaded runs teach the planner beyond the evidence of
+// the exact (recipe key, SKU) a candidate would run:
+//  - peak memory of a recipe key measured on another SKU (memory barely
+//    depends on the card: the same tensors are allocated), adjusted for
+//    each card's context overhead: CrossSkuMemoryTransfer;
+//  - step time through a low-rank model of log(measured / analytic prior)
+//    over (recipe key x SKU), fitted to every measured cell with shrinkage
+//    toward the analytic prior, so that one recipe measured on one SKU
+//    informs its estimate on the others through the SKU ratios learned from
+//    recipes measured on both (the matrix-completion idea of Gavel,
+//    Narayanan et al., OSDI'20, which completes a job x accelerator
+//    throughput matrix from a few measured cells): FleetModel;
+//  - the analytic memory model's per-profile scale re-fitted from the
+//    uploaded peaks (a robust median of log(measured / predicted), shrunk
+//    toward the published prior): FleetModel::MemoryScale.
+// Pure: built from evidence, no I/O.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "core/evidence/evidence.h"
+#include "core/models/fit.h"
+#include "core/recipe.h"
+#include "core/sku.h"
+
+namespace placement::core {
+
+// One measured (recipe key, SKU) the fleet model is fitted to.
+struct FleetCell {
+  std::string recipe_key;
+  std::string sku_id;
+  TrainingFramework framework = TrainingFramework::kUnspecified;
+  // Median over its runs of the measured step time, and the analytic
+  // prior's estimate for the same recipe on the same SKU; both > 0 for the
+  // cell to inform step time.
+  double measured_step_time_s = 0;
+  double prior_step_time_s = 0;
+  // The measured peak (EvidenceStats::peak_memory_gb: the largest peak of
+  // a succeeded run, exact) and the memory model's prediction of the same
+  // figure; both > 0 for the cell to inform memory.
+  double measured_peak_gb = 0;
+  double predicted_peak_gb = 0;
+  int64_t successful_runs = 0;
+};
+
+// How strongly each part of the model is pulled toward the analytic prior
+// (log-space ridge penalties, in units of "cells' worth of evidence").
+struct FleetModelOptions {
+  // The common offset: every recipe on every SKU.
+  double global_penalty = 1;
+  // One recipe's offset across SKUs, one SKU's offset across recipes.
+  double recipe_penalty = 0.5;
+  double sku_penalty = 1;
+  // The rank-1 interaction (recipe factor x SKU factor): strongly pulled to
+  // 0, so that it only bends the additive model where several recipes
+  // measured on several SKUs agree.
+  double interaction_penalty = 4;
+  int iterations = 60;
+  // The prior's own spread in log space (its cross-validated band,
+  // kStepTimeBand*: 0.60x-1.40x is about +-1.28 x 0.3), and how many cells'
+  // worth of weight it keeps in the fitted spread.
+  double prior_log_sd = 0.3;
+  double prior_sd_weight = 2;
+  // Pseudo-cells of the published prior in the memory scale's shrinkage.
+  double memory_prior_weight = 3;
+  // Whether plans apply the memory scale. Off: on the out-of-sample
+  // learning curve (bench/learning_curve.sh: each publication replayed
+  // against constants fitted without it), applying it, shrunk with 3 or 8
+  // cells' worth of prior, lowered the memory error of the rows not yet
+  // uploaded at 5 and 10 runs but raised it above the prior's at 15
+  // (docs/CORE.md), where the planner without it stays below: one scale
+  // per framework does not follow the rows of a framework that the prior
+  // misses in both directions. Fitted either way (MemoryScale).
+  bool apply_memory_scale = false;
+};
+
+// The fleet model's step-time correction for one (recipe key, SKU).
+struct FleetStepTime {
+  double factor = 1;  // multiply the analytic prior by this
+  // The band as factors on the corrected estimate (p10..p90 of a normal in
+  // log space with the fit's spread).
+  double band_low = kStepTimeBandLowFactor;
+  double band_high = kStepTimeBandHighFactor;
+  bool recipe_measured = false;  // the key itself was measured somewhere
+  bool sku_measured = false;     // the SKU was measured on some recipe
+  // The SKUs the recipe key was measured on (its offset came from them).
+  std::vector<std::string> recipe_skus;
+  int cells = 0;  // cells the whole model was fitted to
+};
+
+class FleetModel {
+ public:
+  // Fits by alternating least squares (each block in closed form, the
+  // others held) the model
+  //   log(measured / prior) = g + r[recipe] + s[sku] + a[recipe] * b[sku]
+  // with ridge penalties toward 0 (= the analytic prior), over every cell
+  // with both step times, and the per-framework memory scales over every
+  // cell with both peaks. Deterministic for a given set of cells
+  // (whatever their order).
+  static FleetModel Fit(std::vector<FleetCell> cells,
+                        const FleetModelOptions& options = {});
+
+  // nullopt when the model has no step-time cell at all.
+  std::optional<FleetStepTime> StepTime(absl::string_view recipe_key,
+                                        absl::string_view sku_id) const;
+
+  // The factor on the memory model's prediction for recipes of
+  // `framework` (1 without evidence).
+  double MemoryScale(TrainingFramework framework) const;
+  // MemoryScale when FleetModelOptions::apply_memory_scale, else 1: what
+  // the planner multiplies an unmeasured prediction by.
+  double PlanMemoryScale(TrainingFramework framework) const;
+  int MemoryCells(TrainingFramework framework) const;
+
+  int step_time_cells() const { return step_time_cells_; }
+  // The spread of log(measured / fitted) over the fitted cells.
+  double residual_log_sd() const { return residual_log_sd_; }
+  double global_log_offset() const { return global_; }
+  // log offset of a SKU (0 for one never measured).
+  double SkuLogOffset(absl::string_view sku_id) const;
+
+ private:
+  struct RecipeTerm {
+    double offset = 0;
+    double factor = 0;
+    std::vector<std::string> skus;
+  };
+  struct SkuTerm {
+    double offset = 0;
+    double factor = 0;
+  };
+  struct MemoryTerm {
+    double scale = 1;
+    int cells = 0;
+  };
+  double global_ = 0;
+  std::map<std::string, RecipeTerm, std::less<>> recipes_;
+  std::map<std::string, SkuTerm, std::less<>> skus_;
+  std::map<TrainingFramework, MemoryTerm> memory_;
+  int step_time_cells_ = 0;
+  double residual_log_sd_ = 0;
+  // The spread of the recipe offsets (with the prior's weight), which a
+  // recipe never measured adds to the residual: computed once by Fit, not
+  // over every recipe on each StepTime.
+  double recipe_offset_sd_ = 0;
+  double prior_log_sd_ = 0.3;
+  double prior_sd_weight_ = 2;
+  bool apply_memory_scale_ = false;
+};
+
+// The cells of `evidence` (normalized recipes with their statistics on
+// one SKU each; SKUs resolved in `skus`, others skipped): step time from the
+// runs with successful steps, against the analytic prior on a pool of the
+// card like the published runs' (8 GPUs a node, NVLink when the card has
+// it, InfiniBand between nodes); peak memory only where every run
+// succeeded without offload, against the memory model's figure of the kind
+// the recipe reports.
+std::vector<FleetCell> FleetCellsFromEvidence(
+    const std::vector<KeyedEvidence>& evidence,
+    const std::vector<GpuSku>& skus);
+
+// The analytic step time of `recipe` on such a pool of `sku` (0 when the
+// recipe's model does not resolve).
+double PriorStepTimeS(const Recipe& recipe, const GpuSku& sku);
+
+// Peak memory of a recipe key carried over from another SKU.
+struct CrossSkuMemory {
+  std::string from_sku_id;
+  std::string recipe_key;
+  double source_peak_gb = 0;         // measured peak on from_sku_id
+  double peak_gb = 0;                // carried to the target card
+  double context_adjustment_gb = 0;  // target context - source context
+  EvidenceStats source;              // what was measured there
+};
+
+// The CUDA context (and runtime) a card holds besides the training's own
+// tensors. The memory model keeps one figure for every card
+// (MemoryModelConstants::cuda_context_gb; stas00's ML engineering notes
+// measure 0.47-0.92 GiB depending on card and CUDA version, not tabulated
+// per card), so the adjustment is 0 between catalog cards today; kept
+// explicit so a per-card figure changes one function.
+double CardContextGb(const GpuSku& sku);
+
+// Among `measured` (statistics of ONE recipe key on other SKUs), the one to
+// carry to `target`: runs that all succeeded without offload (an OOM's or
+// an offloaded run's peak is not the recipe's), most successful runs, then
+// SKU id. The peak is shifted by the difference of the cards' context
+// overhead. nullopt when none qualifies.
+std::optional<CrossSkuMemory> CrossSkuMemoryTransfer(
+    const std::vector<std::pair<const GpuSku*, EvidenceStats>>& measured,
+    const GpuSku& target);
+
+}  // namespace placement::core
+
+#endif  // PLACEMENT_CORE_EVIDENCE_FLEET_MODEL_H_

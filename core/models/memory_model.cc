@@ -1,0 +1,603 @@
+#include "core/models/memory_model.h"
+
+#include <algorithm>
+
+#include "absl/base/attributes.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/models/installed_constants.h"
+
+namespace placement::core {
+namespace {
+
+constexpr double kBytesPerGb = 1e9;
+
+// NF4 storage per parameter (QLoRA, Dettmers et al. 2023, section 3): 4-bit
+// codes plus one fp32 absmax per 64-weight block (0.5 bit/param); double
+// quantization stores the absmax in 8 bits per block of 256 with an fp32
+// second-level constant (8/64 + 32/(64*256) = 0.127 bit/param). Checked
+// against LitGPT's nf4 vs nf4-dq rows (0.30 GB measured vs 0.31 GB predicted
+// for Llama-2-7B).
+constexpr double kNf4BytesPerParam = 0.5 + 0.5 / 8;
+constexpr double kNf4DoubleQuantBytesPerParam =
+    0.5 + (8.0 / 64 + 32.0 / (64 * 256)) / 8;
+
+// Bytes per stored base parameter. Quantized and fp8 formats leave the
+// embeddings, head and norms in bf16 (handled by the caller).
+double BaseBytesPerParam(const Recipe& r) {
+  switch (r.precision) {
+    case Precision::kFp32:
+      return 4;
+    case Precision::kBf16:
+    case Precision::kFp16:
+      return 2;
+    case Precision::kFp8:
+    case Precision::kInt8:
+      return 1;
+    case Precision::kNf4:
+      return r.double_quantization ? kNf4DoubleQuantBytesPerParam
+                                   : kNf4BytesPerParam;
+    case Precision::kUnspecified:
+      break;
+  }
+  return 2;
+}
+
+// Whether the MLP's output projection (down / fc2) trains: only then does
+// autograd keep its input (the MLP product) for the weight gradient; a
+// frozen linear needs just its weight to pass the gradient on.
+// PyTorch's mm saves each operand only for the other's gradient
+// (autograd codegen's should_compute_output guards, pytorch issue 97575);
+// bitsandbytes' MatMul4Bit (NF4) saves its input whenever it needs any
+// gradient (autograd/_functions.py: ctx.tensors = (A, B)), frozen or not.
+bool KeepsFrozenLinearInputs(const Recipe& r) {
+  return r.method == FineTuneMethod::kFull || r.precision == Precision::kNf4;
+}
+
+bool TrainsMlpOutput(const Recipe& r) {
+  if (KeepsFrozenLinearInputs(r)) return true;
+  for (const std::string& module : r.target_modules) {
+    if (module == "down" || module == "all-linear" || module == "all_linear" ||
+        module == "all") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether the MLP's input projections (gate / up / fc1) train: only then
+// does autograd keep their input (the second norm's output); the norm's own
+// backward needs its input, not its output.
+bool TrainsMlpInput(const Recipe& r) {
+  if (KeepsFrozenLinearInputs(r)) return true;
+  for (const std::string& module : r.target_modules) {
+    if (module == "gate" || module == "up" || module == "all-linear" ||
+        module == "all_linear" || module == "all") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// What an adapter keeps for backward beyond LoRA's, per token of one
+// layer, in elements of the activation width:
+//  - DORA (PEFT dora.py): the result is (m/|W| - 1) * base(x) + m/|W| *
+//    lora(x) * scale with the norm detached, so both products save their
+//    tensor operand: the base and the LoRA outputs of each target module;
+//  - LLAMA_ADAPTER_V2 (LitGPT adapter_v2.py): every linear returns
+//    scale * (linear(x) + bias), which saves the pre-scale output for the
+//    scale's gradient: one output of every linear layer.
+double AdapterKeptElementsPerToken(const Recipe& r,
+                                   const ModelArchitecture& a) {
+  if (r.method != FineTuneMethod::kLora && r.method != FineTuneMethod::kQlora) {
+    return 0;
+  }
+  double elements = 0;
+  if (r.adapter == AdapterType::kDora) {
+    for (const std::string& m : r.target_modules) {
+      elements += 2.0 * static_cast<double>(ProjectionOf(m, a).out);
+    }
+  } else if (r.adapter == AdapterType::kLlamaAdapterV2) {
+    for (const std::string& m : CanonicalTargetModules()) {
+      elements += static_cast<double>(ProjectionOf(m, a).out);
+    }
+  }
+  return elements;
+}
+
+bool IsQuantizedBase(Precision p) {
+  return p == Precision::kFp8 || p == Precision::kInt8 || p == Precision::kNf4;
+}
+
+}  // namespace
+
+const FrameworkMemoryProfile& MemoryModelConstants::Profile(
+    TrainingFramework framework) const {
+  const int index = static_cast<int>(framework);
+  if (framework == TrainingFramework::kUnspecified || index < 0 ||
+      index >= kTrainingFrameworkCount) {
+    return frameworks[static_cast<int>(TrainingFramework::kOther)];
+  }
+  return frameworks[index];
+}
+
+const MemoryModelConstants& AnalyticMemoryModelConstants() {
+  static const MemoryModelConstants kConstants = [] {
+    MemoryModelConstants c;
+    // Saved tensors of one transformer block with SDPA/flash attention, per
+    // token, counted from what autograd keeps: two norm inputs and outputs,
+    // q, attention output (= o-proj input), the residual stream and the
+    // attention statistics (about 7 hidden-sized tensors), k and v (2
+    // KV-sized) and the SwiGLU MLP's gate, up, activation and product (4
+    // MLP-sized; fc1 output and GELU output, 2, for a GELU MLP). This gives
+    // ~40 x s*b*h bytes per layer for Llama-2-7B and ~42 for Llama-3.1-8B
+    // (stas00 measured 56 in HF eager, which also keeps fp32 norm upcasts:
+    // ml-engineering training/performance/README.md). Not fitted: the
+    // per-framework activation_scale carries what the count misses.
+    c.activation_hidden_multiple = 7;
+    c.activation_mlp_multiple_gated = 4;
+    c.activation_mlp_multiple_plain = 2;
+    // Standard loss (transformers' loss_utils.ForCausalLMLoss): the bf16
+    // logits (2 bytes, kept in the model output) are upcast to fp32 (4),
+    // log_softmax saves its fp32 output (4), and its backward holds the
+    // fp32 gradients of both (4 + 4) while every activation is still alive:
+    // 14 bytes per token per vocabulary entry. Older versions add a
+    // .contiguous() fp32 copy of the shifted logits (18). stas00's "~6 in
+    // practice" (ml-engineering) counts the forward only.
+    c.logits_bytes_standard = 14;
+    // Chunked cross-entropy (torchtune's CEWithChunkedOutputLoss, LitGPT's
+    // chunked_cross_entropy): the bf16 logits and each chunk's saved
+    // log-softmax (fp32 in torchtune, bf16 in LitGPT) stay for backward,
+    // the gradients exist one chunk at a time: ~6 bytes. torchtune's README
+    // measures 51.0 -> 42.9 GiB switching to it on Llama-3.2-3B at 2 x 4096
+    // tokens: 8.3 bytes per token per entry saved against the standard 14.
+    c.logits_bytes_chunked = 6;
+    // Fused linear + cross-entropy (Liger, torchtune's
+    // LinearCrossEntropyLoss): logits exist one chunk at a time.
+    c.logits_bytes_fused = 0.25;
+    // bitsandbytes dequantizes one weight at a time to bf16 for its matmul
+    // (MatMul4Bit keeps the 4-bit weight for backward): for a 32-layer model
+    // about one block's bf16 copy, 2/32 ~ 0.06 byte per quantized weight.
+    // LitGPT's LoRA vs QLoRA rows suggest more (0.25-0.3): fitted.
+    c.nf4_working_bytes_per_param = 0.0625;
+    // torch.optim.AdamW (foreach): _foreach_sqrt(exp_avg_sq) and the
+    // denominator are state-sized lists (torch/optim/adam.py).
+    c.optimizer_step_temporaries = 1;
+    // Dynamic padding: a run's longest batch is far above the mean padded
+    // length (sample lengths are long-tailed; the longest of thousands of
+    // batches is roughly the p99.9 of a log-normal with a coefficient of
+    // variation of 0.5-0.7, about 3x the mean).
+    c.padded_peak_length_factor = 3;
+    // Reserved minus allocated: 5-10% is the usual budget (AnswerDotAI
+    // fsdp_qlora reserved vs allocated); of the short-lived memory, more.
+    c.reserved_slack_fraction = 0.10;
+    // CUDA context and kernels: 0.47-0.92 GiB on A100 with PyTorch 2.x
+    // (stas00, ml-engineering training/performance/README.md).
+    c.cuda_context_gb = 0.7;
+    // torch.distributed / NCCL buffers after the first collective: about
+    // 1.5 GiB (same source).
+    c.nccl_buffers_gb = 1.6;
+    // Default losses: HF Transformers' models upcast logits to fp32 before
+    // the loss (modeling_llama.py), as do NeMo/Megatron (fp32 vocab-parallel
+    // cross-entropy), Axolotl and DeepSpeed training loops (HF models);
+    // LitGPT's finetune scripts use chunked_cross_entropy (litgpt/utils.py);
+    // torchtune's recipes CEWithChunkedOutputLoss (its configs).
+    for (FrameworkMemoryProfile& p : c.frameworks) {
+      p.activation_scale = 1;
+      p.default_loss = LossImplementation::kStandardFp32Upcast;
+    }
+    c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)].default_loss =
+        LossImplementation::kChunkedCrossEntropy;
+    c.frameworks[static_cast<int>(TrainingFramework::kTorchtune)].default_loss =
+        LossImplementation::kChunkedCrossEntropy;
+    // Setting up a sharded job. LitGPT's finetune scripts (lora.py,
+    // adapter.py, full.py with --devices > 1) build the model with
+    // fabric.init_module(empty_init=...) on each GPU, wrap it in
+    // FSDPStrategy(auto_wrap_policy={Block}, ...) and then load the full
+    // checkpoint with fabric.load_raw: each rank holds the whole bf16
+    // model next to its shard once. HF Accelerate (cpu_ram_efficient_loading,
+    // meta-device init), DeepSpeed (zero.Init) and torchtune (meta device +
+    // sharded load) never do.
+    c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)]
+        .unsharded_setup_copies = 1;
+    return c;
+  }();
+  return kConstants;
+}
+
+const MemoryModelConstants& ShippedMemoryModelConstants() {
+  static const MemoryModelConstants kConstants = [] {
+    MemoryModelConstants c = AnalyticMemoryModelConstants();
+    // Fitted (core/fitting/model_fit.h: robust least squares in log space,
+    // shrunk toward the analytic values above) to every usable row of the
+    // published measurements (tests/core/testdata: 55 measured peaks and
+    // 30 published ran/OOM verdicts); the cross-validation test re-fits
+    // them and fails if they drift. In parentheses: the rows whose
+    // prediction each one moves. Profiles without such rows (torchtune,
+    // NeMo, Axolotl, DeepSpeed, other) keep the analytic 1.
+    c.logits_bytes_standard = 14.12;          // (20: unsloth, LLaMA-Factory,
+                                              // PEFT) prior 14
+    c.logits_bytes_chunked = 6.359;           // (26: LitGPT, llm-foundry)
+    c.nf4_working_bytes_per_param = 0.07685;  // (22) prior 0.0625
+    c.optimizer_step_temporaries = 0.9017;    // (1) prior 1
+    c.padded_peak_length_factor = 3.140;      // (8, PEFT MetaMathQA) prior 3
+    c.reserved_slack_fraction = 0.1188;       // (23) prior 0.10
+    FrameworkMemoryProfile& hf =
+        c.frameworks[static_cast<int>(TrainingFramework::kHfTransformersPeft)];
+    hf.activation_scale = 1.028;   // (8: PEFT MetaMathQA, LLaMA-Factory)
+    hf.nf4_working_scale = 1.071;  // (8)
+    FrameworkMemoryProfile& litgpt =
+        c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)];
+    litgpt.activation_scale = 1.195;   // (29: LitGPT resource tables,
+                                       // config_hub)
+    litgpt.nf4_working_scale = 1.160;  // (13)
+    c.frameworks[static_cast<int>(TrainingFramework::kOther)]
+        .nf4_working_scale = 0.9894;  // (1: LLaMA-Factory's Unsloth row)
+    return c;
+  }();
+  return kConstants;
+}
+
+namespace {
+ABSL_CONST_INIT InstalledConstants<MemoryModelConstants>
+    installed_memory_constants;
+}  // namespace
+
+const MemoryModelConstants& DefaultMemoryModelConstants() {
+  const MemoryModelConstants* installed = installed_memory_constants.Get();
+  return installed != nullptr ? *installed : ShippedMemoryModelConstants();
+}
+
+void SetDefaultMemoryModelConstants(const MemoryModelConstants& constants) {
+  installed_memory_constants.Install(constants);
+}
+
+LossImplementation EffectiveLoss(const Recipe& r,
+                                 const MemoryModelConstants& c) {
+  if (r.loss != LossImplementation::kUnspecified) return r.loss;
+  return c.Profile(r.framework).default_loss;
+}
+
+double PeakSequenceLength(const Recipe& r, const MemoryModelConstants& c) {
+  if (r.packing == SequencePacking::kPaddedPerBatch &&
+      r.mean_tokens_per_sample > 0) {
+    return std::min<double>(r.sequence_length, c.padded_peak_length_factor *
+                                                   r.mean_tokens_per_sample);
+  }
+  return r.sequence_length;
+}
+
+MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
+                                  const MemoryModelConstants& c) {
+  MemoryBreakdown m;
+  const FrameworkMemoryProfile& profile = c.Profile(r.framework);
+  const double n = static_cast<double>(a.Params());
+  const double embeddings = static_cast<double>(a.EmbeddingParams());
+  const double trainable = static_cast<double>(TrainableParams(r, a));
+  const bool fp32 = r.precision == Precision::kFp32;
+  // An adapter recipe on an fp32 base computed in 16 bits (PRECISION_FP32 +
+  // fp32_master_weights, see NormalizeRecipe): Lightning's "bf16-mixed"
+  // (autocast over the fp32 model), or FSDP's MixedPrecision over a model
+  // loaded in fp32. Weights, adapters, gradients and states are fp32; the
+  // matmuls and what they save for backward are 16-bit.
+  const bool fp32_base_16bit_compute = fp32 && r.fp32_master_weights;
+  const bool full = r.method == FineTuneMethod::kFull;
+  const int tp = std::max(1, r.tensor_parallel_degree);
+  const int pp = std::max(1, r.pipeline_parallel_degree);
+  const int dp = std::max(1, r.data_parallel_degree);
+  const double model_split = static_cast<double>(tp) * pp;
+
+  // --- Weights. ---
+  double weight_bytes;
+  if (full) {
+    // FP8 training (Transformer Engine) keeps bf16 weights plus fp8 copies.
+    weight_bytes =
+        r.precision == Precision::kFp8 ? n * 3 : n * BaseBytesPerParam(r);
+  } else {
+    const double base = BaseBytesPerParam(r);
+    weight_bytes = IsQuantizedBase(r.precision)
+                       ? (n - embeddings) * base + embeddings * 2
+                       : n * base;
+    if (r.method != FineTuneMethod::kHeadOnly) {
+      weight_bytes += trainable * (fp32 || r.fp32_master_weights ? 4 : 2);
+    }
+  }
+  double master_bytes = r.fp32_master_weights && full ? trainable * 4 : 0;
+  if (r.fp32_master_weights && r.method == FineTuneMethod::kHeadOnly) {
+    master_bytes = trainable * 4;
+  }
+  // NF4 working memory (dequantized copies), on this GPU's share.
+  double dequantized_bytes = r.precision == Precision::kNf4
+                                 ? c.nf4_working_bytes_per_param *
+                                       profile.nf4_working_scale *
+                                       (n - embeddings) / model_split
+                                 : 0;
+  if (r.parallelism == Parallelism::kZero3 ||
+      r.parallelism == Parallelism::kFsdp) {
+    dequantized_bytes /= dp;
+  }
+
+  // --- Gradients and optimizer states of the trainable parameters. ---
+  const double state_bytes = fp32 || r.fp32_master_weights ? 4 : 2;
+  const double grad_bytes = trainable * state_bytes;
+  double optimizer_bytes = 0;
+  double one_state_bytes = 0;  // the size of one optimizer state
+  switch (r.optimizer) {
+    case Optimizer::kAdamW:
+      optimizer_bytes = trainable * 2 * state_bytes;
+      one_state_bytes = trainable * state_bytes;
+      break;
+    case Optimizer::kAdamW8bit:
+    case Optimizer::kPagedAdamW8bit:
+      optimizer_bytes = trainable * 2;  // two 8-bit states
+      one_state_bytes = trainable;
+      break;
+    case Optimizer::kSgd:
+      optimizer_bytes = trainable * state_bytes;  // momentum
+      one_state_bytes = trainable * state_bytes;
+      break;
+    case Optimizer::kUnspecified:
+      break;
+  }
+  m.optimizer_may_page_to_cpu = r.optimizer == Optimizer::kPagedAdamW8bit;
+
+  // --- Division by the layout. ---
+  weight_bytes /= model_split;
+  master_bytes /= model_split;
+  // The whole model in its stored 16-bit (or quantized) form, on this
+  // GPU's tensor/pipeline share, before any data-parallel sharding.
+  const double unsharded_model_bytes = weight_bytes;
+  double grads = grad_bytes / model_split;
+  optimizer_bytes /= model_split;
+  one_state_bytes /= model_split;
+  switch (r.parallelism) {
+    case Parallelism::kZero2:
+      grads /= dp;
+      optimizer_bytes /= dp;
+      one_state_bytes /= dp;
+      master_bytes /= dp;
+      break;
+    case Parallelism::kZero3:
+    case Parallelism::kFsdp: {
+      // FSDP's MixedPrecision shards only the fp32 parameters and casts to
+      // 16 bits on all-gather; DeepSpeed ZeRO-3 shards both copies
+      // (its estimator: 18 bytes/param / D).
+      if (r.parallelism == Parallelism::kFsdp && master_bytes > 0) {
+        weight_bytes = 0;
+      }
+      grads /= dp;
+      optimizer_bytes /= dp;
+      one_state_bytes /= dp;
+      master_bytes /= dp;
+      weight_bytes /= dp;
+      // The unsharded block being computed plus the prefetched next one
+      // (FSDP BACKWARD_PRE; DeepSpeed's estimator budgets 4 x largest layer).
+      // FSDP's MixedPrecision gathers them in its 16-bit param_dtype.
+      if (dp > 1) {
+        weight_bytes += 2 * static_cast<double>(a.LayerParams()) / tp *
+                        (full || fp32_base_16bit_compute
+                             ? 2
+                             : std::max(1.0, BaseBytesPerParam(r)));
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  m.weights_gb =
+      (weight_bytes + master_bytes + dequantized_bytes) / kBytesPerGb;
+  m.gradients_gb = grads / kBytesPerGb;
+  m.optimizer_gb = optimizer_bytes / kBytesPerGb;
+
+  // --- Activations. ---
+  const double peak_length = PeakSequenceLength(r, c);
+  const double tokens = peak_length * r.micro_batch_size;
+  const double element = fp32 && !fp32_base_16bit_compute ? 4 : 2;
+  const double h = a.hidden_size;
+  // The MLP multiple counts the output projection's input; with that
+  // projection frozen (adapters elsewhere) it is not kept.
+  const double mlp_multiple = (a.gated_mlp ? c.activation_mlp_multiple_gated
+                                           : c.activation_mlp_multiple_plain) -
+                              (TrainsMlpOutput(r) ? 0 : 1);
+  const double hidden_multiple =
+      c.activation_hidden_multiple - (TrainsMlpInput(r) ? 0 : 1);
+  const double per_layer_elements = hidden_multiple * h + 2.0 * a.KvDim() +
+                                    mlp_multiple * a.intermediate_size +
+                                    AdapterKeptElementsPerToken(r, a);
+  double per_layer_bytes = per_layer_elements * element;
+  if (MaterializesAttentionScores(r)) {
+    // Scores, softmax and dropout mask: 5*a*s bytes per token per layer
+    // (Korthikanti et al. 2022); flash attention never materializes them.
+    per_layer_bytes += 5.0 * a.num_attention_heads * peak_length * element / 2;
+  }
+  per_layer_bytes *= profile.activation_scale;
+  const double layers = (a.num_layers + pp - 1) / pp;
+  // 1F1B: the first pipeline stage holds up to pp micro-batches in flight.
+  const double in_flight =
+      pp > 1 ? std::min(pp, std::max(1, r.gradient_accumulation_steps)) : 1;
+  double activation_bytes;
+  double working_bytes = tokens * per_layer_bytes;  // one block in backward
+  if (r.method == FineTuneMethod::kHeadOnly) {
+    // No backward through the frozen backbone: only the final hidden states.
+    activation_bytes = tokens * h * element;
+    working_bytes = 0;
+  } else if (RecomputesActivations(r)) {
+    // Each block keeps its input; one block is recomputed at a time.
+    activation_bytes = tokens * layers * h * element * in_flight;
+  } else {
+    activation_bytes = tokens * per_layer_bytes * layers * in_flight;
+  }
+  // PEFT's LoHa update of each target module, (w1a w1b) * (w2a w2b), is a
+  // full in x out matrix whose Hadamard product saves both factors for its
+  // gradient: twice the update per layer, whatever the batch. A recomputed
+  // block rebuilds them while it is recomputed.
+  const double loha_layer_bytes =
+      2.0 * static_cast<double>(LohaUpdateElementsPerLayer(r, a)) * element;
+  if (RecomputesActivations(r)) {
+    working_bytes += loha_layer_bytes;
+  } else {
+    activation_bytes += loha_layer_bytes * layers * in_flight;
+  }
+  // Autocast over fp32 weights hands every matmul a 16-bit cast of its
+  // weight, and the matmul saves that cast for its input's gradient
+  // (frozen or not: the mm backward needs the other operand), so until
+  // backward reaches a block its weights exist a second time in 16 bits:
+  // 2 B per matmul weight (the input embedding is a lookup, not cast;
+  // a tied head is). Freed with the block's activations; a recomputed
+  // block holds its casts only while it is recomputed. Under FSDP the
+  // casts are the gathered blocks, counted with the weights.
+  const bool data_sharded = (r.parallelism == Parallelism::kZero3 ||
+                             r.parallelism == Parallelism::kFsdp) &&
+                            dp > 1;
+  if (fp32_base_16bit_compute && !data_sharded &&
+      r.method != FineTuneMethod::kHeadOnly) {
+    const double head = static_cast<double>(a.vocab_size) * h;
+    const double cast_params =
+        n - (a.tied_embeddings ? 0 : head);  // every matmul weight
+    if (RecomputesActivations(r)) {
+      working_bytes += 2 * static_cast<double>(a.LayerParams());
+    } else {
+      activation_bytes += 2 * cast_params / pp;
+    }
+  }
+  activation_bytes /= tp;
+  working_bytes /= tp;
+  double logits_per_token_vocab = c.logits_bytes_standard;
+  switch (EffectiveLoss(r, c)) {
+    case LossImplementation::kChunkedCrossEntropy:
+      logits_per_token_vocab = c.logits_bytes_chunked;
+      break;
+    case LossImplementation::kFusedLinearCrossEntropy:
+      logits_per_token_vocab = c.logits_bytes_fused;
+      break;
+    default:
+      break;
+  }
+  // Only the last pipeline stage computes the loss; it holds one
+  // micro-batch's logits.
+  const double logits_bytes =
+      logits_per_token_vocab * tokens * a.vocab_size / tp;
+  const double optimizer_working_bytes =
+      c.optimizer_step_temporaries * one_state_bytes;
+  m.activations_gb = activation_bytes / kBytesPerGb;
+  m.logits_gb = logits_bytes / kBytesPerGb;
+  m.backward_working_gb = working_bytes / kBytesPerGb;
+  m.optimizer_step_working_gb = optimizer_working_bytes / kBytesPerGb;
+
+  // --- The phases of a step. ---
+  // Gradients are set to None after every optimizer step (PyTorch >= 2.0
+  // zero_grad default), so with one micro-batch per step they do not exist
+  // during forward; with accumulation they persist across micro-batches.
+  const double persistent = m.weights_gb + m.optimizer_gb;
+  const bool accumulates = r.gradient_accumulation_steps > 1;
+  m.forward_gb = persistent + (accumulates ? m.gradients_gb : 0) +
+                 m.activations_gb + m.logits_gb;
+  // Backward walks from the last block to the first: block i's activations
+  // are freed as its gradients appear, so the sum of the two peaks at one
+  // end (all activations, or all gradients).
+  m.backward_gb = persistent +
+                  (accumulates ? m.gradients_gb + m.activations_gb
+                               : std::max(m.activations_gb, m.gradients_gb)) +
+                  m.backward_working_gb;
+  m.optimizer_step_gb =
+      persistent + m.gradients_gb + m.optimizer_step_working_gb;
+  // Setup of a sharded job by a framework that builds it unsharded first:
+  // its shard (weights_gb) plus the whole model, before any optimizer state
+  // or activation exists.
+  const bool sharded = (r.parallelism == Parallelism::kZero3 ||
+                        r.parallelism == Parallelism::kFsdp) &&
+                       dp > 1;
+  m.model_setup_gb = sharded && profile.unsharded_setup_copies > 0
+                         ? m.weights_gb + profile.unsharded_setup_copies *
+                                              unsharded_model_bytes /
+                                              kBytesPerGb
+                         : 0;
+  m.allocated_gb = m.forward_gb;
+  m.peak_phase = MemoryPhase::kForward;
+  if (m.backward_gb > m.allocated_gb) {
+    m.allocated_gb = m.backward_gb;
+    m.peak_phase = MemoryPhase::kBackward;
+  }
+  if (m.optimizer_step_gb > m.allocated_gb) {
+    m.allocated_gb = m.optimizer_step_gb;
+    m.peak_phase = MemoryPhase::kOptimizerStep;
+  }
+  if (m.model_setup_gb > m.allocated_gb) {
+    m.allocated_gb = m.model_setup_gb;
+    m.peak_phase = MemoryPhase::kModelSetup;
+  }
+  // Reserved: each phase's short-lived memory carries the allocator's slack.
+  m.reserved_gb = 0;
+  for (double phase : {m.forward_gb, m.backward_gb, m.optimizer_step_gb}) {
+    m.reserved_gb = std::max(m.reserved_gb, phase + c.reserved_slack_fraction *
+                                                        (phase - persistent));
+  }
+  // At setup the unsharded copy is the short-lived memory.
+  m.reserved_gb = std::max(
+      m.reserved_gb,
+      m.model_setup_gb + c.reserved_slack_fraction *
+                             std::max(0.0, m.model_setup_gb - m.weights_gb));
+  const double fixed =
+      c.cuda_context_gb + (r.gpu_count > 1 ? c.nccl_buffers_gb : 0);
+  m.device_gb = m.reserved_gb + fixed;
+  m.overhead_gb = m.device_gb - m.allocated_gb;
+  switch (r.reported_peak) {
+    case PeakMemoryKind::kAllocated:
+      m.reported_gb = m.allocated_gb;
+      break;
+    case PeakMemoryKind::kReserved:
+      m.reported_gb = m.reserved_gb;
+      break;
+    default:
+      m.reported_gb = m.device_gb;
+      break;
+  }
+  m.total_gb = m.device_gb;
+  return m;
+}
+
+absl::StatusOr<MemoryBreakdown> PredictPeakMemory(const Recipe& recipe) {
+  const FieldViolations violations = ValidateRecipe(recipe);
+  // Every violation, not the first: the caller names each bad field.
+  if (!violations.empty()) return InvalidArgumentWithViolations(violations);
+  absl::StatusOr<ModelArchitecture> arch = ResolveArchitecture(recipe);
+  if (!arch.ok()) return arch.status();
+  return PredictPeakMemory(recipe, *arch, DefaultMemoryModelConstants());
+}
+
+std::string DescribeBreakdown(const MemoryBreakdown& b) {
+  return absl::StrFormat(
+      "peak at %s: weights %.1f GB, gradients %.1f GB, optimizer %.1f GB, "
+      "activations %.1f GB, logits %.1f GB, backward working %.1f GB, "
+      "optimizer step working %.1f GB; allocated %.1f GB (forward %.1f, "
+      "backward %.1f, optimizer step %.1f%s), reserved %.1f GB, on the "
+      "device %.1f GB",
+      MemoryPhaseName(b.peak_phase), b.weights_gb, b.gradients_gb,
+      b.optimizer_gb, b.activations_gb, b.logits_gb, b.backward_working_gb,
+      b.optimizer_step_working_gb, b.allocated_gb, b.forward_gb, b.backward_gb,
+      b.optimizer_step_gb,
+      b.model_setup_gb > 0
+          ? absl::StrFormat(", model setup %.1f", b.model_setup_gb)
+          : std::string(),
+      b.reserved_gb, b.device_gb);
+}
+
+const char* MemoryPhaseName(MemoryPhase phase) {
+  switch (phase) {
+    case MemoryPhase::kForward:
+      return "FORWARD";
+    case MemoryPhase::kBackward:
+      return "BACKWARD";
+    case MemoryPhase::kOptimizerStep:
+      return "OPTIMIZER_STEP";
+    case MemoryPhase::kModelSetup:
+      return "MODEL_SETUP";
+    case MemoryPhase::kUnspecified:
+      break;
+  }
+  return "UNSPECIFIED";
+}
+
+}  // namespace placement::core

@@ -1,0 +1,325 @@
+#include "core/evidence/fleet_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/plan/planner.h"
+#include "gtest/gtest.h"
+#include "tests/core/test_catalog.h"
+
+namespace placement::core {
+namespace {
+
+using testing::Sku;
+using testing::TestCatalog;
+using testing::TrainingPool;
+
+constexpr char kL40s[] = "L40S-PCIE-48GB";
+constexpr char kA100[] = "A100-SXM4-80GB";
+
+// A cell whose measured step time is `ratio` x a prior of 1 s.
+FleetCell StepCell(const std::string& key, const std::string& sku,
+                   double ratio) {
+  FleetCell c;
+  c.recipe_key = key;
+  c.sku_id = sku;
+  c.prior_step_time_s = 1;
+  c.measured_step_time_s = ratio;
+  return c;
+}
+
+// Nearly no shrinkage: the fit reproduces the data where it is exact.
+FleetModelOptions Unshrunk() {
+  FleetModelOptions o;
+  o.global_penalty = 1e-6;
+  o.recipe_penalty = 1e-6;
+  o.sku_penalty = 1e-6;
+  o.iterations = 400;
+  return o;
+}
+
+// Recipes A and B run twice as slowly (vs their prior) on Y as on X;
+// C was measured on X only, at 1.5x its prior.
+std::vector<FleetCell> TwoSkuCells() {
+  return {StepCell("A", "X", 1.0), StepCell("A", "Y", 2.0),
+          StepCell("B", "X", 1.2), StepCell("B", "Y", 2.4),
+          StepCell("C", "X", 1.5)};
+}
+
+TEST(FleetModelTest, OneRecipeOnOneSkuInformsTheOtherThroughTheSkuRatio) {
+  const FleetModel model = FleetModel::Fit(TwoSkuCells(), Unshrunk());
+  ASSERT_EQ(model.step_time_cells(), 5);
+  auto on_x = model.StepTime("C", "X");
+  auto on_y = model.StepTime("C", "Y");
+  ASSERT_TRUE(on_x.has_value());
+  ASSERT_TRUE(on_y.has_value());
+  // By hand: C on X is 1.5 (its own cell); Y/X is 2 for both A and B, so
+  // C on Y is 1.5 x 2 = 3.
+  EXPECT_NEAR(on_x->factor, 1.5, 0.01);
+  EXPECT_NEAR(on_y->factor, 3.0, 0.03);
+  EXPECT_TRUE(on_y->recipe_measured);
+  EXPECT_TRUE(on_y->sku_measured);
+  ASSERT_EQ(on_y->recipe_skus.size(), 1u);
+  EXPECT_EQ(on_y->recipe_skus[0], "X");
+  // The measured cells are fitted back.
+  EXPECT_NEAR(model.StepTime("A", "Y")->factor, 2.0, 0.02);
+  EXPECT_NEAR(model.StepTime("B", "X")->factor, 1.2, 0.012);
+}
+
+TEST(FleetModelTest, ShrinkageKeepsFewCellsBetweenThePriorAndTheData) {
+  const FleetModel model = FleetModel::Fit(TwoSkuCells());
+  const double c_on_y = model.StepTime("C", "Y")->factor;
+  // Between the prior (1) and the unshrunk answer (3).
+  EXPECT_GT(c_on_y, 1.5);
+  EXPECT_LT(c_on_y, 3.0);
+  // One cell of one recipe on one SKU: pulled toward the prior.
+  const FleetModel one = FleetModel::Fit({StepCell("A", "X", 2.0)});
+  const double a_on_x = one.StepTime("A", "X")->factor;
+  EXPECT_GT(a_on_x, 1.0);
+  EXPECT_LT(a_on_x, 2.0);
+}
+
+TEST(FleetModelTest, ARecipeNeverMeasuredGetsTheSkuRatioAndAWiderBand) {
+  const FleetModel model = FleetModel::Fit(TwoSkuCells(), Unshrunk());
+  auto unseen_y = model.StepTime("D", "Y");
+  auto seen_y = model.StepTime("C", "Y");
+  ASSERT_TRUE(unseen_y.has_value());
+  EXPECT_FALSE(unseen_y->recipe_measured);
+  // Y is slower than X for every recipe: an unmeasured recipe on Y is
+  // estimated slower than the same on X.
+  EXPECT_GT(unseen_y->factor, model.StepTime("D", "X")->factor * 1.8);
+  EXPECT_GT(unseen_y->band_high, seen_y->band_high);
+  EXPECT_LT(unseen_y->band_low, seen_y->band_low);
+  EXPECT_LT(seen_y->band_low, 1.0);
+  EXPECT_GT(seen_y->band_high, 1.0);
+}
+
+TEST(FleetModelTest, NoCellsNoCorrection) {
+  const FleetModel model = FleetModel::Fit({});
+  EXPECT_FALSE(model.StepTime("A", "X").has_value());
+  EXPECT_EQ(model.MemoryScale(TrainingFramework::kLitgpt), 1);
+}
+
+TEST(FleetModelTest, TheFitDoesNotDependOnTheOrderOfTheCells) {
+  std::vector<FleetCell> cells = TwoSkuCells();
+  const double first = FleetModel::Fit(cells).StepTime("C", "Y")->factor;
+  std::reverse(cells.begin(), cells.end());
+  EXPECT_EQ(FleetModel::Fit(cells).StepTime("C", "Y")->factor, first);
+}
+
+TEST(FleetModelTest, MemoryScaleIsAShrunkRobustMedianPerFramework) {
+  std::vector<FleetCell> cells;
+  for (int i = 0; i < 5; ++i) {
+    FleetCell c;
+    c.recipe_key = "k" + std::to_string(i);
+    c.sku_id = "X";
+    c.framework = TrainingFramework::kLitgpt;
+    c.measured_peak_gb = 12;
+    c.predicted_peak_gb = 10;
+    cells.push_back(c);
+  }
+  // An outlier (a run that reported a spike) does not move the median.
+  FleetCell spike = cells[0];
+  spike.recipe_key = "spike";
+  spike.measured_peak_gb = 30;
+  cells.push_back(spike);
+  const FleetModel model = FleetModel::Fit(cells);
+  // median log ratio = log 1.2 over 6 cells, 3 prior pseudo-cells:
+  // 1.2^(6/9) = 1.1292.
+  EXPECT_NEAR(model.MemoryScale(TrainingFramework::kLitgpt),
+              std::pow(1.2, 6.0 / 9.0), 1e-9);
+  EXPECT_EQ(model.MemoryCells(TrainingFramework::kLitgpt), 6);
+  EXPECT_EQ(model.MemoryScale(TrainingFramework::kTorchtune), 1);
+  // Plans apply it only when asked to.
+  EXPECT_EQ(model.PlanMemoryScale(TrainingFramework::kLitgpt), 1);
+  FleetModelOptions applied;
+  applied.apply_memory_scale = true;
+  EXPECT_EQ(FleetModel::Fit(cells, applied)
+                .PlanMemoryScale(TrainingFramework::kLitgpt),
+            model.MemoryScale(TrainingFramework::kLitgpt));
+}
+
+EvidenceStats Stats(const std::string& sku, int64_t runs, int64_t ok,
+                    double peak, double offload_share = 0) {
+  EvidenceStats s;
+  s.recipe_key = "rk1-x";
+  s.sku_id = sku;
+  s.runs = runs;
+  s.successful_runs = ok;
+  s.peak_memory_gb = peak;
+  s.offload_share = offload_share;
+  return s;
+}
+
+TEST(CrossSkuMemoryTransferTest, TakesTheSkuWithTheMostCleanSuccessfulRuns) {
+  const GpuSku& l40s = Sku(kL40s);
+  const GpuSku& a100_40 = Sku("A100-PCIE-40GB");
+  const GpuSku& h100 = Sku("H100-SXM5-80GB");
+  const GpuSku& a100 = Sku(kA100);
+  // An OOM among the runs, an offloaded run: their peaks are not the
+  // recipe's. The target's own SKU is never a source.
+  auto t = CrossSkuMemoryTransfer({{&a100_40, Stats(a100_40.id, 5, 4, 39.9)},
+                                   {&h100, Stats(h100.id, 6, 6, 30, 0.5)},
+                                   {&l40s, Stats(l40s.id, 2, 2, 20.5)},
+                                   {&a100, Stats(a100.id, 9, 9, 21)}},
+                                  a100);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->from_sku_id, kL40s);
+  EXPECT_EQ(t->recipe_key, "rk1-x");
+  EXPECT_DOUBLE_EQ(t->source_peak_gb, 20.5);
+  EXPECT_DOUBLE_EQ(t->peak_gb, 20.5 + t->context_adjustment_gb);
+  EXPECT_FALSE(
+      CrossSkuMemoryTransfer({{&a100_40, Stats(a100_40.id, 5, 4, 39)}}, a100)
+          .has_value());
+}
+
+Recipe Lora8b(int sequence_length = 2048) {
+  Recipe r;
+  r.model = "Llama-3.1-8B";
+  r.method = FineTuneMethod::kLora;
+  r.lora_rank = 16;
+  r.target_modules = {"all-linear"};
+  r.sequence_length = sequence_length;
+  r.micro_batch_size = 2;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.attention = AttentionImplementation::kFlash;
+  r.gpu_count = 1;
+  r.parallelism = Parallelism::kSingle;
+  return NormalizeRecipe(r);
+}
+
+MeasuredRun SucceededRunOn(const std::string& sku, double step_s,
+                           double peak_gb) {
+  MeasuredRun run;
+  run.sku_id = sku;
+  run.gpu_count = 1;
+  run.started = absl::FromUnixSeconds(1'700'000'000);
+  run.ended = run.started + absl::Seconds(step_s * 100);
+  run.steps_attempted = 100;
+  run.steps_succeeded = 100;
+  run.step_time_p50_s = step_s;
+  run.step_time_p95_s = step_s * 1.1;
+  run.peak_memory_gb = peak_gb;
+  run.offload = Offload::kNone;
+  run.outcome = RunOutcome::kSucceeded;
+  return run;
+}
+
+const Candidate* OnPool(const PlanResult& plan, const std::string& pool) {
+  for (const Candidate& c : plan.candidates) {
+    if (c.pool_name == pool) return &c;
+  }
+  return nullptr;
+}
+
+TEST(PlannerFleetTest, MemoryMeasuredOnL40sTransfersToA100NamingIt) {
+  const std::vector<Pool> pools = {TrainingPool("a100", kA100, Fabric::kNvlink),
+                                   TrainingPool("l40s", kL40s, Fabric::kPcie)};
+  InMemoryEvidence evidence;
+  // A recipe no nearby recipe on A100 informs (other model there).
+  const Recipe recipe = Lora8b();
+  for (int i = 0; i < 3; ++i)
+    evidence.AddRun(recipe, SucceededRunOn(kL40s, 2.0, 21.3));
+  PlanRequest request;
+  request.recipe = recipe;
+  request.total_steps = 1000;
+  absl::StatusOr<PlanResult> plan =
+      Plan(request, pools, TestCatalog(), evidence);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* a100 = OnPool(*plan, "a100");
+  const Candidate* l40s = OnPool(*plan, "l40s");
+  ASSERT_NE(a100, nullptr);
+  ASSERT_NE(l40s, nullptr);
+  EXPECT_EQ(l40s->basis, EvidenceBasis::kMeasured);
+  EXPECT_EQ(a100->basis, EvidenceBasis::kTransferred);
+  EXPECT_EQ(a100->transferred_from_sku_id, kL40s);
+  EXPECT_EQ(a100->transferred_from_recipe_key, RecipeKey(recipe));
+  // The L40S p95 (histogram bucket, capped at the max seen), context
+  // overhead equal on both cards.
+  EXPECT_DOUBLE_EQ(a100->peak_memory_gb, l40s->peak_memory_gb);
+  EXPECT_NE(a100->peak_memory_gb, a100->prior_peak_memory_gb);
+  const bool named = std::any_of(
+      a100->reasons.begin(), a100->reasons.end(), [](const std::string& r) {
+        return r.find(
+                   "TRANSFERRED from the same recipe measured on "
+                   "L40S-PCIE-48GB") != std::string::npos;
+      });
+  EXPECT_TRUE(named);
+  // Without the fleet model its step time is the analytic prior.
+  EXPECT_DOUBLE_EQ(a100->step_time_s, a100->prior_step_time_s);
+}
+
+TEST(PlannerFleetTest, StepTimeOnA100FollowsTheRatioLearnedOnOtherRecipes) {
+  const std::vector<Pool> pools = {TrainingPool("a100", kA100, Fabric::kNvlink),
+                                   TrainingPool("l40s", kL40s, Fabric::kPcie)};
+  InMemoryEvidence evidence;
+  // Two other recipes measured on both cards: A100 at 0.5x its prior,
+  // L40S at 1.0x (whatever the prior says, the ratio is what is learned).
+  for (int seq : {1024, 4096}) {
+    const Recipe other = Lora8b(seq);
+    const double a100_prior = PriorStepTimeS(other, Sku(kA100));
+    const double l40s_prior = PriorStepTimeS(other, Sku(kL40s));
+    for (int i = 0; i < 3; ++i) {
+      evidence.AddRun(other, SucceededRunOn(kA100, a100_prior * 0.5, 20));
+      evidence.AddRun(other, SucceededRunOn(kL40s, l40s_prior * 1.0, 20));
+    }
+  }
+  // The recipe asked for: measured on L40S only, at 1.0x its prior.
+  const Recipe recipe = Lora8b(2048);
+  const double l40s_prior = PriorStepTimeS(recipe, Sku(kL40s));
+  for (int i = 0; i < 3; ++i) {
+    evidence.AddRun(recipe, SucceededRunOn(kL40s, l40s_prior, 21));
+  }
+  std::vector<KeyedEvidence> all;
+  for (int seq : {1024, 2048, 4096}) {
+    const Recipe r = Lora8b(seq);
+    for (const char* sku : {kA100, kL40s}) {
+      if (auto s = evidence.Find(RecipeKey(r), sku)) all.push_back({r, *s});
+    }
+  }
+  const FleetModel fleet =
+      FleetModel::Fit(FleetCellsFromEvidence(all, TestCatalog()));
+  EXPECT_EQ(fleet.step_time_cells(), 5);
+  PlanRequest request;
+  request.recipe = recipe;
+  request.total_steps = 1000;
+  // Nearby recipes on the same SKU would transfer by FLOPs; this test is
+  // about the fleet model, so ask FindSimilar-free evidence: the exact key
+  // only.
+  class ExactOnly : public EvidenceSource {
+   public:
+    explicit ExactOnly(const InMemoryEvidence& e) : e_(e) {}
+    std::optional<EvidenceStats> Find(absl::string_view key,
+                                      absl::string_view sku) const override {
+      return e_.Find(key, sku);
+    }
+    std::vector<KeyedEvidence> FindSimilar(absl::string_view, FineTuneMethod,
+                                           absl::string_view) const override {
+      return {};
+    }
+    std::vector<KeyedEvidence> FindAcrossSkus(
+        absl::string_view key) const override {
+      return e_.FindAcrossSkus(key);
+    }
+
+   private:
+    const InMemoryEvidence& e_;
+  } exact(evidence);
+  absl::StatusOr<PlanResult> plan =
+      Plan(request, pools, TestCatalog(), exact, &fleet);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* a100 = OnPool(*plan, "a100");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_EQ(a100->basis, EvidenceBasis::kTransferred);
+  // Moves from the prior toward 0.5 x prior (histogram buckets and
+  // shrinkage keep it from reaching it exactly).
+  const double ratio = a100->step_time_s / a100->prior_step_time_s;
+  EXPECT_LT(ratio, 0.85);
+  EXPECT_GT(ratio, 0.45);
+  EXPECT_LT(a100->step_time_s_band.low, a100->step_time_s);
+  EXPECT_GT(a100->step_time_s_band.high, a100->step_time_s);
+}
+
+}  // namespace
+}  // namespace placement::core

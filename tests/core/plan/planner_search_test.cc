@@ -1,0 +1,531 @@
+// The configuration search, the two fabrics and the fit bands of the
+// planner, on the guide's cases and on every published run.
+
+#include <algorithm>
+#include <iostream>
+
+#include "core/plan/configuration_search.h"
+#include "core/plan/planner.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/core/published_measurements.h"
+#include "tests/core/test_catalog.h"
+
+namespace placement::core {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Sku;
+using testing::TestCatalog;
+using testing::TrainingPool;
+
+constexpr char kL40s[] = "L40S-PCIE-48GB";
+constexpr char kA100[] = "A100-SXM4-80GB";
+constexpr char kA100Small[] = "A100-SXM4-40GB";
+
+// A full-weight bf16 AdamW fine-tune of a 70B model (bf16 mixed precision:
+// fp32 master weights, fp32 gradients and AdamW states), everything about
+// its layout left open (gpu_count 0, parallelism, checkpointing and
+// attention unspecified): 70.6B params x 16 bytes = 1,130 GB of model
+// states before any activation, 70.6 GB per GPU over 16 GPUs, 141 GB over 8.
+Recipe Full70bOpen() {
+  Recipe r;
+  r.model = "Llama-3.1-70B";
+  r.method = FineTuneMethod::kFull;
+  r.precision = Precision::kBf16;
+  r.fp32_master_weights = true;
+  r.optimizer = Optimizer::kAdamW;
+  r.sequence_length = 2048;
+  return r;
+}
+
+Recipe Lora8b(int gpus, Parallelism parallelism) {
+  Recipe r;
+  r.model = "Llama-3.1-8B";
+  r.method = FineTuneMethod::kLora;
+  r.lora_rank = 16;
+  r.sequence_length = 2048;
+  r.micro_batch_size = 2;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.gpu_count = gpus;
+  r.parallelism = parallelism;
+  return r;
+}
+
+PlanRequest Request(const Recipe& recipe) {
+  PlanRequest request;
+  request.recipe = recipe;
+  request.total_steps = 1'000;
+  return request;
+}
+
+Pool IbPool(const std::string& name, const std::string& sku, Fabric fabric,
+            int gpus_per_node, int nodes) {
+  Pool pool = TrainingPool(name, sku, fabric, gpus_per_node, nodes);
+  pool.inter_node_fabric = InterNodeFabric::kInfiniband;
+  return pool;
+}
+
+const Candidate* FindCandidate(const PlanResult& plan, const std::string& p) {
+  for (const Candidate& c : plan.candidates) {
+    if (c.pool_name == p) return &c;
+  }
+  return nullptr;
+}
+
+const Rejection* FindRejection(const PlanResult& plan, const std::string& p) {
+  for (const Rejection& r : plan.rejections) {
+    if (r.pool_name == p) return &r;
+  }
+  return nullptr;
+}
+
+bool HasWarning(const Candidate& c, const std::string& prefix) {
+  return std::any_of(
+      c.warnings.begin(), c.warnings.end(),
+      [&](const std::string& w) { return w.rfind(prefix, 0) == 0; });
+}
+
+TEST(GpuCountsToTryTest, PowersOfTwoThenWholeNodesWithinQuotaAndMaxGpus) {
+  Pool pool = TrainingPool("p", kA100, Fabric::kNvlink, 8, 6);
+  EXPECT_THAT(GpuCountsToTry(pool, 0),
+              ::testing::ElementsAre(1, 2, 4, 8, 16, 32, 48));
+  pool.gpu_quota = 20;
+  EXPECT_THAT(GpuCountsToTry(pool, 0), ::testing::ElementsAre(1, 2, 4, 8, 16));
+  EXPECT_THAT(GpuCountsToTry(pool, 4), ::testing::ElementsAre(1, 2, 4));
+}
+
+TEST(EnumerateConfigurationsTest, HonoursWhatTheRequestSet) {
+  const Pool pool = IbPool("p", kA100, Fabric::kNvlink, 8, 2);
+  Recipe fixed = Lora8b(4, Parallelism::kFsdp);
+  const std::vector<Recipe> one =
+      EnumerateConfigurations(fixed, pool, Sku(kA100), 0);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].gpu_count, 4);
+  EXPECT_EQ(one[0].parallelism, Parallelism::kFsdp);
+  EXPECT_EQ(one[0].activation_checkpointing, ActivationCheckpointing::kOn);
+
+  // Only the GPU count open: every count, always FSDP, checkpointing kept.
+  fixed.gpu_count = 0;
+  for (const Recipe& r : EnumerateConfigurations(fixed, pool, Sku(kA100), 0)) {
+    EXPECT_EQ(r.parallelism, Parallelism::kFsdp);
+    EXPECT_EQ(r.activation_checkpointing, ActivationCheckpointing::kOn);
+    EXPECT_GE(r.gpu_count, 2);
+  }
+
+  // Everything open on a PCIe box: no tensor-parallel layout is proposed.
+  const Pool pcie = TrainingPool("l", kL40s, Fabric::kPcie, 8, 1);
+  const std::vector<Recipe> open =
+      EnumerateConfigurations(Full70bOpen(), pcie, Sku(kL40s), 0);
+  EXPECT_FALSE(open.empty());
+  for (const Recipe& r : open) EXPECT_EQ(r.tensor_parallel_degree, 1);
+}
+
+// The guide's first reason for A100: coupled multi-GPU, full-weight runs.
+// Four nodes: with fp32 master weights and AdamW a 70B full fine-tune needs
+// ~1.1 TB of states, 93 GB per GPU over 16 A100-80GB (their band's lower
+// edge is at the card: DOES_NOT_FIT), ~50 GB over 32.
+TEST(PlannerSearchTest, Full70bWithoutGpuCountGetsAShardedMultiNodeLayout) {
+  const std::vector<Pool> pools = {
+      IbPool("a100-80-4x8", kA100, Fabric::kNvlink, 8, 4),
+      IbPool("a100-40-1x8", kA100Small, Fabric::kNvlink, 8, 1),
+      IbPool("l40s-1x8", kL40s, Fabric::kPcie, 8, 1)};
+  auto plan =
+      Plan(Request(Full70bOpen()), pools, TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* a100 = FindCandidate(*plan, "a100-80-4x8");
+  for (const auto& r : plan->rejections) {
+    std::cout << "  rejected " << r.pool_name << " (" << r.rule
+              << "): " << r.reason << "\n";
+  }
+  ASSERT_NE(a100, nullptr);
+  for (const auto& reason : a100->reasons) std::cout << "  " << reason << "\n";
+  EXPECT_GE(a100->gpu_count, 16);
+  EXPECT_TRUE(a100->fit == Fit::kFits || a100->fit == Fit::kBorderline);
+  EXPECT_TRUE(ShardsModel(a100->recipe));
+  EXPECT_EQ(a100->recipe.gpu_count, a100->gpu_count);
+  EXPECT_EQ(a100->recipe_key, RecipeKey(a100->recipe));
+  EXPECT_THAT(a100->reasons.front(),
+              HasSubstr(ParallelismName(a100->recipe.parallelism)));
+  EXPECT_THAT(a100->reasons.front(), HasSubstr("configuration: chose"));
+  EXPECT_LE(a100->peak_memory_gb_band.low, a100->peak_memory_gb);
+  EXPECT_GE(a100->peak_memory_gb_band.high, a100->peak_memory_gb);
+  EXPECT_GT(a100->step_time_s_band.high, a100->step_time_s);
+  // Unmeasured: it leads the bake-off.
+  EXPECT_TRUE(a100->measure_first);
+  ASSERT_TRUE(plan->bake_off.has_value());
+  EXPECT_EQ(plan->bake_off->runs.front().recipe_key, a100->recipe_key);
+  EXPECT_EQ(plan->recipe_key, a100->recipe_key);
+  // One node of 8 x 40 GB or 8 x 48 GB cannot hold 1,130 GB of states.
+  ASSERT_NE(FindRejection(*plan, "a100-40-1x8"), nullptr);
+  EXPECT_EQ(FindRejection(*plan, "a100-40-1x8")->rule, kFitWithoutOffloadRule);
+  ASSERT_NE(FindRejection(*plan, "l40s-1x8"), nullptr);
+  EXPECT_EQ(FindRejection(*plan, "l40s-1x8")->rule, kFitWithoutOffloadRule);
+}
+
+TEST(PlannerSearchTest, InterNodeFabricNoneKeepsTheJobInOneNode) {
+  Pool pool = IbPool("a100-80-2x8", kA100, Fabric::kNvlink, 8, 2);
+  pool.inter_node_fabric = InterNodeFabric::kNone;
+  auto plan =
+      Plan(Request(Full70bOpen()), {pool}, TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->candidates.empty());
+  ASSERT_NE(FindRejection(*plan, "a100-80-2x8"), nullptr);
+  EXPECT_EQ(FindRejection(*plan, "a100-80-2x8")->rule, kInterNodeFabricRule);
+  EXPECT_THAT(FindRejection(*plan, "a100-80-2x8")->reason,
+              HasSubstr("pool.inter_node_fabric"));
+}
+
+TEST(PlannerSearchTest, UndeclaredInterNodeFabricWarnsAndCostsMore) {
+  Pool declared = IbPool("a100-ib", kA100, Fabric::kNvlink, 8, 4);
+  Pool undeclared =
+      TrainingPool("a100-undeclared", kA100, Fabric::kNvlink, 8, 4);
+  Recipe r = Full70bOpen();
+  r.gpu_count = 32;  // 16 do not hold its states (see above)
+  r.parallelism = Parallelism::kFsdp;
+  auto plan = Plan(Request(r), {declared, undeclared}, TestCatalog(),
+                   InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* ib = FindCandidate(*plan, "a100-ib");
+  const Candidate* eth = FindCandidate(*plan, "a100-undeclared");
+  ASSERT_NE(ib, nullptr);
+  ASSERT_NE(eth, nullptr);
+  EXPECT_TRUE(HasWarning(*eth, kInterNodeFabricRule));
+  EXPECT_FALSE(HasWarning(*ib, kInterNodeFabricRule));
+  // The conservative bandwidth is charged: slower steps.
+  EXPECT_GT(eth->step_time_s, ib->step_time_s);
+  EXPECT_EQ(plan->candidates[0].pool_name, "a100-ib");
+}
+
+TEST(PlannerSearchTest, TensorParallelAcrossPcieRejectedEvenWhenCountIsOpen) {
+  Recipe r = Lora8b(0, Parallelism::kTensor);
+  auto plan = Plan(Request(r), {TrainingPool("l40s", kL40s, Fabric::kPcie)},
+                   TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NE(FindRejection(*plan, "l40s"), nullptr);
+  EXPECT_EQ(FindRejection(*plan, "l40s")->rule, kCollectivesNeedFabricRule);
+}
+
+TEST(PlannerSearchTest, FsdpOverTwoPcieL40sIsACandidateWithItsWarning) {
+  auto plan = Plan(Request(Lora8b(2, Parallelism::kFsdp)),
+                   {TrainingPool("l40s", kL40s, Fabric::kPcie)}, TestCatalog(),
+                   InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* c = FindCandidate(*plan, "l40s");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->gpu_count, 2);
+  EXPECT_EQ(c->recipe.parallelism, Parallelism::kFsdp);
+  EXPECT_TRUE(HasWarning(*c, kCollectivesNeedFabricRule));
+  // Its communication is in the estimate.
+  EXPECT_THAT(c->reasons,
+              ::testing::Contains(HasSubstr("exposed communication")));
+}
+
+// An unset checkpointing is the planner's to turn on, and it says so.
+TEST(PlannerSearchTest, OpenCheckpointingIsTurnedOnOnlyToFit) {
+  Recipe r = Lora8b(1, Parallelism::kSingle);
+  r.activation_checkpointing = ActivationCheckpointing::kUnspecified;
+  r.sequence_length = 4096;
+  auto plan = Plan(Request(r), {TrainingPool("l40s", kL40s, Fabric::kPcie)},
+                   TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->candidates.size(), 1u)
+      << (plan->rejections.empty() ? "" : plan->rejections[0].reason);
+  const Candidate& c = plan->candidates[0];
+  EXPECT_EQ(c.recipe.activation_checkpointing, ActivationCheckpointing::kOn);
+  EXPECT_THAT(c.reasons, ::testing::Contains(
+                             HasSubstr("activation checkpointing turned on")));
+  // At 512 tokens it fits without: off is cheaper and kept.
+  r.sequence_length = 512;
+  plan = Plan(Request(r), {TrainingPool("l40s", kL40s, Fabric::kPcie)},
+              TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->candidates.size(), 1u);
+  EXPECT_EQ(plan->candidates[0].recipe.activation_checkpointing,
+            ActivationCheckpointing::kOff);
+  // Explicit OFF is honoured even where it does not fit.
+  r.sequence_length = 4096;
+  r.activation_checkpointing = ActivationCheckpointing::kOff;
+  plan = Plan(Request(r), {TrainingPool("l40s", kL40s, Fabric::kPcie)},
+              TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok());
+  for (const Candidate& cand : plan->candidates) {
+    EXPECT_EQ(cand.recipe.activation_checkpointing,
+              ActivationCheckpointing::kOff);
+  }
+}
+
+TEST(PlannerSearchTest, UnsetAttentionIsSdpaNotEager) {
+  Recipe r = Lora8b(1, Parallelism::kSingle);
+  // Without recompute every layer saves eager's s x s scores (with it they
+  // live only in the one block recomputed at a time).
+  r.activation_checkpointing = ActivationCheckpointing::kOff;
+  const Recipe normalized = NormalizeRecipe(r);
+  EXPECT_EQ(normalized.attention, AttentionImplementation::kSdpa);
+  Recipe eager = r;
+  eager.attention = AttentionImplementation::kEager;
+  auto sdpa_plan = Plan(Request(r), {TrainingPool("a", kA100, Fabric::kNvlink)},
+                        TestCatalog(), InMemoryEvidence());
+  auto eager_plan =
+      Plan(Request(eager), {TrainingPool("a", kA100, Fabric::kNvlink)},
+           TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(sdpa_plan.ok() && eager_plan.ok());
+  EXPECT_LT(sdpa_plan->predicted_memory.activations_gb,
+            eager_plan->predicted_memory.activations_gb);
+  EXPECT_LT(sdpa_plan->predicted_memory.total_gb,
+            eager_plan->predicted_memory.total_gb);
+}
+
+MeasuredRun MakeRun(const std::string& sku, int gpus, double gpu_hours,
+                    int64_t steps, double peak_gb) {
+  MeasuredRun run;
+  run.sku_id = sku;
+  run.gpu_count = gpus;
+  run.started = absl::FromUnixSeconds(1'700'000'000);
+  run.ended = run.started + absl::Seconds(gpu_hours * 3600 / gpus);
+  run.steps_attempted = steps;
+  run.steps_succeeded = steps;
+  run.step_time_p50_s = gpu_hours * 3600 / gpus / steps;
+  run.step_time_p95_s = run.step_time_p50_s * 1.1;
+  run.peak_memory_gb = peak_gb;
+  run.offload = Offload::kNone;
+  run.outcome = RunOutcome::kSucceeded;
+  return run;
+}
+
+// Estimated step times are often 1.6x off: an unmeasured pool must not
+// outrank a measured one on its optimistic estimate alone.
+TEST(PlannerSearchTest,
+     UnmeasuredPoolCheaperOnlyByItsOptimisticEstimateRanksAfterMeasured) {
+  const Recipe recipe = NormalizeRecipe(Lora8b(1, Parallelism::kSingle));
+  const Pool measured_pool =
+      TrainingPool("a100-measured", kA100, Fabric::kNvlink);
+  const Pool unmeasured_pool = TrainingPool("h100-new", "H100-SXM5-80GB",
+                                            Fabric::kNvlink, 8, 1, 2'000'000);
+  // The unmeasured pool's estimate alone.
+  auto alone = Plan(Request(recipe), {unmeasured_pool}, TestCatalog(),
+                    InMemoryEvidence());
+  ASSERT_TRUE(alone.ok());
+  ASSERT_EQ(alone->candidates.size(), 1u);
+  const Candidate& estimate = alone->candidates[0];
+  const double nominal = static_cast<double>(estimate.expected_cost_micros);
+  const double pessimistic = nominal * kStepTimeBandHighFactor;
+  // Measured runs costing 1.3x the estimate (between nominal and
+  // pessimistic): 3 runs of 1000 steps at the same $2.00 rate.
+  const double measured_cost = 1.3 * nominal;
+  const double gpu_hours = measured_cost / 2'000'000;  // for 1000 steps
+  InMemoryEvidence evidence;
+  for (int i = 0; i < 3; ++i) {
+    evidence.AddRun(recipe, MakeRun(kA100, 1, gpu_hours, 1000, 30));
+  }
+  auto plan = Plan(Request(recipe), {measured_pool, unmeasured_pool},
+                   TestCatalog(), evidence);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->candidates.size(), 2u);
+  EXPECT_EQ(plan->candidates[0].pool_name, "a100-measured");
+  EXPECT_EQ(plan->candidates[0].basis, EvidenceBasis::kMeasured);
+  const Candidate& second = plan->candidates[1];
+  EXPECT_EQ(second.pool_name, "h100-new");
+  EXPECT_LT(second.expected_cost_micros,
+            plan->candidates[0].expected_cost_micros);
+  EXPECT_THAT(
+      second.reasons,
+      ::testing::Contains(HasSubstr("only by its optimistic estimate")));
+  EXPECT_TRUE(second.measure_first);
+
+  // Measured at 2x the estimate: the unmeasured pool still wins at its
+  // pessimistic edge, ranks first, and says so.
+  ASSERT_LT(pessimistic, 2.0 * nominal);
+  InMemoryEvidence dear;
+  for (int i = 0; i < 3; ++i) {
+    dear.AddRun(recipe, MakeRun(kA100, 1, 2.0 * nominal / 2'000'000, 1000, 30));
+  }
+  plan = Plan(Request(recipe), {measured_pool, unmeasured_pool}, TestCatalog(),
+              dear);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->candidates[0].pool_name, "h100-new");
+  EXPECT_THAT(
+      plan->candidates[0].reasons,
+      ::testing::Contains(HasSubstr("still wins at its pessimistic edge")));
+}
+
+TEST(PlannerSearchTest, BorderlineRanksAfterFitsAndIsAlwaysMeasuredFirst) {
+  // 8B LoRA at 2048 x 2 without checkpointing: about 45 GB predicted, so
+  // BORDERLINE on an L40S (band ~38-69 GB against 47 GB) and FITS an 80 GB
+  // A100 (69 GB <= 79 GB).
+  Recipe r = Lora8b(1, Parallelism::kSingle);
+  r.activation_checkpointing = ActivationCheckpointing::kOff;
+  const std::vector<Pool> pools = {
+      TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 4'000'000),
+      TrainingPool("l40s", kL40s, Fabric::kPcie, 8, 1, 500'000),
+      TrainingPool("l40s-b", kL40s, Fabric::kPcie, 8, 1, 500'000),
+      TrainingPool("l40s-c", kL40s, Fabric::kPcie, 8, 1, 500'000)};
+  auto plan = Plan(Request(r), pools, TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->candidates.size(), 4u);
+  const Candidate& first = plan->candidates[0];
+  EXPECT_EQ(first.pool_name, "a100");
+  EXPECT_EQ(first.fit, Fit::kFits);
+  for (size_t i = 1; i < plan->candidates.size(); ++i) {
+    EXPECT_EQ(plan->candidates[i].fit, Fit::kBorderline) << i;
+    EXPECT_TRUE(plan->candidates[i].fits);
+    EXPECT_TRUE(plan->candidates[i].measure_first);
+  }
+  ASSERT_TRUE(plan->bake_off.has_value());
+  int borderline_runs = 0;
+  for (const BakeOffRun& run : plan->bake_off->runs) {
+    borderline_runs += run.borderline ? 1 : 0;
+  }
+  EXPECT_EQ(borderline_runs, 1);  // one per (SKU, recipe key)
+}
+
+// Every published run that did not OOM must be placeable on its own card at
+// its GPU count (FITS or BORDERLINE); every published OOM must be
+// DOES_NOT_FIT or BORDERLINE, never a confident FITS.
+TEST(PlannerSearchTest, PublishedRunsAreNotRejectedAndOomsNotConfidentFits) {
+  int ran_fits = 0, ran_borderline = 0, ran_rejected = 0;
+  int oom_dnf = 0, oom_borderline = 0, oom_fits = 0, skipped = 0;
+  int inconsistent = 0;
+  for (const testing::MappedRow& row : testing::LoadPublishedRows()) {
+    if (!row.skip_reason.empty()) {
+      ++skipped;
+      continue;
+    }
+    const GpuSku& sku = Sku(row.sku_id);
+    Pool pool = TrainingPool("p", sku.id,
+                             sku.HasNvlink() ? Fabric::kNvlink : Fabric::kPcie,
+                             std::max(8, row.recipe.gpu_count), 1);
+    auto plan =
+        Plan(Request(row.recipe), {pool}, TestCatalog(), InMemoryEvidence());
+    ASSERT_TRUE(plan.ok()) << row.label << ": " << plan.status();
+    const Fit fit =
+        plan->candidates.empty() ? Fit::kDoesNotFit : plan->candidates[0].fit;
+    // A published peak below what the stated settings' weights, gradients
+    // and optimizer states alone occupy (counted bytes, not estimates) says
+    // the run did not use the settings published for it.
+    const MemoryBreakdown& m = plan->predicted_memory;
+    if (row.ran && row.peak_gb.has_value() &&
+        *row.peak_gb < m.weights_gb + m.gradients_gb + m.optimizer_gb) {
+      ++inconsistent;
+      std::cout << "  row " << row.line << " (" << row.label
+                << "): published peak " << *row.peak_gb
+                << " GB is below its model states ("
+                << m.weights_gb + m.gradients_gb + m.optimizer_gb
+                << " GB): settings not as published, not counted\n";
+      continue;
+    }
+    if (row.ran) {
+      if (fit == Fit::kFits) ++ran_fits;
+      if (fit == Fit::kBorderline) ++ran_borderline;
+      if (fit == Fit::kDoesNotFit) {
+        ++ran_rejected;
+        ADD_FAILURE() << "row " << row.line
+                      << " ran but is rejected: " << row.label << ": "
+                      << (plan->rejections.empty()
+                              ? ""
+                              : plan->rejections[0].reason);
+      }
+    } else {
+      if (fit == Fit::kDoesNotFit) ++oom_dnf;
+      if (fit == Fit::kBorderline) ++oom_borderline;
+      if (fit == Fit::kFits) {
+        ++oom_fits;
+        ADD_FAILURE() << "row " << row.line << " OOMed but FITS: " << row.label;
+      }
+    }
+  }
+  std::cout << "PUBLISHED RUNS: ran "
+            << ran_fits + ran_borderline + ran_rejected << " (FITS " << ran_fits
+            << ", BORDERLINE " << ran_borderline << ", rejected "
+            << ran_rejected << "); OOM " << oom_dnf + oom_borderline + oom_fits
+            << " (DOES_NOT_FIT " << oom_dnf << ", BORDERLINE " << oom_borderline
+            << ", FITS " << oom_fits << "); " << skipped << " rows skipped\n";
+  EXPECT_GT(ran_fits + ran_borderline, 60);
+}
+
+Candidate Priced(const std::string& pool, EvidenceBasis basis, int64_t cost,
+                 Fit fit = Fit::kFits) {
+  Candidate c;
+  c.pool_name = pool;
+  c.basis = basis;
+  c.fit = fit;
+  c.fits = fit != Fit::kDoesNotFit;
+  c.expected_cost_micros = cost;
+  c.expected_wall_time = absl::Hours(1);
+  c.step_time_s = 1.0;
+  c.step_time_s_band = basis == EvidenceBasis::kMeasured
+                           ? Band{1.0, 1.1}
+                           : StepTimeBand(1.0);  // 0.75-1.35 s
+  return c;
+}
+
+// RankCandidates alone: an estimate of $12.50 counts $16.875 at its
+// pessimistic edge (1.35x); it beats a measured $20 but not a measured $15;
+// BORDERLINE last.
+TEST(RankCandidatesTest, UnmeasuredRanksAtItsPessimisticEdgeBorderlineLast) {
+  std::vector<Candidate> c = {
+      Priced("estimated", EvidenceBasis::kEstimated, 12'500'000),
+      Priced("measured-15", EvidenceBasis::kMeasured, 15'000'000),
+      Priced("measured-20", EvidenceBasis::kMeasured, 20'000'000),
+      Priced("borderline", EvidenceBasis::kMeasured, 1'000'000,
+             Fit::kBorderline)};
+  RankCandidates(Objective::kLowestCost, &c);
+  std::vector<std::string> order;
+  for (const Candidate& cand : c) order.push_back(cand.pool_name);
+  EXPECT_THAT(order, ::testing::ElementsAre("measured-15", "estimated",
+                                            "measured-20", "borderline"));
+  EXPECT_EQ(c[1].rank, 2);
+  EXPECT_THAT(c[1].reasons,
+              ::testing::Contains(HasSubstr("ranks after MEASURED pool "
+                                            "measured-15")));
+  EXPECT_THAT(c[1].reasons,
+              ::testing::Contains(HasSubstr("ranks above MEASURED pool "
+                                            "measured-20")));
+  EXPECT_DOUBLE_EQ(RankingValue(c[1], Objective::kLowestCost), 16'875'000);
+}
+
+// ChooseConfiguration alone: a FITS configuration beats a cheaper
+// BORDERLINE one; among BORDERLINE ones the least memory wins; with none
+// viable the most relieved configuration's rejection is reported.
+TEST(ChooseConfigurationTest, FitsFirstThenLeastMemoryThenMostRelieved) {
+  auto outcome = [](int gpus, Fit fit, int64_t cost, double peak) {
+    ConfigurationOutcome o;
+    o.recipe.gpu_count = gpus;
+    o.candidate = Priced("p", EvidenceBasis::kMeasured, cost, fit);
+    o.fit.fit = fit;
+    o.fit.peak_gb = peak;
+    o.predicted_memory.total_gb = peak;
+    return o;
+  };
+  std::vector<ConfigurationOutcome> outcomes = {
+      outcome(8, Fit::kBorderline, 1'000'000, 70),
+      outcome(16, Fit::kFits, 3'000'000, 40),
+      outcome(32, Fit::kFits, 2'000'000, 25)};
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 2u);
+  outcomes.pop_back();
+  outcomes[1].candidate.fit = Fit::kBorderline;
+  outcomes[1].fit.fit = Fit::kBorderline;
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 1u);
+  outcomes[0].rejection = RuleRejection{kFitWithoutOffloadRule, ""};
+  outcomes[1].rejection = RuleRejection{kInterNodeFabricRule, ""};
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 1u);
+}
+
+TEST(PlannerSearchTest, InvalidRequestKeepsItsFieldViolations) {
+  PlanRequest request = Request(Lora8b(1, Parallelism::kSingle));
+  request.recipe.lora_rank = 0;
+  request.total_steps = 0;
+  auto plan = Plan(request, {}, TestCatalog(), InMemoryEvidence());
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  const FieldViolations v = ViolationsFromStatus(plan.status());
+  std::vector<std::string> fields;
+  for (const FieldViolation& f : v) fields.push_back(f.field);
+  EXPECT_THAT(fields, ::testing::UnorderedElementsAre("recipe.lora_rank",
+                                                      "total_steps"));
+  // An open GPU count with a multi-GPU layout is not "FSDP on 1 GPU".
+  EXPECT_TRUE(
+      ValidatePlanRequest(Request(Lora8b(0, Parallelism::kFsdp))).empty());
+}
+
+}  // namespace
+}  // namespace placement::core
