@@ -1,6 +1,7 @@
 #include "storage/pq_values.h"
 
 #include "absl/strings/numbers.h"
+#include "core/check.h"
 
 namespace placement::storage {
 
@@ -49,7 +50,10 @@ std::vector<std::string> ParseTextArray(absl::string_view literal) {
 
 int64_t Int64Field(const PGresult* result, int row, int column) {
   int64_t value = 0;
-  (void)absl::SimpleAtoi(PQgetvalue(result, row, column), &value);
+  // PostgreSQL prints a bigint column as an integer, and NULL as "".
+  const bool parsed = absl::SimpleAtoi(PQgetvalue(result, row, column), &value);
+  PLACEMENT_DCHECK(parsed || PQgetisnull(result, row, column),
+                   "a bigint column holds an integer");
   return value;
 }
 

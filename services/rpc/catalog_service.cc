@@ -1,5 +1,6 @@
 #include "services/rpc/catalog_service.h"
 
+#include <iostream>
 #include <optional>
 #include <set>
 
@@ -407,8 +408,14 @@ grpc::ServerUnaryReactor* CatalogService::ListTokens(
 void CatalogService::PublishChange(storage::DbSession& session) {
   if (evidence_ == nullptr) return;
   // This replica's next plan sees the change at once (its own read, on the
-  // session that committed it); the others re-read when notified.
-  (void)evidence_->ReloadWith(session);
+  // session that committed it); the others re-read when notified. The change
+  // is committed either way: if this read fails, the cache's own re-read
+  // (NoteLocalChange, the notification, the poll) picks it up.
+  if (absl::Status reloaded = evidence_->ReloadWith(session); !reloaded.ok()) {
+    std::cerr << "placementd: catalog change committed; the cache re-reads "
+                 "it later (immediate reload failed: "
+              << reloaded << ")\n";
+  }
   evidence_->NoteLocalChange();
 }
 
