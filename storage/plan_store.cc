@@ -338,6 +338,11 @@ absl::StatusOr<StoredPlan> GetPlan(DbSession& session,
 
 absl::StatusOr<std::optional<StoredPlan>> FindPlanByRequestId(
     DbSession& session, const std::string& request_id) {
+  // Parameters travel as C strings: a NUL would cut the key short and find
+  // another request's plan.
+  if (request_id.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("request_id holds a NUL byte");
+  }
   return session.RunRaw(
       [&](PqConnection& c) -> absl::StatusOr<std::optional<StoredPlan>> {
         absl::StatusOr<PqResult> rows =

@@ -59,9 +59,6 @@ void PlanAuditWriter::Written(const std::vector<Pending>& batch) {
 
 void PlanAuditWriter::Loop() {
   storage::DbSession session(database_url_);
-  // Results this writer has committed: most plans share one, and a result
-  // (tens of kB) need not travel to the database again.
-  constexpr size_t kMaxKnownResults = 16384;
   absl::flat_hash_set<std::string> known;
   auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return stopping_ || !queue_.empty();
@@ -95,22 +92,39 @@ void PlanAuditWriter::Loop() {
     Written(expired);
     if (!batch.empty()) {
       next_commit = absl::Now() + commit_interval_;
-      std::vector<const storage::PlacementRecord*> plans;
-      plans.reserve(batch.size());
-      for (const Pending& p : batch) plans.push_back(&p.plan);
-      const absl::Status status = storage::InsertPlacements(
-          session, plans,
-          [&known](const std::string& hash) { return known.contains(hash); });
-      if (status.ok()) {
-        if (known.size() > kMaxKnownResults) known.clear();
-        for (const Pending& p : batch) known.insert(p.plan.result->hash);
-      } else {
-        known.clear();  // in case a result it names is gone: send them again
-      }
-      for (Pending& p : batch) p.done(status);
-      Written(batch);
+      WriteBatch(session, known, batch);
     }
   }
+}
+
+void PlanAuditWriter::WriteBatch(storage::DbSession& session,
+                                 absl::flat_hash_set<std::string>& known,
+                                 std::vector<Pending>& batch) {
+  // Results this writer has committed: most plans share one, and a result
+  // (tens of kB) need not travel to the database again.
+  constexpr size_t kMaxKnownResults = 16384;
+  auto insert = [&](const std::vector<const storage::PlacementRecord*>& plans) {
+    const absl::Status status = storage::InsertPlacements(
+        session, plans,
+        [&known](const std::string& hash) { return known.contains(hash); });
+    if (status.ok()) {
+      if (known.size() > kMaxKnownResults) known.clear();
+      for (const auto* plan : plans) known.insert(plan->result->hash);
+    } else {
+      known.clear();  // in case a result it names is gone: send them again
+    }
+    return status;
+  };
+  std::vector<const storage::PlacementRecord*> plans;
+  plans.reserve(batch.size());
+  for (const Pending& p : batch) plans.push_back(&p.plan);
+  const absl::Status status = insert(plans);
+  if (status.ok() || batch.size() == 1 || absl::IsUnavailable(status)) {
+    for (Pending& p : batch) p.done(status);
+  } else {
+    for (Pending& p : batch) p.done(insert({&p.plan}));
+  }
+  Written(batch);
 }
 
 }  // namespace placement::services

@@ -10,6 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -60,6 +61,13 @@ class PlanAuditWriter {
     Done done;
   };
   void Loop();
+  // Inserts `batch` in one transaction and answers each plan. When that
+  // fails for any reason but an unavailable database, each plan is tried
+  // alone, so that one record PostgreSQL refuses fails only its own call,
+  // not up to max_batch others. `known`: the results committed so far.
+  void WriteBatch(storage::DbSession& session,
+                  absl::flat_hash_set<std::string>& known,
+                  std::vector<Pending>& batch);
   // Forgets `batch`'s plans as pending and runs what waited for them.
   void Written(const std::vector<Pending>& batch) ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -5,14 +5,19 @@
 #include "absl/strings/str_cat.h"
 #include "core/field_violation.h"
 #include "services/api/enum_validation.h"
+#include "services/api/text_validation.h"
 
 namespace placement::services {
 namespace {
 
-absl::Status DeclaredEnums(const google::protobuf::Message& request) {
-  core::FieldViolations undeclared = UndeclaredEnumValues(request);
-  if (undeclared.empty()) return absl::OkStatus();
-  return core::InvalidArgumentWithViolations(undeclared);
+// Every enum value declared and no control character in any text field,
+// all violations at once.
+absl::Status AdmissibleFields(const google::protobuf::Message& request) {
+  core::FieldViolations violations = UndeclaredEnumValues(request);
+  core::FieldViolations controls = ControlCharacterFields(request);
+  violations.insert(violations.end(), controls.begin(), controls.end());
+  if (violations.empty()) return absl::OkStatus();
+  return core::InvalidArgumentWithViolations(violations);
 }
 
 }  // namespace
@@ -22,7 +27,7 @@ absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
   if (absl::Status denied = auth.Decision(context); !denied.ok()) {
     return denied;
   }
-  return DeclaredEnums(request);
+  return AdmissibleFields(request);
 }
 
 absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
@@ -37,7 +42,7 @@ absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
     return absl::InvalidArgumentError(absl::StrCat(
         "the request is not a ", request->GetDescriptor()->full_name()));
   }
-  return DeclaredEnums(*request);
+  return AdmissibleFields(*request);
 }
 
 }  // namespace placement::services

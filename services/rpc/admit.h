@@ -12,14 +12,16 @@ namespace placement::services {
 // Whether a call may go on to its handler's own checks: the authorizer's
 // decision on it (taken by the interceptor from the method gRPC is serving,
 // so no handler names its method), then every enum value of `request`
-// declared (UndeclaredEnumValues; INVALID_ARGUMENT naming the fields). Every
+// declared (UndeclaredEnumValues) and no control character in its text
+// (ControlCharacterFields): INVALID_ARGUMENT naming every such field. Every
 // unary handler starts with it.
 absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
                    const google::protobuf::Message& request);
 
 // The same for a raw method, which receives bytes: the decision first (a
 // caller refused learns nothing of how its bytes parse), then `bytes`
-// parsed into `request` (INVALID_ARGUMENT if they do not), then its enums.
+// parsed into `request` (INVALID_ARGUMENT if they do not), then its fields
+// as above.
 absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
                    const grpc::ByteBuffer& bytes,
                    google::protobuf::Message* request);

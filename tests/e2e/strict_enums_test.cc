@@ -1,6 +1,8 @@
 // Every enum field of every request message of every service of the API, by
 // reflection: a number outside the enum's declared values is INVALID_ARGUMENT
-// naming the field's path, and nothing is stored. The services, methods and
+// naming the field's path, and nothing is stored. Likewise every text field
+// holding a control character (a NUL above all: PostgreSQL refuses it, and a
+// C string reads it cut short). The services, methods and
 // fields come from the descriptors of proto/placement/v1/*.proto, so a field,
 // method or service added later is covered without anyone listing it.
 #include <dirent.h>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -41,7 +44,8 @@ using ::placement::testing::InProcessServer;
 using ::placement::testing::ViolatedFields;
 using ::testing::Contains;
 
-// One enum field reachable from a request message: the fields leading to it.
+// One enum (or text) field reachable from a request message: the fields
+// leading to it.
 struct EnumPath {
   std::vector<const FieldDescriptor*> fields;
 
@@ -57,23 +61,48 @@ struct EnumPath {
   }
 };
 
-void CollectEnumPaths(const Descriptor& type,
-                      std::vector<const FieldDescriptor*>& prefix,
-                      std::vector<EnumPath>& out) {
+// Every field of `type` (and of the messages below it) that `wanted`
+// accepts.
+template <typename Wanted>
+void CollectPaths(const Descriptor& type,
+                  std::vector<const FieldDescriptor*>& prefix, Wanted wanted,
+                  std::vector<EnumPath>& out) {
   if (prefix.size() > 8) return;  // recursive messages
   for (int i = 0; i < type.field_count(); ++i) {
     const FieldDescriptor* field = type.field(i);
     if (field->is_map()) continue;  // no map in the API holds enums
     prefix.push_back(field);
-    if (field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+    if (wanted(*field)) {
       out.push_back({prefix});
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE &&
                !absl::StartsWith(field->message_type()->full_name(),
                                  "google.protobuf.")) {
-      CollectEnumPaths(*field->message_type(), prefix, out);
+      CollectPaths(*field->message_type(), prefix, wanted, out);
     }
     prefix.pop_back();
   }
+}
+
+void CollectEnumPaths(const Descriptor& type,
+                      std::vector<const FieldDescriptor*>& prefix,
+                      std::vector<EnumPath>& out) {
+  CollectPaths(
+      type, prefix,
+      [](const FieldDescriptor& f) {
+        return f.cpp_type() == FieldDescriptor::CPPTYPE_ENUM;
+      },
+      out);
+}
+
+void CollectTextPaths(const Descriptor& type,
+                      std::vector<const FieldDescriptor*>& prefix,
+                      std::vector<EnumPath>& out) {
+  CollectPaths(
+      type, prefix,
+      [](const FieldDescriptor& f) {
+        return f.type() == FieldDescriptor::TYPE_STRING;
+      },
+      out);
 }
 
 // The services of every API file, found from the files themselves.
@@ -131,10 +160,9 @@ std::unique_ptr<Message> SeedRequest(const Descriptor& type) {
   return std::unique_ptr<Message>(prototype->New());
 }
 
-// Sets the field at `path` in `request` to a number its enum does not
-// declare, creating the messages on the way (the first element of repeated
-// ones). Returns the number.
-int SetUndeclared(Message& request, const EnumPath& path) {
+// The message holding the last field of `path` in `request`, created on
+// the way (the first element of repeated ones).
+Message* ParentOf(Message& request, const EnumPath& path) {
   Message* message = &request;
   for (size_t i = 0; i + 1 < path.fields.size(); ++i) {
     const FieldDescriptor* field = path.fields[i];
@@ -147,6 +175,13 @@ int SetUndeclared(Message& request, const EnumPath& path) {
       message = r.MutableMessage(message, field);
     }
   }
+  return message;
+}
+
+// Sets the field at `path` in `request` to a number its enum does not
+// declare. Returns the number.
+int SetUndeclared(Message& request, const EnumPath& path) {
+  Message* message = ParentOf(request, path);
   const FieldDescriptor* field = path.fields.back();
   const google::protobuf::EnumDescriptor& type = *field->enum_type();
   int number = 0;
@@ -166,6 +201,25 @@ int SetUndeclared(Message& request, const EnumPath& path) {
     r.SetEnumValue(message, field, number);
   }
   return number;
+}
+
+// Appends `suffix` to the text at `path` in `request` (its first element
+// if repeated), keeping what the seed had there.
+void AppendText(Message& request, const EnumPath& path,
+                const std::string& suffix) {
+  Message* message = ParentOf(request, path);
+  const FieldDescriptor* field = path.fields.back();
+  const google::protobuf::Reflection& r = *message->GetReflection();
+  if (field->is_repeated()) {
+    if (r.FieldSize(*message, field) > 0) {
+      r.SetRepeatedString(message, field, 0,
+                          r.GetRepeatedString(*message, field, 0) + suffix);
+    } else {
+      r.AddString(message, field, "x" + suffix);
+    }
+  } else {
+    r.SetString(message, field, r.GetString(*message, field) + suffix);
+  }
 }
 
 grpc::ByteBuffer Serialize(const Message& message) {
@@ -291,6 +345,52 @@ TEST_F(StrictEnumsTest, EveryEnumFieldOfEveryRequestRefusesUndeclaredNumbers) {
         "run.peak_memory_kind"}) {
     EXPECT_THAT(checked_paths, Contains(path));
   }
+}
+
+TEST_F(StrictEnumsTest, EveryTextFieldOfEveryUnaryRequestRefusesControls) {
+  int checked = 0;
+  std::set<std::string> checked_paths;
+  for (const ServiceDescriptor* service : ApiServices()) {
+    for (int m = 0; m < service->method_count(); ++m) {
+      const MethodDescriptor& method = *service->method(m);
+      // A stream's messages are validated one by one by its reactor.
+      if (method.client_streaming() || method.server_streaming()) continue;
+      std::vector<EnumPath> paths;
+      std::vector<const FieldDescriptor*> prefix;
+      CollectTextPaths(*method.input_type(), prefix, paths);
+      for (const EnumPath& path : paths) {
+        for (const std::string& control :
+             {std::string("a\0b", 3), std::string("\x1b[2J")}) {
+          SCOPED_TRACE(absl::StrCat(method.full_name(), " ", path.Text(), " ",
+                                    absl::CEscape(control)));
+          std::unique_ptr<Message> request = SeedRequest(*method.input_type());
+          AppendText(*request, path, control);
+          const std::string before = Stored();
+          const grpc::Status status = Call(stub_, method, *request);
+          EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+              << status.error_message();
+          EXPECT_THAT(ViolatedFields(status), Contains(path.Text()));
+          EXPECT_EQ(Stored(), before);
+        }
+        ++checked;
+        checked_paths.insert(path.Text());
+      }
+    }
+  }
+  std::cout << "checked " << checked << " text fields of unary requests\n";
+  for (const char* path : {"team", "request_id", "run.run_id", "pool.name"}) {
+    EXPECT_THAT(checked_paths, Contains(path));
+  }
+}
+
+TEST_F(StrictEnumsTest, TextWithTabsAndNewlinesIsAccepted) {
+  v1::PlacePlanRequest request = testing::PlanFor(testing::Lora8b());
+  request.set_team("research\tteam\n");
+  const MethodDescriptor& method =
+      *google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(
+          "placement.v1.PlacementService.PlacePlan");
+  const grpc::Status status = Call(stub_, method, request);
+  EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
 TEST_F(StrictEnumsTest, TheSeedsAreAcceptedWithoutTheUndeclaredNumber) {
