@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/models/installed_constants.h"
+#include "core/models/memory_model_phases.h"
 
 namespace placement::core {
 namespace {
@@ -123,85 +124,115 @@ const FrameworkMemoryProfile& MemoryModelConstants::Profile(
   return frameworks[index];
 }
 
+namespace {
+
+// What one transformer block saves for backward, per token.
+void SetActivationPriors(MemoryModelConstants& c) {
+  // Saved tensors of one transformer block with SDPA/flash attention, per
+  // token, counted from what autograd keeps: two norm inputs and outputs,
+  // q, attention output (= o-proj input), the residual stream and the
+  // attention statistics (about 7 hidden-sized tensors), k and v (2
+  // KV-sized) and the SwiGLU MLP's gate, up, activation and product (4
+  // MLP-sized; fc1 output and GELU output, 2, for a GELU MLP). This gives
+  // ~40 x s*b*h bytes per layer for Llama-2-7B and ~42 for Llama-3.1-8B
+  // (stas00 measured 56 in HF eager, which also keeps fp32 norm upcasts:
+  // ml-engineering training/performance/README.md). Not fitted: the
+  // per-framework activation_scale carries what the count misses.
+  c.activation_hidden_multiple = 7;
+  c.activation_mlp_multiple_gated = 4;
+  c.activation_mlp_multiple_plain = 2;
+}
+
+// What the logits and the loss hold, by loss implementation.
+void SetLossPriors(MemoryModelConstants& c) {
+  // Standard loss (transformers' loss_utils.ForCausalLMLoss): the bf16
+  // logits (2 bytes, kept in the model output) are upcast to fp32 (4),
+  // log_softmax saves its fp32 output (4), and its backward holds the
+  // fp32 gradients of both (4 + 4) while every activation is still alive:
+  // 14 bytes per token per vocabulary entry. Older versions add a
+  // .contiguous() fp32 copy of the shifted logits (18). stas00's "~6 in
+  // practice" (ml-engineering) counts the forward only.
+  c.logits_bytes_standard = 14;
+  // Chunked cross-entropy (torchtune's CEWithChunkedOutputLoss, LitGPT's
+  // chunked_cross_entropy): the bf16 logits and each chunk's saved
+  // log-softmax (fp32 in torchtune, bf16 in LitGPT) stay for backward,
+  // the gradients exist one chunk at a time: ~6 bytes. torchtune's README
+  // measures 51.0 -> 42.9 GiB switching to it on Llama-3.2-3B at 2 x 4096
+  // tokens: 8.3 bytes per token per entry saved against the standard 14.
+  c.logits_bytes_chunked = 6;
+  // Fused linear + cross-entropy (Liger, torchtune's
+  // LinearCrossEntropyLoss): logits exist one chunk at a time.
+  c.logits_bytes_fused = 0.25;
+}
+
+// Working memory beyond the model states: NF4 dequantization, the
+// optimizer step, the longest padded batch and the allocator.
+void SetWorkingMemoryPriors(MemoryModelConstants& c) {
+  // bitsandbytes dequantizes one weight at a time to bf16 for its matmul
+  // (MatMul4Bit keeps the 4-bit weight for backward): for a 32-layer model
+  // about one block's bf16 copy, 2/32 ~ 0.06 byte per quantized weight.
+  // LitGPT's LoRA vs QLoRA rows suggest more (0.25-0.3): fitted.
+  c.nf4_working_bytes_per_param = 0.0625;
+  // torch.optim.AdamW (foreach): _foreach_sqrt(exp_avg_sq) and the
+  // denominator are state-sized lists (torch/optim/adam.py).
+  c.optimizer_step_temporaries = 1;
+  // Dynamic padding: a run's longest batch is far above the mean padded
+  // length (sample lengths are long-tailed; the longest of thousands of
+  // batches is roughly the p99.9 of a log-normal with a coefficient of
+  // variation of 0.5-0.7, about 3x the mean).
+  c.padded_peak_length_factor = 3;
+  // Reserved minus allocated: 5-10% is the usual budget (AnswerDotAI
+  // fsdp_qlora reserved vs allocated); of the short-lived memory, more.
+  c.reserved_slack_fraction = 0.10;
+}
+
+// What the card holds whatever the job: CUDA context and NCCL buffers.
+void SetFixedOverheadPriors(MemoryModelConstants& c) {
+  // CUDA context and kernels: 0.47-0.92 GiB on A100 with PyTorch 2.x
+  // (stas00, ml-engineering training/performance/README.md).
+  c.cuda_context_gb = 0.7;
+  // torch.distributed / NCCL buffers after the first collective: about
+  // 1.5 GiB (same source).
+  c.nccl_buffers_gb = 1.6;
+}
+
+// The frameworks' default losses and how they set up a sharded job.
+void SetFrameworkPriors(MemoryModelConstants& c) {
+  // Default losses: HF Transformers' models upcast logits to fp32 before
+  // the loss (modeling_llama.py), as do NeMo/Megatron (fp32 vocab-parallel
+  // cross-entropy), Axolotl and DeepSpeed training loops (HF models);
+  // LitGPT's finetune scripts use chunked_cross_entropy (litgpt/utils.py);
+  // torchtune's recipes CEWithChunkedOutputLoss (its configs).
+  for (FrameworkMemoryProfile& p : c.frameworks) {
+    p.activation_scale = 1;
+    p.default_loss = LossImplementation::kStandardFp32Upcast;
+  }
+  c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)].default_loss =
+      LossImplementation::kChunkedCrossEntropy;
+  c.frameworks[static_cast<int>(TrainingFramework::kTorchtune)].default_loss =
+      LossImplementation::kChunkedCrossEntropy;
+  // Setting up a sharded job. LitGPT's finetune scripts (lora.py,
+  // adapter.py, full.py with --devices > 1) build the model with
+  // fabric.init_module(empty_init=...) on each GPU, wrap it in
+  // FSDPStrategy(auto_wrap_policy={Block}, ...) and then load the full
+  // checkpoint with fabric.load_raw: each rank holds the whole bf16
+  // model next to its shard once. HF Accelerate (cpu_ram_efficient_loading,
+  // meta-device init), DeepSpeed (zero.Init) and torchtune (meta device +
+  // sharded load) never do.
+  c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)]
+      .unsharded_setup_copies = 1;
+}
+
+}  // namespace
+
 const MemoryModelConstants& AnalyticMemoryModelConstants() {
   static const MemoryModelConstants kConstants = [] {
     MemoryModelConstants c;
-    // Saved tensors of one transformer block with SDPA/flash attention, per
-    // token, counted from what autograd keeps: two norm inputs and outputs,
-    // q, attention output (= o-proj input), the residual stream and the
-    // attention statistics (about 7 hidden-sized tensors), k and v (2
-    // KV-sized) and the SwiGLU MLP's gate, up, activation and product (4
-    // MLP-sized; fc1 output and GELU output, 2, for a GELU MLP). This gives
-    // ~40 x s*b*h bytes per layer for Llama-2-7B and ~42 for Llama-3.1-8B
-    // (stas00 measured 56 in HF eager, which also keeps fp32 norm upcasts:
-    // ml-engineering training/performance/README.md). Not fitted: the
-    // per-framework activation_scale carries what the count misses.
-    c.activation_hidden_multiple = 7;
-    c.activation_mlp_multiple_gated = 4;
-    c.activation_mlp_multiple_plain = 2;
-    // Standard loss (transformers' loss_utils.ForCausalLMLoss): the bf16
-    // logits (2 bytes, kept in the model output) are upcast to fp32 (4),
-    // log_softmax saves its fp32 output (4), and its backward holds the
-    // fp32 gradients of both (4 + 4) while every activation is still alive:
-    // 14 bytes per token per vocabulary entry. Older versions add a
-    // .contiguous() fp32 copy of the shifted logits (18). stas00's "~6 in
-    // practice" (ml-engineering) counts the forward only.
-    c.logits_bytes_standard = 14;
-    // Chunked cross-entropy (torchtune's CEWithChunkedOutputLoss, LitGPT's
-    // chunked_cross_entropy): the bf16 logits and each chunk's saved
-    // log-softmax (fp32 in torchtune, bf16 in LitGPT) stay for backward,
-    // the gradients exist one chunk at a time: ~6 bytes. torchtune's README
-    // measures 51.0 -> 42.9 GiB switching to it on Llama-3.2-3B at 2 x 4096
-    // tokens: 8.3 bytes per token per entry saved against the standard 14.
-    c.logits_bytes_chunked = 6;
-    // Fused linear + cross-entropy (Liger, torchtune's
-    // LinearCrossEntropyLoss): logits exist one chunk at a time.
-    c.logits_bytes_fused = 0.25;
-    // bitsandbytes dequantizes one weight at a time to bf16 for its matmul
-    // (MatMul4Bit keeps the 4-bit weight for backward): for a 32-layer model
-    // about one block's bf16 copy, 2/32 ~ 0.06 byte per quantized weight.
-    // LitGPT's LoRA vs QLoRA rows suggest more (0.25-0.3): fitted.
-    c.nf4_working_bytes_per_param = 0.0625;
-    // torch.optim.AdamW (foreach): _foreach_sqrt(exp_avg_sq) and the
-    // denominator are state-sized lists (torch/optim/adam.py).
-    c.optimizer_step_temporaries = 1;
-    // Dynamic padding: a run's longest batch is far above the mean padded
-    // length (sample lengths are long-tailed; the longest of thousands of
-    // batches is roughly the p99.9 of a log-normal with a coefficient of
-    // variation of 0.5-0.7, about 3x the mean).
-    c.padded_peak_length_factor = 3;
-    // Reserved minus allocated: 5-10% is the usual budget (AnswerDotAI
-    // fsdp_qlora reserved vs allocated); of the short-lived memory, more.
-    c.reserved_slack_fraction = 0.10;
-    // CUDA context and kernels: 0.47-0.92 GiB on A100 with PyTorch 2.x
-    // (stas00, ml-engineering training/performance/README.md).
-    c.cuda_context_gb = 0.7;
-    // torch.distributed / NCCL buffers after the first collective: about
-    // 1.5 GiB (same source).
-    c.nccl_buffers_gb = 1.6;
-    // Default losses: HF Transformers' models upcast logits to fp32 before
-    // the loss (modeling_llama.py), as do NeMo/Megatron (fp32 vocab-parallel
-    // cross-entropy), Axolotl and DeepSpeed training loops (HF models);
-    // LitGPT's finetune scripts use chunked_cross_entropy (litgpt/utils.py);
-    // torchtune's recipes CEWithChunkedOutputLoss (its configs).
-    for (FrameworkMemoryProfile& p : c.frameworks) {
-      p.activation_scale = 1;
-      p.default_loss = LossImplementation::kStandardFp32Upcast;
-    }
-    c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)].default_loss =
-        LossImplementation::kChunkedCrossEntropy;
-    c.frameworks[static_cast<int>(TrainingFramework::kTorchtune)].default_loss =
-        LossImplementation::kChunkedCrossEntropy;
-    // Setting up a sharded job. LitGPT's finetune scripts (lora.py,
-    // adapter.py, full.py with --devices > 1) build the model with
-    // fabric.init_module(empty_init=...) on each GPU, wrap it in
-    // FSDPStrategy(auto_wrap_policy={Block}, ...) and then load the full
-    // checkpoint with fabric.load_raw: each rank holds the whole bf16
-    // model next to its shard once. HF Accelerate (cpu_ram_efficient_loading,
-    // meta-device init), DeepSpeed (zero.Init) and torchtune (meta device +
-    // sharded load) never do.
-    c.frameworks[static_cast<int>(TrainingFramework::kLitgpt)]
-        .unsharded_setup_copies = 1;
+    SetActivationPriors(c);
+    SetLossPriors(c);
+    SetWorkingMemoryPriors(c);
+    SetFixedOverheadPriors(c);
+    SetFrameworkPriors(c);
     return c;
   }();
   return kConstants;
@@ -269,132 +300,195 @@ double PeakSequenceLength(const Recipe& r, const MemoryModelConstants& c) {
   return r.sequence_length;
 }
 
-MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
-                                  const MemoryModelConstants& c) {
-  MemoryBreakdown m;
-  const FrameworkMemoryProfile& profile = c.Profile(r.framework);
-  const double n = static_cast<double>(a.Params());
-  const double embeddings = static_cast<double>(a.EmbeddingParams());
-  const double trainable = static_cast<double>(TrainableParams(r, a));
-  const bool fp32 = r.precision == Precision::kFp32;
-  // An adapter recipe on an fp32 base computed in 16 bits (PRECISION_FP32 +
-  // fp32_master_weights, see NormalizeRecipe): Lightning's "bf16-mixed"
-  // (autocast over the fp32 model), or FSDP's MixedPrecision over a model
-  // loaded in fp32. Weights, adapters, gradients and states are fp32; the
-  // matmuls and what they save for backward are 16-bit.
-  const bool fp32_base_16bit_compute = fp32 && r.fp32_master_weights;
-  const bool full = r.method == FineTuneMethod::kFull;
-  const int tp = std::max(1, r.tensor_parallel_degree);
-  const int pp = std::max(1, r.pipeline_parallel_degree);
-  const int dp = std::max(1, r.data_parallel_degree);
-  const double model_split = static_cast<double>(tp) * pp;
+namespace memory_model_internal {
 
-  // --- Weights. ---
-  double weight_bytes;
-  if (full) {
+RecipeShape ShapeOf(const Recipe& r, const ModelArchitecture& a) {
+  RecipeShape s;
+  s.params = static_cast<double>(a.Params());
+  s.embedding_params = static_cast<double>(a.EmbeddingParams());
+  s.trainable_params = static_cast<double>(TrainableParams(r, a));
+  s.fp32 = r.precision == Precision::kFp32;
+  // Lightning's "bf16-mixed" (autocast over the fp32 model), or FSDP's
+  // MixedPrecision over a model loaded in fp32: weights, adapters,
+  // gradients and states are fp32; the matmuls and what they save for
+  // backward are 16-bit.
+  s.fp32_base_16bit_compute = s.fp32 && r.fp32_master_weights;
+  s.full = r.method == FineTuneMethod::kFull;
+  s.tp = std::max(1, r.tensor_parallel_degree);
+  s.pp = std::max(1, r.pipeline_parallel_degree);
+  s.dp = std::max(1, r.data_parallel_degree);
+  s.model_split = static_cast<double>(s.tp) * s.pp;
+  s.data_sharded = (r.parallelism == Parallelism::kZero3 ||
+                    r.parallelism == Parallelism::kFsdp) &&
+                   s.dp > 1;
+  return s;
+}
+
+// --- Weights. ---
+
+double StoredWeightBytes(const Recipe& r, const RecipeShape& s) {
+  const double n = s.params;
+  if (s.full) {
     // FP8 training (Transformer Engine) keeps bf16 weights plus fp8 copies.
-    weight_bytes =
-        r.precision == Precision::kFp8 ? n * 3 : n * BaseBytesPerParam(r);
-  } else {
-    const double base = BaseBytesPerParam(r);
-    weight_bytes = IsQuantizedBase(r.precision)
-                       ? (n - embeddings) * base + embeddings * 2
-                       : n * base;
-    if (r.method != FineTuneMethod::kHeadOnly) {
-      weight_bytes += trainable * (fp32 || r.fp32_master_weights ? 4 : 2);
-    }
+    return r.precision == Precision::kFp8 ? n * 3 : n * BaseBytesPerParam(r);
   }
-  double master_bytes = r.fp32_master_weights && full ? trainable * 4 : 0;
-  if (r.fp32_master_weights && r.method == FineTuneMethod::kHeadOnly) {
-    master_bytes = trainable * 4;
+  const double base = BaseBytesPerParam(r);
+  double weight_bytes =
+      IsQuantizedBase(r.precision)
+          ? (n - s.embedding_params) * base + s.embedding_params * 2
+          : n * base;
+  if (r.method != FineTuneMethod::kHeadOnly) {
+    weight_bytes +=
+        s.trainable_params * (s.fp32 || r.fp32_master_weights ? 4 : 2);
   }
-  // NF4 working memory (dequantized copies), on this GPU's share.
-  double dequantized_bytes = r.precision == Precision::kNf4
-                                 ? c.nf4_working_bytes_per_param *
-                                       profile.nf4_working_scale *
-                                       (n - embeddings) / model_split
-                                 : 0;
+  return weight_bytes;
+}
+
+double MasterWeightBytes(const Recipe& r, const RecipeShape& s) {
+  if (r.fp32_master_weights &&
+      (s.full || r.method == FineTuneMethod::kHeadOnly)) {
+    return s.trainable_params * 4;
+  }
+  return 0;
+}
+
+double Nf4WorkingBytesPerGpu(const Recipe& r, const MemoryModelConstants& c,
+                             const RecipeShape& s) {
+  if (r.precision != Precision::kNf4) return 0;
+  double dequantized_bytes = c.nf4_working_bytes_per_param *
+                             c.Profile(r.framework).nf4_working_scale *
+                             (s.params - s.embedding_params) / s.model_split;
   if (r.parallelism == Parallelism::kZero3 ||
       r.parallelism == Parallelism::kFsdp) {
-    dequantized_bytes /= dp;
+    dequantized_bytes /= s.dp;
   }
+  return dequantized_bytes;
+}
 
-  // --- Gradients and optimizer states of the trainable parameters. ---
-  const double state_bytes = fp32 || r.fp32_master_weights ? 4 : 2;
-  const double grad_bytes = trainable * state_bytes;
-  double optimizer_bytes = 0;
-  double one_state_bytes = 0;  // the size of one optimizer state
+// --- Gradients and optimizer states of the trainable parameters. ---
+
+namespace {
+double StateBytesPerParam(const Recipe& r, const RecipeShape& s) {
+  return s.fp32 || r.fp32_master_weights ? 4 : 2;
+}
+}  // namespace
+
+double GradientBytes(const Recipe& r, const RecipeShape& s) {
+  return s.trainable_params * StateBytesPerParam(r, s);
+}
+
+ModelStateBytes OptimizerStateBytes(const Recipe& r, const RecipeShape& s) {
+  const double trainable = s.trainable_params;
+  const double state_bytes = StateBytesPerParam(r, s);
+  ModelStateBytes states;
   switch (r.optimizer) {
     case Optimizer::kAdamW:
-      optimizer_bytes = trainable * 2 * state_bytes;
-      one_state_bytes = trainable * state_bytes;
+      states.optimizer = trainable * 2 * state_bytes;
+      states.one_state = trainable * state_bytes;
       break;
     case Optimizer::kAdamW8bit:
     case Optimizer::kPagedAdamW8bit:
-      optimizer_bytes = trainable * 2;  // two 8-bit states
-      one_state_bytes = trainable;
+      states.optimizer = trainable * 2;  // two 8-bit states
+      states.one_state = trainable;
       break;
     case Optimizer::kSgd:
-      optimizer_bytes = trainable * state_bytes;  // momentum
-      one_state_bytes = trainable * state_bytes;
+      states.optimizer = trainable * state_bytes;  // momentum
+      states.one_state = trainable * state_bytes;
       break;
     case Optimizer::kUnspecified:
       break;
   }
-  m.optimizer_may_page_to_cpu = r.optimizer == Optimizer::kPagedAdamW8bit;
+  return states;
+}
 
-  // --- Division by the layout. ---
-  weight_bytes /= model_split;
-  master_bytes /= model_split;
+ModelStateBytes WholeModelStates(const Recipe& r, const RecipeShape& s) {
+  ModelStateBytes whole = OptimizerStateBytes(r, s);
+  whole.weights = StoredWeightBytes(r, s);
+  whole.master = MasterWeightBytes(r, s);
+  whole.gradients = GradientBytes(r, s);
+  return whole;
+}
+
+// --- Division by the layout. ---
+
+ModelStateBytes ShardByLayout(const Recipe& r, const ModelArchitecture& a,
+                              const RecipeShape& s, ModelStateBytes whole) {
+  ModelStateBytes g;  // this GPU's
+  g.weights = whole.weights / s.model_split;
+  g.master = whole.master / s.model_split;
   // The whole model in its stored 16-bit (or quantized) form, on this
   // GPU's tensor/pipeline share, before any data-parallel sharding.
-  const double unsharded_model_bytes = weight_bytes;
-  double grads = grad_bytes / model_split;
-  optimizer_bytes /= model_split;
-  one_state_bytes /= model_split;
+  g.unsharded_model = g.weights;
+  g.gradients = whole.gradients / s.model_split;
+  g.optimizer = whole.optimizer / s.model_split;
+  g.one_state = whole.one_state / s.model_split;
+  const int dp = s.dp;
   switch (r.parallelism) {
     case Parallelism::kZero2:
-      grads /= dp;
-      optimizer_bytes /= dp;
-      one_state_bytes /= dp;
-      master_bytes /= dp;
+      g.gradients /= dp;
+      g.optimizer /= dp;
+      g.one_state /= dp;
+      g.master /= dp;
       break;
     case Parallelism::kZero3:
     case Parallelism::kFsdp: {
       // FSDP's MixedPrecision shards only the fp32 parameters and casts to
       // 16 bits on all-gather; DeepSpeed ZeRO-3 shards both copies
       // (its estimator: 18 bytes/param / D).
-      if (r.parallelism == Parallelism::kFsdp && master_bytes > 0) {
-        weight_bytes = 0;
+      if (r.parallelism == Parallelism::kFsdp && g.master > 0) {
+        g.weights = 0;
       }
-      grads /= dp;
-      optimizer_bytes /= dp;
-      one_state_bytes /= dp;
-      master_bytes /= dp;
-      weight_bytes /= dp;
+      g.gradients /= dp;
+      g.optimizer /= dp;
+      g.one_state /= dp;
+      g.master /= dp;
+      g.weights /= dp;
       // The unsharded block being computed plus the prefetched next one
       // (FSDP BACKWARD_PRE; DeepSpeed's estimator budgets 4 x largest layer).
       // FSDP's MixedPrecision gathers them in its 16-bit param_dtype.
       if (dp > 1) {
-        weight_bytes += 2 * static_cast<double>(a.LayerParams()) / tp *
-                        (full || fp32_base_16bit_compute
-                             ? 2
-                             : std::max(1.0, BaseBytesPerParam(r)));
+        g.weights += 2 * static_cast<double>(a.LayerParams()) / s.tp *
+                     (s.full || s.fp32_base_16bit_compute
+                          ? 2
+                          : std::max(1.0, BaseBytesPerParam(r)));
       }
       break;
     }
     default:
       break;
   }
-  m.weights_gb =
-      (weight_bytes + master_bytes + dequantized_bytes) / kBytesPerGb;
-  m.gradients_gb = grads / kBytesPerGb;
-  m.optimizer_gb = optimizer_bytes / kBytesPerGb;
+  return g;
+}
 
-  // --- Activations. ---
+// --- Activations. ---
+
+namespace {
+// Bytes of one saved activation element: 16-bit, or 32 when fp32 computes.
+double ActivationElementBytes(const RecipeShape& s) {
+  return s.fp32 && !s.fp32_base_16bit_compute ? 4 : 2;
+}
+
+// The layers of the first pipeline stage, and the micro-batches 1F1B holds
+// in flight there (up to pp).
+double SavedLayers(const ModelArchitecture& a, const RecipeShape& s) {
+  return (a.num_layers + s.pp - 1) / s.pp;  // whole layers per stage
+}
+
+double InFlightMicroBatches(const Recipe& r, const RecipeShape& s) {
+  return s.pp > 1 ? std::min(s.pp, std::max(1, r.gradient_accumulation_steps))
+                  : 1;
+}
+
+double PeakTokens(const Recipe& r, const MemoryModelConstants& c) {
+  return PeakSequenceLength(r, c) * r.micro_batch_size;
+}
+}  // namespace
+
+double SavedBytesPerTokenPerLayer(const Recipe& r, const ModelArchitecture& a,
+                                  const MemoryModelConstants& c,
+                                  const RecipeShape& s) {
   const double peak_length = PeakSequenceLength(r, c);
-  const double tokens = peak_length * r.micro_batch_size;
-  const double element = fp32 && !fp32_base_16bit_compute ? 4 : 2;
+  const double element = ActivationElementBytes(s);
   const double h = a.hidden_size;
   // The MLP multiple counts the output projection's input; with that
   // projection frozen (adapters elsewhere) it is not kept.
@@ -412,34 +506,53 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
     // (Korthikanti et al. 2022); flash attention never materializes them.
     per_layer_bytes += 5.0 * a.num_attention_heads * peak_length * element / 2;
   }
-  per_layer_bytes *= profile.activation_scale;
-  const double layers = (a.num_layers + pp - 1) / pp;
-  // 1F1B: the first pipeline stage holds up to pp micro-batches in flight.
-  const double in_flight =
-      pp > 1 ? std::min(pp, std::max(1, r.gradient_accumulation_steps)) : 1;
-  double activation_bytes;
-  double working_bytes = tokens * per_layer_bytes;  // one block in backward
+  return per_layer_bytes * c.Profile(r.framework).activation_scale;
+}
+
+ActivationBytes BlockActivations(const Recipe& r, const ModelArchitecture& a,
+                                 const MemoryModelConstants& c,
+                                 const RecipeShape& s) {
+  const double tokens = PeakTokens(r, c);
+  const double element = ActivationElementBytes(s);
+  const double per_layer_bytes = SavedBytesPerTokenPerLayer(r, a, c, s);
+  const double layers = SavedLayers(a, s);
+  const double in_flight = InFlightMicroBatches(r, s);
+  ActivationBytes b;
+  b.backward_working = tokens * per_layer_bytes;  // one block in backward
   if (r.method == FineTuneMethod::kHeadOnly) {
     // No backward through the frozen backbone: only the final hidden states.
-    activation_bytes = tokens * h * element;
-    working_bytes = 0;
+    b.saved = tokens * a.hidden_size * element;
+    b.backward_working = 0;
   } else if (RecomputesActivations(r)) {
     // Each block keeps its input; one block is recomputed at a time.
-    activation_bytes = tokens * layers * h * element * in_flight;
+    b.saved = tokens * layers * a.hidden_size * element * in_flight;
   } else {
-    activation_bytes = tokens * per_layer_bytes * layers * in_flight;
+    b.saved = tokens * per_layer_bytes * layers * in_flight;
   }
+  return b;
+}
+
+ActivationBytes LohaUpdateBytes(const Recipe& r, const ModelArchitecture& a,
+                                const RecipeShape& s) {
   // PEFT's LoHa update of each target module, (w1a w1b) * (w2a w2b), is a
   // full in x out matrix whose Hadamard product saves both factors for its
   // gradient: twice the update per layer, whatever the batch. A recomputed
   // block rebuilds them while it is recomputed.
   const double loha_layer_bytes =
-      2.0 * static_cast<double>(LohaUpdateElementsPerLayer(r, a)) * element;
+      2.0 * static_cast<double>(LohaUpdateElementsPerLayer(r, a)) *
+      ActivationElementBytes(s);
+  ActivationBytes b;
   if (RecomputesActivations(r)) {
-    working_bytes += loha_layer_bytes;
+    b.backward_working = loha_layer_bytes;
   } else {
-    activation_bytes += loha_layer_bytes * layers * in_flight;
+    b.saved = loha_layer_bytes * SavedLayers(a, s) * InFlightMicroBatches(r, s);
   }
+  return b;
+}
+
+ActivationBytes AutocastWeightCastBytes(const Recipe& r,
+                                        const ModelArchitecture& a,
+                                        const RecipeShape& s) {
   // Autocast over fp32 weights hands every matmul a 16-bit cast of its
   // weight, and the matmul saves that cast for its input's gradient
   // (frozen or not: the mm backward needs the other operand), so until
@@ -448,22 +561,25 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
   // a tied head is). Freed with the block's activations; a recomputed
   // block holds its casts only while it is recomputed. Under FSDP the
   // casts are the gathered blocks, counted with the weights.
-  const bool data_sharded = (r.parallelism == Parallelism::kZero3 ||
-                             r.parallelism == Parallelism::kFsdp) &&
-                            dp > 1;
-  if (fp32_base_16bit_compute && !data_sharded &&
-      r.method != FineTuneMethod::kHeadOnly) {
-    const double head = static_cast<double>(a.vocab_size) * h;
-    const double cast_params =
-        n - (a.tied_embeddings ? 0 : head);  // every matmul weight
-    if (RecomputesActivations(r)) {
-      working_bytes += 2 * static_cast<double>(a.LayerParams());
-    } else {
-      activation_bytes += 2 * cast_params / pp;
-    }
+  ActivationBytes b;
+  if (!s.fp32_base_16bit_compute || s.data_sharded ||
+      r.method == FineTuneMethod::kHeadOnly) {
+    return b;
   }
-  activation_bytes /= tp;
-  working_bytes /= tp;
+  const double h = a.hidden_size;
+  const double head = static_cast<double>(a.vocab_size) * h;
+  const double cast_params =
+      s.params - (a.tied_embeddings ? 0 : head);  // every matmul weight
+  if (RecomputesActivations(r)) {
+    b.backward_working = 2 * static_cast<double>(a.LayerParams());
+  } else {
+    b.saved = 2 * cast_params / s.pp;
+  }
+  return b;
+}
+
+double LogitsBytesPerGpu(const Recipe& r, const ModelArchitecture& a,
+                         const MemoryModelConstants& c, const RecipeShape& s) {
   double logits_per_token_vocab = c.logits_bytes_standard;
   switch (EffectiveLoss(r, c)) {
     case LossImplementation::kChunkedCrossEntropy:
@@ -477,43 +593,103 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
   }
   // Only the last pipeline stage computes the loss; it holds one
   // micro-batch's logits.
-  const double logits_bytes =
-      logits_per_token_vocab * tokens * a.vocab_size / tp;
-  const double optimizer_working_bytes =
-      c.optimizer_step_temporaries * one_state_bytes;
-  m.activations_gb = activation_bytes / kBytesPerGb;
-  m.logits_gb = logits_bytes / kBytesPerGb;
-  m.backward_working_gb = working_bytes / kBytesPerGb;
-  m.optimizer_step_working_gb = optimizer_working_bytes / kBytesPerGb;
+  return logits_per_token_vocab * PeakTokens(r, c) * a.vocab_size / s.tp;
+}
 
-  // --- The phases of a step. ---
-  // Gradients are set to None after every optimizer step (PyTorch >= 2.0
-  // zero_grad default), so with one micro-batch per step they do not exist
-  // during forward; with accumulation they persist across micro-batches.
-  const double persistent = m.weights_gb + m.optimizer_gb;
+ActivationBytes ActivationsPerGpu(const Recipe& r, const ModelArchitecture& a,
+                                  const MemoryModelConstants& c,
+                                  const RecipeShape& s) {
+  // Each term is 0 where it does not apply, so the sums add what applies in
+  // the same order as before any split.
+  const ActivationBytes blocks = BlockActivations(r, a, c, s);
+  const ActivationBytes loha = LohaUpdateBytes(r, a, s);
+  const ActivationBytes casts = AutocastWeightCastBytes(r, a, s);
+  ActivationBytes g;
+  g.saved = (blocks.saved + loha.saved + casts.saved) / s.tp;
+  g.backward_working = (blocks.backward_working + loha.backward_working +
+                        casts.backward_working) /
+                       s.tp;
+  g.logits = LogitsBytesPerGpu(r, a, c, s);
+  return g;
+}
+
+double OptimizerStepWorkingBytes(const MemoryModelConstants& c,
+                                 const ModelStateBytes& per_gpu) {
+  return c.optimizer_step_temporaries * per_gpu.one_state;
+}
+
+MemoryBreakdown TermsOf(const ModelStateBytes& g, double nf4_working_bytes,
+                        const ActivationBytes& activations,
+                        double optimizer_step_working_bytes) {
+  MemoryBreakdown m;
+  m.weights_gb = (g.weights + g.master + nf4_working_bytes) / kBytesPerGb;
+  m.gradients_gb = g.gradients / kBytesPerGb;
+  m.optimizer_gb = g.optimizer / kBytesPerGb;
+  m.activations_gb = activations.saved / kBytesPerGb;
+  m.logits_gb = activations.logits / kBytesPerGb;
+  m.backward_working_gb = activations.backward_working / kBytesPerGb;
+  m.optimizer_step_working_gb = optimizer_step_working_bytes / kBytesPerGb;
+  return m;
+}
+
+// --- The phases of a step. ---
+
+namespace {
+// What lives through every phase: weights and optimizer states.
+double PersistentGb(const MemoryBreakdown& m) {
+  return m.weights_gb + m.optimizer_gb;
+}
+
+double ReportedGb(const Recipe& r, const MemoryBreakdown& m) {
+  switch (r.reported_peak) {
+    case PeakMemoryKind::kAllocated:
+      return m.allocated_gb;
+    case PeakMemoryKind::kReserved:
+      return m.reserved_gb;
+    default:
+      return m.device_gb;
+  }
+}
+}  // namespace
+
+// Gradients are set to None after every optimizer step (PyTorch >= 2.0
+// zero_grad default), so with one micro-batch per step they do not exist
+// during forward; with accumulation they persist across micro-batches.
+double ForwardPhaseGb(const Recipe& r, const MemoryBreakdown& m) {
   const bool accumulates = r.gradient_accumulation_steps > 1;
-  m.forward_gb = persistent + (accumulates ? m.gradients_gb : 0) +
-                 m.activations_gb + m.logits_gb;
-  // Backward walks from the last block to the first: block i's activations
-  // are freed as its gradients appear, so the sum of the two peaks at one
-  // end (all activations, or all gradients).
-  m.backward_gb = persistent +
-                  (accumulates ? m.gradients_gb + m.activations_gb
-                               : std::max(m.activations_gb, m.gradients_gb)) +
-                  m.backward_working_gb;
-  m.optimizer_step_gb =
-      persistent + m.gradients_gb + m.optimizer_step_working_gb;
-  // Setup of a sharded job by a framework that builds it unsharded first:
-  // its shard (weights_gb) plus the whole model, before any optimizer state
-  // or activation exists.
-  const bool sharded = (r.parallelism == Parallelism::kZero3 ||
-                        r.parallelism == Parallelism::kFsdp) &&
-                       dp > 1;
-  m.model_setup_gb = sharded && profile.unsharded_setup_copies > 0
-                         ? m.weights_gb + profile.unsharded_setup_copies *
-                                              unsharded_model_bytes /
-                                              kBytesPerGb
-                         : 0;
+  return PersistentGb(m) + (accumulates ? m.gradients_gb : 0) +
+         m.activations_gb + m.logits_gb;
+}
+
+// Backward walks from the last block to the first: block i's activations
+// are freed as its gradients appear, so the sum of the two peaks at one
+// end (all activations, or all gradients).
+double BackwardPhaseGb(const Recipe& r, const MemoryBreakdown& m) {
+  const bool accumulates = r.gradient_accumulation_steps > 1;
+  return PersistentGb(m) +
+         (accumulates ? m.gradients_gb + m.activations_gb
+                      : std::max(m.activations_gb, m.gradients_gb)) +
+         m.backward_working_gb;
+}
+
+double OptimizerStepPhaseGb(const MemoryBreakdown& m) {
+  return PersistentGb(m) + m.gradients_gb + m.optimizer_step_working_gb;
+}
+
+// Setup of a sharded job by a framework that builds it unsharded first:
+// its shard (weights_gb) plus the whole model, before any optimizer state
+// or activation exists.
+double ModelSetupPhaseGb(const Recipe& r, const MemoryModelConstants& c,
+                         const RecipeShape& s, const MemoryBreakdown& m,
+                         double unsharded_model_bytes) {
+  const FrameworkMemoryProfile& profile = c.Profile(r.framework);
+  return s.data_sharded && profile.unsharded_setup_copies > 0
+             ? m.weights_gb + profile.unsharded_setup_copies *
+                                  unsharded_model_bytes / kBytesPerGb
+             : 0;
+}
+
+void SelectPeakPhase(MemoryBreakdown& m) {
   m.allocated_gb = m.forward_gb;
   m.peak_phase = MemoryPhase::kForward;
   if (m.backward_gb > m.allocated_gb) {
@@ -528,33 +704,55 @@ MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
     m.allocated_gb = m.model_setup_gb;
     m.peak_phase = MemoryPhase::kModelSetup;
   }
-  // Reserved: each phase's short-lived memory carries the allocator's slack.
-  m.reserved_gb = 0;
+}
+
+double ReservedGb(const MemoryModelConstants& c, const MemoryBreakdown& m) {
+  const double persistent = PersistentGb(m);
+  double reserved = 0;
   for (double phase : {m.forward_gb, m.backward_gb, m.optimizer_step_gb}) {
-    m.reserved_gb = std::max(m.reserved_gb, phase + c.reserved_slack_fraction *
-                                                        (phase - persistent));
+    reserved = std::max(
+        reserved, phase + c.reserved_slack_fraction * (phase - persistent));
   }
   // At setup the unsharded copy is the short-lived memory.
-  m.reserved_gb = std::max(
-      m.reserved_gb,
+  return std::max(
+      reserved,
       m.model_setup_gb + c.reserved_slack_fraction *
                              std::max(0.0, m.model_setup_gb - m.weights_gb));
-  const double fixed =
-      c.cuda_context_gb + (r.gpu_count > 1 ? c.nccl_buffers_gb : 0);
-  m.device_gb = m.reserved_gb + fixed;
+}
+
+double FixedOverheadGb(const Recipe& r, const MemoryModelConstants& c) {
+  return c.cuda_context_gb + (r.gpu_count > 1 ? c.nccl_buffers_gb : 0);
+}
+
+void ComposePhases(const Recipe& r, const MemoryModelConstants& c,
+                   const RecipeShape& s, double unsharded_model_bytes,
+                   MemoryBreakdown& m) {
+  m.forward_gb = ForwardPhaseGb(r, m);
+  m.backward_gb = BackwardPhaseGb(r, m);
+  m.optimizer_step_gb = OptimizerStepPhaseGb(m);
+  m.model_setup_gb = ModelSetupPhaseGb(r, c, s, m, unsharded_model_bytes);
+  SelectPeakPhase(m);
+  m.reserved_gb = ReservedGb(c, m);
+  m.device_gb = m.reserved_gb + FixedOverheadGb(r, c);
   m.overhead_gb = m.device_gb - m.allocated_gb;
-  switch (r.reported_peak) {
-    case PeakMemoryKind::kAllocated:
-      m.reported_gb = m.allocated_gb;
-      break;
-    case PeakMemoryKind::kReserved:
-      m.reported_gb = m.reserved_gb;
-      break;
-    default:
-      m.reported_gb = m.device_gb;
-      break;
-  }
+  m.reported_gb = ReportedGb(r, m);
   m.total_gb = m.device_gb;
+}
+
+}  // namespace memory_model_internal
+
+MemoryBreakdown PredictPeakMemory(const Recipe& r, const ModelArchitecture& a,
+                                  const MemoryModelConstants& c) {
+  namespace phases = memory_model_internal;
+  const phases::RecipeShape shape = phases::ShapeOf(r, a);
+  const phases::ModelStateBytes per_gpu =
+      phases::ShardByLayout(r, a, shape, phases::WholeModelStates(r, shape));
+  MemoryBreakdown m =
+      phases::TermsOf(per_gpu, phases::Nf4WorkingBytesPerGpu(r, c, shape),
+                      phases::ActivationsPerGpu(r, a, c, shape),
+                      phases::OptimizerStepWorkingBytes(c, per_gpu));
+  m.optimizer_may_page_to_cpu = r.optimizer == Optimizer::kPagedAdamW8bit;
+  phases::ComposePhases(r, c, shape, per_gpu.unsharded_model, m);
   return m;
 }
 

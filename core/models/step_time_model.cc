@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/models/installed_constants.h"
+#include "core/models/step_time_model_phases.h"
 
 namespace placement::core {
 namespace {
@@ -242,56 +243,106 @@ StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
   return EstimateStepTime(r, a, sku, pool, DefaultStepTimeModelConstants());
 }
 
-StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
-                                  const GpuSku& sku, const Pool& pool,
-                                  const StepTimeModelConstants& c) {
-  StepTimeEstimate e;
-  const int tp = std::max(1, r.tensor_parallel_degree);
-  const int pp = std::max(1, r.pipeline_parallel_degree);
-  const int dp = std::max(1, r.data_parallel_degree);
-  const int ga = std::max(1, r.gradient_accumulation_steps);
-  const double micro_tokens = ComputedTokensPerMicroBatch(r);
-  e.flops_per_token = TrainingFlopsPerToken(r, a);
-  e.tokens_per_step = micro_tokens * ga * dp;
+namespace step_time_model_internal {
 
-  // --- Compute of one micro-batch on one GPU. ---
-  e.efficiency =
-      std::min(0.95, c.base_mfu * c.SkuFactor(sku) * c.MethodFactor(r.method));
-  const double tflops = std::max(1.0, PeakDenseTflops(r, sku)) * e.efficiency;
+StepShape ShapeOf(const Recipe& r) {
+  StepShape s;
+  s.tp = std::max(1, r.tensor_parallel_degree);
+  s.pp = std::max(1, r.pipeline_parallel_degree);
+  s.dp = std::max(1, r.data_parallel_degree);
+  s.ga = std::max(1, r.gradient_accumulation_steps);
+  s.micro_tokens = ComputedTokensPerMicroBatch(r);
+  return s;
+}
+
+// --- Compute of one micro-batch on one GPU. ---
+
+double MatmulEfficiency(const Recipe& r, const GpuSku& sku,
+                        const StepTimeModelConstants& c) {
+  return std::min(0.95,
+                  c.base_mfu * c.SkuFactor(sku) * c.MethodFactor(r.method));
+}
+
+namespace {
+// Passes over the weights per micro-batch: forward and backward, plus the
+// recomputed forward with activation checkpointing.
+int WeightPasses(const Recipe& r) { return RecomputesActivations(r) ? 3 : 2; }
+
+// The bytes per second a streaming kernel reaches on the card.
+double StreamingBandwidth(const GpuSku& sku) {
+  return std::max(1.0, sku.memory_bandwidth_gb_s) * 1e9 *
+         kMemoryBandwidthEfficiency;
+}
+}  // namespace
+
+double WeightBytesPerGpu(const Recipe& r, const ModelArchitecture& a,
+                         const StepShape& s) {
+  return static_cast<double>(a.Params()) *
+         (r.precision == Precision::kNf4    ? 0.55
+          : r.precision == Precision::kFp32 ? 4
+          : r.precision == Precision::kFp8 || r.precision == Precision::kInt8
+              ? 1
+              : 2) /
+         (s.tp * s.pp);
+}
+
+double MatmulSeconds(const Recipe& r, const GpuSku& sku, const StepShape& s,
+                     double flops_per_token, double efficiency) {
+  const double tflops = std::max(1.0, PeakDenseTflops(r, sku)) * efficiency;
+  return flops_per_token * s.micro_tokens / (s.tp * s.pp) / (tflops * 1e12);
+}
+
+// Small micro-batches are bound by streaming the weights: forward,
+// backward and (with checkpointing) recompute each read them once.
+double WeightStreamingSeconds(const Recipe& r, const ModelArchitecture& a,
+                              const GpuSku& sku, const StepShape& s) {
+  return WeightBytesPerGpu(r, a, s) * WeightPasses(r) / StreamingBandwidth(sku);
+}
+
+// Every NF4 weight is dequantized on every pass (forward, backward and
+// recompute), whatever the batch: a per-micro-batch cost.
+double DequantizationSeconds(const Recipe& r, const ModelArchitecture& a,
+                             const GpuSku& sku, const StepTimeModelConstants& c,
+                             const StepShape& s) {
+  if (r.precision != Precision::kNf4) return 0;
+  const double quantized =
+      static_cast<double>(a.Params() - a.EmbeddingParams()) / (s.tp * s.pp);
+  return quantized * c.nf4_dequant_bytes_per_param * WeightPasses(r) /
+         StreamingBandwidth(sku);
+}
+
+double LayerOverheadSeconds(const Recipe& r, const ModelArchitecture& a,
+                            const StepTimeModelConstants& c,
+                            const StepShape& s) {
+  return c.layer_overhead_s * (static_cast<double>(a.num_layers) / s.pp) *
+         (RecomputesActivations(r) ? 1.5 : 1);
+}
+
+// (pp - 1) idle slots per ga micro-batches.
+double PipelineBubble(const StepShape& s) {
+  return s.pp > 1 ? static_cast<double>(s.pp - 1) / s.ga : 0;
+}
+
+ComputeTime StepCompute(const Recipe& r, const ModelArchitecture& a,
+                        const GpuSku& sku, const StepTimeModelConstants& c,
+                        const StepShape& s, double flops_per_token,
+                        double efficiency) {
   double micro_s =
-      e.flops_per_token * micro_tokens / (tp * pp) / (tflops * 1e12);
-  // Small micro-batches are bound by streaming the weights: forward,
-  // backward and (with checkpointing) recompute each read them once.
-  const double bandwidth = std::max(1.0, sku.memory_bandwidth_gb_s) * 1e9 *
-                           kMemoryBandwidthEfficiency;
-  const double weight_bytes =
-      static_cast<double>(a.Params()) *
-      (r.precision == Precision::kNf4    ? 0.55
-       : r.precision == Precision::kFp32 ? 4
-       : r.precision == Precision::kFp8 || r.precision == Precision::kInt8
-           ? 1
-           : 2) /
-      (tp * pp);
-  micro_s = std::max(
-      micro_s, weight_bytes * (RecomputesActivations(r) ? 3 : 2) / bandwidth);
-  if (r.precision == Precision::kNf4) {
-    // Every NF4 weight is dequantized on every pass (forward, backward and
-    // recompute), whatever the batch: a per-micro-batch cost.
-    const double quantized =
-        static_cast<double>(a.Params() - a.EmbeddingParams()) / (tp * pp);
-    e.dequantization_s = quantized * c.nf4_dequant_bytes_per_param *
-                         (RecomputesActivations(r) ? 3 : 2) / bandwidth;
-    micro_s += e.dequantization_s;
-  }
-  // Launch and dispatch overhead of each layer, per micro-batch.
-  micro_s += c.layer_overhead_s * (static_cast<double>(a.num_layers) / pp) *
-             (RecomputesActivations(r) ? 1.5 : 1);
-  // 1F1B pipeline bubble: (pp - 1) idle slots per ga micro-batches.
-  const double bubble = pp > 1 ? static_cast<double>(pp - 1) / ga : 0;
-  e.compute_s = micro_s * ga * (1 + bubble);
-  e.dequantization_s *= ga * (1 + bubble);
+      std::max(MatmulSeconds(r, sku, s, flops_per_token, efficiency),
+               WeightStreamingSeconds(r, a, sku, s));
+  const double dequantization_s = DequantizationSeconds(r, a, sku, c, s);
+  micro_s += dequantization_s;
+  micro_s += LayerOverheadSeconds(r, a, c, s);
+  const double bubble = PipelineBubble(s);
+  ComputeTime t;
+  t.compute_s = micro_s * s.ga * (1 + bubble);
+  t.dequantization_s = dequantization_s * (s.ga * (1 + bubble));
+  return t;
+}
 
-  // --- Optimizer update: memory-bound elementwise passes. ---
+// --- Optimizer update: memory-bound elementwise passes. ---
+
+double UpdateBytesPerParam(const Recipe& r) {
   // torch.optim.AdamW's multi-tensor (foreach) step makes ~20 passes of
   // parameter-sized tensors per update (weight decay 2, lerp of m 3, v
   // scale 2, addcmul 3, sqrt 2, bias-correction div 2, eps add 2, addcdiv
@@ -299,35 +350,43 @@ StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
   // the state's width. bitsandbytes' fused 8-bit AdamW reads and writes
   // weight, gradient and two 8-bit states once (~6 accesses plus clipping);
   // SGD with momentum ~10.
-  const double trainable = static_cast<double>(TrainableParams(r, a));
   const bool wide = r.precision == Precision::kFp32 || r.fp32_master_weights;
   const double width = wide ? 4 : 2;
-  double update_bytes_per_param = 0;
   switch (r.optimizer) {
     case Optimizer::kAdamW:
-      update_bytes_per_param = 23 * width;
-      break;
+      return 23 * width;
     case Optimizer::kAdamW8bit:
     case Optimizer::kPagedAdamW8bit:
-      update_bytes_per_param = 6 * width + 2 * 2 + 3 * width;
-      break;
+      return 6 * width + 2 * 2 + 3 * width;
     case Optimizer::kSgd:
-      update_bytes_per_param = 10 * width;
-      break;
+      return 10 * width;
     case Optimizer::kUnspecified:
       break;
   }
-  double shard = tp * pp;
+  return 0;
+}
+
+double OptimizerUpdateSeconds(const Recipe& r, const ModelArchitecture& a,
+                              const GpuSku& sku, const StepShape& s) {
+  const double trainable = static_cast<double>(TrainableParams(r, a));
+  double shard = s.tp * s.pp;
   if (r.parallelism == Parallelism::kZero2 ||
       r.parallelism == Parallelism::kZero3 ||
       r.parallelism == Parallelism::kFsdp) {
-    shard *= dp;
+    shard *= s.dp;
   }
-  e.optimizer_update_s = trainable * update_bytes_per_param / shard / bandwidth;
+  return trainable * UpdateBytesPerParam(r) / shard / StreamingBandwidth(sku);
+}
 
-  // --- Collectives. ---
-  double dp_bytes = 0, tp_bytes = 0;
+// --- Collectives. ---
+
+CollectiveBytes CollectiveBytesPerStep(const Recipe& r,
+                                       const ModelArchitecture& a,
+                                       const StepShape& s) {
+  const int tp = s.tp, pp = s.pp, dp = s.dp, ga = s.ga;
+  CollectiveBytes b;
   if (dp > 1) {
+    const double trainable = static_cast<double>(TrainableParams(r, a));
     const double ring = 2.0 * (dp - 1) / dp;
     const double grads = trainable * 2 / (tp * pp);  // bf16 gradients
     switch (r.parallelism) {
@@ -335,52 +394,88 @@ StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
       case Parallelism::kFsdp: {
         // Per micro-batch: all-gather the weights for forward and again for
         // backward, reduce-scatter the gradients ((D-1)/D each).
-        const double stored = weight_bytes;
-        dp_bytes = ga * (ring / 2) * (2 * stored + grads);
+        const double stored = WeightBytesPerGpu(r, a, s);
+        b.data_parallel = ga * (ring / 2) * (2 * stored + grads);
         break;
       }
       default:
         // Ring all-reduce (ZeRO-2: reduce-scatter + all-gather, same volume)
         // once per optimizer step.
-        dp_bytes = ring * grads;
+        b.data_parallel = ring * grads;
         break;
     }
   }
   if (tp > 1) {
     // Megatron: 2 all-reduces of the activations forward, 2 backward, per
     // layer, per micro-batch.
-    tp_bytes = ga * (static_cast<double>(a.num_layers) / pp) * 4 *
-               (2.0 * (tp - 1) / tp) * micro_tokens * a.hidden_size * 2;
+    b.tensor_parallel = ga * (static_cast<double>(a.num_layers) / pp) * 4 *
+                        (2.0 * (tp - 1) / tp) * s.micro_tokens * a.hidden_size *
+                        2;
   }
-  double pp_bytes = 0;
   if (pp > 1) {
     // 1F1B: each stage boundary sends the activations of every micro-batch
     // forward and their gradients backward (bf16).
-    pp_bytes = ga * 2.0 * micro_tokens * a.hidden_size * 2 / tp;
+    b.pipeline = ga * 2.0 * s.micro_tokens * a.hidden_size * 2 / tp;
   }
-  if (dp_bytes > 0 || tp_bytes > 0 || pp_bytes > 0) {
-    // Tensor parallel stays inside its NVLink group; data parallel and
-    // pipeline stages cross nodes when the job does (each GPU sends its
-    // share over its own NIC), else they run over the node's links.
-    const bool spans =
-        pool.gpus_per_node > 0 && r.gpu_count > pool.gpus_per_node;
-    const double outer_gb_s =
-        spans ? InterNodeBandwidthOf(pool).gb_s_per_gpu
-              : CollectiveBandwidthGbS(sku, pool, r.gpu_count);
-    if (spans) e.inter_node_bandwidth_gb_s = outer_gb_s;
-    const double tp_gb_s = tp > 1 ? CollectiveBandwidthGbS(sku, pool, tp) : 0;
-    // A floor of 0.1 GB/s keeps a misdeclared pool from dividing by zero.
-    const double outer = std::max(0.1, outer_gb_s) * 1e9;
-    const double inner = std::max(0.1, tp_gb_s) * 1e9;
-    e.collective_bandwidth_gb_s = tp > 1 && (dp_bytes + pp_bytes) > 0
-                                      ? std::min(outer_gb_s, tp_gb_s)
-                                  : tp > 1 ? tp_gb_s
-                                           : outer_gb_s;
-    e.communication_s = (dp_bytes + pp_bytes) / outer + tp_bytes / inner;
-    e.exposed_communication_s =
-        dp_bytes / outer * std::min(1.0, c.data_parallel_exposed_fraction) +
-        pp_bytes / outer + tp_bytes / inner;
-  }
+  return b;
+}
+
+CommunicationTime CommunicationTimeOf(const Recipe& r, const GpuSku& sku,
+                                      const Pool& pool,
+                                      const StepTimeModelConstants& c,
+                                      const StepShape& s,
+                                      const CollectiveBytes& b) {
+  CommunicationTime t;
+  const double dp_bytes = b.data_parallel, tp_bytes = b.tensor_parallel,
+               pp_bytes = b.pipeline;
+  const bool any = dp_bytes > 0 || tp_bytes > 0 || pp_bytes > 0;
+  if (!any) return t;  // no collectives
+  const int tp = s.tp;
+  // Tensor parallel stays inside its NVLink group; data parallel and
+  // pipeline stages cross nodes when the job does (each GPU sends its
+  // share over its own NIC), else they run over the node's links.
+  const bool spans = pool.gpus_per_node > 0 && r.gpu_count > pool.gpus_per_node;
+  const double outer_gb_s =
+      spans ? InterNodeBandwidthOf(pool).gb_s_per_gpu
+            : CollectiveBandwidthGbS(sku, pool, r.gpu_count);
+  if (spans) t.inter_node_bandwidth_gb_s = outer_gb_s;
+  const double tp_gb_s = tp > 1 ? CollectiveBandwidthGbS(sku, pool, tp) : 0;
+  // A floor of 0.1 GB/s keeps a misdeclared pool from dividing by zero.
+  const double outer = std::max(0.1, outer_gb_s) * 1e9;
+  const double inner = std::max(0.1, tp_gb_s) * 1e9;
+  t.collective_bandwidth_gb_s = tp > 1 && (dp_bytes + pp_bytes) > 0
+                                    ? std::min(outer_gb_s, tp_gb_s)
+                                : tp > 1 ? tp_gb_s
+                                         : outer_gb_s;
+  t.communication_s = (dp_bytes + pp_bytes) / outer + tp_bytes / inner;
+  t.exposed_s =
+      dp_bytes / outer * std::min(1.0, c.data_parallel_exposed_fraction) +
+      pp_bytes / outer + tp_bytes / inner;
+  return t;
+}
+
+}  // namespace step_time_model_internal
+
+StepTimeEstimate EstimateStepTime(const Recipe& r, const ModelArchitecture& a,
+                                  const GpuSku& sku, const Pool& pool,
+                                  const StepTimeModelConstants& c) {
+  namespace phases = step_time_model_internal;
+  StepTimeEstimate e;
+  const phases::StepShape shape = phases::ShapeOf(r);
+  e.flops_per_token = TrainingFlopsPerToken(r, a);
+  e.tokens_per_step = shape.micro_tokens * shape.ga * shape.dp;
+  e.efficiency = phases::MatmulEfficiency(r, sku, c);
+  const phases::ComputeTime compute =
+      phases::StepCompute(r, a, sku, c, shape, e.flops_per_token, e.efficiency);
+  e.compute_s = compute.compute_s;
+  e.dequantization_s = compute.dequantization_s;
+  e.optimizer_update_s = phases::OptimizerUpdateSeconds(r, a, sku, shape);
+  const phases::CommunicationTime communication = phases::CommunicationTimeOf(
+      r, sku, pool, c, shape, phases::CollectiveBytesPerStep(r, a, shape));
+  e.communication_s = communication.communication_s;
+  e.exposed_communication_s = communication.exposed_s;
+  e.collective_bandwidth_gb_s = communication.collective_bandwidth_gb_s;
+  e.inter_node_bandwidth_gb_s = communication.inter_node_bandwidth_gb_s;
   e.step_time_s =
       e.compute_s + e.optimizer_update_s + e.exposed_communication_s;
   e.tokens_per_s_per_gpu =
