@@ -7,12 +7,13 @@
 # Builds build/release if placementd or the Python stubs are missing. With
 # PLACEMENT_TEST_DATABASE_URL set (scripts/test), databases are created on
 # that server; otherwise a throwaway PostgreSQL is started (scripts/pg) and
-# destroyed on exit. PLACEMENT_BUILD_DIR names another build folder.
+# destroyed on exit. PLACEMENT_BUILD_DIR names another build folder;
+# PLACEMENTD and PLACEMENT_PYTHON_STUBS, when set, the binary and the stubs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${PLACEMENT_BUILD_DIR:-$root/build/release}
-placementd=$build/services/placementd
-stubs=$build/proto/python
+placementd=${PLACEMENTD:-$build/services/placementd}
+stubs=${PLACEMENT_PYTHON_STUBS:-$build/proto/python}
 if [ ! -x "$placementd" ] || [ ! -d "$stubs/placement" ]; then
   (cd "$root" && scripts/build "$build" -DPLACEMENT_BUILD_BENCH=ON)
 fi

@@ -63,7 +63,15 @@ def summarize(run, oracle):
     }
 
 
+def _num(x):
+    """Back from json_safe's spelling."""
+    if x is None:
+        return math.nan
+    return math.inf if x == "inf" else x
+
+
 def _pct(x):
+    x = _num(x)
     return "inf" if math.isinf(x) else ("-" if math.isnan(x) else
                                          f"{100 * x:+.0f}%")
 
@@ -75,7 +83,9 @@ def markdown(rows):
             "cost / oracle by job quarter | s |")
     lines = [head, "|" + " --- |" * 11]
     for r in rows:
-        curve = " ".join(f"{c['cost_over_oracle']:.2f}"
+        r = {k: (_num(v) if k != "learning_curve" and not isinstance(v, str)
+                 or v == "inf" else v) for k, v in r.items()}
+        curve = " ".join(f"{_num(c['cost_over_oracle']):.2f}"
                          for c in r["learning_curve"])
         lines.append(
             f"| {r['world']} | {r['policy']} | {r['cost_over_oracle']:.3f} | "
