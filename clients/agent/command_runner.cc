@@ -19,6 +19,8 @@ namespace {
 constexpr size_t kTailBytes = 64 * 1024;
 constexpr absl::Duration kKillGrace = absl::Seconds(10);
 
+volatile sig_atomic_t stop_requested = 0;
+
 void WriteFully(int fd, const char* data, size_t size) {
   while (size > 0) {
     const ssize_t n = write(fd, data, size);
@@ -31,41 +33,48 @@ void WriteFully(int fd, const char* data, size_t size) {
   }
 }
 
-}  // namespace
+// argv and envp for execvpe, built before fork(): between fork and exec
+// only async-signal-safe calls are allowed (gRPC has threads).
+struct ExecArgs {
+  std::vector<std::string> env_strings;
+  std::vector<std::string> args;
+  std::vector<char*> envp;
+  std::vector<char*> argp;
+};
 
-CommandResult RunTrainingCommand(
+void BuildExecArgs(
     const std::vector<std::string>& argv,
     const std::vector<std::pair<std::string, std::string>>& extra_env,
-    absl::Duration timeout,
-    const std::function<void(absl::string_view)>& on_stdout_line) {
-  CommandResult result;
-  // Everything the child needs is built before fork(): between fork and
-  // exec only async-signal-safe calls are allowed (gRPC has threads).
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  for (const auto& [name, value] : extra_env) {
-    env_strings.push_back(absl::StrCat(name, "=", value));
+    ExecArgs& exec) {
+  for (char** e = environ; *e != nullptr; ++e) {
+    exec.env_strings.emplace_back(*e);
   }
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (std::string& a : args) argp.push_back(a.data());
-  argp.push_back(nullptr);
+  for (const auto& [name, value] : extra_env) {
+    exec.env_strings.push_back(absl::StrCat(name, "=", value));
+  }
+  for (std::string& e : exec.env_strings) exec.envp.push_back(e.data());
+  exec.envp.push_back(nullptr);
+  exec.args = argv;
+  for (std::string& a : exec.args) exec.argp.push_back(a.data());
+  exec.argp.push_back(nullptr);
+}
 
+// Forks the command in its own process group with its stdout and stderr on
+// pipes; `out_fds` gets the read ends. -1 when it could not.
+pid_t StartChild(ExecArgs& exec, int out_fds[2]) {
   int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-    result.end.exit_code = 127;
-    result.output_tail = "placement-agent: pipe failed";
-    return result;
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return -1;
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return -1;
   }
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
-    execvpe(argp[0], argp.data(), envp.data());
+    execvpe(exec.argp[0], exec.argp.data(), exec.envp.data());
     const char* message = "placement-agent: cannot execute the command\n";
     WriteFully(STDERR_FILENO, message, strlen(message));
     _exit(127);
@@ -75,72 +84,175 @@ CommandResult RunTrainingCommand(
   if (pid < 0) {
     close(out_pipe[0]);
     close(err_pipe[0]);
-    result.end.exit_code = 127;
-    result.output_tail = "placement-agent: fork failed";
-    return result;
+    return -1;
   }
   setpgid(pid, pid);  // also from here, so the group exists before a kill
+  out_fds[0] = out_pipe[0];
+  out_fds[1] = err_pipe[0];
+  return pid;
+}
 
-  const absl::Time deadline = timeout > absl::ZeroDuration()
-                                  ? absl::Now() + timeout
-                                  : absl::InfiniteFuture();
-  absl::Time kill_at = absl::InfiniteFuture();
-  std::string partial_out;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_fds = 2;
-  char buffer[16384];
-  while (open_fds > 0) {
+// Splits stdout into lines for the callback, with a bounded buffer: the
+// rest of a line over kMaxLineBytes is dropped up to its newline.
+class LineSplitter {
+ public:
+  explicit LineSplitter(const std::function<void(absl::string_view)>& on_line)
+      : on_line_(on_line) {}
+
+  void Add(const char* data, size_t size) {
+    absl::string_view rest(data, size);
+    for (size_t nl; (nl = rest.find('\n')) != absl::string_view::npos;
+         rest.remove_prefix(nl + 1)) {
+      if (!overlong_) {
+        partial_.append(rest.data(), nl);
+        on_line_(partial_);
+      }
+      partial_.clear();
+      overlong_ = false;
+    }
+    if (overlong_) return;
+    partial_.append(rest.data(), rest.size());
+    if (partial_.size() > kMaxLineBytes) {
+      partial_.clear();
+      overlong_ = true;
+    }
+  }
+
+  void Finish() {
+    if (!partial_.empty() && !overlong_) on_line_(partial_);
+    partial_.clear();
+  }
+
+ private:
+  const std::function<void(absl::string_view)>& on_line_;
+  std::string partial_;
+  bool overlong_ = false;
+};
+
+// Reads the command's pipes, passing output through, until the command has
+// exited and the pipes are at EOF or kDrainAfterExit has passed; timeouts
+// and stop requests signal its process group. Returns its wait status.
+class OutputPump {
+ public:
+  OutputPump(pid_t pid, const int fds[2], absl::Duration timeout,
+             const std::function<void(absl::string_view)>& on_stdout_line,
+             CommandResult& result)
+      : pid_(pid),
+        deadline_(timeout > absl::ZeroDuration() ? absl::Now() + timeout
+                                                 : absl::InfiniteFuture()),
+        lines_(on_stdout_line),
+        result_(result) {
+    fds_[0] = {fds[0], POLLIN, 0};
+    fds_[1] = {fds[1], POLLIN, 0};
+  }
+
+  int Run() {
+    int status = 0;
+    absl::Time drain_until = absl::InfiniteFuture();
+    while (!exited_ || (open_fds_ > 0 && absl::Now() < drain_until)) {
+      SignalIfDue();
+      const int ready = poll(fds_, 2, 200);
+      if (ready < 0 && errno != EINTR) break;
+      if (ready > 0) ReadReady();
+      if (!exited_ && waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        drain_until = absl::Now() + kDrainAfterExit;
+      }
+    }
+    lines_.Finish();
+    for (pollfd& f : fds_) {
+      if (f.fd >= 0) close(f.fd);
+    }
+    if (!exited_) {
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    return status;
+  }
+
+ private:
+  void SignalIfDue() {
     const absl::Time now = absl::Now();
-    if (now >= deadline && !result.end.timed_out) {
-      result.end.timed_out = true;
-      kill(-pid, SIGTERM);
-      kill_at = now + kKillGrace;
+    if (exited_) return;
+    if (stop_requested && !result_.end.preempted) {
+      result_.end.preempted = true;
+      Terminate(now);
     }
-    if (now >= kill_at) {
-      kill(-pid, SIGKILL);
-      kill_at = absl::InfiniteFuture();
+    if (now >= deadline_ && !result_.end.timed_out) {
+      result_.end.timed_out = true;
+      Terminate(now);
     }
-    const int ready = poll(fds, 2, 200);
-    if (ready < 0 && errno != EINTR) break;
+    if (now >= kill_at_) {
+      kill(-pid_, SIGKILL);
+      kill_at_ = absl::InfiniteFuture();
+    }
+  }
+
+  void Terminate(absl::Time now) {
+    kill(-pid_, SIGTERM);
+    if (kill_at_ == absl::InfiniteFuture()) kill_at_ = now + kKillGrace;
+  }
+
+  void ReadReady() {
+    char buffer[16384];
     for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 ||
-          (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+      if (fds_[i].fd < 0 ||
+          (fds_[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
         continue;
       }
-      const ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
+      const ssize_t n = read(fds_[i].fd, buffer, sizeof(buffer));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
+        close(fds_[i].fd);
+        fds_[i].fd = -1;
+        --open_fds_;
         continue;
       }
-      WriteFully(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buffer,
-                 static_cast<size_t>(n));
-      result.output_tail.append(buffer, static_cast<size_t>(n));
-      if (result.output_tail.size() > 2 * kTailBytes) {
-        result.output_tail.erase(0, result.output_tail.size() - kTailBytes);
+      const size_t size = static_cast<size_t>(n);
+      WriteFully(i == 0 ? STDOUT_FILENO : STDERR_FILENO, buffer, size);
+      std::string& tail = result_.output_tail;
+      tail.append(buffer, size);
+      if (tail.size() > 2 * kTailBytes) {
+        tail.erase(0, tail.size() - kTailBytes);
       }
-      if (i == 0) {
-        partial_out.append(buffer, static_cast<size_t>(n));
-        size_t start = 0;
-        for (size_t nl;
-             (nl = partial_out.find('\n', start)) != std::string::npos;
-             start = nl + 1) {
-          on_stdout_line(
-              absl::string_view(partial_out).substr(start, nl - start));
-        }
-        partial_out.erase(0, start);
-      }
+      if (i == 0) lines_.Add(buffer, size);
     }
   }
-  if (!partial_out.empty()) on_stdout_line(partial_out);
-  for (const pollfd& f : fds) {
-    if (f.fd >= 0) close(f.fd);
+
+  const pid_t pid_;
+  const absl::Time deadline_;
+  absl::Time kill_at_ = absl::InfiniteFuture();
+  pollfd fds_[2];
+  int open_fds_ = 2;
+  bool exited_ = false;
+  LineSplitter lines_;
+  CommandResult& result_;
+};
+
+}  // namespace
+
+void StopCommands() { stop_requested = 1; }
+
+bool StopRequested() { return stop_requested != 0; }
+
+CommandResult RunTrainingCommand(
+    const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& extra_env,
+    absl::Duration timeout,
+    const std::function<void(absl::string_view)>& on_stdout_line) {
+  CommandResult result;
+  ExecArgs exec;
+  BuildExecArgs(argv, extra_env, exec);
+  int fds[2];
+  const pid_t pid = StartChild(exec, fds);
+  if (pid < 0) {
+    result.end.exit_code = 127;
+    result.output_tail = "placement-agent: cannot start the command: " +
+                         std::string(strerror(errno));
+    return result;
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status =
+      OutputPump(pid, fds, timeout, on_stdout_line, result).Run();
   if (WIFEXITED(status)) {
     result.end.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

@@ -3,6 +3,7 @@
 // docs/AGENT.md.
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,8 +70,10 @@ ABSL_FLAG(std::string, team, "", "run: team charged (default: the pool's)");
 ABSL_FLAG(std::string, agent_id, "",
           "run: this agent's id (default: host name)");
 ABSL_FLAG(int, max_retries, 2, "run: restarts of a failed command");
-ABSL_FLAG(absl::Duration, attempt_timeout, absl::ZeroDuration(),
-          "run: stop an attempt after this long (0: never)");
+ABSL_FLAG(absl::Duration, attempt_timeout, absl::Hours(24),
+          "run: stop an attempt after this long (SIGTERM to its process "
+          "group, SIGKILL 10 s later; recorded as FAILED, timed out); 0: "
+          "never");
 ABSL_FLAG(std::string, offload, "none",
           "run: none|cpu|nvme, the offload the job was configured with");
 ABSL_FLAG(std::string, interconnect, "",
@@ -98,6 +101,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitSpooled = 3;
+constexpr int kExitKept = 4;
 
 std::string ServerAddress() {
   return clients::ServerAddress(absl::GetFlag(FLAGS_server));
@@ -114,9 +118,10 @@ std::string FlagOrEnv(const std::string& flag,
   return "";
 }
 
-std::string SpoolDir() {
+absl::StatusOr<std::string> SpoolDir() {
   const std::string dir = absl::GetFlag(FLAGS_spool_dir);
-  return dir.empty() ? DefaultSpoolDir() : dir;
+  if (!dir.empty()) return dir;
+  return DefaultSpoolDir();
 }
 
 std::string HostName() {
@@ -501,6 +506,7 @@ void RunAttempts(const std::vector<std::string>& command, SpoolRun& spool,
                  LiveRun& live, RunFacts& facts) {
   const int max_attempts = std::max(0, absl::GetFlag(FLAGS_max_retries)) + 1;
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    if (attempt > 1 && StopRequested()) break;
     Attempt a;
     a.start = absl::Now();
     CommandResult result = RunTrainingCommand(
@@ -525,6 +531,12 @@ void RunAttempts(const std::vector<std::string>& command, SpoolRun& spool,
     a.outcome = ClassifyAttempt(result.end, result.output_tail, &a.reason);
     facts.attempts.push_back(a);
     if (a.outcome == v1::RUN_OUTCOME_SUCCEEDED) break;
+    if (a.outcome == v1::RUN_OUTCOME_PREEMPTED && StopRequested()) {
+      std::cerr << "placement-agent: attempt " << attempt
+                << " PREEMPTED: the agent was told to stop (" << a.reason
+                << "); recording the run\n";
+      break;
+    }
     std::cerr << "placement-agent: attempt " << attempt << " "
               << absl::StripPrefix(v1::RunOutcome_Name(a.outcome),
                                    "RUN_OUTCOME_")
@@ -533,23 +545,141 @@ void RunAttempts(const std::vector<std::string>& command, SpoolRun& spool,
   }
 }
 
+// What the flush did with the run, in words for its summary line.
+std::string DescribeFate(RunFate fate, const std::string& run_dir) {
+  switch (fate) {
+    case RunFate::kUploaded:
+      return "uploaded";
+    case RunFate::kRejected:
+      return "refused by the service as invalid (kept in rejected/)";
+    case RunFate::kKept:
+      return absl::StrCat("NOT uploaded: kept in ", run_dir,
+                          " (see the service's answer above; fix it, then "
+                          "placement-agent flush)");
+    default:
+      return absl::StrCat("spooled in ", run_dir,
+                          " (placement-agent flush uploads it)");
+  }
+}
+
 // Prints the run's one-line summary; the exit code says whether it was
-// uploaded and succeeded.
+// uploaded and succeeded. What became of the run is the flush's word, never
+// a guess from the spool's folders.
 int ReportRun(const v1::BenchmarkRun& summary, const std::string& run_dir,
               const FlushReport& report) {
-  const bool uploaded = access(run_dir.c_str(), F_OK) != 0;
+  const auto it = report.runs.find(summary.run_id());
+  const RunFate fate = it != report.runs.end() ? it->second : RunFate::kLeft;
   std::cout << absl::StrFormat(
       "run %s: %s, %d retr%s, %d/%d steps succeeded, peak %.1f GB, %s\n",
       summary.run_id(),
       absl::StripPrefix(v1::RunOutcome_Name(summary.outcome()), "RUN_OUTCOME_"),
       summary.retries(), summary.retries() == 1 ? "y" : "ies",
       summary.steps_succeeded(), summary.steps_attempted(),
-      summary.peak_memory_gb(),
-      uploaded ? "uploaded"
-               : absl::StrCat("spooled in ", run_dir,
-                              " (placement-agent flush uploads it)"));
-  if (!uploaded || report.left > 0) return kExitSpooled;
-  return summary.outcome() == v1::RUN_OUTCOME_SUCCEEDED ? kExitOk : kExitFailed;
+      summary.peak_memory_gb(), DescribeFate(fate, run_dir));
+  switch (fate) {
+    case RunFate::kUploaded:
+      if (report.left > 0) return kExitSpooled;
+      return summary.outcome() == v1::RUN_OUTCOME_SUCCEEDED ? kExitOk
+                                                            : kExitFailed;
+    case RunFate::kRejected:
+      return kExitFailed;
+    case RunFate::kKept:
+      return kExitKept;
+    default:
+      return kExitSpooled;
+  }
+}
+
+// The stop signals a job gets (Slurm's preemption or scancel, a Ctrl-C)
+// reach the command's process group, and the attempt is recorded as
+// PREEMPTED instead of the agent dying without a summary.
+void ForwardStopSignals() {
+  struct sigaction action = {};
+  action.sa_handler = [](int) { StopCommands(); };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+// What `run` is given: the pool, recipe and offload, read and checked.
+struct RunInputs {
+  std::string pool;
+  v1::Recipe recipe;
+  v1::Offload offload = v1::OFFLOAD_NONE;
+};
+
+// The run's inputs, or a usage error to print.
+absl::StatusOr<RunInputs> ReadRunInputs() {
+  RunInputs inputs;
+  // Inside a job the Slurm plugin placed, the pool and the plan come from
+  // the job's environment.
+  inputs.pool = FlagOrEnv(absl::GetFlag(FLAGS_pool),
+                          {"PLACEMENT_POOL", "SLURM_JOB_PARTITION"});
+  if (inputs.pool.empty() || absl::GetFlag(FLAGS_recipe).empty()) {
+    return absl::InvalidArgumentError(
+        "run needs --pool (or $PLACEMENT_POOL, $SLURM_JOB_PARTITION) and "
+        "--recipe");
+  }
+  absl::StatusOr<v1::Recipe> recipe =
+      ReadRecipeFile(absl::GetFlag(FLAGS_recipe));
+  if (!recipe.ok()) return recipe.status();
+  absl::StatusOr<v1::Offload> offload =
+      ParseOffload(absl::GetFlag(FLAGS_offload));
+  if (!offload.ok()) return offload.status();
+  inputs.recipe = *std::move(recipe);
+  inputs.offload = *offload;
+  return inputs;
+}
+
+// The facts known before the command starts: the SKU named (never guessed),
+// checked against the pool.
+absl::StatusOr<RunFacts> NameTheRun(const Uploader& uploader, Nvml* nvml,
+                                    const std::string& nvml_problem,
+                                    const RunInputs& inputs) {
+  absl::StatusOr<SkuChoice> sku = ChooseSku(uploader, nvml, nvml_problem);
+  if (!sku.ok()) return sku.status();
+  if (absl::Status usable = CheckPoolHoldsSku(uploader, inputs.pool, sku->sku);
+      !usable.ok()) {
+    return usable;
+  }
+  return FactsBeforeTheCommand(inputs.recipe, inputs.pool, *sku,
+                               inputs.offload);
+}
+
+// Runs the attempts while samples stream and NVML memory is sampled; fills
+// in `facts` with what was measured.
+void RecordAttempts(const std::vector<std::string>& command, Uploader& uploader,
+                    Nvml* nvml, SpoolRun& spool, RunFacts& facts) {
+  LiveRun live;
+  std::thread memory_sampler;
+  if (nvml != nullptr) memory_sampler = StartMemorySampler(*nvml, live);
+  std::thread streamer = StartStreamer(uploader, facts.run_id, live);
+  RunAttempts(command, spool, live, facts);
+  live.Stop();
+  streamer.join();
+  if (memory_sampler.joinable()) memory_sampler.join();
+  facts.samples = live.Snapshot();
+  facts.nvml_peak_gb = live.peak_gb();
+}
+
+// Builds and spools the summary, then flushes the spool and reports.
+int FinishRun(const RunFacts& facts, std::unique_ptr<SpoolRun> spool,
+              const std::string& spool_dir, Uploader& uploader) {
+  absl::StatusOr<v1::BenchmarkRun> summary = BuildRunSummary(facts);
+  if (!summary.ok()) {
+    std::cerr << "placement-agent: no run summary: "
+              << summary.status().message() << "\n";
+    if (facts.samples.empty()) (void)spool->Remove();
+    return kExitFailed;
+  }
+  if (absl::Status s = spool->WriteRun(*summary); !s.ok()) {
+    std::cerr << "placement-agent: spool: " << s.message() << "\n";
+    return kExitFailed;
+  }
+  const std::string run_dir = spool->dir();
+  spool.reset();  // unlock: the flush below takes it like any spooled run
+  return ReportRun(*summary, run_dir,
+                   uploader.FlushSpool(spool_dir, std::cerr));
 }
 
 int Run(const std::vector<std::string>& command) {
@@ -558,39 +688,19 @@ int Run(const std::vector<std::string>& command) {
                  "-- COMMAND...\n";
     return kExitUsage;
   }
-  // Inside a job the Slurm plugin placed, the pool and the plan come from
-  // the job's environment.
-  const std::string pool = FlagOrEnv(absl::GetFlag(FLAGS_pool),
-                                     {"PLACEMENT_POOL", "SLURM_JOB_PARTITION"});
-  if (pool.empty() || absl::GetFlag(FLAGS_recipe).empty()) {
-    std::cerr << "placement-agent: run needs --pool (or $PLACEMENT_POOL, "
-                 "$SLURM_JOB_PARTITION) and --recipe\n";
-    return kExitUsage;
-  }
-  absl::StatusOr<v1::Recipe> recipe =
-      ReadRecipeFile(absl::GetFlag(FLAGS_recipe));
-  absl::StatusOr<v1::Offload> offload =
-      ParseOffload(absl::GetFlag(FLAGS_offload));
-  if (!recipe.ok() || !offload.ok()) {
-    std::cerr << "placement-agent: "
-              << (recipe.ok() ? offload.status() : recipe.status()).message()
-              << "\n";
-    return kExitUsage;
-  }
-  absl::StatusOr<Uploader> uploader = MakeUploader();
-  if (!uploader.ok()) {
-    std::cerr << "placement-agent: " << uploader.status().message() << "\n";
+  absl::StatusOr<RunInputs> inputs = ReadRunInputs();
+  absl::StatusOr<Uploader> uploader =
+      inputs.ok() ? MakeUploader() : inputs.status();
+  absl::StatusOr<std::string> spool_dir =
+      uploader.ok() ? SpoolDir() : uploader.status();
+  if (!spool_dir.ok()) {
+    std::cerr << "placement-agent: " << spool_dir.status().message() << "\n";
     return kExitUsage;
   }
   std::string nvml_problem;
   std::unique_ptr<Nvml> nvml = MaybeLoadNvml(&nvml_problem);
-  absl::StatusOr<SkuChoice> sku =
-      ChooseSku(*uploader, nvml.get(), nvml_problem);
-  absl::Status usable =
-      sku.ok() ? CheckPoolHoldsSku(*uploader, pool, sku->sku) : sku.status();
   absl::StatusOr<RunFacts> started =
-      usable.ok() ? FactsBeforeTheCommand(*recipe, pool, *sku, *offload)
-                  : usable;
+      NameTheRun(*uploader, nvml.get(), nvml_problem, *inputs);
   if (!started.ok()) {
     std::cerr << "placement-agent: " << started.status().message() << "\n";
     return kExitUsage;
@@ -599,42 +709,18 @@ int Run(const std::vector<std::string>& command) {
 
   // The run id is on disk before the command starts: whatever happens next,
   // retries and flushes of this run are idempotent on it.
-  const std::string spool_dir = SpoolDir();
   absl::StatusOr<std::unique_ptr<SpoolRun>> spool =
-      SpoolRun::Create(spool_dir, facts.run_id);
+      SpoolRun::Create(*spool_dir, facts.run_id);
   if (!spool.ok()) {
     std::cerr << "placement-agent: spool: " << spool.status().message() << "\n";
     return kExitUsage;
   }
   std::cerr << "placement-agent: run " << facts.run_id << " on " << facts.sku
-            << " (pool " << pool << "), spooled in " << (*spool)->dir() << "\n";
-
-  LiveRun live;
-  std::thread memory_sampler;
-  if (nvml != nullptr) memory_sampler = StartMemorySampler(*nvml, live);
-  std::thread streamer = StartStreamer(*uploader, facts.run_id, live);
-  RunAttempts(command, **spool, live, facts);
-  live.Stop();
-  streamer.join();
-  if (memory_sampler.joinable()) memory_sampler.join();
-  facts.samples = live.Snapshot();
-  facts.nvml_peak_gb = live.peak_gb();
-
-  absl::StatusOr<v1::BenchmarkRun> summary = BuildRunSummary(facts);
-  if (!summary.ok()) {
-    std::cerr << "placement-agent: no run summary: "
-              << summary.status().message() << "\n";
-    if (facts.samples.empty()) (void)(*spool)->Remove();
-    return kExitFailed;
-  }
-  if (absl::Status s = (*spool)->WriteRun(*summary); !s.ok()) {
-    std::cerr << "placement-agent: spool: " << s.message() << "\n";
-    return kExitFailed;
-  }
-  const std::string run_dir = (*spool)->dir();
-  spool->reset();  // unlock: the flush below takes it like any spooled run
-  return ReportRun(*summary, run_dir,
-                   uploader->FlushSpool(spool_dir, std::cerr));
+            << " (pool " << facts.pool << "), spooled in " << (*spool)->dir()
+            << "\n";
+  ForwardStopSignals();
+  RecordAttempts(command, *uploader, nvml.get(), **spool, facts);
+  return FinishRun(facts, *std::move(spool), *spool_dir, *uploader);
 }
 
 // ---- flush -----------------------------------------------------------------
@@ -645,11 +731,16 @@ int Flush() {
     std::cerr << "placement-agent: " << uploader.status().message() << "\n";
     return kExitUsage;
   }
-  const FlushReport r = uploader->FlushSpool(SpoolDir(), std::cerr);
+  const absl::StatusOr<std::string> spool_dir = SpoolDir();
+  if (!spool_dir.ok()) {
+    std::cerr << "placement-agent: " << spool_dir.status().message() << "\n";
+    return kExitUsage;
+  }
+  const FlushReport r = uploader->FlushSpool(*spool_dir, std::cerr);
   std::cout << absl::StrFormat(
-      "uploaded %d, left in the spool %d, rejected %d, in progress %d, "
-      "incomplete %d\n",
-      r.uploaded, r.left, r.rejected, r.in_progress, r.incomplete);
+      "uploaded %d, left in the spool %d, rejected %d, kept (refused, not "
+      "the run's fault) %d, in progress %d, incomplete %d\n",
+      r.uploaded, r.left, r.rejected, r.kept, r.in_progress, r.incomplete);
   return r.exit_code();
 }
 
@@ -723,7 +814,10 @@ int main(int argc, char** argv) {
       "  flush                     upload every spooled run\n"
       "  bakeoff PLAN_ID           print the commands of a plan's bake-off\n"
       "Exit codes: 0 done; 1 the command failed / the node cannot be named / "
-      "a run was refused; 2 usage; 3 spooled, not uploaded (run flush later).";
+      "a run was refused as invalid; 2 usage; 3 spooled, not uploaded (run "
+      "flush "
+      "later); 4 kept in the spool: the service refused the upload for a "
+      "reason not the run's (token, server fault), or a sample is missing.";
   absl::SetProgramUsageMessage(kUsage);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   std::vector<std::string> args(positional.begin() + 1, positional.end());

@@ -134,6 +134,16 @@ absl::optional<StepRecord> ParseStepRecord(absl::string_view line) {
 v1::RunOutcome ClassifyAttempt(const AttemptEnd& end,
                                absl::string_view output_tail,
                                std::string* reason) {
+  if (end.preempted) {
+    // The job was stopped from outside; however the command ended then, it
+    // says nothing about the recipe.
+    *reason =
+        absl::StrCat("stopped by SIGTERM (job preempted or cancelled); ",
+                     end.term_signal != 0
+                         ? absl::StrCat("killed by signal ", end.term_signal)
+                         : absl::StrCat("exit code ", end.exit_code));
+    return v1::RUN_OUTCOME_PREEMPTED;
+  }
   if (!end.timed_out && end.term_signal == 0 && end.exit_code == 0) {
     reason->clear();
     return v1::RUN_OUTCOME_SUCCEEDED;

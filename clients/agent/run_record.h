@@ -40,12 +40,14 @@ struct AttemptEnd {
   int exit_code = 0;    // when it exited
   int term_signal = 0;  // when a signal killed it (then exit_code is -1)
   bool timed_out = false;
+  bool preempted = false;  // stopped because the agent was told to stop
 };
 
 // The outcome of an attempt from its exit and the tail of its output:
 // exit 0 succeeded; CUDA/NCCL out-of-memory text is OUT_OF_MEMORY; NCCL or
 // collective timeouts are COLLECTIVE_TIMEOUT; Xid / ECC / fallen-off-the-bus
-// text is HARDWARE_ERROR; SIGTERM from outside is PREEMPTED; anything else
+// text is HARDWARE_ERROR; SIGTERM from outside (to the command, or to the
+// agent, which forwards it: `preempted`) is PREEMPTED; anything else
 // FAILED. `*reason` gets a one-line explanation (the matching output line).
 v1::RunOutcome ClassifyAttempt(const AttemptEnd& end,
                                absl::string_view output_tail,

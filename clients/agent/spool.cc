@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <google/protobuf/util/json_util.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 
 namespace placement::agent {
@@ -93,6 +95,7 @@ SpoolRun::~SpoolRun() {
 absl::StatusOr<std::unique_ptr<SpoolRun>> SpoolRun::Create(
     const std::string& spool_dir, const std::string& run_id) {
   if (absl::Status s = MakeDirs(spool_dir); !s.ok()) return s;
+  if (absl::Status s = CheckSpoolDir(spool_dir); !s.ok()) return s;
   const std::string dir = spool_dir + "/" + run_id;
   if (mkdir(dir.c_str(), 0700) != 0) {
     if (errno == EEXIST) {
@@ -108,6 +111,7 @@ absl::StatusOr<std::unique_ptr<SpoolRun>> SpoolRun::Create(
 
 absl::StatusOr<std::unique_ptr<SpoolRun>> SpoolRun::Open(
     const std::string& spool_dir, const std::string& run_id) {
+  if (absl::Status s = CheckSpoolDir(spool_dir); !s.ok()) return s;
   const std::string dir = spool_dir + "/" + run_id;
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -237,16 +241,59 @@ std::vector<std::string> ListSpooledRuns(const std::string& spool_dir) {
   return runs;
 }
 
-std::string DefaultSpoolDir() {
+absl::Status CheckSpoolDir(const std::string& spool_dir) {
+  struct stat st;
+  if (stat(spool_dir.c_str(), &st) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();  // created 0700 when used
+    return Errno(absl::StrCat("stat ", spool_dir));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("spool ", spool_dir, " is not a directory"));
+  }
+  // Whatever is spooled is uploaded with this user's token: a folder that
+  // someone else owns or may write into could hold forged runs.
+  if (st.st_uid != geteuid()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("refusing spool ", spool_dir, ": owned by uid ", st.st_uid,
+                     ", not by this user (uid ", geteuid(),
+                     "); its runs would be uploaded with this user's token"));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "refusing spool %s: mode %04o lets other users write into it; its "
+        "runs would be uploaded with this user's token (chmod 700 %s)",
+        spool_dir, st.st_mode & 07777, spool_dir));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> DefaultSpoolDir() {
   if (const char* dir = std::getenv("PLACEMENT_SPOOL_DIR"); dir && *dir) {
-    return dir;
+    return std::string(dir);
   }
   if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state) {
     return absl::StrCat(state, "/placement/spool");
   }
-  const char* home = std::getenv("HOME");
-  return absl::StrCat(home != nullptr ? home : "/tmp",
-                      "/.local/state/placement/spool");
+  std::string home;
+  if (const char* env = std::getenv("HOME"); env && *env) {
+    home = env;
+  } else {
+    // No shared fallback (such as /tmp): the account's own home, or none.
+    struct passwd entry;
+    struct passwd* found = nullptr;
+    char buffer[4096];
+    if (getpwuid_r(getuid(), &entry, buffer, sizeof(buffer), &found) == 0 &&
+        found != nullptr && found->pw_dir != nullptr && *found->pw_dir) {
+      home = found->pw_dir;
+    }
+  }
+  if (home.empty()) {
+    return absl::FailedPreconditionError(
+        "no spool folder: HOME is unset and this user has no home directory; "
+        "name one with --spool_dir or $PLACEMENT_SPOOL_DIR");
+  }
+  return absl::StrCat(home, "/.local/state/placement/spool");
 }
 
 }  // namespace placement::agent

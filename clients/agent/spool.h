@@ -77,8 +77,16 @@ class SpoolRun {
 std::vector<std::string> ListSpooledRuns(const std::string& spool_dir);
 
 // The default spool folder: $PLACEMENT_SPOOL_DIR, else
-// $XDG_STATE_HOME/placement/spool, else ~/.local/state/placement/spool.
-std::string DefaultSpoolDir();
+// $XDG_STATE_HOME/placement/spool, else ~/.local/state/placement/spool with
+// ~ from $HOME or, when unset, the passwd entry. Never a shared folder:
+// FailedPrecondition when there is no home.
+absl::StatusOr<std::string> DefaultSpoolDir();
+
+// OK when `spool_dir` does not exist yet, or is a directory owned by the
+// effective user and writable by no group or other user. PermissionDenied
+// otherwise: its runs would be uploaded with this user's token. Create and
+// Open check it.
+absl::Status CheckSpoolDir(const std::string& spool_dir);
 
 }  // namespace placement::agent
 

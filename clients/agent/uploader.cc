@@ -91,6 +91,53 @@ absl::Duration Backoff::Delay(int retry) const {
   return d * jitter(random);
 }
 
+bool RefusesTheRun(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+         status.error_code() == grpc::StatusCode::ALREADY_EXISTS;
+}
+
+const char* RunFateName(RunFate fate) {
+  switch (fate) {
+    case RunFate::kUploaded:
+      return "uploaded";
+    case RunFate::kLeft:
+      return "left";
+    case RunFate::kRejected:
+      return "rejected";
+    case RunFate::kKept:
+      return "kept";
+    case RunFate::kInProgress:
+      return "in progress";
+    case RunFate::kIncomplete:
+      return "incomplete";
+  }
+  return "unknown";
+}
+
+void FlushReport::Count(const std::string& run_id, RunFate fate) {
+  runs[run_id] = fate;
+  switch (fate) {
+    case RunFate::kUploaded:
+      ++uploaded;
+      break;
+    case RunFate::kLeft:
+      ++left;
+      break;
+    case RunFate::kRejected:
+      ++rejected;
+      break;
+    case RunFate::kKept:
+      ++kept;
+      break;
+    case RunFate::kInProgress:
+      ++in_progress;
+      break;
+    case RunFate::kIncomplete:
+      ++incomplete;
+      break;
+  }
+}
+
 bool IsRetryable(const grpc::Status& status) {
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
@@ -118,22 +165,28 @@ grpc::Status Uploader::SyncOnce(const std::string& run_id,
       connection_.Context().get(), request, &progress);
   if (!status.ok()) return status;
   *committed = progress.committed_through_step();
-  size_t next = static_cast<size_t>(std::max<int64_t>(0, *committed + 1));
-  if (next >= samples.size()) return grpc::Status::OK;
+  // By step number, not by position: a spool that lost a line still sends
+  // every step after the committed one.
+  std::vector<const v1::StepSample*> pending;
+  for (const v1::StepSample& sample : samples) {
+    if (sample.step() > *committed) pending.push_back(&sample);
+  }
+  if (pending.empty()) return grpc::Status::OK;
 
   auto context = connection_.Context(std::chrono::seconds(120));
   v1::StreamStepSamplesResponse response;
   auto writer = telemetry_->StreamStepSamples(context.get(), &response);
   // A bar only for a sample file worth waiting on.
-  const bool large = samples.size() - next > 10 * kBatch;
-  clients::ProgressBar bar("samples", static_cast<int64_t>(samples.size()),
+  const bool large = pending.size() > 10 * kBatch;
+  clients::ProgressBar bar("samples", static_cast<int64_t>(pending.size()),
                            std::cerr, large && clients::StderrIsTerminal());
-  while (next < samples.size()) {
+  size_t next = 0;
+  while (next < pending.size()) {
     v1::StreamStepSamplesRequest batch;
     batch.set_run_id(run_id);
-    for (size_t end = std::min(samples.size(), next + kBatch); next < end;
+    for (size_t end = std::min(pending.size(), next + kBatch); next < end;
          ++next) {
-      *batch.add_samples() = samples[next];
+      *batch.add_samples() = *pending[next];
     }
     if (!writer->Write(batch)) break;  // Finish says why
     bar.Update(static_cast<int64_t>(next), "sent of run " + run_id);
@@ -182,77 +235,105 @@ grpc::Status Uploader::UploadRun(const v1::BenchmarkRun& run,
   return status;
 }
 
+namespace {
+
+// The last step of a spool's samples, -1 for none.
+int64_t LastStep(const std::vector<v1::StepSample>& samples) {
+  int64_t last = -1;
+  for (const v1::StepSample& s : samples) last = std::max(last, s.step());
+  return last;
+}
+
+// What to do with a run whose upload failed with `status`: wait for the
+// service, reject the run, or keep it and say why.
+RunFate FateOfRefusal(const std::string& run_id, const char* what,
+                      const grpc::Status& status, SpoolRun& run,
+                      std::ostream& log) {
+  const std::string why = clients::DescribeError(status);
+  if (IsRetryable(status)) {
+    log << "run " << run_id << ": " << what << " kept in the spool: " << why
+        << "\n";
+    return RunFate::kLeft;
+  }
+  if (RefusesTheRun(status)) {
+    log << "run " << run_id << ": " << what
+        << " refused, moved to rejected/: " << why << "\n";
+    (void)run.Reject(why);
+    return RunFate::kRejected;
+  }
+  log << "run " << run_id << ": " << what << " kept in the spool: the service "
+      << "answered " << why << " (not a fault of the run: check the token, "
+      << "the server and its version, then flush again)\n";
+  return RunFate::kKept;
+}
+
+}  // namespace
+
+RunFate Uploader::FlushRun(SpoolRun& run, std::ostream& log) {
+  const std::string& run_id = run.run_id();
+  absl::StatusOr<std::vector<v1::StepSample>> samples = run.ReadSamples();
+  absl::StatusOr<absl::optional<v1::BenchmarkRun>> summary = run.ReadRun();
+  if (!samples.ok() || !summary.ok()) {
+    const absl::Status& bad =
+        samples.ok() ? summary.status() : samples.status();
+    log << "run " << run_id << ": " << bad.message() << "\n";
+    (void)run.Reject(std::string(bad.message()));
+    return RunFate::kRejected;
+  }
+  int64_t committed = -1;
+  grpc::Status status = SyncSamples(run_id, *samples, true, &committed);
+  if (!status.ok()) return FateOfRefusal(run_id, "samples", status, run, log);
+  if (const int64_t last = LastStep(*samples); committed < last) {
+    // The service commits steps without gaps: a step missing from the spool
+    // holds the rest back, and no retry brings it back.
+    log << "run " << run_id << ": kept in the spool: step " << committed + 1
+        << " is missing from its samples (only steps through " << committed
+        << " of " << last << " are committed)\n";
+    return RunFate::kKept;
+  }
+  if (!summary->has_value()) {
+    log << "run " << run_id << ": " << samples->size()
+        << " samples uploaded; no summary (its recorder did not finish)\n";
+    return RunFate::kIncomplete;
+  }
+  v1::UploadBenchmarkRunResponse ack;
+  status = UploadRun(**summary, &ack);
+  if (!status.ok()) return FateOfRefusal(run_id, "summary", status, run, log);
+  log << "run " << run_id << ": uploaded (" << samples->size() << " samples, "
+      << ack.gpu_hours() << " GPU-hours, recipe key " << ack.recipe_key()
+      << ")\n";
+  if (absl::Status removed = run.Remove(); !removed.ok()) {
+    log << "run " << run_id << ": " << removed.message() << "\n";
+  }
+  return RunFate::kUploaded;
+}
+
 FlushReport Uploader::FlushSpool(const std::string& spool_dir,
                                  std::ostream& log) {
   FlushReport report;
+  if (absl::Status usable = CheckSpoolDir(spool_dir); !usable.ok()) {
+    report.spool_refused = std::string(usable.message());
+    log << "placement-agent: " << usable.message() << "\n";
+    return report;
+  }
   const std::vector<std::string> runs = ListSpooledRuns(spool_dir);
   for (size_t r = 0; r < runs.size(); ++r) {
-    const std::string& run_id = runs[r];
     absl::StatusOr<std::unique_ptr<SpoolRun>> spooled =
-        SpoolRun::Open(spool_dir, run_id);
+        SpoolRun::Open(spool_dir, runs[r]);
     if (!spooled.ok()) {
-      if (absl::IsUnavailable(spooled.status())) ++report.in_progress;
-      continue;
-    }
-    SpoolRun& run = **spooled;
-    absl::StatusOr<std::vector<v1::StepSample>> samples = run.ReadSamples();
-    absl::StatusOr<absl::optional<v1::BenchmarkRun>> summary = run.ReadRun();
-    if (!samples.ok() || !summary.ok()) {
-      const absl::Status& bad =
-          samples.ok() ? summary.status() : samples.status();
-      log << "run " << run_id << ": " << bad.message() << "\n";
-      ++report.rejected;
-      (void)run.Reject(std::string(bad.message()));
-      continue;
-    }
-    int64_t committed = -1;
-    grpc::Status status = SyncSamples(run_id, *samples, true, &committed);
-    if (status.ok() && committed + 1 < static_cast<int64_t>(samples->size())) {
-      status = grpc::Status(
-          grpc::StatusCode::UNAVAILABLE,
-          absl::StrCat("only steps through ", committed, " are committed"));
-    }
-    if (!status.ok()) {
-      if (IsRetryable(status)) {
-        log << "run " << run_id
-            << ": samples kept in the spool: " << clients::DescribeError(status)
-            << "\n";
-        report.left += static_cast<int>(runs.size() - r);
-        return report;
+      if (absl::IsUnavailable(spooled.status())) {
+        report.Count(runs[r], RunFate::kInProgress);
       }
-      log << "run " << run_id << ": samples refused, moved to rejected/: "
-          << clients::DescribeError(status) << "\n";
-      (void)run.Reject(clients::DescribeError(status));
-      ++report.rejected;
       continue;
     }
-    if (!summary->has_value()) {
-      log << "run " << run_id << ": " << samples->size()
-          << " samples uploaded; no summary (its recorder did not finish)\n";
-      ++report.incomplete;
-      continue;
-    }
-    v1::UploadBenchmarkRunResponse ack;
-    status = UploadRun(**summary, &ack);
-    if (status.ok()) {
-      log << "run " << run_id << ": uploaded (" << samples->size()
-          << " samples, " << ack.gpu_hours() << " GPU-hours, recipe key "
-          << ack.recipe_key() << ")\n";
-      if (absl::Status removed = run.Remove(); !removed.ok()) {
-        log << "run " << run_id << ": " << removed.message() << "\n";
+    const RunFate fate = FlushRun(**spooled, log);
+    report.Count(runs[r], fate);
+    if (fate == RunFate::kLeft) {
+      // The service is out of reach: the runs after this one wait too.
+      for (size_t rest = r + 1; rest < runs.size(); ++rest) {
+        report.Count(runs[rest], RunFate::kLeft);
       }
-      ++report.uploaded;
-    } else if (IsRetryable(status)) {
-      log << "run " << run_id
-          << ": summary kept in the spool: " << clients::DescribeError(status)
-          << "\n";
-      report.left += static_cast<int>(runs.size() - r);
       return report;
-    } else {
-      log << "run " << run_id << ": summary refused, moved to rejected/: "
-          << clients::DescribeError(status) << "\n";
-      (void)run.Reject(clients::DescribeError(status));
-      ++report.rejected;
     }
   }
   return report;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -15,6 +16,8 @@
 #include "placement/v1/telemetry.grpc.pb.h"
 
 namespace placement::agent {
+
+class SpoolRun;
 
 // How the agent reaches placementd: TLS when a CA file is given (else
 // plaintext), and `authorization: Bearer <token>` on every call when a
@@ -59,14 +62,43 @@ struct Backoff {
 
 bool IsRetryable(const grpc::Status& status);
 
+// Whether the service refused the run itself (INVALID_ARGUMENT, or
+// ALREADY_EXISTS: the same run id with other content), so that no retry of
+// the same bytes can ever succeed. Every other refusal (a revoked token, a
+// server fault, an old server) says nothing about the run: it stays spooled.
+bool RefusesTheRun(const grpc::Status& status);
+
+// What became of one spooled run in a flush.
+enum class RunFate {
+  kUploaded,    // acknowledged and removed from the spool
+  kLeft,        // kept: the service could not be reached
+  kRejected,    // refused as invalid, moved to rejected/
+  kKept,        // kept: refused for a reason that is not the run's (token,
+                // server fault), or a sample is missing from its spool
+  kInProgress,  // locked by a recorder still running
+  kIncomplete,  // no summary (its recorder died); samples sent
+};
+const char* RunFateName(RunFate fate);
+
 // What a flush did.
 struct FlushReport {
-  int uploaded = 0;     // acknowledged and removed from the spool
-  int left = 0;         // kept: the service could not be reached
-  int rejected = 0;     // refused by the service, moved to rejected/
-  int in_progress = 0;  // locked by a recorder still running
-  int incomplete = 0;   // no summary (its recorder died); samples sent
-  int exit_code() const { return left > 0 ? 3 : rejected > 0 ? 1 : 0; }
+  int uploaded = 0;
+  int left = 0;
+  int rejected = 0;
+  int kept = 0;
+  int in_progress = 0;
+  int incomplete = 0;
+  std::map<std::string, RunFate> runs;  // by run id, the runs it tried
+  std::string spool_refused;            // why the spool itself was not read
+
+  void Count(const std::string& run_id, RunFate fate);
+  // 2 when the spool was refused, else 3 when a run is left for an
+  // unreachable service, else 4 when one is kept for a refusal that is not
+  // the run's, else 1 when one was rejected.
+  int exit_code() const {
+    if (!spool_refused.empty()) return 2;
+    return left > 0 ? 3 : kept > 0 ? 4 : rejected > 0 ? 1 : 0;
+  }
 };
 
 // Uploads measurements, idempotently: samples resume after the service's
@@ -75,8 +107,9 @@ class Uploader {
  public:
   Uploader(Connection connection, Backoff backoff);
 
-  // Streams the samples after GetSampleProgress's committed step (samples
-  // are indexed by step from 0, without gaps) and sets `*committed`.
+  // Streams the samples whose step is after GetSampleProgress's committed
+  // step (the service commits steps from 0 without gaps) and sets
+  // `*committed`.
   // `retry`: back off and retry retryable failures.
   grpc::Status SyncSamples(const std::string& run_id,
                            const std::vector<v1::StepSample>& samples,
@@ -88,7 +121,8 @@ class Uploader {
 
   // Uploads every spooled run in `spool_dir` (samples first, then the
   // summary) and removes each once acknowledged. Stops at the first run the
-  // service cannot be reached for. Progress lines go to `log`.
+  // service cannot be reached for; a run it cannot complete for any other
+  // reason is reported and skipped. Progress lines go to `log`.
   FlushReport FlushSpool(const std::string& spool_dir, std::ostream& log);
 
   const Connection& connection() const { return connection_; }
@@ -97,6 +131,8 @@ class Uploader {
   grpc::Status SyncOnce(const std::string& run_id,
                         const std::vector<v1::StepSample>& samples,
                         int64_t* committed);
+  // One spooled run, opened and locked.
+  RunFate FlushRun(SpoolRun& run, std::ostream& log);
 
   Connection connection_;
   Backoff backoff_;

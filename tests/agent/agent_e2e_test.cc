@@ -92,11 +92,13 @@ class AgentTest : public ::testing::Test {
 
   // Runs placement-agent through the shell with `env` before it; returns its
   // exit code and puts stdout + stderr into `*output`.
+  // `timeout`: after it, the agent gets SIGTERM (as a job's preemption).
   int Agent(const std::string& args, std::string* output,
-            const std::string& env = "", const std::string& server = "") {
+            const std::string& env = "", const std::string& server = "",
+            const std::string& timeout = "120") {
     const std::string command =
-        absl::StrCat("cd ", SourceTestDir(), " && env ", env, " timeout 120 ",
-                     PLACEMENT_AGENT_BINARY,
+        absl::StrCat("cd ", SourceTestDir(), " && env ", env, " timeout ",
+                     timeout, " ", PLACEMENT_AGENT_BINARY,
                      " --server=", server.empty() ? server_->address() : server,
                      " --spool_dir=", spool(),
                      " --nvml_library= --nvidia_smi=/nonexistent/nvidia-smi"
@@ -317,6 +319,63 @@ TEST_F(AgentTest, ServiceKilledMidRunLosesNothingAfterFlush) {
       "20");
   ASSERT_EQ(Agent("flush", &output), 0) << output;
   EXPECT_THAT(output, HasSubstr("uploaded 0, left in the spool 0"));
+}
+
+// Slurm's preemption or scancel sends SIGTERM to the job: the agent passes
+// it on to the command and records the attempt as PREEMPTED, uploaded, with
+// no retry and nothing left in the spool.
+TEST_F(AgentTest, SigtermToTheAgentRecordsAPreemptedRun) {
+  std::string output;
+  const int code = Agent(
+      absl::StrCat("run --pool=l40s-adapters --sku=", kL40s,
+                   " --recipe=recipe.yaml -- ", TestData("fake_train.sh")),
+      &output,
+      absl::StrCat("FAKE_STEPS=20 FAKE_PAUSE_AT=4 FAKE_MIDWAY=", tmp_.path(),
+                   "/midway FAKE_GO=", tmp_.path(), "/never"),
+      "", "3");
+  EXPECT_EQ(code, 124) << output;  // timeout's code: it sent the SIGTERM
+  EXPECT_THAT(output, HasSubstr("PREEMPTED"));
+  EXPECT_THAT(output, HasSubstr("uploaded"));
+  const std::string run_id = RunIdFrom(output);
+  ASSERT_EQ(run_id.size(), 36u) << output;
+  const v1::BenchmarkRun run = StoredRun(run_id).run();
+  EXPECT_EQ(run.outcome(), v1::RUN_OUTCOME_PREEMPTED);
+  EXPECT_EQ(run.retries(), 0);
+  EXPECT_EQ(run.steps_attempted(), 4);
+  EXPECT_THAT(run.failure_reason(), HasSubstr("SIGTERM"));
+  EXPECT_TRUE(agent::ListSpooledRuns(spool()).empty());
+}
+
+// A token the service does not take (here: one that may read the catalog
+// but not upload) keeps the run in the spool, and `run` says so and fails;
+// nothing moves to rejected/.
+TEST_F(AgentTest, AnUploadRefusedForTheTokenKeepsTheRunAndFails) {
+  const std::string token_file = tmp_.path() + "/token";
+  ASSERT_EQ(RunCommand(absl::StrCat(PLACEMENTD_BINARY,
+                                    " tokens create --role planner --name p "
+                                    "--database_url '",
+                                    db_.url(), "' > ", token_file)),
+            0);
+  server_.reset();
+  absl::StatusOr<std::unique_ptr<PlacementdProcess>> server =
+      PlacementdProcess::Start(db_.url(), {"--auth=true"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = *std::move(server);
+  ASSERT_TRUE(server_->WaitForHealth(true, absl::Seconds(30)));
+
+  std::string output;
+  const int code = Agent(
+      absl::StrCat("--token_file=", token_file,
+                   " run --pool=l40s-adapters --sku=", kL40s,
+                   " --recipe=recipe.yaml -- ", TestData("fake_train.sh")),
+      &output, "FAKE_STEPS=3");
+  EXPECT_EQ(code, 4) << output;
+  EXPECT_THAT(output, HasSubstr("PERMISSION_DENIED"));
+  EXPECT_THAT(output, HasSubstr("NOT uploaded"));
+  EXPECT_THAT(output, ::testing::Not(HasSubstr("GB, uploaded")));
+  EXPECT_EQ(agent::ListSpooledRuns(spool()).size(), 1u);
+  EXPECT_FALSE(fs::exists(spool() + "/rejected"));
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM benchmark_runs"), "0");
 }
 
 TEST_F(AgentTest, UnreachableServiceAtStartStillRecordsIntoTheSpool) {

@@ -1,6 +1,8 @@
 """python3 -m placement_client flush [--server HOST:PORT] [--spool_dir DIR]
 [--token_file FILE] [--ca_file FILE]: uploads every spooled run.
-Exit 0 all uploaded, 1 some refused, 3 some left (service unreachable)."""
+Exit 0 all uploaded, 1 some refused as invalid, 3 some left (service
+unreachable), 4 some kept (refused for a reason not the run's: a token, a
+server fault; or a sample missing from the spool)."""
 
 import argparse
 import os
@@ -28,9 +30,11 @@ def main(argv=None):
     finally:
         connection.close()
     print(f"uploaded {r['uploaded']}, left in the spool {r['left']}, rejected "
-          f"{r['rejected']}, in progress {r['in_progress']}, incomplete "
-          f"{r['incomplete']}")
-    return 3 if r["left"] else 1 if r["rejected"] else 0
+          f"{r['rejected']}, kept (refused, not the run's fault) {r['kept']}, "
+          f"in progress {r['in_progress']}, incomplete {r['incomplete']}")
+    if r["left"]:
+        return 3
+    return 4 if r["kept"] else 1 if r["rejected"] else 0
 
 
 if __name__ == "__main__":

@@ -401,6 +401,12 @@ class RunRecorder:
                 print(f"placement_client: run {self.run_id} was refused by "
                       f"the service; kept in {self.spool_dir}/rejected",
                       file=sys.stderr)
+            elif outcome == "kept":
+                print(f"placement_client: run {self.run_id} was NOT "
+                      f"uploaded: the service refused it for a reason that "
+                      f"is not the run's (see above); kept in "
+                      f"{self.spool_dir}: fix it, then flush",
+                      file=sys.stderr)
             elif not self.uploaded:
                 print(f"placement_client: run {self.run_id} is spooled in "
                       f"{self.spool_dir}; flush later", file=sys.stderr)

@@ -21,6 +21,12 @@ from placement.v1 import telemetry_pb2
 from placement.v1 import telemetry_pb2_grpc
 from placement_client.connection import RETRYABLE
 
+# The service refused the run itself: no retry of the same bytes can
+# succeed. Every other refusal (a revoked token, a server fault, an old
+# server) says nothing about the run, which stays spooled.
+REFUSES_THE_RUN = (grpc.StatusCode.INVALID_ARGUMENT,
+                   grpc.StatusCode.ALREADY_EXISTS)
+
 SAMPLES = "samples.jsonl"
 RUN = "run.pb"
 LOCK = "lock"
@@ -146,14 +152,16 @@ def sync_samples(connection, run_id, samples, retry=True):
     committed = progress.committed_through_step
     attempts = connection.attempts if retry else 1
     for i in range(attempts):
-        start = max(0, committed + 1)
-        if start >= len(samples):
+        # By step number, not by position: a spool that lost a line still
+        # sends every step after the committed one.
+        pending = [s for s in samples if s.step > committed]
+        if not pending:
             return committed
 
-        def batches(start=start):
-            for b in range(start, len(samples), BATCH):
+        def batches(pending=pending):
+            for b in range(0, len(pending), BATCH):
                 yield telemetry_pb2.StreamStepSamplesRequest(
-                    run_id=run_id, samples=samples[b:b + BATCH])
+                    run_id=run_id, samples=pending[b:b + BATCH])
 
         try:
             response = stub.StreamStepSamples(
@@ -185,13 +193,19 @@ def upload_run(connection, run):
 
 def flush_spool(connection, spool_dir=None, log=sys.stderr):
     """Uploads every spooled run (samples, then summary) and removes each one
-    acknowledged. Stops at the first run the service cannot be reached for.
-    Returns a dict of counts: uploaded, left, rejected, in_progress,
+    acknowledged. Stops at the first run the service cannot be reached for;
+    a run it cannot complete for any other reason is reported and skipped.
+    Returns a dict of counts: uploaded, left, rejected, kept, in_progress,
     incomplete, and in "runs" what became of each run id it tried
-    ("uploaded", "rejected", "left", "incomplete")."""
+    ("uploaded", "rejected", "left", "kept", "incomplete")."""
     spool_dir = spool_dir_or_default(spool_dir)
-    report = dict(uploaded=0, left=0, rejected=0, in_progress=0, incomplete=0,
-                  runs={})
+    report = dict(uploaded=0, left=0, rejected=0, kept=0, in_progress=0,
+                  incomplete=0, runs={})
+
+    def count(run_id, fate):
+        report[fate] += 1
+        report["runs"][run_id] = fate
+
     runs = list_spooled_runs(spool_dir)
     for index, run_id in enumerate(runs):
         try:
@@ -202,49 +216,54 @@ def flush_spool(connection, spool_dir=None, log=sys.stderr):
         except FileNotFoundError:
             continue
         try:
-            samples = run.read_samples()
-            summary = run.read_run()
-            try:
-                committed = sync_samples(connection, run_id, samples)
-                if committed + 1 < len(samples):
-                    raise _Incomplete(committed)
-                if summary is None:
-                    print(f"run {run_id}: {len(samples)} samples uploaded; no "
-                          f"summary (its recorder did not finish)", file=log)
-                    report["incomplete"] += 1
-                    report["runs"][run_id] = "incomplete"
-                    continue
-                ack = upload_run(connection, summary)
-            except _Incomplete as e:
-                print(f"run {run_id}: only steps through {e.args[0]} are "
-                      f"committed; kept in the spool", file=log)
-                report["left"] += len(runs) - index
-                report["runs"][run_id] = "left"
-                return report
-            except grpc.RpcError as e:
-                if e.code() in RETRYABLE:
-                    print(f"run {run_id}: kept in the spool: {e.code().name}: "
-                          f"{e.details()}", file=log)
-                    report["left"] += len(runs) - index
-                    report["runs"][run_id] = "left"
-                    return report
-                why = f"{e.code().name}: {e.details()}"
-                print(f"run {run_id}: refused, moved to rejected/: {why}",
-                      file=log)
-                run.reject(why)
-                report["rejected"] += 1
-                report["runs"][run_id] = "rejected"
-                continue
-            print(f"run {run_id}: uploaded ({len(samples)} samples, "
-                  f"{ack.gpu_hours:.4f} GPU-hours, recipe key {ack.recipe_key})",
-                  file=log)
-            run.remove()
-            report["uploaded"] += 1
-            report["runs"][run_id] = "uploaded"
+            fate = _flush_run(connection, run, log)
         finally:
             run.close()
+        count(run_id, fate)
+        if fate == "left":
+            # The service is out of reach: the runs after this one wait too.
+            for rest in runs[index + 1:]:
+                count(rest, "left")
+            return report
     return report
 
 
-class _Incomplete(Exception):
-    pass
+def _flush_run(connection, run, log):
+    """One spooled run, opened and locked; returns its fate."""
+    run_id = run.run_id
+    samples = run.read_samples()
+    summary = run.read_run()
+    try:
+        committed = sync_samples(connection, run_id, samples)
+        last = max((s.step for s in samples), default=-1)
+        if committed < last:
+            # The service commits steps without gaps: a step missing from
+            # the spool holds the rest back, and no retry brings it back.
+            print(f"run {run_id}: kept in the spool: step {committed + 1} is "
+                  f"missing from its samples (only steps through {committed} "
+                  f"of {last} are committed)", file=log)
+            return "kept"
+        if summary is None:
+            print(f"run {run_id}: {len(samples)} samples uploaded; no "
+                  f"summary (its recorder did not finish)", file=log)
+            return "incomplete"
+        ack = upload_run(connection, summary)
+    except grpc.RpcError as e:
+        why = f"{e.code().name}: {e.details()}"
+        if e.code() in RETRYABLE:
+            print(f"run {run_id}: kept in the spool: {why}", file=log)
+            return "left"
+        if e.code() in REFUSES_THE_RUN:
+            print(f"run {run_id}: refused, moved to rejected/: {why}",
+                  file=log)
+            run.reject(why)
+            return "rejected"
+        print(f"run {run_id}: kept in the spool: the service answered {why} "
+              f"(not a fault of the run: check the token, the server and its "
+              f"version, then flush again)", file=log)
+        return "kept"
+    print(f"run {run_id}: uploaded ({len(samples)} samples, "
+          f"{ack.gpu_hours:.4f} GPU-hours, recipe key {ack.recipe_key})",
+          file=log)
+    run.remove()
+    return "uploaded"
