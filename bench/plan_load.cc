@@ -236,72 +236,94 @@ std::vector<std::string> RequestBytes(bool plan) {
   return requests;
 }
 
-Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
-               const std::string& rpc, std::chrono::seconds duration) {
-  const bool plan = rpc == "plan";
-  const bool parse_all = absl::GetFlag(FLAGS_parse);
-  const std::vector<std::string> requests = RequestBytes(plan);
-  const auto call_deadline =
-      std::chrono::milliseconds(absl::GetFlag(FLAGS_deadline_ms));
-  const int clients = static_cast<int>(channels.size());
-  std::vector<std::vector<double>> latencies(clients);
+// What the clients of one round share: what they send, until when, and the
+// tallies each adds to (its own latencies; errors and refusals together).
+struct RoundClients {
+  bool plan = false;
+  bool parse_all = false;
+  std::vector<std::string> requests;
+  std::chrono::milliseconds call_deadline{0};
+  std::chrono::steady_clock::time_point end;
+  std::vector<std::vector<double>> latencies;  // by client
   std::atomic<int64_t> errors{0};
   // Refusals by status code: under overload placementd sheds load with
   // RESOURCE_EXHAUSTED, or the caller's deadline passes.
-  std::vector<std::atomic<int64_t>> by_code(17);
+  std::vector<std::atomic<int64_t>> by_code =
+      std::vector<std::atomic<int64_t>>(17);
+};
+
+// Whether an answer is what a typed client would get: a plan with
+// candidates, or a health check's answer.
+bool AnswerIsGood(bool plan, const grpc::ByteBuffer& answer) {
+  grpc::Slice bytes;
+  bool good = answer.DumpToSingleSlice(&bytes).ok();
+  if (plan) {
+    v1::PlacePlanResponse response;
+    good = good && response.ParseFromArray(bytes.begin(), bytes.size()) &&
+           response.candidates_size() > 0;
+  } else {
+    grpc::health::v1::HealthCheckResponse response;
+    good = good && response.ParseFromArray(bytes.begin(), bytes.size());
+  }
+  return good;
+}
+
+// Client `c`'s closed loop: its next call as soon as the previous one
+// answered, until the round's end.
+void RunClient(int c, const std::shared_ptr<grpc::Channel>& channel,
+               RoundClients& round) {
+  const grpc::internal::RpcMethod method(
+      round.plan ? "/placement.v1.PlacementService/PlacePlan"
+                 : "/grpc.health.v1.Health/Check",
+      grpc::internal::RpcMethod::NORMAL_RPC, channel);
+  int64_t calls = 0;
+  while (std::chrono::steady_clock::now() < round.end) {
+    const auto start = std::chrono::steady_clock::now();
+    const grpc::Slice request_slice(
+        round.requests[(c + calls) % round.requests.size()]);
+    const grpc::ByteBuffer request(&request_slice, 1);
+    grpc::ByteBuffer answer;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         round.call_deadline);
+    // A dropped connection makes the call wait for the next one (within
+    // its deadline) instead of failing at once.
+    context.set_wait_for_ready(true);
+    const grpc::Status status =
+        grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+            channel.get(), method, &context, request, &answer);
+    if (!status.ok()) {
+      ++round.errors;
+      ++round.by_code[static_cast<int>(status.error_code()) % 17];
+      continue;  // latency percentiles are of answered calls
+    }
+    if ((round.parse_all || calls % 64 == 0) &&
+        !AnswerIsGood(round.plan, answer)) {
+      ++round.errors;
+    }
+    ++calls;
+    round.latencies[c].push_back(std::chrono::duration<double, std::milli>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count());
+  }
+}
+
+Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
+               const std::string& rpc, std::chrono::seconds duration) {
+  const int clients = static_cast<int>(channels.size());
+  RoundClients shared;
+  shared.plan = rpc == "plan";
+  shared.parse_all = absl::GetFlag(FLAGS_parse);
+  shared.requests = RequestBytes(shared.plan);
+  shared.call_deadline =
+      std::chrono::milliseconds(absl::GetFlag(FLAGS_deadline_ms));
+  shared.latencies.resize(clients);
   std::vector<std::thread> threads;
   const CpuClock cpu_begin = CpuClock::Now();
   const auto begin = std::chrono::steady_clock::now();
-  const auto end = begin + duration;
+  shared.end = begin + duration;
   for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] {
-      const std::shared_ptr<grpc::Channel>& channel = channels[c];
-      const grpc::internal::RpcMethod method(
-          plan ? "/placement.v1.PlacementService/PlacePlan"
-               : "/grpc.health.v1.Health/Check",
-          grpc::internal::RpcMethod::NORMAL_RPC, channel);
-      int64_t calls = 0;
-      while (std::chrono::steady_clock::now() < end) {
-        const auto start = std::chrono::steady_clock::now();
-        const grpc::Slice request_slice(
-            requests[(c + calls) % requests.size()]);
-        const grpc::ByteBuffer request(&request_slice, 1);
-        grpc::ByteBuffer answer;
-        grpc::ClientContext context;
-        context.set_deadline(std::chrono::system_clock::now() + call_deadline);
-        // A dropped connection makes the call wait for the next one (within
-        // its deadline) instead of failing at once.
-        context.set_wait_for_ready(true);
-        const grpc::Status status =
-            grpc::internal::BlockingUnaryCall<grpc::ByteBuffer,
-                                              grpc::ByteBuffer>(
-                channel.get(), method, &context, request, &answer);
-        if (!status.ok()) {
-          ++errors;
-          ++by_code[static_cast<int>(status.error_code()) % 17];
-          continue;  // latency percentiles are of answered calls
-        }
-        if (parse_all || calls % 64 == 0) {
-          // The answer is what a typed client would get.
-          grpc::Slice bytes;
-          bool good = answer.DumpToSingleSlice(&bytes).ok();
-          if (plan) {
-            v1::PlacePlanResponse response;
-            good = good &&
-                   response.ParseFromArray(bytes.begin(), bytes.size()) &&
-                   response.candidates_size() > 0;
-          } else {
-            grpc::health::v1::HealthCheckResponse response;
-            good = good && response.ParseFromArray(bytes.begin(), bytes.size());
-          }
-          if (!good) ++errors;
-        }
-        ++calls;
-        latencies[c].push_back(std::chrono::duration<double, std::milli>(
-                                   std::chrono::steady_clock::now() - start)
-                                   .count());
-      }
-    });
+    threads.emplace_back([&, c] { RunClient(c, channels[c], shared); });
   }
   for (auto& t : threads) t.join();
   const CpuClock cpu_end = CpuClock::Now();
@@ -314,12 +336,14 @@ Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
       cpu_end.load_generator - cpu_begin.load_generator;
   round.server_cpu_seconds =
       cpu_end.machine - cpu_begin.machine - round.load_generator_cpu_seconds;
-  for (const auto& l : latencies) {
+  for (const auto& l : shared.latencies) {
     round.latencies_ms.insert(round.latencies_ms.end(), l.begin(), l.end());
   }
   std::sort(round.latencies_ms.begin(), round.latencies_ms.end());
-  round.errors = errors.load();
-  for (int code = 0; code < 17; ++code) round.refused[code] = by_code[code];
+  round.errors = shared.errors.load();
+  for (int code = 0; code < 17; ++code) {
+    round.refused[code] = shared.by_code[code];
+  }
   return round;
 }
 

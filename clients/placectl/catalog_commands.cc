@@ -149,52 +149,76 @@ void PrintPools(const std::vector<v1::Pool>& pools) {
   table.Print(std::cout);
 }
 
-// Reads the pool flags into `pool`; with `only_given`, only the flags given on
-// the command line, each added to `mask`. Returns false (after printing why)
-// on a malformed flag.
-bool PoolFromFlags(bool only_given, v1::Pool* pool,
-                   google::protobuf::FieldMask* mask) {
-  auto wanted = [&](const char* flag, const char* field) {
+// Which pool flags to read: every one (a new pool) or, `only_given`, those
+// given on the command line (an update); each one read adds its field to
+// `mask` when there is one.
+struct WantedFlags {
+  bool only_given;
+  google::protobuf::FieldMask* mask;
+
+  bool operator()(const char* flag, const char* field) const {
     if (only_given && !FlagGiven(flag)) return false;
     if (mask != nullptr) mask->add_paths(field);
     return true;
-  };
+  }
+};
+
+// --fabric: nvlink or pcie ("" leaves it unset).
+bool SetFabric(const std::string& fabric, v1::Pool* pool) {
+  if (fabric == "nvlink") {
+    pool->set_fabric(v1::FABRIC_NVLINK);
+  } else if (fabric == "pcie") {
+    pool->set_fabric(v1::FABRIC_PCIE);
+  } else if (!fabric.empty()) {
+    std::cerr << "placectl: --fabric must be nvlink or pcie\n";
+    return false;
+  }
+  return true;
+}
+
+// --inter_node_fabric ("" leaves it unset).
+bool SetInterNodeFabric(const std::string& fabric, v1::Pool* pool) {
+  if (fabric == "none") {
+    pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_NONE);
+  } else if (fabric == "ethernet") {
+    pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_ETHERNET);
+  } else if (fabric == "roce") {
+    pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_ROCE);
+  } else if (fabric == "infiniband") {
+    pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_INFINIBAND);
+  } else if (!fabric.empty()) {
+    std::cerr << "placectl: --inter_node_fabric must be none, ethernet, "
+                 "roce or infiniband\n";
+    return false;
+  }
+  return true;
+}
+
+// The pool's hardware: nodes, GPUs per node and the fabrics between them.
+bool HardwareFromFlags(const WantedFlags& wanted, v1::Pool* pool) {
   if (wanted("nodes", "node_count"))
     pool->set_node_count(absl::GetFlag(FLAGS_nodes));
   if (wanted("gpus_per_node", "gpus_per_node")) {
     pool->set_gpus_per_node(absl::GetFlag(FLAGS_gpus_per_node));
   }
-  if (wanted("fabric", "fabric")) {
-    const std::string fabric = absl::GetFlag(FLAGS_fabric);
-    if (fabric == "nvlink") {
-      pool->set_fabric(v1::FABRIC_NVLINK);
-    } else if (fabric == "pcie") {
-      pool->set_fabric(v1::FABRIC_PCIE);
-    } else if (!fabric.empty()) {
-      std::cerr << "placectl: --fabric must be nvlink or pcie\n";
-      return false;
-    }
+  if (wanted("fabric", "fabric") &&
+      !SetFabric(absl::GetFlag(FLAGS_fabric), pool)) {
+    return false;
   }
-  if (wanted("inter_node_fabric", "inter_node_fabric")) {
-    const std::string fabric = absl::GetFlag(FLAGS_inter_node_fabric);
-    if (fabric == "none") {
-      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_NONE);
-    } else if (fabric == "ethernet") {
-      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_ETHERNET);
-    } else if (fabric == "roce") {
-      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_ROCE);
-    } else if (fabric == "infiniband") {
-      pool->set_inter_node_fabric(v1::INTER_NODE_FABRIC_INFINIBAND);
-    } else if (!fabric.empty()) {
-      std::cerr << "placectl: --inter_node_fabric must be none, ethernet, "
-                   "roce or infiniband\n";
-      return false;
-    }
+  if (wanted("inter_node_fabric", "inter_node_fabric") &&
+      !SetInterNodeFabric(absl::GetFlag(FLAGS_inter_node_fabric), pool)) {
+    return false;
   }
   if (wanted("inter_node_gb_s", "inter_node_bandwidth_gb_s_per_gpu")) {
     pool->set_inter_node_bandwidth_gb_s_per_gpu(
         absl::GetFlag(FLAGS_inter_node_gb_s));
   }
+  return true;
+}
+
+// What the pool is for and how much of it a plan may take (the quota's
+// default is every GPU of the hardware read before).
+bool UseFromFlags(const WantedFlags& wanted, v1::Pool* pool) {
   if (wanted("purpose", "purpose")) {
     const std::string purpose = absl::GetFlag(FLAGS_purpose);
     if (purpose == "training") {
@@ -214,6 +238,11 @@ bool PoolFromFlags(bool only_given, v1::Pool* pool,
     pool->set_gpu_quota(
         quota >= 0 ? quota : pool->node_count() * pool->gpus_per_node());
   }
+  return true;
+}
+
+// The internal rate and the list price per GPU-hour.
+bool PricesFromFlags(const WantedFlags& wanted, v1::Pool* pool) {
   if (wanted("rate", "internal_rate_micros_per_gpu_hour")) {
     absl::StatusOr<int64_t> rate = core::ParseMicros(absl::GetFlag(FLAGS_rate));
     if (!rate.ok()) {
@@ -232,6 +261,19 @@ bool PoolFromFlags(bool only_given, v1::Pool* pool,
       return false;
     }
     pool->set_list_price_micros_per_gpu_hour(*price);
+  }
+  return true;
+}
+
+// Reads the pool flags into `pool`; with `only_given`, only the flags given on
+// the command line, each added to `mask`. Returns false (after printing why)
+// on a malformed flag.
+bool PoolFromFlags(bool only_given, v1::Pool* pool,
+                   google::protobuf::FieldMask* mask) {
+  const WantedFlags wanted{only_given, mask};
+  if (!HardwareFromFlags(wanted, pool) || !UseFromFlags(wanted, pool) ||
+      !PricesFromFlags(wanted, pool)) {
+    return false;
   }
   if (wanted("labels", "labels")) {
     for (absl::string_view pair :

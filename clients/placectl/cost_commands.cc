@@ -1,11 +1,13 @@
 #include "clients/placectl/cost_commands.h"
 
-#include <algorithm>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
 
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -94,9 +96,8 @@ std::string FlagOfField(const std::string& field) {
   return field;
 }
 
-// Builds the request from the flags; an error message on bad input.
-absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
-  v1::GetCostReportRequest request;
+// --from and --to: the request's window, whole UTC days.
+absl::Status SetRangeFromFlags(v1::GetCostReportRequest* request) {
   absl::CivilDay last = absl::ToCivilDay(absl::Now(), absl::UTCTimeZone());
   const std::string to = absl::GetFlag(FLAGS_to);
   if (!to.empty() && !ParseDay(to, &last)) {
@@ -112,9 +113,12 @@ absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
         "--from ", absl::FormatCivilTime(first), " is after --to ",
         absl::FormatCivilTime(last), to.empty() ? " (today)" : ""));
   }
-  SetDay(first, request.mutable_start_time());
-  SetDay(last + 1, request.mutable_end_time());
+  SetDay(first, request->mutable_start_time());
+  SetDay(last + 1, request->mutable_end_time());
+  return absl::OkStatus();
+}
 
+absl::Status SetGroupByFromFlags(v1::GetCostReportRequest* request) {
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_group_by),
                                                ',', absl::SkipWhitespace())) {
     v1::CostDimension d = v1::COST_DIMENSION_UNSPECIFIED;
@@ -125,51 +129,72 @@ absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
           "' (sku, pool, recipe_key, model, method, team, outcome, day, week, "
           "month)"));
     }
-    request.add_group_by(d);
+    request->add_group_by(d);
   }
+  return absl::OkStatus();
+}
 
-  v1::CostFilter* f = request.mutable_filter();
+// One --where pair, key=value, added to `f`.
+absl::Status AddFilter(const std::string& key, const std::string& value,
+                       v1::CostFilter* f) {
+  if (key == "sku") {
+    f->add_skus(value);
+  } else if (key == "pool") {
+    f->add_pools(value);
+  } else if (key == "recipe_key") {
+    f->add_recipe_keys(value);
+  } else if (key == "model") {
+    f->add_models(value);
+  } else if (key == "team") {
+    f->add_teams(value);
+  } else if (key == "method") {
+    const std::optional<core::FineTuneMethod> method =
+        core::ParseFineTuneMethod(Upper(value));
+    if (!method.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--where method=", value, ": full, lora, qlora or head-only"));
+    }
+    f->add_methods(EnumToProto<v1::FineTuneMethod>(*method));
+  } else if (key == "outcome") {
+    const std::optional<core::RunOutcome> outcome =
+        core::ParseRunOutcome(Upper(value));
+    if (!outcome.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--where outcome=", value,
+          ": succeeded, failed, out-of-memory, collective-timeout, "
+          "preempted or hardware-error"));
+    }
+    f->add_outcomes(EnumToProto<v1::RunOutcome>(*outcome));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--where: unknown key '", key,
+                     "' (sku, pool, recipe_key, model, method, team, "
+                     "outcome)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetFilterFromFlags(v1::GetCostReportRequest* request) {
+  v1::CostFilter* f = request->mutable_filter();
   for (absl::string_view pair : absl::StrSplit(absl::GetFlag(FLAGS_where), ',',
                                                absl::SkipWhitespace())) {
     std::pair<std::string, std::string> kv =
         absl::StrSplit(pair, absl::MaxSplits('=', 1));
     const std::string key(absl::StripAsciiWhitespace(kv.first));
     const std::string value(absl::StripAsciiWhitespace(kv.second));
-    if (key == "sku") {
-      f->add_skus(value);
-    } else if (key == "pool") {
-      f->add_pools(value);
-    } else if (key == "recipe_key") {
-      f->add_recipe_keys(value);
-    } else if (key == "model") {
-      f->add_models(value);
-    } else if (key == "team") {
-      f->add_teams(value);
-    } else if (key == "method") {
-      const std::optional<core::FineTuneMethod> method =
-          core::ParseFineTuneMethod(Upper(value));
-      if (!method.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--where method=", value, ": full, lora, qlora or head-only"));
-      }
-      f->add_methods(EnumToProto<v1::FineTuneMethod>(*method));
-    } else if (key == "outcome") {
-      const std::optional<core::RunOutcome> outcome =
-          core::ParseRunOutcome(Upper(value));
-      if (!outcome.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--where outcome=", value,
-            ": succeeded, failed, out-of-memory, collective-timeout, "
-            "preempted or hardware-error"));
-      }
-      f->add_outcomes(EnumToProto<v1::RunOutcome>(*outcome));
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--where: unknown key '", key,
-                       "' (sku, pool, recipe_key, model, method, team, "
-                       "outcome)"));
+    if (absl::Status added = AddFilter(key, value, f); !added.ok()) {
+      return added;
     }
   }
+  return absl::OkStatus();
+}
+
+// Builds the request from the flags; an error message on bad input.
+absl::StatusOr<v1::GetCostReportRequest> RequestFromFlags() {
+  v1::GetCostReportRequest request;
+  if (absl::Status s = SetRangeFromFlags(&request); !s.ok()) return s;
+  if (absl::Status s = SetGroupByFromFlags(&request); !s.ok()) return s;
+  if (absl::Status s = SetFilterFromFlags(&request); !s.ok()) return s;
   return request;
 }
 
@@ -188,19 +213,23 @@ struct Column {
   std::function<std::string(const v1::CostReportRow&)> cell;
 };
 
-std::vector<Column> Columns(const v1::GetCostReportRequest& request, bool all) {
-  auto grouped = [&](v1::CostDimension d) {
-    for (int g : request.group_by()) {
-      if (g == d) return true;
-    }
-    return false;
-  };
+bool Grouped(const v1::GetCostReportRequest& request, v1::CostDimension d) {
+  for (int g : request.group_by()) {
+    if (g == d) return true;
+  }
+  return false;
+}
+
+// The columns of the dimensions grouped by (all of them with `all`), in
+// the order the CSV and table show them.
+void AddKeyColumns(const v1::GetCostReportRequest& request, bool all,
+                   std::vector<Column>* columns) {
+  auto grouped = [&](v1::CostDimension d) { return Grouped(request, d); };
   const bool by_period = grouped(v1::COST_DIMENSION_DAY) ||
                          grouped(v1::COST_DIMENSION_WEEK) ||
                          grouped(v1::COST_DIMENSION_MONTH);
-  std::vector<Column> columns;
   auto key = [&](bool on, const char* header, const char* csv, auto cell) {
-    if (on || all) columns.push_back({header, csv, false, cell});
+    if (on || all) columns->push_back({header, csv, false, cell});
   };
   key(by_period,
       grouped(v1::COST_DIMENSION_WEEK)    ? "WEEK OF"
@@ -230,8 +259,12 @@ std::vector<Column> Columns(const v1::GetCostReportRequest& request, bool all) {
                    ? std::string()
                    : EnumShortName(*v1::RunOutcome_descriptor(), r.outcome());
       });
+}
+
+// The figures of every row: runs, GPU-hours, steps and what they cost.
+void AddFigureColumns(std::vector<Column>* columns) {
   auto num = [&](const char* header, const char* csv, auto cell) {
-    columns.push_back({header, csv, true, cell});
+    columns->push_back({header, csv, true, cell});
   };
   num("RUNS", "runs", [](const auto& r) { return absl::StrCat(r.runs()); });
   num("OK", "successful_runs",
@@ -276,19 +309,33 @@ std::vector<Column> Columns(const v1::GetCostReportRequest& request, bool all) {
                    ? absl::StrFormat("%.3f", r.observed_over_list_price_ratio())
                    : std::string("-");
       });
-  if (grouped(v1::COST_DIMENSION_POOL) || all) {
-    num("OCCUPANCY", "occupancy", [](const v1::CostReportRow& r) {
-      return r.has_pool_occupancy()
-                 ? absl::StrFormat("%.1f%%",
-                                   100 * r.pool_occupancy().occupancy())
-                 : std::string("-");
-    });
-    num("AMORTIZED COST/STEP", "amortized_cost_per_successful_step",
-        [](const v1::CostReportRow& r) {
-          return r.pool_occupancy().amortized_cost_per_successful_step().empty()
-                     ? std::string("-")
-                     : r.pool_occupancy().amortized_cost_per_successful_step();
-        });
+}
+
+// The pool's occupancy and the cost per step it implies: rows grouped by
+// pool only (or `all`).
+void AddPoolColumns(std::vector<Column>* columns) {
+  columns->push_back(
+      {"OCCUPANCY", "occupancy", true, [](const v1::CostReportRow& r) {
+         return r.has_pool_occupancy()
+                    ? absl::StrFormat("%.1f%%",
+                                      100 * r.pool_occupancy().occupancy())
+                    : std::string("-");
+       }});
+  columns->push_back(
+      {"AMORTIZED COST/STEP", "amortized_cost_per_successful_step", true,
+       [](const v1::CostReportRow& r) {
+         return r.pool_occupancy().amortized_cost_per_successful_step().empty()
+                    ? std::string("-")
+                    : r.pool_occupancy().amortized_cost_per_successful_step();
+       }});
+}
+
+std::vector<Column> Columns(const v1::GetCostReportRequest& request, bool all) {
+  std::vector<Column> columns;
+  AddKeyColumns(request, all, &columns);
+  AddFigureColumns(&columns);
+  if (Grouped(request, v1::COST_DIMENSION_POOL) || all) {
+    AddPoolColumns(&columns);
   }
   return columns;
 }
@@ -301,6 +348,79 @@ std::string CsvField(const std::string& s) {
     out += c;
   }
   return out + "\"";
+}
+
+// Every page of the report `request` asks for; the error is printed.
+std::optional<v1::GetCostReportResponse> FetchReport(
+    v1::GetCostReportRequest* request) {
+  auto stub = v1::CostService::NewStub(clients::MakeChannel(ServerAddress()));
+  v1::GetCostReportResponse all;
+  request->set_page_size(1000);
+  do {
+    v1::GetCostReportResponse response;
+    grpc::Status status =
+        stub->GetCostReport(ContextWithDeadline().get(), *request, &response);
+    if (!status.ok()) {
+      std::cerr << "placectl: " << DescribeError(status, FlagOfField) << "\n";
+      return std::nullopt;
+    }
+    for (auto& row : *response.mutable_rows()) *all.add_rows() = row;
+    request->set_page_token(response.next_page_token());
+  } while (!request->page_token().empty());
+  return all;
+}
+
+// --csv: every column, "-" cells empty.
+void PrintCsv(const v1::GetCostReportRequest& request,
+              const v1::GetCostReportResponse& report) {
+  const std::vector<Column> columns = Columns(request, /*all=*/true);
+  std::vector<std::string> header;
+  for (const Column& c : columns) header.push_back(c.csv);
+  std::cout << absl::StrJoin(header, ",") << "\n";
+  for (const v1::CostReportRow& row : report.rows()) {
+    std::vector<std::string> cells;
+    for (const Column& c : columns) {
+      std::string cell = c.cell(row);
+      cells.push_back(CsvField(cell == "-" ? "" : cell));
+    }
+    std::cout << absl::StrJoin(cells, ",") << "\n";
+  }
+}
+
+// The table of the dimensions grouped by, and what the pool columns mean
+// when they are shown.
+void PrintTable(const v1::GetCostReportRequest& request,
+                const v1::GetCostReportResponse& report) {
+  const std::vector<Column> columns = Columns(request, /*all=*/false);
+  std::vector<std::string> header;
+  std::vector<bool> numeric;
+  for (const Column& c : columns) {
+    header.push_back(c.header);
+    numeric.push_back(c.numeric);
+  }
+  clients::Table table(header, numeric);
+  for (const v1::CostReportRow& row : report.rows()) {
+    std::vector<std::string> cells;
+    for (const Column& c : columns) cells.push_back(c.cell(row));
+    table.AddRow(cells);
+  }
+  if (table.empty()) {
+    std::cout << "no runs ended in the range\n";
+    return;
+  }
+  table.Print(std::cout);
+  if (Grouped(request, v1::COST_DIMENSION_POOL)) {
+    // The two pool columns are right by definition and surprising without
+    // it (a tiny run on an idle pool: 0.0% and a large cost per step).
+    std::cout
+        << "\nOCCUPANCY: GPU-hours of all runs that ended on the pool in the "
+           "row's window, over the pool's GPUs x the window's hours.\n"
+           "AMORTIZED COST/STEP: the internal cost / occupancy / successful "
+           "steps: the pool's idle hours\n"
+           "  charged to the work that ran (a pool used 25% of the time "
+           "costs four times its rate per used hour).\n"
+           "  See docs/FINANCE.md.\n";
+  }
 }
 
 }  // namespace
@@ -317,72 +437,15 @@ int RunCost(const std::vector<std::string>& args) {
     std::cerr << "placectl: " << request.status().message() << "\n";
     return 2;
   }
-  auto stub = v1::CostService::NewStub(clients::MakeChannel(ServerAddress()));
-  v1::GetCostReportResponse all;
-  request->set_page_size(1000);
-  do {
-    v1::GetCostReportResponse response;
-    grpc::Status status =
-        stub->GetCostReport(ContextWithDeadline().get(), *request, &response);
-    if (!status.ok()) {
-      std::cerr << "placectl: " << DescribeError(status, FlagOfField) << "\n";
-      return 1;
-    }
-    for (auto& row : *response.mutable_rows()) *all.add_rows() = row;
-    request->set_page_token(response.next_page_token());
-  } while (!request->page_token().empty());
-
+  const std::optional<v1::GetCostReportResponse> report =
+      FetchReport(&*request);
+  if (!report) return 1;
   if (absl::GetFlag(FLAGS_json)) {
-    std::cout << ToJson(all);
-    return 0;
-  }
-  if (absl::GetFlag(FLAGS_csv)) {
-    const std::vector<Column> columns = Columns(*request, /*all=*/true);
-    std::vector<std::string> header;
-    for (const Column& c : columns) header.push_back(c.csv);
-    std::cout << absl::StrJoin(header, ",") << "\n";
-    for (const v1::CostReportRow& row : all.rows()) {
-      std::vector<std::string> cells;
-      for (const Column& c : columns) {
-        std::string cell = c.cell(row);
-        cells.push_back(CsvField(cell == "-" ? "" : cell));
-      }
-      std::cout << absl::StrJoin(cells, ",") << "\n";
-    }
-    return 0;
-  }
-  const std::vector<Column> columns = Columns(*request, /*all=*/false);
-  std::vector<std::string> header;
-  std::vector<bool> numeric;
-  for (const Column& c : columns) {
-    header.push_back(c.header);
-    numeric.push_back(c.numeric);
-  }
-  clients::Table table(header, numeric);
-  for (const v1::CostReportRow& row : all.rows()) {
-    std::vector<std::string> cells;
-    for (const Column& c : columns) cells.push_back(c.cell(row));
-    table.AddRow(cells);
-  }
-  if (table.empty()) {
-    std::cout << "no runs ended in the range\n";
-    return 0;
-  }
-  table.Print(std::cout);
-  const bool by_pool =
-      std::find(request->group_by().begin(), request->group_by().end(),
-                v1::COST_DIMENSION_POOL) != request->group_by().end();
-  if (by_pool) {
-    // The two pool columns are right by definition and surprising without
-    // it (a tiny run on an idle pool: 0.0% and a large cost per step).
-    std::cout
-        << "\nOCCUPANCY: GPU-hours of all runs that ended on the pool in the "
-           "row's window, over the pool's GPUs x the window's hours.\n"
-           "AMORTIZED COST/STEP: the internal cost / occupancy / successful "
-           "steps: the pool's idle hours\n"
-           "  charged to the work that ran (a pool used 25% of the time "
-           "costs four times its rate per used hour).\n"
-           "  See docs/FINANCE.md.\n";
+    std::cout << ToJson(*report);
+  } else if (absl::GetFlag(FLAGS_csv)) {
+    PrintCsv(*request, *report);
+  } else {
+    PrintTable(*request, *report);
   }
   return 0;
 }

@@ -158,6 +158,160 @@ void PrintCommandHelp(const CommandInfo& command, std::ostream& out) {
   out << "global flags: placectl --help\n";
 }
 
+// The positional words of a command line (the command and its operands)
+// and whether it asks for --help.
+struct Words {
+  std::vector<std::string> positional;
+  bool help = false;
+};
+
+// A flag that is not a bool takes the next word as its value unless given
+// as --name=value; every word after "--" is positional.
+Words ScanWords(int argc, char** argv) {
+  Words words;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") {
+      for (++i; i < argc; ++i) words.positional.emplace_back(argv[i]);
+      break;
+    }
+    if (IsHelp(arg)) {
+      words.help = true;
+      continue;
+    }
+    std::optional<FlagToken> token = SplitFlag(arg);
+    if (!token) {
+      words.positional.emplace_back(arg);
+      continue;
+    }
+    bool negated;
+    const absl::CommandLineFlag* flag = FindFlag(token->name, &negated);
+    if (flag != nullptr && !flag->IsOfType<bool>() && !token->value &&
+        i + 1 < argc) {
+      ++i;
+    }
+  }
+  return words;
+}
+
+// The command: the longest known path the words start with; null when none.
+const CommandInfo* FindCommand(const std::vector<CommandInfo>& commands,
+                               const std::vector<std::string>& words) {
+  const CommandInfo* command = nullptr;
+  for (const CommandInfo& c : commands) {
+    const std::vector<std::string> path = absl::StrSplit(c.path, ' ');
+    if (path.size() > words.size()) continue;
+    if (!std::equal(path.begin(), path.end(), words.begin())) continue;
+    if (command == nullptr || c.path.size() > command->path.size())
+      command = &c;
+  }
+  return command;
+}
+
+void PrintOverview(const std::string& overview,
+                   const std::vector<CommandInfo>& commands) {
+  std::cout << "usage: " << overview << "\n";
+  for (const CommandInfo& c : commands) {
+    std::cout << absl::StrFormat("  %-44s %s\n", c.usage, c.summary);
+  }
+  std::cout << "placectl COMMAND --help lists a command's flags\n";
+  PrintGlobalFlags(std::cout);
+}
+
+// A group: "placectl pools --help". Returns 0, or 2 when `name` is no
+// group's.
+int PrintGroupHelp(const std::string& name,
+                   const std::vector<CommandInfo>& commands) {
+  std::vector<const CommandInfo*> group;
+  for (const CommandInfo& c : commands) {
+    if (absl::StartsWith(c.path, name + " ")) group.push_back(&c);
+  }
+  if (group.empty()) {
+    std::cerr << "placectl: unknown command '" << name
+              << "' (placectl --help lists them)\n";
+    return 2;
+  }
+  std::cout << "placectl " << name << ": one of\n";
+  for (const CommandInfo* c : group) {
+    std::cout << absl::StrFormat("  %-44s %s\n", c->usage, c->summary);
+  }
+  std::cout << "placectl " << name
+            << " SUBCOMMAND --help lists a subcommand's flags\n";
+  return 0;
+}
+
+// --help for placectl, `command` or the group the words name: 0, or 2 for
+// an unknown group.
+int PrintHelp(const std::string& overview,
+              const std::vector<CommandInfo>& commands,
+              const std::vector<std::string>& words,
+              const CommandInfo* command) {
+  if (words.empty()) {
+    PrintOverview(overview, commands);
+    return 0;
+  }
+  if (command != nullptr) {
+    PrintCommandHelp(*command, std::cout);
+    return 0;
+  }
+  return PrintGroupHelp(words[0], commands);
+}
+
+// Why --`name` (a known flag) is refused on this command line: 2.
+int RefuseFlag(const std::string& name, const CommandInfo* command) {
+  if (command == nullptr) {
+    std::cerr << "placectl: --" << name
+              << " needs a command (placectl --help lists them)\n";
+  } else {
+    std::cerr << "placectl " << command->path << " does not take --" << name
+              << " (placectl " << command->path << " --help lists its flags)\n";
+  }
+  return 2;
+}
+
+// Sets each flag of argv, refusing those `command` (null: none named) does
+// not take. Returns -1 to go on, 2 after printing a usage error.
+int SetFlags(int argc, char** argv, const CommandInfo* command) {
+  const std::string command_path = command != nullptr ? command->path : "";
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    std::optional<FlagToken> token = SplitFlag(arg);
+    if (!token) continue;
+    bool negated;
+    const absl::CommandLineFlag* flag = FindFlag(token->name, &negated);
+    const std::string name = negated ? token->name.substr(2) : token->name;
+    if (flag == nullptr) {
+      std::cerr << "placectl: unknown flag --" << token->name
+                << (command != nullptr
+                        ? absl::StrCat(" (placectl ", command_path,
+                                       " --help lists its flags)")
+                        : std::string(" (placectl --help)"))
+                << "\n";
+      return 2;
+    }
+    if (UseFor(name, command_path) == nullptr) return RefuseFlag(name, command);
+    std::string value;
+    if (flag->IsOfType<bool>()) {
+      value = negated ? "false" : token->value.value_or("true");
+    } else if (token->value) {
+      value = *token->value;
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      std::cerr << "placectl: --" << name << " needs a value\n";
+      return 2;
+    }
+    std::string error;
+    if (!absl::FindCommandLineFlag(name)->ParseFrom(value, &error)) {
+      std::cerr << "placectl: --" << name << ": " << error << "\n";
+      return 2;
+    }
+    GivenFlags().insert(name);
+  }
+  return -1;
+}
+
 }  // namespace
 
 bool RegisterFlag(const char* name, const char* commands, const char* help) {
@@ -179,125 +333,15 @@ std::string ServerAddress() {
 int ParseCommandLine(int argc, char** argv, const std::string& overview,
                      const std::vector<CommandInfo>& commands,
                      std::vector<std::string>* args) {
-  // First pass: the positional words (to know the command) and --help. A
-  // flag that is not a bool takes the next word as its value unless given
-  // as --name=value.
-  std::vector<std::string> words;
-  bool help = false;
-  for (int i = 1; i < argc; ++i) {
-    const absl::string_view arg = argv[i];
-    if (arg == "--") {
-      for (++i; i < argc; ++i) words.emplace_back(argv[i]);
-      break;
-    }
-    if (IsHelp(arg)) {
-      help = true;
-      continue;
-    }
-    std::optional<FlagToken> token = SplitFlag(arg);
-    if (!token) {
-      words.emplace_back(arg);
-      continue;
-    }
-    bool negated;
-    const absl::CommandLineFlag* flag = FindFlag(token->name, &negated);
-    if (flag != nullptr && !flag->IsOfType<bool>() && !token->value &&
-        i + 1 < argc) {
-      ++i;
-    }
+  // First the positional words, to know the command; then the flags, each
+  // checked against it.
+  Words words = ScanWords(argc, argv);
+  const CommandInfo* command = FindCommand(commands, words.positional);
+  if (words.help) {
+    return PrintHelp(overview, commands, words.positional, command);
   }
-
-  // The command: the longest known path the words start with.
-  const CommandInfo* command = nullptr;
-  for (const CommandInfo& c : commands) {
-    const std::vector<std::string> path = absl::StrSplit(c.path, ' ');
-    if (path.size() > words.size()) continue;
-    if (!std::equal(path.begin(), path.end(), words.begin())) continue;
-    if (command == nullptr || c.path.size() > command->path.size())
-      command = &c;
-  }
-  if (help) {
-    if (words.empty()) {
-      std::cout << "usage: " << overview << "\n";
-      for (const CommandInfo& c : commands) {
-        std::cout << absl::StrFormat("  %-44s %s\n", c.usage, c.summary);
-      }
-      std::cout << "placectl COMMAND --help lists a command's flags\n";
-      PrintGlobalFlags(std::cout);
-      return 0;
-    }
-    if (command != nullptr) {
-      PrintCommandHelp(*command, std::cout);
-      return 0;
-    }
-    // A group: "placectl pools --help".
-    std::vector<const CommandInfo*> group;
-    for (const CommandInfo& c : commands) {
-      if (absl::StartsWith(c.path, words[0] + " ")) group.push_back(&c);
-    }
-    if (group.empty()) {
-      std::cerr << "placectl: unknown command '" << words[0]
-                << "' (placectl --help lists them)\n";
-      return 2;
-    }
-    std::cout << "placectl " << words[0] << ": one of\n";
-    for (const CommandInfo* c : group) {
-      std::cout << absl::StrFormat("  %-44s %s\n", c->usage, c->summary);
-    }
-    std::cout << "placectl " << words[0]
-              << " SUBCOMMAND --help lists a subcommand's flags\n";
-    return 0;
-  }
-
-  // Second pass: set each flag, refusing those the command does not take.
-  const std::string command_path = command != nullptr ? command->path : "";
-  for (int i = 1; i < argc; ++i) {
-    const absl::string_view arg = argv[i];
-    if (arg == "--") break;
-    std::optional<FlagToken> token = SplitFlag(arg);
-    if (!token) continue;
-    bool negated;
-    const absl::CommandLineFlag* flag = FindFlag(token->name, &negated);
-    const std::string name = negated ? token->name.substr(2) : token->name;
-    if (flag == nullptr) {
-      std::cerr << "placectl: unknown flag --" << token->name
-                << (command != nullptr
-                        ? absl::StrCat(" (placectl ", command_path,
-                                       " --help lists its flags)")
-                        : std::string(" (placectl --help)"))
-                << "\n";
-      return 2;
-    }
-    if (UseFor(name, command_path) == nullptr) {
-      if (command == nullptr) {
-        std::cerr << "placectl: --" << name
-                  << " needs a command (placectl --help lists them)\n";
-      } else {
-        std::cerr << "placectl " << command_path << " does not take --" << name
-                  << " (placectl " << command_path
-                  << " --help lists its flags)\n";
-      }
-      return 2;
-    }
-    std::string value;
-    if (flag->IsOfType<bool>()) {
-      value = negated ? "false" : token->value.value_or("true");
-    } else if (token->value) {
-      value = *token->value;
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      std::cerr << "placectl: --" << name << " needs a value\n";
-      return 2;
-    }
-    std::string error;
-    if (!absl::FindCommandLineFlag(name)->ParseFrom(value, &error)) {
-      std::cerr << "placectl: --" << name << ": " << error << "\n";
-      return 2;
-    }
-    GivenFlags().insert(name);
-  }
-  *args = std::move(words);
+  if (const int code = SetFlags(argc, argv, command); code != -1) return code;
+  *args = std::move(words.positional);
   return -1;
 }
 

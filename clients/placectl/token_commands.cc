@@ -38,76 +38,83 @@ int Fail(const grpc::Status& status) {
   return 1;
 }
 
+// `tokens create`: the secret alone on stdout (or the JSON answer).
+int CreateToken(v1::CatalogService::Stub& stub) {
+  v1::CreateTokenRequest request;
+  request.set_name(absl::GetFlag(FLAGS_name));
+  v1::Role role = v1::ROLE_UNSPECIFIED;
+  if (!v1::Role_Parse(absl::StrCat("ROLE_", absl::AsciiStrToUpper(
+                                                absl::GetFlag(FLAGS_role))),
+                      &role)) {
+    std::cerr << "placectl: --role must be agent, planner, finance or admin\n";
+    return 2;
+  }
+  request.set_role(role);
+  v1::CreateTokenResponse response;
+  grpc::Status status =
+      stub.CreateToken(ContextWithDeadline().get(), request, &response);
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response);
+  } else {
+    // The secret alone on stdout, so that it can be piped to a file.
+    std::cout << response.secret() << "\n";
+    std::cerr << "created " << v1::Role_Name(response.token().role())
+              << " token " << response.token().token_id()
+              << "; its secret is shown only now\n";
+  }
+  return 0;
+}
+
+int RevokeToken(v1::CatalogService::Stub& stub, const std::string& token_id) {
+  v1::RevokeTokenRequest request;
+  request.set_token_id(token_id);
+  v1::RevokeTokenResponse response;
+  grpc::Status status =
+      stub.RevokeToken(ContextWithDeadline().get(), request, &response);
+  if (!status.ok()) return Fail(status);
+  std::cout << "revoked " << response.token().token_id() << " ("
+            << response.token().name() << ")\n";
+  return 0;
+}
+
+int ListTokens(v1::CatalogService::Stub& stub) {
+  v1::ListTokensResponse all;
+  std::string page;
+  do {
+    v1::ListTokensRequest request;
+    request.set_page_token(page);
+    v1::ListTokensResponse response;
+    grpc::Status status =
+        stub.ListTokens(ContextWithDeadline().get(), request, &response);
+    if (!status.ok()) return Fail(status);
+    for (const auto& token : response.tokens()) *all.add_tokens() = token;
+    page = response.next_page_token();
+  } while (!page.empty());
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(all);
+    return 0;
+  }
+  clients::Table table({"TOKEN", "NAME", "ROLE", "CREATED (UTC)", "REVOKED"});
+  for (const v1::ApiToken& token : all.tokens()) {
+    table.AddRow(
+        {token.token_id(), token.name(),
+         std::string(absl::StripPrefix(v1::Role_Name(token.role()), "ROLE_")),
+         Time(token.create_time()), Time(token.revoke_time())});
+  }
+  table.Print(std::cout);
+  return 0;
+}
+
 }  // namespace
 
 int RunTokens(const std::vector<std::string>& args) {
   auto stub =
       v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
-  if (args.size() == 1 && args[0] == "create") {
-    v1::CreateTokenRequest request;
-    request.set_name(absl::GetFlag(FLAGS_name));
-    v1::Role role = v1::ROLE_UNSPECIFIED;
-    if (!v1::Role_Parse(absl::StrCat("ROLE_", absl::AsciiStrToUpper(
-                                                  absl::GetFlag(FLAGS_role))),
-                        &role)) {
-      std::cerr
-          << "placectl: --role must be agent, planner, finance or admin\n";
-      return 2;
-    }
-    request.set_role(role);
-    v1::CreateTokenResponse response;
-    grpc::Status status =
-        stub->CreateToken(ContextWithDeadline().get(), request, &response);
-    if (!status.ok()) return Fail(status);
-    if (absl::GetFlag(FLAGS_json)) {
-      std::cout << ToJson(response);
-    } else {
-      // The secret alone on stdout, so that it can be piped to a file.
-      std::cout << response.secret() << "\n";
-      std::cerr << "created " << v1::Role_Name(response.token().role())
-                << " token " << response.token().token_id()
-                << "; its secret is shown only now\n";
-    }
-    return 0;
-  }
-  if (args.size() == 2 && args[0] == "revoke") {
-    v1::RevokeTokenRequest request;
-    request.set_token_id(args[1]);
-    v1::RevokeTokenResponse response;
-    grpc::Status status =
-        stub->RevokeToken(ContextWithDeadline().get(), request, &response);
-    if (!status.ok()) return Fail(status);
-    std::cout << "revoked " << response.token().token_id() << " ("
-              << response.token().name() << ")\n";
-    return 0;
-  }
-  if (args.size() == 1 && args[0] == "list") {
-    v1::ListTokensResponse all;
-    std::string page;
-    do {
-      v1::ListTokensRequest request;
-      request.set_page_token(page);
-      v1::ListTokensResponse response;
-      grpc::Status status =
-          stub->ListTokens(ContextWithDeadline().get(), request, &response);
-      if (!status.ok()) return Fail(status);
-      for (const auto& token : response.tokens()) *all.add_tokens() = token;
-      page = response.next_page_token();
-    } while (!page.empty());
-    if (absl::GetFlag(FLAGS_json)) {
-      std::cout << ToJson(all);
-      return 0;
-    }
-    clients::Table table({"TOKEN", "NAME", "ROLE", "CREATED (UTC)", "REVOKED"});
-    for (const v1::ApiToken& token : all.tokens()) {
-      table.AddRow(
-          {token.token_id(), token.name(),
-           std::string(absl::StripPrefix(v1::Role_Name(token.role()), "ROLE_")),
-           Time(token.create_time()), Time(token.revoke_time())});
-    }
-    table.Print(std::cout);
-    return 0;
-  }
+  if (args.size() == 1 && args[0] == "create") return CreateToken(*stub);
+  if (args.size() == 2 && args[0] == "revoke")
+    return RevokeToken(*stub, args[1]);
+  if (args.size() == 1 && args[0] == "list") return ListTokens(*stub);
   std::cerr
       << "usage: placectl tokens create --role "
          "agent|planner|finance|admin --name N | revoke TOKEN_ID | list\n";

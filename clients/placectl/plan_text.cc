@@ -1,0 +1,366 @@
+#include "clients/placectl/plan_text.h"
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "clients/common/table.h"
+#include "clients/placectl/recipe_file.h"
+#include "common/proto_time.h"
+#include "core/money.h"
+
+namespace placement::placectl {
+namespace {
+
+using clients::Table;
+
+template <typename Enum>
+std::string Short(const google::protobuf::EnumDescriptor* type, Enum value) {
+  return EnumShortName(*type, static_cast<int>(value));
+}
+
+std::string ObjectiveText(v1::Objective objective) {
+  switch (objective) {
+    case v1::OBJECTIVE_SHORTEST_TIME:
+      return "shortest time";
+    case v1::OBJECTIVE_LOWEST_COST:
+      return "lowest cost";
+    default:
+      return "lowest cost (default)";
+  }
+}
+
+// "Llama-3.1-8B, lora, rank 16, ..." for a header line; fields left unset
+// (in a request as asked) are left out.
+std::string Settings(const v1::Recipe& r) {
+  std::vector<std::string> parts;
+  parts.push_back(r.model().empty() ? "(no model)" : r.model());
+  if (r.model() == "custom" && !r.custom_architecture().name().empty()) {
+    parts.back() += absl::StrCat("(", r.custom_architecture().name(), ")");
+  }
+  auto add_enum = [&](const google::protobuf::EnumDescriptor* type, int value,
+                      const std::string& suffix = "") {
+    if (value != 0) parts.push_back(EnumShortName(*type, value) + suffix);
+  };
+  auto add_number = [&](const char* name, int value) {
+    if (value != 0) parts.push_back(absl::StrCat(name, " ", value));
+  };
+  add_enum(v1::FineTuneMethod_descriptor(), r.method());
+  if (r.adapter_type() != v1::ADAPTER_TYPE_LORA) {  // LoRA: said by the method
+    add_enum(v1::AdapterType_descriptor(), r.adapter_type(), " adapter");
+  }
+  add_number("rank", r.lora_rank());
+  if (!r.target_modules().empty()) {
+    parts.push_back("modules " + absl::StrJoin(r.target_modules(), ","));
+  }
+  add_number("seq", r.sequence_length());
+  add_number("micro-batch", r.micro_batch_size());
+  add_number("grad-accum", r.gradient_accumulation_steps());
+  add_enum(v1::Precision_descriptor(), r.precision(),
+           absl::StrCat(r.fp32_master_weights() ? "+fp32-master" : "",
+                        r.double_quantization() ? "+double-quant" : ""));
+  add_enum(v1::Optimizer_descriptor(), r.optimizer());
+  parts.push_back(absl::StrCat(
+      "checkpointing ",
+      r.activation_checkpointing_mode() ==
+              v1::ACTIVATION_CHECKPOINTING_UNSPECIFIED
+          ? "planner's choice"
+          : EnumShortName(*v1::ActivationCheckpointing_descriptor(),
+                          r.activation_checkpointing_mode())));
+  parts.push_back(absl::StrCat(
+      "attention ",
+      r.attention() == v1::ATTENTION_IMPLEMENTATION_UNSPECIFIED
+          ? "sdpa/flash where supported"
+          : EnumShortName(*v1::AttentionImplementation_descriptor(),
+                          r.attention())));
+  add_enum(v1::LossImplementation_descriptor(), r.loss_implementation(),
+           " loss");
+  add_enum(v1::SequencePacking_descriptor(), r.sequence_packing());
+  if (r.mean_tokens_per_sample() > 0) {
+    parts.push_back(
+        absl::StrCat("mean ", r.mean_tokens_per_sample(), " tokens/sample"));
+  }
+  add_enum(v1::TrainingFramework_descriptor(), r.training_framework());
+  std::string layout =
+      r.parallelism() != v1::PARALLELISM_UNSPECIFIED
+          ? EnumShortName(*v1::Parallelism_descriptor(), r.parallelism())
+          : "";
+  if (r.gpu_count() > 0) {
+    absl::StrAppend(&layout, layout.empty() ? "" : " ", "x", r.gpu_count());
+  }
+  if (r.tensor_parallel_degree() > 1 || r.pipeline_parallel_degree() > 1) {
+    absl::StrAppend(&layout, " (tp ", r.tensor_parallel_degree(), " pp ",
+                    r.pipeline_parallel_degree(), " dp ",
+                    r.data_parallel_degree(), ")");
+  }
+  if (!layout.empty()) parts.push_back(layout);
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string TimeText(const google::protobuf::Timestamp& t) {
+  if (t.seconds() == 0 && t.nanos() == 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", common::TimeFromProto(t),
+                          absl::UTCTimeZone());
+}
+
+// "3d 04h", "10h 05m", "12m 30s", "45s".
+std::string WallTime(const google::protobuf::Duration& d) {
+  const int64_t s = absl::ToInt64Seconds(common::DurationFromProto(d) +
+                                         absl::Milliseconds(500));
+  if (s <= 0) return "-";
+  if (s >= 86400)
+    return absl::StrFormat("%dd %02dh", s / 86400, s % 86400 / 3600);
+  if (s >= 3600) return absl::StrFormat("%dh %02dm", s / 3600, s % 3600 / 60);
+  if (s >= 60) return absl::StrFormat("%dm %02ds", s / 60, s % 60);
+  return absl::StrFormat("%ds", s);
+}
+
+std::string BasisText(const v1::PlacementCandidate& c) {
+  switch (c.basis()) {
+    case v1::EVIDENCE_BASIS_MEASURED:
+      return absl::StrCat("measured (", c.evidence_runs(),
+                          c.evidence_runs() == 1 ? " run)" : " runs)");
+    case v1::EVIDENCE_BASIS_TRANSFERRED:
+      return absl::StrCat("transferred (", c.evidence_runs(),
+                          c.evidence_runs() == 1 ? " run)" : " runs)");
+    case v1::EVIDENCE_BASIS_ESTIMATED:
+      return "estimated";
+    default:
+      return "-";
+  }
+}
+
+std::string MemoryText(const v1::MemoryEstimate& m) {
+  return absl::StrFormat(
+      "predicted memory per GPU: weights %.1f + gradients %.1f + optimizer "
+      "%.1f + activations %.1f + logits %.1f + overhead %.1f = %.1f GB%s%s",
+      m.weights_gb(), m.gradients_gb(), m.optimizer_gb(), m.activations_gb(),
+      m.logits_gb(), m.overhead_gb(), m.total_gb(),
+      m.allocated_gb() > 0 ? absl::StrFormat(" (allocated %.1f, reserved %.1f)",
+                                             m.allocated_gb(), m.reserved_gb())
+                           : "",
+      m.optimizer_may_page_to_cpu() ? " (paged optimizer may use CPU memory)"
+                                    : "");
+}
+
+std::string FitText(v1::Fit fit) {
+  switch (fit) {
+    case v1::FIT_FITS:
+      return "fits";
+    case v1::FIT_BORDERLINE:
+      return "BORDERLINE";
+    case v1::FIT_DOES_NOT_FIT:
+      return "DOES NOT FIT";
+    default:
+      return "-";
+  }
+}
+
+// "fsdp x16 (tp 1 pp 1 dp 16)": what the candidate's recipe runs as.
+std::string LayoutText(const v1::PlacementCandidate& c) {
+  const v1::Recipe& r = c.recipe();
+  std::string text =
+      r.parallelism() != v1::PARALLELISM_UNSPECIFIED
+          ? EnumShortName(*v1::Parallelism_descriptor(), r.parallelism())
+          : "-";
+  if (r.tensor_parallel_degree() > 1 || r.pipeline_parallel_degree() > 1) {
+    absl::StrAppend(&text, " tp", r.tensor_parallel_degree(), " pp",
+                    r.pipeline_parallel_degree(), " dp",
+                    r.data_parallel_degree());
+  }
+  return text;
+}
+
+// "31.2 [28.1-35.0]": a figure and its band, the band left out when unset.
+std::string WithBand(double value, const v1::Band& band, const char* format) {
+  std::string text = absl::StrFormat(format, value);
+  if (band.high() > 0) {
+    absl::StrAppend(&text, " [", absl::StrFormat(format, band.low()), "-",
+                    absl::StrFormat(format, band.high()), "]");
+  }
+  return text;
+}
+
+void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
+  if (plan.candidates().empty()) {
+    out << "\nNo pool can take this recipe; each one's rule is below.\n";
+    return;
+  }
+  Table table({"RANK", "POOL", "SKU", "GPUS", "PARALLELISM", "FIT",
+               "PEAK GB [BAND] (HEADROOM)", "STEP S [BAND]", "GPU-H/1K STEPS",
+               "EXPECTED GPU-H", "COST", "LIST-PRICE COST", "WALL TIME",
+               "BASIS", "CONFIDENCE"},
+              {true, false, false, true, false, false, true, true, true, true,
+               true, true, true, false, false});
+  for (const v1::PlacementCandidate& c : plan.candidates()) {
+    table.AddRow(
+        {absl::StrCat(c.rank()), c.pool(), c.sku(), absl::StrCat(c.gpu_count()),
+         LayoutText(c), FitText(c.fit()),
+         absl::StrFormat(
+             "%s (%+.1f)",
+             WithBand(c.peak_memory_gb(), c.peak_memory_gb_band(), "%.1f"),
+             c.headroom_gb()),
+         c.step_time_s() > 0
+             ? WithBand(c.step_time_s(), c.step_time_s_band(), "%.2f")
+             : "-",
+         absl::StrFormat("%.3f", c.gpu_hours_per_1k_successful_steps()),
+         absl::StrFormat("%.2f", c.expected_gpu_hours()),
+         core::FormatMicrosAsCents(c.expected_cost_micros()),
+         c.has_list_price_cost_micros()
+             ? core::FormatMicrosAsCents(c.list_price_cost_micros())
+             : "-",
+         WallTime(c.expected_wall_time()), BasisText(c),
+         Short(v1::Confidence_descriptor(), c.confidence())});
+  }
+  out << "\n";
+  table.Print(out);
+  for (const v1::PlacementCandidate& c : plan.candidates()) {
+    out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
+        << c.gpu_count() << ", " << FitText(c.fit())
+        << (c.measure_first() ? ", measure first" : "") << ")\n";
+    if (c.has_recipe()) {
+      out << "    recipe " << c.recipe_key() << ": " << Settings(c.recipe())
+          << "\n";
+    }
+    if (!c.transferred_from_recipe_key().empty()) {
+      out << "    evidence transferred from recipe "
+          << c.transferred_from_recipe_key()
+          << (c.transferred_from_sku().empty()
+                  ? ""
+                  : absl::StrCat(" measured on ", c.transferred_from_sku()))
+          << "\n";
+    }
+    for (const std::string& reason : c.reasons()) {
+      out << "    reason:  " << reason << "\n";
+    }
+    for (const std::string& warning : c.warnings()) {
+      out << "    WARNING: " << warning << "\n";
+    }
+    if (!c.eval_requirement().empty()) {
+      out << "    eval:    " << c.eval_requirement() << "\n";
+    }
+  }
+}
+
+void PrintRejections(const v1::PlacePlanResponse& plan, std::ostream& out) {
+  if (plan.rejections().empty()) return;
+  out << "\nREJECTED\n";
+  Table table({"POOL", "SKU", "RULE", "REASON"});
+  for (const v1::PoolRejection& r : plan.rejections()) {
+    table.AddRow({r.pool(), r.sku(), r.rule(), r.reason()});
+  }
+  table.Print(out);
+}
+
+// `plan_eval`: the plan's own eval requirement, printed once after this.
+void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
+                  std::ostream& out) {
+  // One pool to measure is a measurement run; a bake-off compares pools.
+  out << (b.runs_size() == 1 ? "\nMEASUREMENT RUN before standardizing"
+                             : "\nBAKE-OFF before standardizing");
+  if (!b.reason().empty()) out << ": " << b.reason();
+  out << "\n  recipe " << b.recipe_key() << "\n  settings: "
+      << (b.settings().empty() ? Settings(b.recipe()) : b.settings()) << "\n";
+  Table table({"POOL", "SKU", "GPUS", "RECIPE", "WHY"},
+              {false, false, true, false, false});
+  for (const v1::BakeOffRun& run : b.runs()) {
+    table.AddRow({run.pool(), run.sku(), absl::StrCat(run.gpu_count()),
+                  run.recipe_key().empty() ? b.recipe_key() : run.recipe_key(),
+                  run.borderline() ? "borderline fit" : "unmeasured"});
+  }
+  std::ostringstream runs;
+  table.Print(runs);
+  for (absl::string_view line :
+       absl::StrSplit(runs.str(), '\n', absl::SkipEmpty())) {
+    out << "  " << line << "\n";
+  }
+  if (!b.measure().empty()) {
+    out << "  each run records: " << absl::StrJoin(b.measure(), "; ") << "\n";
+  }
+  if (!b.eval_requirement().empty() && b.eval_requirement() != plan_eval) {
+    out << "  eval: " << b.eval_requirement() << "\n";
+  }
+}
+
+// "10,000": built forwards (an in-place insert loop trips GCC's -Wrestrict).
+std::string StepsText(int64_t steps) {
+  const uint64_t magnitude = steps < 0
+                                 ? uint64_t{0} - static_cast<uint64_t>(steps)
+                                 : static_cast<uint64_t>(steps);
+  const std::string digits = absl::StrCat(magnitude);
+  std::string text = steps < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text.push_back(',');
+    text.push_back(digits[i]);
+  }
+  return text;
+}
+
+}  // namespace
+
+void PrintPlan(const v1::PlacePlanRequest& request,
+               const v1::PlacePlanResponse& plan, std::ostream& out) {
+  out << "plan " << plan.plan_id() << "  recipe " << plan.recipe_key() << "  "
+      << StepsText(request.total_steps()) << " steps  objective "
+      << ObjectiveText(request.constraints().objective()) << "\n";
+  out << "  settings: " << Settings(plan.recipe()) << "\n";
+  out << "  planned " << TimeText(plan.create_time()) << ", evidence read "
+      << TimeText(plan.evidence_time()) << "\n";
+  if (plan.has_predicted_memory()) {
+    out << "  " << MemoryText(plan.predicted_memory()) << "\n";
+  }
+  PrintCandidates(plan, out);
+  PrintRejections(plan, out);
+  if (plan.has_bake_off()) {
+    PrintBakeOff(plan.bake_off(), plan.eval_requirement(), out);
+  }
+  if (!plan.eval_requirement().empty()) {
+    out << "\nEVAL REQUIRED: " << plan.eval_requirement() << "\n";
+  }
+  if (!plan.warnings().empty()) out << "\n";
+  for (const std::string& warning : plan.warnings()) {
+    out << "WARNING: " << warning << "\n";
+  }
+}
+
+void PrintRequest(const v1::PlacePlanRequest& request, std::ostream& out) {
+  const v1::PlanConstraints& c = request.constraints();
+  std::vector<std::string> parts;
+  if (!request.team().empty()) parts.push_back("team " + request.team());
+  if (!request.request_id().empty()) {
+    parts.push_back("request id " + request.request_id());
+  }
+  if (c.max_gpus() > 0)
+    parts.push_back(absl::StrCat("max ", c.max_gpus(), " GPUs"));
+  if (c.has_deadline()) {
+    parts.push_back("deadline " + absl::FormatDuration(
+                                      common::DurationFromProto(c.deadline())));
+  }
+  if (!c.allowed_pools().empty()) {
+    parts.push_back("pools " + absl::StrJoin(c.allowed_pools(), ","));
+  }
+  if (!c.required_labels().empty()) {
+    std::map<std::string, std::string> labels(c.required_labels().begin(),
+                                              c.required_labels().end());
+    parts.push_back("labels " +
+                    absl::StrJoin(labels, ",", absl::PairFormatter("=")));
+  }
+  if (!request.serving().sku().empty()) {
+    parts.push_back(
+        absl::StrCat("serving on ", request.serving().sku(),
+                     request.serving().precision() != v1::PRECISION_UNSPECIFIED
+                         ? " in " + Short(v1::Precision_descriptor(),
+                                          request.serving().precision())
+                         : ""));
+  }
+  out << "request: " << (parts.empty() ? "-" : absl::StrJoin(parts, ", "))
+      << "\n  as asked: " << Settings(request.recipe()) << "\n";
+}
+
+}  // namespace placement::placectl
