@@ -10,9 +10,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/ascii.h"
