@@ -34,8 +34,19 @@ void SetDefaultCallTimeout(std::chrono::milliseconds timeout) {
 
 std::chrono::milliseconds DefaultCallTimeout() { return CallTimeout(); }
 
+ClientSecurity WithEnvironmentTls(ClientSecurity security) {
+  for (auto [field, variable] :
+       {std::pair{&security.ca_file, "PLACEMENT_CA_FILE"},
+        std::pair{&security.client_cert_file, "PLACEMENT_CLIENT_CERT"},
+        std::pair{&security.client_key_file, "PLACEMENT_CLIENT_KEY"}}) {
+    const char* value = std::getenv(variable);
+    if (field->empty() && value != nullptr) *field = value;
+  }
+  return security;
+}
+
 void ConfigureClientSecurity(ClientSecurity security) {
-  Security() = std::move(security);
+  Security() = WithEnvironmentTls(std::move(security));
 }
 
 std::string DefaultTokenFile() {

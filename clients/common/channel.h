@@ -24,7 +24,13 @@ struct ClientSecurity {
   std::string client_key_file;
 };
 
-// Sets the security used by MakeChannel and ContextWithDeadline.
+// `security` with each empty TLS file taken from the environment:
+// $PLACEMENT_CA_FILE, $PLACEMENT_CLIENT_CERT, $PLACEMENT_CLIENT_KEY (flags
+// win).
+ClientSecurity WithEnvironmentTls(ClientSecurity security);
+
+// Sets the security used by MakeChannel and ContextWithDeadline (after
+// WithEnvironmentTls).
 void ConfigureClientSecurity(ClientSecurity security);
 
 // The token to use: `token_file` when given, else $PLACEMENT_TOKEN, else the

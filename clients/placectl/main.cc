@@ -17,11 +17,14 @@ PLACECTL_FLAG(std::string, token_file, "", "*",
               "file holding the bearer token (default: $PLACEMENT_TOKEN, "
               "$PLACEMENT_TOKEN_FILE, then ~/.config/placement/token)");
 PLACECTL_FLAG(std::string, ca_file, "", "*",
-              "CA certificate (PEM): connect with TLS");
+              "CA certificate (PEM): connect with TLS (default: "
+              "$PLACEMENT_CA_FILE)");
 PLACECTL_FLAG(std::string, client_cert, "", "*",
-              "client certificate (PEM) for mutual TLS");
+              "client certificate (PEM) for mutual TLS (default: "
+              "$PLACEMENT_CLIENT_CERT)");
 PLACECTL_FLAG(std::string, client_key, "", "*",
-              "client private key (PEM) for mutual TLS");
+              "client private key (PEM) for mutual TLS (default: "
+              "$PLACEMENT_CLIENT_KEY)");
 PLACECTL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(15), "*",
               "give up on a call after this long, e.g. 300ms or 15s (exit 1, "
               "DEADLINE_EXCEEDED)");

@@ -1,11 +1,15 @@
 #include "clients/placectl/recipe_file.h"
 
+#include <fcntl.h>
 #include <google/protobuf/util/json_util.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <iostream>
-#include <sstream>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -103,98 +107,130 @@ const FieldDescriptor* FindField(const Descriptor& type,
 absl::Status AppendMessage(const YAML::Node& node, const Descriptor& type,
                            const std::string& path, std::string* out);
 
+// A google.protobuf.Duration from "12h", "90m" or "43200s".
+absl::Status AppendDuration(const YAML::Node& node, const std::string& path,
+                            std::string* out) {
+  if (!node.IsScalar()) return Bad(path, node, "expected a duration like 12h");
+  absl::Duration duration;
+  if (!absl::ParseDuration(node.Scalar(), &duration) ||
+      duration < absl::ZeroDuration()) {
+    return Bad(path, node,
+               absl::StrCat("expected a duration like 12h or 90m, got \"",
+                            node.Scalar(), "\""));
+  }
+  const int64_t seconds = absl::ToInt64Seconds(duration);
+  const int64_t nanos =
+      absl::ToInt64Nanoseconds(duration - absl::Seconds(seconds));
+  *out += nanos == 0 ? JsonString(absl::StrCat(seconds, "s"))
+                     : JsonString(absl::StrFormat("%d.%09ds", seconds, nanos));
+  return absl::OkStatus();
+}
+
+// A message-typed value: the well-known Duration and Timestamp from their
+// text, any other message field by field.
+absl::Status AppendMessageValue(const YAML::Node& node, const Descriptor& type,
+                                const std::string& path, std::string* out) {
+  if (type.full_name() == "google.protobuf.Duration") {
+    return AppendDuration(node, path, out);
+  }
+  if (type.full_name() == "google.protobuf.Timestamp") {
+    if (!node.IsScalar()) return Bad(path, node, "expected an RFC 3339 time");
+    *out += JsonString(node.Scalar());
+    return absl::OkStatus();
+  }
+  return AppendMessage(node, type, path, out);
+}
+
+absl::Status AppendBool(const YAML::Node& node, const std::string& path,
+                        std::string* out) {
+  const std::string lower = absl::AsciiStrToLower(node.Scalar());
+  if (lower == "true" || lower == "yes" || lower == "on") {
+    *out += "true";
+  } else if (lower == "false" || lower == "no" || lower == "off") {
+    *out += "false";
+  } else {
+    return Bad(
+        path, node,
+        absl::StrCat("expected true or false, got \"", node.Scalar(), "\""));
+  }
+  return absl::OkStatus();
+}
+
+// Integers are quoted: proto JSON takes int64 as a string, and every
+// integer so.
+absl::Status AppendSignedInteger(const YAML::Node& node,
+                                 const FieldDescriptor& field,
+                                 const std::string& path, std::string* out) {
+  int64_t value;
+  if (!absl::SimpleAtoi(node.Scalar(), &value) ||
+      (field.cpp_type() == FieldDescriptor::CPPTYPE_INT32 &&
+       (value < INT32_MIN || value > INT32_MAX))) {
+    return Bad(
+        path, node,
+        absl::StrCat("expected an integer, got \"", node.Scalar(), "\""));
+  }
+  *out += JsonString(absl::StrCat(value));
+  return absl::OkStatus();
+}
+
+absl::Status AppendUnsignedInteger(const YAML::Node& node,
+                                   const std::string& path, std::string* out) {
+  uint64_t value;
+  if (!absl::SimpleAtoi(node.Scalar(), &value)) {
+    return Bad(path, node,
+               absl::StrCat("expected a non-negative integer, got \"",
+                            node.Scalar(), "\""));
+  }
+  *out += JsonString(absl::StrCat(value));
+  return absl::OkStatus();
+}
+
+absl::Status AppendNumber(const YAML::Node& node, const std::string& path,
+                          std::string* out) {
+  double value;
+  if (!absl::SimpleAtod(node.Scalar(), &value)) {
+    return Bad(path, node,
+               absl::StrCat("expected a number, got \"", node.Scalar(), "\""));
+  }
+  *out += JsonString(node.Scalar());
+  return absl::OkStatus();
+}
+
+absl::Status AppendEnum(const YAML::Node& node, const EnumDescriptor& type,
+                        const std::string& path, std::string* out) {
+  absl::StatusOr<int> value = ParseEnumText(type, node.Scalar());
+  if (!value.ok()) return Bad(path, node, value.status().message());
+  *out += JsonString(type.FindValueByNumber(*value)->name());
+  return absl::OkStatus();
+}
+
 // One value (an element, for a repeated field) of `field`.
 absl::Status AppendValue(const YAML::Node& node, const FieldDescriptor& field,
                          const std::string& path, std::string* out) {
   if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-    const Descriptor& type = *field.message_type();
-    if (type.full_name() == "google.protobuf.Duration") {
-      if (!node.IsScalar())
-        return Bad(path, node, "expected a duration like 12h");
-      absl::Duration duration;
-      if (!absl::ParseDuration(node.Scalar(), &duration) ||
-          duration < absl::ZeroDuration()) {
-        return Bad(path, node,
-                   absl::StrCat("expected a duration like 12h or 90m, got \"",
-                                node.Scalar(), "\""));
-      }
-      const int64_t seconds = absl::ToInt64Seconds(duration);
-      const int64_t nanos =
-          absl::ToInt64Nanoseconds(duration - absl::Seconds(seconds));
-      *out += nanos == 0
-                  ? JsonString(absl::StrCat(seconds, "s"))
-                  : JsonString(absl::StrFormat("%d.%09ds", seconds, nanos));
-      return absl::OkStatus();
-    }
-    if (type.full_name() == "google.protobuf.Timestamp") {
-      if (!node.IsScalar()) return Bad(path, node, "expected an RFC 3339 time");
-      *out += JsonString(node.Scalar());
-      return absl::OkStatus();
-    }
-    return AppendMessage(node, type, path, out);
+    return AppendMessageValue(node, *field.message_type(), path, out);
   }
   if (!node.IsScalar()) {
     return Bad(path, node,
                absl::StrCat("expected a single value, got ", KindName(node)));
   }
-  const std::string& text = node.Scalar();
   switch (field.cpp_type()) {
     case FieldDescriptor::CPPTYPE_STRING:
-      *out += JsonString(text);
+      *out += JsonString(node.Scalar());
       return absl::OkStatus();
-    case FieldDescriptor::CPPTYPE_BOOL: {
-      const std::string lower = absl::AsciiStrToLower(text);
-      if (lower == "true" || lower == "yes" || lower == "on") {
-        *out += "true";
-      } else if (lower == "false" || lower == "no" || lower == "off") {
-        *out += "false";
-      } else {
-        return Bad(path, node,
-                   absl::StrCat("expected true or false, got \"", text, "\""));
-      }
-      return absl::OkStatus();
-    }
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return AppendBool(node, path, out);
     case FieldDescriptor::CPPTYPE_INT32:
-    case FieldDescriptor::CPPTYPE_INT64: {
-      int64_t value;
-      if (!absl::SimpleAtoi(text, &value) ||
-          (field.cpp_type() == FieldDescriptor::CPPTYPE_INT32 &&
-           (value < INT32_MIN || value > INT32_MAX))) {
-        return Bad(path, node,
-                   absl::StrCat("expected an integer, got \"", text, "\""));
-      }
-      // Quoted: proto JSON takes int64 as a string, and every integer so.
-      *out += JsonString(absl::StrCat(value));
-      return absl::OkStatus();
-    }
+    case FieldDescriptor::CPPTYPE_INT64:
+      return AppendSignedInteger(node, field, path, out);
     case FieldDescriptor::CPPTYPE_UINT32:
-    case FieldDescriptor::CPPTYPE_UINT64: {
-      uint64_t value;
-      if (!absl::SimpleAtoi(text, &value)) {
-        return Bad(path, node,
-                   absl::StrCat("expected a non-negative integer, "
-                                "got \"",
-                                text, "\""));
-      }
-      *out += JsonString(absl::StrCat(value));
-      return absl::OkStatus();
-    }
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return AppendUnsignedInteger(node, path, out);
     case FieldDescriptor::CPPTYPE_FLOAT:
-    case FieldDescriptor::CPPTYPE_DOUBLE: {
-      double value;
-      if (!absl::SimpleAtod(text, &value)) {
-        return Bad(path, node,
-                   absl::StrCat("expected a number, got \"", text, "\""));
-      }
-      *out += JsonString(text);
-      return absl::OkStatus();
-    }
-    case FieldDescriptor::CPPTYPE_ENUM: {
-      absl::StatusOr<int> value = ParseEnumText(*field.enum_type(), text);
-      if (!value.ok()) return Bad(path, node, value.status().message());
-      *out += JsonString(field.enum_type()->FindValueByNumber(*value)->name());
-      return absl::OkStatus();
-    }
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return AppendNumber(node, path, out);
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return AppendEnum(node, *field.enum_type(), path, out);
     default:
       return Bad(path, node, "unsupported field type");
   }
@@ -414,17 +450,119 @@ absl::StatusOr<v1::PlacePlanRequest> ParsePlanRequestText(
   return request;
 }
 
+RecipeFileLimits RecipeFileLimitsFromEnvironment() {
+  RecipeFileLimits limits;
+  if (const char* roots = std::getenv("PLACEMENT_RECIPE_ROOTS");
+      roots != nullptr) {
+    limits.roots = absl::StrSplit(roots, ':', absl::SkipWhitespace());
+  }
+  int64_t max_bytes = 0;
+  if (const char* max = std::getenv("PLACEMENT_RECIPE_MAX_BYTES");
+      max != nullptr && absl::SimpleAtoi(max, &max_bytes) && max_bytes > 0) {
+    limits.max_bytes = max_bytes;
+  }
+  return limits;
+}
+
+namespace {
+
+absl::Status TooLarge(const std::string& path, const RecipeFileLimits& limits) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, " is over the ", limits.max_bytes,
+      "-byte limit for a recipe file (PLACEMENT_RECIPE_MAX_BYTES)"));
+}
+
+// Where the open file `fd` really is: symlinks and ".." resolved, and no
+// window for the path to be swapped after the check.
+std::string ResolvedPath(int fd, const std::string& path) {
+  char resolved[PATH_MAX];
+  const std::string link = absl::StrCat("/proc/self/fd/", fd);
+  const ssize_t n = readlink(link.c_str(), resolved, sizeof(resolved) - 1);
+  if (n > 0) return std::string(resolved, static_cast<size_t>(n));
+  return realpath(path.c_str(), resolved) != nullptr ? resolved : "";
+}
+
+bool UnderRoot(const std::string& resolved, const std::string& root) {
+  char real_root[PATH_MAX];
+  if (realpath(root.c_str(), real_root) == nullptr) return false;
+  const absl::string_view base = absl::StripSuffix(real_root, "/");
+  return absl::StartsWith(resolved, base) &&
+         (resolved.size() == base.size() || resolved[base.size()] == '/');
+}
+
+// Reads at most limits.max_bytes from `fd`; over it is an error.
+absl::StatusOr<std::string> ReadCapped(int fd, const std::string& path,
+                                       const RecipeFileLimits& limits) {
+  std::string text;
+  char buffer[8192];
+  while (true) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n == 0) return text;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::NotFoundError(
+          absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+    }
+    text.append(buffer, static_cast<size_t>(n));
+    if (static_cast<int64_t>(text.size()) > limits.max_bytes) {
+      return TooLarge(path, limits);
+    }
+  }
+}
+
+absl::StatusOr<std::string> ReadOpenRecipe(int fd, const std::string& path,
+                                           const RecipeFileLimits& limits) {
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        " is not a regular file (a device, pipe or folder); give a "
+        "recipe file, or - for standard input"));
+  }
+  if (!limits.roots.empty()) {
+    const std::string resolved = ResolvedPath(fd, path);
+    bool inside = false;
+    for (const std::string& root : limits.roots) {
+      inside = inside || (!resolved.empty() && UnderRoot(resolved, root));
+    }
+    if (!inside) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          path, " resolves to ", resolved.empty() ? "?" : resolved,
+          ", outside the recipe folders ", absl::StrJoin(limits.roots, ":"),
+          " (PLACEMENT_RECIPE_ROOTS)"));
+    }
+  }
+  if (info.st_size > limits.max_bytes) return TooLarge(path, limits);
+  return ReadCapped(fd, path, limits);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadRecipeFile(const std::string& path,
+                                           const RecipeFileLimits& limits) {
+  if (path == "-") return ReadCapped(STDIN_FILENO, "stdin", limits);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before it is
+  // refused.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  }
+  absl::StatusOr<std::string> text = ReadOpenRecipe(fd, path, limits);
+  close(fd);
+  return text;
+}
+
 absl::StatusOr<v1::PlacePlanRequest> ReadPlanRequestFile(
     const std::string& path) {
-  std::stringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-    return ParsePlanRequestText(text.str(), "stdin");
-  }
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  text << file.rdbuf();
-  return ParsePlanRequestText(text.str(), path);
+  absl::StatusOr<std::string> text =
+      ReadRecipeFile(path, RecipeFileLimitsFromEnvironment());
+  if (!text.ok()) return text.status();
+  return ParsePlanRequestText(*text, path == "-" ? "stdin" : path);
 }
 
 }  // namespace placement::placectl

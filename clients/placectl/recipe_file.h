@@ -3,7 +3,9 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,9 +30,32 @@ namespace placement::placectl {
 // "12h" or proto's "43200s". An unknown field, a value of the wrong type or
 // an unknown enum value is an InvalidArgument naming the field's path and
 // line.
-// `path` "-" reads standard input.
+// `path` "-" reads standard input. The file is read under the limits of
+// RecipeFileLimitsFromEnvironment().
 absl::StatusOr<v1::PlacePlanRequest> ReadPlanRequestFile(
     const std::string& path);
+
+// What a recipe file may be. Recipes are a few hundred bytes of YAML; a
+// caller that reads paths on others' behalf (the Slurm plugin, inside
+// slurmctld) must not be made to buffer a device or a huge file, nor to read
+// files outside the folders recipes live in.
+struct RecipeFileLimits {
+  // Folders the file must lie under once symlinks and ".." are resolved;
+  // empty: anywhere.
+  std::vector<std::string> roots;
+  int64_t max_bytes = 1 << 20;
+};
+
+// $PLACEMENT_RECIPE_ROOTS (folders separated by ':') and
+// $PLACEMENT_RECIPE_MAX_BYTES; the defaults above where unset.
+RecipeFileLimits RecipeFileLimitsFromEnvironment();
+
+// The text of the recipe file at `path` ("-": standard input, under the size
+// cap only). Only a regular file: InvalidArgument for a device, FIFO or
+// folder and for a file over `max_bytes`; PermissionDenied for a file that
+// resolves outside `roots`; NotFound when it cannot be opened.
+absl::StatusOr<std::string> ReadRecipeFile(const std::string& path,
+                                           const RecipeFileLimits& limits);
 
 // The same from text (`source` names it in errors).
 absl::StatusOr<v1::PlacePlanRequest> ParsePlanRequestText(

@@ -19,6 +19,18 @@ M.defaults = {
   placectl = "/usr/local/bin/placectl",
   server = "127.0.0.1:50051",
   token_file = "/etc/slurm/placement.token", -- planner role; "" for none
+  -- TLS to placementd: the CA that signed its certificate (TLS on when
+  -- set), and a client certificate and key for mutual TLS.
+  ca_file = "",
+  client_cert = "",
+  client_key = "",
+  -- Folders recipes may be read from, separated by ':' (the shared project
+  -- file systems). Required: the hook reads files as SlurmUser on the
+  -- submitter's word, so a recipe elsewhere is refused without a call.
+  -- placectl checks the file again with symlinks and ".." resolved.
+  recipe_roots = "",
+  -- Larger recipe files are refused (recipes are a few hundred bytes).
+  recipe_max_bytes = 65536,
   -- The whole call, fork to exit, is killed after this many seconds.
   deadline_s = 0.5,
   -- placectl's own deadline for each RPC: below deadline_s, so that a slow
@@ -33,6 +45,12 @@ M.defaults = {
   -- are read again (one more RPC on the submission that reads them).
   pools_ttl_s = 300,
   timeout = "/usr/bin/timeout",
+  -- Circuit breaker: after this many consecutive calls that got no answer
+  -- (killed at the deadline, UNAVAILABLE, DEADLINE_EXCEEDED), jobs are left
+  -- unchanged without a call for breaker_open_s seconds; then one call is
+  -- tried again. 0 turns the breaker off.
+  breaker_failures = 3,
+  breaker_open_s = 30,
 }
 
 local cjson_ok, cjson = pcall(require, "cjson.safe")
@@ -90,6 +108,51 @@ local function safe_path(path)
   return path:match("^/[%w%._/%-]+$") ~= nil and path:find("%.%.") == nil
 end
 
+-- The folders of recipe_roots, each without a trailing '/'.
+local function recipe_roots()
+  local roots = {}
+  for root in settings.recipe_roots:gmatch("[^:%s]+") do
+    roots[#roots + 1] = root:gsub("/+$", "")
+  end
+  return roots
+end
+
+-- Whether `path` (already a safe_path) names a file under one of the roots.
+-- placectl checks again after resolving symlinks, on the open file.
+local function under_roots(path)
+  for _, root in ipairs(recipe_roots()) do
+    if path:sub(1, #root + 1) == root .. "/" then return true end
+  end
+  return false
+end
+
+-- The circuit breaker's state: consecutive calls without an answer, and
+-- until when calls are skipped. Kept in this Lua state, so a reload of the
+-- script (scontrol reconfigure, a new job_submit.lua) closes it.
+local breaker = {failures = 0, open_until = 0}
+
+local function breaker_open()
+  return settings.breaker_failures > 0 and now() < breaker.open_until
+end
+
+local function note_call(answered)
+  if answered then
+    if breaker.failures >= settings.breaker_failures and settings.breaker_failures > 0 then
+      M.log("placementd answers again; calls resume")
+    end
+    breaker.failures = 0
+    return
+  end
+  breaker.failures = breaker.failures + 1
+  if settings.breaker_failures > 0 and breaker.failures >= settings.breaker_failures then
+    breaker.open_until = now() + settings.breaker_open_s
+    M.log(breaker.failures .. " calls in a row without an answer from " .. settings.server ..
+          "; calls skipped for " .. settings.breaker_open_s .. " s")
+  end
+end
+
+function M.breaker_state() return breaker.failures, breaker.open_until end
+
 local function shquote(text)
   return "'" .. text:gsub("'", "'\\''") .. "'"
 end
@@ -100,11 +163,18 @@ local pools_read_at = 0
 local pools_stale = true
 
 local function placectl_command(args)
-  local parts = {shquote(settings.placectl), "--server", shquote(settings.server),
+  -- The recipe limits reach placectl through its environment.
+  local parts = {"PLACEMENT_RECIPE_ROOTS=" .. shquote(settings.recipe_roots),
+                 "PLACEMENT_RECIPE_MAX_BYTES=" .. shquote(tostring(settings.recipe_max_bytes)),
+                 shquote(settings.placectl), "--server", shquote(settings.server),
                  "--rpc_timeout", shquote(settings.rpc_timeout)}
-  if settings.token_file ~= "" then
-    parts[#parts + 1] = "--token_file"
-    parts[#parts + 1] = shquote(settings.token_file)
+  for _, flag in ipairs({{"token_file", "token_file"}, {"ca_file", "ca_file"},
+                         {"client_cert", "client_cert"}, {"client_key", "client_key"}}) do
+    local value = settings[flag[1]]
+    if value ~= "" then
+      parts[#parts + 1] = "--" .. flag[2]
+      parts[#parts + 1] = shquote(value)
+    end
   end
   return table.concat(parts, " ") .. " " .. args
 end
@@ -239,8 +309,21 @@ local function decide(job_desc)
     M.log("recipe path '" .. recipe .. "' refused (an absolute path of letters, digits, . _ - /); job left unchanged")
     return slurm.SUCCESS
   end
+  if not under_roots(recipe) then
+    local why = settings.recipe_roots == "" and
+                "recipe_roots is not set in placement_submit.conf" or
+                ("not under recipe_roots " .. settings.recipe_roots)
+    M.log("recipe path '" .. recipe .. "' refused (" .. why .. "); job left unchanged")
+    return slurm.SUCCESS
+  end
   if not cjson_ok then
     M.log("lua-cjson is not installed; job left unchanged")
+    return slurm.SUCCESS
+  end
+  if breaker_open() then
+    M.log("no call: " .. settings.server .. " did not answer the last " ..
+          breaker.failures .. " calls (breaker open for " ..
+          (breaker.open_until - now()) .. " s more); job left unchanged")
     return slurm.SUCCESS
   end
   local want_pools = pools == nil or pools_stale or
@@ -254,6 +337,12 @@ local function decide(job_desc)
     return slurm.SUCCESS
   end
   local parts = split_output(output)
+  -- No answer: killed at the deadline, or placectl's own call ran out of
+  -- time or found no server.
+  note_call(parts.plan_exit ~= nil and
+            not (parts.plan_exit == 1 and
+                 (stderr_line:find("UNAVAILABLE", 1, true) or
+                  stderr_line:find("DEADLINE_EXCEEDED", 1, true))))
   if parts.plan_exit == nil then
     M.log("no answer from " .. settings.server .. " within " .. settings.deadline_s .. " s (exit " .. tostring(parts.exit) .. "); job left unchanged")
     return slurm.SUCCESS

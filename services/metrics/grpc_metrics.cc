@@ -1,8 +1,15 @@
 #include "services/metrics/grpc_metrics.h"
 
+#include <google/protobuf/descriptor.h>
+
 #include <chrono>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "placement/v1/catalog.grpc.pb.h"
+#include "placement/v1/cost.grpc.pb.h"
+#include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
 
 namespace placement::services {
 namespace {
@@ -120,7 +127,37 @@ const char* GrpcCodeName(int code) {
   return code >= 0 && code < 17 ? kNames[code] : "Unknown";
 }
 
+std::vector<std::string> PlacementdMethods() {
+  // Health and reflection are gRPC's own (the health service is not in the
+  // protobuf descriptor pool); both reflection versions, for gRPC releases
+  // that serve v1 beside v1alpha.
+  std::vector<std::string> methods = {
+      "/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch",
+      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"};
+  const google::protobuf::DescriptorPool* pool =
+      google::protobuf::DescriptorPool::generated_pool();
+  for (const char* name : {v1::PlacementService::service_full_name(),
+                           v1::CatalogService::service_full_name(),
+                           v1::TelemetryService::service_full_name(),
+                           v1::CostService::service_full_name()}) {
+    const google::protobuf::ServiceDescriptor* service =
+        pool->FindServiceByName(name);
+    if (service == nullptr) continue;
+    for (int i = 0; i < service->method_count(); ++i) {
+      methods.push_back(
+          absl::StrCat("/", name, "/", service->method(i)->name()));
+    }
+  }
+  return methods;
+}
+
 GrpcServerMetrics::GrpcServerMetrics(prometheus::Registry& registry)
+    : GrpcServerMetrics(registry, PlacementdMethods()) {}
+
+GrpcServerMetrics::GrpcServerMetrics(
+    prometheus::Registry& registry,
+    const std::vector<std::string>& known_methods)
     : started_(prometheus::BuildCounter()
                    .Name("grpc_server_started_total")
                    .Help("Total number of RPCs started on the server.")
@@ -135,19 +172,26 @@ GrpcServerMetrics::GrpcServerMetrics(prometheus::Registry& registry)
                             .Help("Histogram of response latency (seconds) "
                                   "of gRPC that had been application-level "
                                   "handled by the server.")
-                            .Register(registry)) {}
+                            .Register(registry)),
+      known_methods_(known_methods.begin(), known_methods.end()) {}
 
 GrpcServerMetrics::MethodSeries& GrpcServerMetrics::ForMethod(
     const std::string& full_method, RpcMethod::RpcType type) {
+  // The path comes from the client: an unknown one must not reach a label
+  // or a key of its own.
+  const bool known = known_methods_.contains(full_method);
+  const std::string key =
+      known ? full_method : absl::StrCat("unknown ", RpcTypeName(type));
   absl::MutexLock lock(&mu_);
-  std::unique_ptr<MethodSeries>& series = methods_[full_method];
+  std::unique_ptr<MethodSeries>& series = methods_[key];
   if (series != nullptr) return *series;
 
   // "/placement.v1.CatalogService/ListSkus" -> service, method.
   std::vector<std::string> parts =
       absl::StrSplit(full_method, '/', absl::SkipEmpty());
-  const std::string service = parts.size() == 2 ? parts[0] : "unknown";
-  const std::string method = parts.size() == 2 ? parts[1] : full_method;
+  const bool split = known && parts.size() == 2;
+  const std::string service = split ? parts[0] : "unknown";
+  const std::string method = split ? parts[1] : "unknown";
   const std::map<std::string, std::string> labels = {
       {"grpc_service", service},
       {"grpc_method", method},

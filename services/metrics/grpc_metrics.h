@@ -9,8 +9,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 
 namespace placement::services {
@@ -20,9 +22,20 @@ namespace placement::services {
 //   grpc_server_started_total{grpc_service,grpc_method,grpc_type}
 //   grpc_server_handled_total{grpc_service,grpc_method,grpc_type,grpc_code}
 //   grpc_server_handling_seconds{grpc_service,grpc_method,grpc_type}
+//
+// Only the methods of the services placementd serves get label values of
+// their own. gRPC runs the interceptors for paths no service registered too,
+// and the client chooses the path: every other path is counted under
+// grpc_service="unknown", grpc_method="unknown", so that no caller can add
+// series (each method is 19, kept for the life of the process).
 class GrpcServerMetrics {
  public:
+  // The methods of placementd's services: placement.v1's four services (from
+  // their proto descriptors), health and reflection.
   explicit GrpcServerMetrics(prometheus::Registry& registry);
+  // Only `known_methods` ("/package.Service/Method") get labels of their own.
+  GrpcServerMetrics(prometheus::Registry& registry,
+                    const std::vector<std::string>& known_methods);
 
   // The interceptor factory to give ServerBuilder; it refers to `this`,
   // which must outlive the server.
@@ -30,7 +43,8 @@ class GrpcServerMetrics {
   InterceptorFactory();
 
   // The series of one method, looked up once and kept: label sets are never
-  // added per request.
+  // added per request. A method outside the known ones gets the "unknown"
+  // series of its RPC type.
   struct MethodSeries {
     prometheus::Counter* started;
     prometheus::Histogram* handling_seconds;
@@ -43,10 +57,14 @@ class GrpcServerMetrics {
   prometheus::Family<prometheus::Counter>& started_;
   prometheus::Family<prometheus::Counter>& handled_;
   prometheus::Family<prometheus::Histogram>& handling_seconds_;
+  const absl::flat_hash_set<std::string> known_methods_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<MethodSeries>> methods_
       ABSL_GUARDED_BY(mu_);
 };
+
+// "/package.Service/Method" of every method placementd serves.
+std::vector<std::string> PlacementdMethods();
 
 // The go-grpc-prometheus spelling of a status code ("OK", "InvalidArgument").
 const char* GrpcCodeName(int code);

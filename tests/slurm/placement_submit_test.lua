@@ -3,7 +3,8 @@
 -- job descriptor stood in for, placectl replaced by a script that answers
 -- what each case puts in its folder. Runs where the Slurm end-to-end test
 -- cannot (no root, no mknod), and covers what it does not: jobs over several
--- nodes, unsafe recipe paths, errors inside the hook.
+-- nodes, unsafe recipe paths, recipe roots, TLS flags, the circuit breaker,
+-- errors inside the hook.
 --
 --   lua5.1 placement_submit_test.lua SOURCE_DIR
 -- Needs lua-cjson; exits 77 (skipped) without it.
@@ -34,13 +35,17 @@ local function write(name, text)
 end
 
 -- The stand-in placectl: prints plan.json / pools.json, exits with
--- plan.exit; sleeps first when the file `hang` exists; counts pools calls.
+-- plan.exit; sleeps first when the file `hang` exists; counts pools calls;
+-- keeps its arguments and recipe environment in args.last; prints
+-- plan.stderr to stderr when it exists.
 write("placectl", [[#!/bin/sh
 dir=$(dirname "$0")
+echo "$* roots=$PLACEMENT_RECIPE_ROOTS max=$PLACEMENT_RECIPE_MAX_BYTES" >"$dir/args.last"
 case " $* " in
   *" pools list "*) echo x >>"$dir/pools.calls"; cat "$dir/pools.json"; exit 0;;
 esac
 [ -e "$dir/hang" ] && sleep 30
+[ -e "$dir/plan.stderr" ] && cat "$dir/plan.stderr" >&2
 cat "$dir/plan.json"
 exit "$(cat "$dir/plan.exit")"
 ]])
@@ -51,6 +56,7 @@ local function settings(extra)
     "# test settings",
     "placectl = " .. dir .. "/placectl",
     "token_file =",
+    "recipe_roots = " .. dir,
     extra or "",
   }, "\n"))
   placement.configure(dir .. "/placement_submit.conf")
@@ -187,6 +193,68 @@ setmetatable(j.environment, {__newindex = function() error("environment is read-
 expect("an error while placing: SUCCESS", submit(j) == slurm.SUCCESS)
 expect("  nothing half-placed", j.partition == "" or j.partition == nil)
 expect("  and logged", logged[#logged]:find("environment is read%-only") ~= nil)
+
+-- Recipes only under recipe_roots: elsewhere refused without a call.
+plan([[{"plan_id": "p-r", "candidates": [{"pool": "a100-train", "gpu_count": 8}]}]])
+os.remove(dir .. "/args.last")
+j = job("placement:recipe=/dev/zero")
+submit(j)
+expect("a recipe outside recipe_roots: untouched", j.partition == nil)
+expect("  refused, saying why", logged[1] ~= nil and logged[1]:find("not under recipe_roots") ~= nil)
+expect("  no call made", io.open(dir .. "/args.last", "r") == nil)
+j = job("placement:recipe=" .. dir .. "-sibling/job.yaml")
+submit(j)
+expect("a folder sharing the root's prefix is not under it", j.partition == nil and io.open(dir .. "/args.last", "r") == nil)
+j = job(recipe)
+submit(j)
+local args_file = io.open(dir .. "/args.last", "r")
+local args = args_file ~= nil and args_file:read("*a") or ""
+if args_file ~= nil then args_file:close() end
+expect("placectl gets the roots and the size cap",
+       args:find("roots=" .. dir:gsub("%p", "%%%0") .. " max=65536", 1) ~= nil)
+expect("  and no TLS flags when none are set", args:find("--ca_file", 1, true) == nil)
+
+-- TLS settings become placectl's flags.
+settings("ca_file = /etc/slurm/ca.pem\nclient_cert = /etc/slurm/c.pem\nclient_key = /etc/slurm/c.key")
+j = job(recipe)
+submit(j)
+args_file = io.open(dir .. "/args.last", "r")
+args = args_file:read("*a")
+args_file:close()
+expect("TLS: --ca_file, --client_cert, --client_key passed",
+       args:find("--ca_file /etc/slurm/ca.pem --client_cert /etc/slurm/c.pem --client_key /etc/slurm/c.key", 1, true) ~= nil)
+expect("  and the job placed", j.partition == "gpu-a100")
+settings("ca_file =\nclient_cert =\nclient_key =")
+
+-- The circuit breaker: two calls without an answer open it; while open no
+-- call is made; after breaker_open_s one call is tried, and an answer
+-- closes it.
+settings("breaker_failures = 2\nbreaker_open_s = 2")
+plan("", 1)
+write("plan.stderr", "UNAVAILABLE: failed to connect to all addresses\n")
+submit(job(recipe))
+expect("one UNAVAILABLE: breaker still closed", (placement.breaker_state()) == 1)
+submit(job(recipe))
+expect("two: breaker open", logged[1]:find("calls skipped for 2 s") ~= nil)
+os.remove(dir .. "/args.last")
+j = job(recipe)
+expect("while open: SUCCESS, untouched", submit(j) == slurm.SUCCESS and j.partition == nil)
+expect("  no call made", io.open(dir .. "/args.last", "r") == nil)
+expect("  logged", logged[1]:find("breaker open") ~= nil and logged[1]:find("job left unchanged") ~= nil)
+os.remove(dir .. "/plan.stderr")
+plan([[{"plan_id": "p-b", "candidates": [{"pool": "a100-train", "gpu_count": 8}]}]])
+os.execute("sleep 3")
+j = job(recipe)
+submit(j)
+expect("after breaker_open_s a call is tried and places the job", j.partition == "gpu-a100")
+expect("  the breaker is closed again", (placement.breaker_state()) == 0)
+-- A server that answers with an error is an answer: the breaker stays shut.
+plan("", 1)
+write("plan.stderr", "INVALID_ARGUMENT: recipe.model\n")
+for _ = 1, 3 do submit(job(recipe)) end
+expect("refusals by the server do not open it", (placement.breaker_state()) == 0)
+os.remove(dir .. "/plan.stderr")
+settings("breaker_failures = 3\nbreaker_open_s = 30")
 
 -- A pool created after the pools were read: left alone this once, then placed.
 plan([[{"plan_id": "p-new", "candidates": [{"pool": "h100-train", "gpu_count": 8}]}]])

@@ -32,7 +32,7 @@ check() {  # check DESCRIPTION COMMAND...: runs it, fails the test if it fails
 
 # ---- can this machine run it? ------------------------------------------
 [ "$(id -u)" = 0 ] || skip "needs root: munged runs as the munge user and slurmd as root"
-for tool in slurmctld slurmd munged sbatch scontrol squeue scancel sinfo setpriv mknod timeout psql python3; do
+for tool in slurmctld slurmd munged sbatch scontrol squeue scancel sinfo setpriv mknod timeout psql python3 openssl; do
   command -v "$tool" >/dev/null 2>&1 ||
     skip "$tool is not installed (scripts/install-test-deps installs the Slurm packages)"
 done
@@ -127,6 +127,37 @@ admin pools create --name a100-train --sku A100-SXM4-80GB --nodes 1 --gpus_per_n
 admin pools create --name l40s-train --sku L40S-PCIE-48GB --nodes 1 --gpus_per_node 8 \
   --fabric pcie --purpose training --rate 1.20 --labels slurm-partition=l40s >/dev/null ||
   fail "pools create l40s-train"
+
+# ---- a second placementd on the same database, mutual TLS only --------------
+mkdir -p "$work/tls"
+(
+  set -e
+  cd "$work/tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=slurm-e2e-ca' \
+    -keyout ca.key -out ca.pem 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >san.ext
+  for name in server slurmctld; do
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout $name.key -out $name.csr 2>/dev/null
+    openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+      -extfile san.ext -out $name.pem 2>/dev/null
+  done
+  chmod 600 ./*.key
+) || fail "openssl: the test certificates"
+"$placementd" --database_url "$db_url" --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 \
+  --tls_cert "$work/tls/server.pem" --tls_key "$work/tls/server.key" \
+  --tls_client_ca "$work/tls/ca.pem" --port_file "$work/placementd-tls.ports" \
+  >>"$work/placementd-tls.log" 2>&1 &
+pids+=($!)
+wait_for 30 "the TLS placementd writes its ports" test -s "$work/placementd-tls.ports"
+tls_server="127.0.0.1:$(awk "{ print \$1; exit }" "$work/placementd-tls.ports")"
+tls_flags=(--ca_file "$work/tls/ca.pem" --client_cert "$work/tls/slurmctld.pem" --client_key "$work/tls/slurmctld.key")
+wait_for 30 "the TLS placementd answers" "$placectl" --server "$tls_server" \
+  --token_file "$work/admin.token" "${tls_flags[@]}" skus
+# The same through placectl's environment.
+check "placectl takes TLS from PLACEMENT_CA_FILE, PLACEMENT_CLIENT_CERT, PLACEMENT_CLIENT_KEY" \
+  env PLACEMENT_CA_FILE="$work/tls/ca.pem" PLACEMENT_CLIENT_CERT="$work/tls/slurmctld.pem" \
+  PLACEMENT_CLIENT_KEY="$work/tls/slurmctld.key" \
+  "$placectl" --server "$tls_server" --token_file "$work/admin.token" skus
 
 # Recipes, each with an explicit GPU count.
 mkdir -p "$work/recipes" "$work/out"
@@ -248,6 +279,7 @@ cp "$source_dir/clients/slurm/job_submit.lua" "$source_dir/clients/slurm/placeme
 # The plugin's settings; rewritten for the fault cases below. slurmctld
 # reloads job_submit.lua when its mtime moves forward, and the settings with it.
 conf_generation=$(date +%s)
+hook_extra=""  # more settings lines, for the TLS and breaker cases
 hook_settings() {  # hook_settings SERVER [PLACECTL] [REJECT]
   cat >"$work/etc/placement_submit.conf" <<EOF
 # written by slurm_e2e_test.sh
@@ -255,6 +287,9 @@ placectl = ${2:-$placectl}
 server = $1
 token_file = $work/planner.token
 reject_no_candidate = ${3:-false}
+recipe_roots = $work/recipes
+recipe_max_bytes = 4096
+$hook_extra
 EOF
   conf_generation=$((conf_generation + 1))
   touch -d "@$conf_generation" "$work/etc/job_submit.lua"
@@ -366,6 +401,42 @@ sys.exit(0 if c and c[0]["basis"] == "EVIDENCE_BASIS_MEASURED" else 1)'
 wait_for 30 "the next plan for the LoRA recipe counts the run as MEASURED" measured
 echo "ok: the next plan for the LoRA recipe is MEASURED on l40s-train"
 
+# ---- TLS: placed through the mutual-TLS placementd ----------------------------
+unchanged_expected=0  # the jobs below that are left unchanged, each one log line
+hook_extra="ca_file = $work/tls/ca.pem
+client_cert = $work/tls/slurmctld.pem
+client_key = $work/tls/slurmctld.key"
+hook_settings "$tls_server"
+submit --hold --comment="placement:recipe=$work/recipes/full-8b.yaml" "$work/job.sh" ||
+  fail "sbatch through the TLS placementd: $(cat "$work/sbatch.err")"
+check "over mutual TLS: job $job_id is placed in partition a100" [ "$(job_field "$job_id" Partition)" = a100 ]
+check "  with a plan id in its admin comment" \
+  grep -q "placement:plan=" <<<"$(job_field "$job_id" AdminComment)"
+hook_extra="ca_file = $work/tls/ca.pem"
+hook_settings "$tls_server"
+submit --hold --comment="placement:recipe=$work/recipes/full-8b.yaml" "$work/job.sh" ||
+  fail "sbatch through the TLS placementd without a client certificate"
+check "without a client certificate: left on the default partition" \
+  [ "$(job_field "$job_id" Partition)" = batch ]
+unchanged_expected=$((unchanged_expected + 1))
+hook_extra=""
+hook_settings "$server"
+
+# ---- recipes: regular files under recipe_roots, at most recipe_max_bytes -------
+refused_recipe() {  # refused_recipe WHAT PATH LOG_PATTERN
+  submit --hold --comment="placement:recipe=$2" "$work/job.sh" || fail "$1: sbatch refused"
+  check "$1: left on the default partition" [ "$(job_field "$job_id" Partition)" = batch ]
+  check "  logged: $3" grep -q "placement: .*$3" "$work/slurmctld.log"
+  unchanged_expected=$((unchanged_expected + 1))
+}
+refused_recipe "/dev/zero as a recipe" /dev/zero "recipe path '/dev/zero' refused (not under recipe_roots"
+ln -s "$work/etc/slurm.conf" "$work/recipes/escape.yaml"
+refused_recipe "a symlink out of recipe_roots" "$work/recipes/escape.yaml" "outside the recipe folders"
+{ cat "$work/recipes/lora-8b.yaml"; printf '# %05000d\n' 0; } >"$work/recipes/big.yaml"
+refused_recipe "a recipe over recipe_max_bytes" "$work/recipes/big.yaml" "4096-byte limit"
+mkfifo "$work/recipes/fifo.yaml"
+refused_recipe "a FIFO under recipe_roots" "$work/recipes/fifo.yaml" "not a regular file"
+
 # ---- left alone: -p, no recipe ------------------------------------------------
 before=$(plans_recorded)
 submit -p l40s --comment="placement:recipe=$work/recipes/full-8b.yaml" --hold "$work/job.sh" ||
@@ -436,6 +507,7 @@ open(sys.argv[1], "w").write(str(s.getsockname()[1]))
 held = []
 while True:
     held.append(s.accept()[0])  # accepts, never answers
+    open(sys.argv[1] + ".accepted", "w").write(str(len(held)))
 ' "$work/hung.port" &
 pids+=($!)
 wait_for 10 "the hung server listens" test -s "$work/hung.port"
@@ -459,11 +531,28 @@ hook_settings "$server" "$work/hanging-placectl"
 fail_open "a client that hangs"
 check "  it was killed at the deadline" grep -q "placement: no answer from .* within 0.5 s (exit 137)" "$work/slurmctld.log"
 
-# One line per job left unchanged: the recipe with no candidate, then the
-# four faults.
+# ---- the circuit breaker: a blackholed server costs two calls, not every one ---
+hook_extra="breaker_failures = 2
+breaker_open_s = 120"
+hook_settings "127.0.0.1:$(cat "$work/hung.port")"
+fail_open "breaker: first call to the hung server"
+fail_open "breaker: second call to the hung server"
+check "  the breaker opened" grep -q "placement: 2 calls in a row without an answer .* calls skipped for 120 s" "$work/slurmctld.log"
+sleep 0.5  # the hung server records the connections of the calls above
+accepted=$(cat "$work/hung.port.accepted")
+fail_open "breaker: while open"
+check "  no connection was made while it was open" [ "$(cat "$work/hung.port.accepted")" = "$accepted" ]
+check "  the skipped call was logged" grep -q "placement: no call: .* (breaker open for .*job left unchanged" "$work/slurmctld.log"
+echo "breaker: the skipped submission took ${submit_ms} ms"
+unchanged_expected=$((unchanged_expected + 3))
+hook_extra=""
+
+# One line per job left unchanged: the TLS and recipe cases, the recipe with
+# no candidate, the four faults, the breaker's three.
+unchanged_expected=$((unchanged_expected + 5))
 fail_log_lines=$(grep -c "placement: .*job left unchanged" "$work/slurmctld.log")
 echo "slurmctld log, the lines of jobs left unchanged:"
 grep "placement: .*job left unchanged" "$work/slurmctld.log" | sed 's/^/    /'
-check "one log line for each job left unchanged" [ "$fail_log_lines" = 5 ]
+check "one log line for each job left unchanged ($unchanged_expected)" [ "$fail_log_lines" = "$unchanged_expected" ]
 
 echo "PASSED (hook p95: placed $placed_stats; plain $plain_stats)"
