@@ -37,8 +37,8 @@ std::string MapKeyText(const Message& entry) {
 
 // One value of `field` in `message`: element `index` of a repeated field, or
 // the singular value when `index` < 0.
-void VisitValue(const Message& message, const FieldDescriptor& field,
-                int index, const std::string& path, FieldVisitor& visitor) {
+void VisitValue(const Message& message, const FieldDescriptor& field, int index,
+                const std::string& path, FieldVisitor& visitor) {
   const Reflection& r = *message.GetReflection();
   const bool repeated = index >= 0;
   switch (field.cpp_type()) {
@@ -78,8 +78,8 @@ void VisitMap(const Message& message, const FieldDescriptor& field,
         !entry.GetReflection()->HasField(entry, value)) {
       continue;
     }
-    VisitValue(entry, *value, -1, absl::StrCat(path, "[", MapKeyText(entry), "]"),
-               visitor);
+    VisitValue(entry, *value, -1,
+               absl::StrCat(path, "[", MapKeyText(entry), "]"), visitor);
   }
 }
 

@@ -37,8 +37,7 @@ class ControlCharacters : public FieldVisitor {
 }  // namespace
 
 core::FieldViolations ControlCharacterFields(
-    const google::protobuf::Message& message,
-    const std::string& field_prefix) {
+    const google::protobuf::Message& message, const std::string& field_prefix) {
   core::FieldViolations violations;
   ControlCharacters visitor(&violations);
   WalkFields(message, field_prefix, visitor);
