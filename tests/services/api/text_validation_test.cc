@@ -44,13 +44,13 @@ TEST(ControlCharacterFieldsTest, MapKeysAndValuesAreChecked) {
   v1::PlacePlanRequest bad_value;
   (*bad_value.mutable_constraints()->mutable_required_labels())["zone"] =
       "eu\x1b[2J";
-  EXPECT_THAT(ControlCharacterFields(bad_value),
-              ElementsAre(ViolationAt(
-                  "constraints.required_labels[\"zone\"]")));
+  EXPECT_THAT(
+      ControlCharacterFields(bad_value),
+      ElementsAre(ViolationAt("constraints.required_labels[\"zone\"]")));
 
   v1::PlacePlanRequest bad_key;
-  (*bad_key.mutable_constraints()->mutable_required_labels())
-      [std::string("zo\0ne", 5)] = "eu";
+  (*bad_key.mutable_constraints()
+        ->mutable_required_labels())[std::string("zo\0ne", 5)] = "eu";
   // A key is named by its map, not by the text it holds.
   EXPECT_THAT(ControlCharacterFields(bad_key),
               ElementsAre(ViolationAt("constraints.required_labels")));
@@ -59,8 +59,7 @@ TEST(ControlCharacterFieldsTest, MapKeysAndValuesAreChecked) {
 TEST(ControlCharacterFieldsTest, TheMessageSaysWhichCharacterAndWhere) {
   v1::PlacePlanRequest request;
   request.set_team("team\x7f");
-  core::FieldViolations violations =
-      ControlCharacterFields(request, "plan.");
+  core::FieldViolations violations = ControlCharacterFields(request, "plan.");
   ASSERT_EQ(violations.size(), 1u);
   EXPECT_EQ(violations[0].field, "plan.team");
   EXPECT_THAT(violations[0].description, HasSubstr("U+007F at byte 4"));

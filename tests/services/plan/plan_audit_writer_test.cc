@@ -43,8 +43,7 @@ struct Submitted {
 
 void Submit(PlanAuditWriter& writer, storage::PlacementRecord plan,
             Submitted* out) {
-  ASSERT_TRUE(writer.TrySubmit(std::move(plan),
-                               absl::Now() + absl::Seconds(30),
+  ASSERT_TRUE(writer.TrySubmit(std::move(plan), absl::Now() + absl::Seconds(30),
                                [out](const absl::Status& status) {
                                  out->status = status;
                                  out->done.Notify();
