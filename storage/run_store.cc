@@ -164,6 +164,78 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run) {
   return run.gpu_count * absl::ToInt64Microseconds(run.ended - run.started);
 }
 
+namespace {
+
+// The answer to an upload whose run_id is taken: the first upload's
+// acknowledgement again when the bytes are the same (a retry), else a
+// conflict.
+absl::StatusOr<RunAck> AckOfExistingRun(pqxx::work& txn,
+                                        const std::string& run_id,
+                                        const std::string& upload_hex) {
+  const pqxx::result existing =
+      txn.exec_params(kSelectExistingRun, run_id, upload_hex);
+  if (existing.empty()) {
+    return absl::AbortedError("run_id conflict; retry the upload");
+  }
+  if (!existing[0][0].as<bool>()) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "run ", run_id,
+        " was already uploaded with other content; runs are immutable"));
+  }
+  return RunAck{run_id,
+                existing[0][1].as<std::string>(),
+                absl::FromUnixMicros(existing[0][2].as<int64_t>()),
+                existing[0][3].as<int64_t>(),
+                std::nullopt,
+                existing[0][4].as<int64_t>()};
+}
+
+// Adds the run to its (recipe, SKU) evidence rollup.
+void AddRunToEvidenceRollup(pqxx::work& txn, const RunToStore& in,
+                            int64_t gpu_us) {
+  const core::MeasuredRun& run = in.run;
+  core::EvidenceRollup delta;
+  delta.Add(run);
+  txn.exec_params(
+      kUpsertRollup, run.recipe_key, run.sku_id, HexEncode(in.recipe_proto),
+      in.recipe.model, core::FineTuneMethodName(in.recipe.method), delta.runs,
+      delta.successful_runs, delta.offload_runs, delta.retries,
+      delta.collective_runs, delta.nvlink_runs, delta.pcie_runs,
+      delta.host_memory_runs, delta.steps_attempted, delta.steps_succeeded,
+      gpu_us, delta.max_peak_memory_gb, CountsLiteral(delta.step_time_p50_hist),
+      CountsLiteral(delta.step_time_p95_hist),
+      CountsLiteral(delta.peak_memory_hist), delta.succeeded_peak.runs,
+      delta.succeeded_peak.sum_gb, delta.succeeded_peak.max_gb,
+      delta.succeeded_allocated.runs, delta.succeeded_allocated.sum_gb,
+      delta.succeeded_allocated.max_gb, delta.succeeded_reserved.runs,
+      delta.succeeded_reserved.sum_gb, delta.succeeded_reserved.max_gb);
+}
+
+// Records how the run of a plan came out against what the plan predicted;
+// nullopt when the plan is not stored.
+std::optional<PlanOutcome> RecordPlanOutcome(pqxx::work& txn,
+                                             const RunToStore& in,
+                                             int64_t gpu_us) {
+  const core::MeasuredRun& run = in.run;
+  std::optional<double> observed_per_step;
+  if (run.steps_succeeded > 0) {
+    observed_per_step = gpu_us / core::kMicrosecondsPerHour /
+                        static_cast<double>(run.steps_succeeded);
+  }
+  const std::string per_step_text =
+      observed_per_step ? DoubleText(*observed_per_step) : "";
+  const pqxx::result outcome = txn.exec_params(
+      kInsertPlanOutcome, run.run_id, in.plan_id, run.pool_name,
+      run.peak_memory_gb, observed_per_step ? per_step_text.c_str() : nullptr);
+  if (outcome.empty()) return std::nullopt;
+  return PlanOutcome{
+      outcome[0][0].as<std::string>(), outcome[0][1].as<std::string>(),
+      outcome[0][2].as<double>(),      run.peak_memory_gb,
+      outcome[0][3].as<double>(),      observed_per_step};
+}
+
+}  // namespace
+
 absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
   return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<RunAck> {
     const core::MeasuredRun& run = in.run;
@@ -182,42 +254,10 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
         run.retries, core::RunOutcomeName(run.outcome), in.exclusive,
         in.plan_id.empty() ? nullptr : in.plan_id.c_str(),
         run.peak_memory_allocated_gb, run.peak_memory_reserved_gb);
-    if (inserted.empty()) {
-      // The run_id is taken: a retry of the same upload, or a conflict.
-      const pqxx::result existing =
-          txn.exec_params(kSelectExistingRun, run.run_id, upload_hex);
-      if (existing.empty()) {
-        return absl::AbortedError("run_id conflict; retry the upload");
-      }
-      if (!existing[0][0].as<bool>()) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "run ", run.run_id,
-            " was already uploaded with other content; runs are immutable"));
-      }
-      return RunAck{run.run_id,
-                    existing[0][1].as<std::string>(),
-                    absl::FromUnixMicros(existing[0][2].as<int64_t>()),
-                    existing[0][3].as<int64_t>(),
-                    std::nullopt,
-                    existing[0][4].as<int64_t>()};
-    }
+    // The run_id is taken: a retry of the same upload, or a conflict.
+    if (inserted.empty()) return AckOfExistingRun(txn, run.run_id, upload_hex);
 
-    core::EvidenceRollup delta;
-    delta.Add(run);
-    txn.exec_params(
-        kUpsertRollup, run.recipe_key, run.sku_id, HexEncode(in.recipe_proto),
-        in.recipe.model, core::FineTuneMethodName(in.recipe.method), delta.runs,
-        delta.successful_runs, delta.offload_runs, delta.retries,
-        delta.collective_runs, delta.nvlink_runs, delta.pcie_runs,
-        delta.host_memory_runs, delta.steps_attempted, delta.steps_succeeded,
-        gpu_us, delta.max_peak_memory_gb,
-        CountsLiteral(delta.step_time_p50_hist),
-        CountsLiteral(delta.step_time_p95_hist),
-        CountsLiteral(delta.peak_memory_hist), delta.succeeded_peak.runs,
-        delta.succeeded_peak.sum_gb, delta.succeeded_peak.max_gb,
-        delta.succeeded_allocated.runs, delta.succeeded_allocated.sum_gb,
-        delta.succeeded_allocated.max_gb, delta.succeeded_reserved.runs,
-        delta.succeeded_reserved.sum_gb, delta.succeeded_reserved.max_gb);
+    AddRunToEvidenceRollup(txn, in, gpu_us);
     // The finance rollup, in the same transaction: cost reports never scan
     // raw runs and always agree with them.
     AddRunToCostRollup(txn, run.run_id);
@@ -228,25 +268,8 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
                gpu_us,
                std::nullopt,
                inserted[0][1].as<int64_t>()};
-    if (!in.plan_id.empty()) {
-      std::optional<double> observed_per_step;
-      if (run.steps_succeeded > 0) {
-        observed_per_step = gpu_us / core::kMicrosecondsPerHour /
-                            static_cast<double>(run.steps_succeeded);
-      }
-      const std::string per_step_text =
-          observed_per_step ? DoubleText(*observed_per_step) : "";
-      const pqxx::result outcome =
-          txn.exec_params(kInsertPlanOutcome, run.run_id, in.plan_id,
-                          run.pool_name, run.peak_memory_gb,
-                          observed_per_step ? per_step_text.c_str() : nullptr);
-      if (!outcome.empty()) {
-        ack.plan_outcome = PlanOutcome{
-            outcome[0][0].as<std::string>(), outcome[0][1].as<std::string>(),
-            outcome[0][2].as<double>(),      run.peak_memory_gb,
-            outcome[0][3].as<double>(),      observed_per_step};
-      }
-    }
+    if (!in.plan_id.empty())
+      ack.plan_outcome = RecordPlanOutcome(txn, in, gpu_us);
     txn.commit();
     return ack;
   });

@@ -88,18 +88,14 @@ int64_t AdvanceContiguous(int64_t committed,
   return committed;
 }
 
-}  // namespace
-
-absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
-                                           const std::string& run_id,
-                                           std::vector<StepSampleRow> samples) {
+// Sorts `samples` by step and drops repeats inside the batch: the first one
+// counts; one that says something else is a conflict.
+std::vector<StepSampleRow> SortedUnique(std::vector<StepSampleRow> samples,
+                                        AppendResult& result) {
   std::stable_sort(samples.begin(), samples.end(),
                    [](const StepSampleRow& a, const StepSampleRow& b) {
                      return a.step < b.step;
                    });
-  AppendResult result;
-  // Repeats inside the batch: the first one counts; one that says something
-  // else is a conflict.
   std::vector<StepSampleRow> unique;
   unique.reserve(samples.size());
   for (StepSampleRow& s : samples) {
@@ -110,8 +106,152 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
     }
     unique.push_back(std::move(s));
   }
-  samples = std::move(unique);
+  return unique;
+}
 
+// The run's stream, registered on its first batch and locked: where its
+// samples are partitioned, and its progress so far.
+struct LockedStream {
+  absl::Time partition_time;
+  std::string partition_micros;
+  SampleProgress progress;
+};
+
+absl::StatusOr<LockedStream> LockStream(PqConnection& c,
+                                        const std::string& run_id,
+                                        absl::Time first_time) {
+  const std::string first_micros = Micros(first_time);
+  absl::StatusOr<PqResult> locked =
+      c.Exec(kLockStream, {run_id.c_str(), first_micros.c_str()});
+  if (!locked.ok()) return locked.status();
+  LockedStream stream;
+  stream.partition_time = absl::FromUnixMicros(Int64Field(locked->get(), 0, 0));
+  stream.partition_micros = Micros(stream.partition_time);
+  stream.progress = SampleProgress{Int64Field(locked->get(), 0, 2),
+                                   Int64Field(locked->get(), 0, 1),
+                                   Int64Field(locked->get(), 0, 3)};
+  return stream;
+}
+
+// The stored samples of the batch's steps: only steps at or below the
+// highest stored step may be stored already.
+absl::StatusOr<std::map<int64_t, StepSampleRow>> ReadStoredSteps(
+    PqConnection& c, const std::string& run_id, const LockedStream& stream,
+    const std::vector<StepSampleRow>& samples) {
+  std::vector<int64_t> maybe_stored;
+  for (const StepSampleRow& s : samples) {
+    if (s.step > stream.progress.max_step) break;
+    maybe_stored.push_back(s.step);
+  }
+  std::map<int64_t, StepSampleRow> stored_steps;
+  if (maybe_stored.empty()) return stored_steps;
+  const std::string steps =
+      absl::StrCat("{", absl::StrJoin(maybe_stored, ","), "}");
+  absl::StatusOr<PqResult> existing =
+      c.Exec(kExistingSteps,
+             {run_id.c_str(), stream.partition_micros.c_str(), steps.c_str()});
+  if (!existing.ok()) return existing.status();
+  const PGresult* rows = existing->get();
+  for (int i = 0; i < PQntuples(rows); ++i) {
+    StepSampleRow stored;
+    stored.step = Int64Field(rows, i, 0);
+    stored.step_time_s = DoubleField(rows, i, 1);
+    stored.memory_allocated_gb = DoubleField(rows, i, 2);
+    stored.memory_reserved_gb = DoubleField(rows, i, 3);
+    stored.tokens = Int64Field(rows, i, 4);
+    if (!PQgetisnull(rows, i, 5)) stored.loss = DoubleField(rows, i, 5);
+    stored_steps.emplace(stored.step, stored);
+  }
+  return stored_steps;
+}
+
+// Copies the samples whose step is not stored yet (a stored one counts as a
+// duplicate, or a conflict when it says something else); returns the new
+// steps, ascending.
+absl::StatusOr<std::vector<int64_t>> CopyNewSamples(
+    PqConnection& c, const std::string& run_id, absl::Time partition_time,
+    const std::vector<StepSampleRow>& samples,
+    const std::map<int64_t, StepSampleRow>& stored_steps,
+    AppendResult& result) {
+  BinaryCopy copy;
+  copy.Reserve(32 + samples.size() * 118);  // 118 bytes a row
+  std::vector<int64_t> new_steps;
+  new_steps.reserve(samples.size());
+  for (const StepSampleRow& s : samples) {
+    if (auto stored = stored_steps.find(s.step); stored != stored_steps.end()) {
+      ++result.duplicates;
+      if (!SameMeasurement(stored->second, s)) ++result.conflicting;
+      continue;
+    }
+    copy.StartRow(kCopyColumns);
+    if (!copy.AddUuid(run_id)) {
+      return absl::InvalidArgumentError("run_id is not a UUID");
+    }
+    copy.AddTimestamp(partition_time);
+    copy.AddInt64(s.step);
+    copy.AddTimestamp(s.time);
+    copy.AddDouble(s.step_time_s);
+    copy.AddDouble(s.memory_allocated_gb);
+    copy.AddDouble(s.memory_reserved_gb);
+    copy.AddInt64(s.tokens);
+    if (s.loss.has_value()) {
+      copy.AddDouble(*s.loss);
+    } else {
+      copy.AddNull();
+    }
+    new_steps.push_back(s.step);
+  }
+  if (!new_steps.empty()) {
+    absl::StatusOr<int64_t> copied =
+        c.CopyIn(kCopySamples, std::move(copy).Finish());
+    if (!copied.ok()) return copied.status();
+  }
+  return new_steps;
+}
+
+// Moves the stream's progress past `new_steps` (ascending) and stores it.
+absl::Status AdvanceProgress(PqConnection& c, const std::string& run_id,
+                             const std::string& partition_micros,
+                             const std::vector<int64_t>& new_steps,
+                             SampleProgress& progress) {
+  const bool had_gaps = progress.committed_through_step < progress.max_step;
+  if (!new_steps.empty()) {
+    progress.max_step = std::max(progress.max_step, new_steps.back());
+  }
+  if (!had_gaps) {
+    progress.committed_through_step =
+        AdvanceContiguous(progress.committed_through_step, new_steps);
+  } else if (!new_steps.empty()) {
+    // Earlier gaps: walk the stored steps past the contiguous prefix.
+    const std::string after = std::to_string(progress.committed_through_step);
+    absl::StatusOr<PqResult> later = c.Exec(
+        kStepsAfter, {run_id.c_str(), partition_micros.c_str(), after.c_str()});
+    if (!later.ok()) return later.status();
+    std::vector<int64_t> steps;
+    for (int i = 0; i < PQntuples(later->get()); ++i) {
+      steps.push_back(Int64Field(later->get(), i, 0));
+    }
+    progress.committed_through_step =
+        AdvanceContiguous(progress.committed_through_step, steps);
+  }
+  progress.samples += static_cast<int64_t>(new_steps.size());
+
+  const std::string max_step = std::to_string(progress.max_step);
+  const std::string committed = std::to_string(progress.committed_through_step);
+  const std::string count = std::to_string(progress.samples);
+  absl::StatusOr<PqResult> updated = c.Exec(
+      kUpdateStream,
+      {run_id.c_str(), max_step.c_str(), committed.c_str(), count.c_str()});
+  return updated.status();
+}
+
+}  // namespace
+
+absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
+                                           const std::string& run_id,
+                                           std::vector<StepSampleRow> samples) {
+  AppendResult result;
+  samples = SortedUnique(std::move(samples), result);
   absl::Time first_time = absl::InfiniteFuture();
   for (const StepSampleRow& s : samples)
     first_time = std::min(first_time, s.time);
@@ -120,114 +260,22 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
   return session.RunRaw([&](PqConnection& c) -> absl::StatusOr<AppendResult> {
     PqTransaction txn(c);
     if (absl::Status s = txn.Begin(); !s.ok()) return s;
-    const std::string first_micros = Micros(first_time);
-    absl::StatusOr<PqResult> locked =
-        c.Exec(kLockStream, {run_id.c_str(), first_micros.c_str()});
-    if (!locked.ok()) return locked.status();
-    const absl::Time partition_time =
-        absl::FromUnixMicros(Int64Field(locked->get(), 0, 0));
-    const std::string partition_micros = Micros(partition_time);
-    SampleProgress progress{Int64Field(locked->get(), 0, 2),
-                            Int64Field(locked->get(), 0, 1),
-                            Int64Field(locked->get(), 0, 3)};
-
-    // Steps at or below the highest stored step may be stored already.
-    std::vector<int64_t> maybe_stored;
-    for (const StepSampleRow& s : samples) {
-      if (s.step > progress.max_step) break;
-      maybe_stored.push_back(s.step);
-    }
-    std::map<int64_t, StepSampleRow> stored_steps;
-    if (!maybe_stored.empty()) {
-      const std::string steps =
-          absl::StrCat("{", absl::StrJoin(maybe_stored, ","), "}");
-      absl::StatusOr<PqResult> existing =
-          c.Exec(kExistingSteps,
-                 {run_id.c_str(), partition_micros.c_str(), steps.c_str()});
-      if (!existing.ok()) return existing.status();
-      const PGresult* rows = existing->get();
-      for (int i = 0; i < PQntuples(rows); ++i) {
-        StepSampleRow stored;
-        stored.step = Int64Field(rows, i, 0);
-        stored.step_time_s = DoubleField(rows, i, 1);
-        stored.memory_allocated_gb = DoubleField(rows, i, 2);
-        stored.memory_reserved_gb = DoubleField(rows, i, 3);
-        stored.tokens = Int64Field(rows, i, 4);
-        if (!PQgetisnull(rows, i, 5)) stored.loss = DoubleField(rows, i, 5);
-        stored_steps.emplace(stored.step, stored);
-      }
-    }
-
-    BinaryCopy copy;
-    copy.Reserve(32 + samples.size() * 118);  // 118 bytes a row
-    std::vector<int64_t> new_steps;
-    new_steps.reserve(samples.size());
-    for (const StepSampleRow& s : samples) {
-      if (auto stored = stored_steps.find(s.step);
-          stored != stored_steps.end()) {
-        ++result.duplicates;
-        if (!SameMeasurement(stored->second, s)) ++result.conflicting;
-        continue;
-      }
-      copy.StartRow(kCopyColumns);
-      if (!copy.AddUuid(run_id)) {
-        return absl::InvalidArgumentError("run_id is not a UUID");
-      }
-      copy.AddTimestamp(partition_time);
-      copy.AddInt64(s.step);
-      copy.AddTimestamp(s.time);
-      copy.AddDouble(s.step_time_s);
-      copy.AddDouble(s.memory_allocated_gb);
-      copy.AddDouble(s.memory_reserved_gb);
-      copy.AddInt64(s.tokens);
-      if (s.loss.has_value()) {
-        copy.AddDouble(*s.loss);
-      } else {
-        copy.AddNull();
-      }
-      new_steps.push_back(s.step);
-    }
-    if (!new_steps.empty()) {
-      absl::StatusOr<int64_t> copied =
-          c.CopyIn(kCopySamples, std::move(copy).Finish());
-      if (!copied.ok()) return copied.status();
-    }
-    result.stored = static_cast<int64_t>(new_steps.size());
-
-    const bool had_gaps = progress.committed_through_step < progress.max_step;
-    if (!new_steps.empty()) {
-      progress.max_step = std::max(progress.max_step, new_steps.back());
-    }
-    if (!had_gaps) {
-      progress.committed_through_step =
-          AdvanceContiguous(progress.committed_through_step, new_steps);
-    } else if (!new_steps.empty()) {
-      // Earlier gaps: walk the stored steps past the contiguous prefix.
-      const std::string after = std::to_string(progress.committed_through_step);
-      absl::StatusOr<PqResult> later =
-          c.Exec(kStepsAfter,
-                 {run_id.c_str(), partition_micros.c_str(), after.c_str()});
-      if (!later.ok()) return later.status();
-      std::vector<int64_t> steps;
-      for (int i = 0; i < PQntuples(later->get()); ++i) {
-        steps.push_back(Int64Field(later->get(), i, 0));
-      }
-      progress.committed_through_step =
-          AdvanceContiguous(progress.committed_through_step, steps);
-    }
-    progress.samples += result.stored;
-
-    const std::string max_step = std::to_string(progress.max_step);
-    const std::string committed =
-        std::to_string(progress.committed_through_step);
-    const std::string count = std::to_string(progress.samples);
-    if (auto r = c.Exec(kUpdateStream, {run_id.c_str(), max_step.c_str(),
-                                        committed.c_str(), count.c_str()});
-        !r.ok()) {
-      return r.status();
+    absl::StatusOr<LockedStream> stream = LockStream(c, run_id, first_time);
+    if (!stream.ok()) return stream.status();
+    absl::StatusOr<std::map<int64_t, StepSampleRow>> stored_steps =
+        ReadStoredSteps(c, run_id, *stream, samples);
+    if (!stored_steps.ok()) return stored_steps.status();
+    absl::StatusOr<std::vector<int64_t>> new_steps = CopyNewSamples(
+        c, run_id, stream->partition_time, samples, *stored_steps, result);
+    if (!new_steps.ok()) return new_steps.status();
+    result.stored = static_cast<int64_t>(new_steps->size());
+    if (absl::Status s = AdvanceProgress(c, run_id, stream->partition_micros,
+                                         *new_steps, stream->progress);
+        !s.ok()) {
+      return s;
     }
     if (absl::Status s = txn.Commit(); !s.ok()) return s;
-    result.progress = progress;
+    result.progress = stream->progress;
     return result;
   });
 }

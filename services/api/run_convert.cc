@@ -21,13 +21,13 @@ bool IsWellFormedTime(const google::protobuf::Timestamp& t) {
   return t.seconds() > 0 && t.nanos() >= 0 && t.nanos() < 1'000'000'000;
 }
 
-core::MeasuredRun MeasuredRunFromProto(const v1::BenchmarkRun& in) {
-  core::MeasuredRun run;
+UploadedRun UploadedRunFromProto(const v1::BenchmarkRun& in) {
+  UploadedRun out;
+  out.recipe = core::NormalizeRecipe(RunRecipeFromProto(in));
+  core::MeasuredRun& run = out.run;
   run.run_id = absl::AsciiStrToLower(in.run_id());
-  if (in.has_recipe()) {
-    run.recipe_key =
-        core::RecipeKey(core::NormalizeRecipe(RecipeFromProto(in.recipe())));
-  }
+  // reported_peak is not part of the key: the run's kind changes nothing.
+  if (in.has_recipe()) run.recipe_key = core::RecipeKey(out.recipe);
   run.sku_id = in.sku();
   run.pool_name = in.pool();
   run.team = in.team();
@@ -47,7 +47,7 @@ core::MeasuredRun MeasuredRunFromProto(const v1::BenchmarkRun& in) {
   run.collectives_opened = in.collectives_opened();
   run.retries = in.retries();
   run.outcome = OutcomeFromProto(in.outcome());
-  return run;
+  return out;
 }
 
 std::string RunFieldPath(absl::string_view core_field) {

@@ -8,7 +8,6 @@
 #include "core/evidence/measured_run.h"
 #include "core/recipe.h"
 #include "services/api/catalog_convert.h"
-#include "services/api/recipe_convert.h"
 #include "services/api/run_convert.h"
 
 namespace placement::services {
@@ -99,13 +98,12 @@ void CheckNodeNames(const v1::BenchmarkRun& run, Violations& v) {
 }
 
 // The recipe's own rules are core's; the upload carries the GPU count twice.
-void CheckRecipe(const v1::BenchmarkRun& run, Violations& v) {
+void CheckRecipe(const v1::BenchmarkRun& run, const core::Recipe& recipe,
+                 Violations& v) {
   if (!run.has_recipe()) {
     v.Add("run.recipe", "is required");
     return;
   }
-  const core::Recipe recipe =
-      core::NormalizeRecipe(RecipeFromProto(run.recipe()));
   v.Append(core::ValidateRecipe(recipe, "run.recipe."));
   if (recipe.gpu_count != run.gpu_count()) {
     v.Add("run.recipe.gpu_count", "must equal run.gpu_count");
@@ -184,11 +182,12 @@ void CheckEvals(const v1::BenchmarkRun& run, Violations& v) {
 }  // namespace
 
 core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
+                                        const UploadedRun& converted,
                                         absl::Time now) {
   Violations v;
   CheckIds(run, v);
   CheckNodeNames(run, v);
-  CheckRecipe(run, v);
+  CheckRecipe(run, converted.recipe, v);
   CheckTimes(run, now, v);
   CheckEnums(run, v);
   CheckAllocatorPeaks(run, v);
@@ -200,16 +199,20 @@ core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
           absl::StrCat("at most ", kMaxFailureReasonLength, " characters"));
   }
   CheckEvals(run, v);
-  v.Append(
-      WithRunFieldPaths(core::ValidateMeasuredRun(MeasuredRunFromProto(run))));
+  v.Append(WithRunFieldPaths(core::ValidateMeasuredRun(converted.run)));
   return v.Take();
 }
 
+core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
+                                        absl::Time now) {
+  return ValidateRunFields(run, UploadedRunFromProto(run), now);
+}
+
 core::FieldViolations ValidateRunAgainstCatalog(
-    const v1::BenchmarkRun& run, const core::Pool* pool,
-    const std::vector<core::GpuSku>& catalog) {
+    const v1::BenchmarkRun& run, const UploadedRun& converted,
+    const core::Pool* pool, const std::vector<core::GpuSku>& catalog) {
   Violations v;
-  core::MeasuredRun measured = MeasuredRunFromProto(run);
+  core::MeasuredRun measured = converted.run;
   absl::StatusOr<core::GpuSku> sku = core::ResolveSku(run.sku(), catalog);
   if (!sku.ok()) {
     v.Add("run.sku", std::string(sku.status().message()));
@@ -234,6 +237,13 @@ core::FieldViolations ValidateRunAgainstCatalog(
     }
   }
   return v.Take();
+}
+
+core::FieldViolations ValidateRunAgainstCatalog(
+    const v1::BenchmarkRun& run, const core::Pool* pool,
+    const std::vector<core::GpuSku>& catalog) {
+  return ValidateRunAgainstCatalog(run, UploadedRunFromProto(run), pool,
+                                   catalog);
 }
 
 core::FieldViolations ValidateSampleBatch(

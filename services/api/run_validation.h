@@ -9,6 +9,7 @@
 #include "core/pool.h"
 #include "core/sku.h"
 #include "placement/v1/telemetry.pb.h"
+#include "services/api/run_convert.h"
 
 namespace placement::services {
 
@@ -25,19 +26,32 @@ inline constexpr int kMaxSamplesPerMessage = 10000;
 // Whether `text` is a UUID in canonical 8-4-4-4-12 hex form.
 bool IsUuid(absl::string_view text);
 
+// An upload is converted once (UploadedRunFromProto); `converted` is that
+// conversion of `run`, and the same object goes on to storage
+// (RunToStoreFromProto).
+//
 // Every check of an uploaded run that needs no database: its shape here
 // (identifiers, lengths, required fields, enum ranges, timestamps, the evals'
-// shape) and the domain rules of core (core::ValidateRecipe,
-// core::ValidateMeasuredRun: figures finite and in bounds, consistent with
-// each other and with the wall time). Field paths start with "run.". `now`
-// bounds timestamps from the future.
+// shape) and the domain rules of core on the converted run
+// (core::ValidateRecipe, core::ValidateMeasuredRun: figures finite and in
+// bounds, consistent with each other and with the wall time). Field paths
+// start with "run.". `now` bounds timestamps from the future.
 core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
+                                        const UploadedRun& converted,
                                         absl::Time now);
 
 // The checks against the catalog: the SKU and the evals' serving SKUs are
 // named exactly, the pool exists, and core's rules of a run in its pool and
 // on its card hold (core::ValidateMeasuredRunInPool, ...OnSku). `pool` is
 // null when no pool has the run's pool name.
+core::FieldViolations ValidateRunAgainstCatalog(
+    const v1::BenchmarkRun& run, const UploadedRun& converted,
+    const core::Pool* pool, const std::vector<core::GpuSku>& catalog);
+
+// The same checks for a caller that holds only the proto (the fuzz
+// targets): they convert `run` themselves.
+core::FieldViolations ValidateRunFields(const v1::BenchmarkRun& run,
+                                        absl::Time now);
 core::FieldViolations ValidateRunAgainstCatalog(
     const v1::BenchmarkRun& run, const core::Pool* pool,
     const std::vector<core::GpuSku>& catalog);

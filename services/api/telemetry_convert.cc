@@ -1,8 +1,9 @@
 #include "services/api/telemetry_convert.h"
 
+#include <utility>
+
 #include "common/proto_bytes.h"
 #include "common/proto_time.h"
-#include "core/recipe.h"
 #include "core/units.h"
 #include "services/api/recipe_convert.h"
 #include "services/api/run_convert.h"
@@ -10,10 +11,11 @@
 namespace placement::services {
 
 storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
+                                        UploadedRun converted,
                                         const core::Pool& pool,
                                         const std::string& sku_id) {
   storage::RunToStore out;
-  out.recipe = core::NormalizeRecipe(RunRecipeFromProto(in));
+  out.recipe = std::move(converted.recipe);
   out.recipe_proto = common::DeterministicBytes(RecipeToProto(out.recipe));
   out.upload = common::DeterministicBytes(in);
   out.agent_id = in.agent_id();
@@ -21,7 +23,7 @@ storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
   out.exclusive = in.exclusive();
   out.plan_id = in.plan_id();
 
-  out.run = MeasuredRunFromProto(in);
+  out.run = std::move(converted.run);
   out.run.sku_id = sku_id;
   out.run.pool_name = pool.name;
   if (out.run.team.empty()) {

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "core/pool.h"
 #include "placement/v1/telemetry.pb.h"
+#include "services/api/run_convert.h"
 #include "storage/run_store.h"
 #include "storage/sample_store.h"
 
@@ -15,13 +16,14 @@ namespace placement::services {
 // Conversions between the telemetry messages and storage's run and sample
 // records. Built with the server rather than the fuzzed placement_api, since
 // storage's headers bring libpqxx; the pure part of a run's conversion is
-// MeasuredRunFromProto (run_convert.h).
+// UploadedRunFromProto (run_convert.h).
 
 // A validated upload (ValidateRunFields, ValidateRunAgainstCatalog) ready to
-// store: its normalized recipe, the bytes as sent, and the core run with the
-// catalog's SKU id and the pool's name; the team defaults to the pool's
-// "team" label.
+// store: `converted` (its one conversion, UploadedRunFromProto), the bytes
+// as sent, and the core run with the catalog's SKU id and the pool's name;
+// the team defaults to the pool's "team" label.
 storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& run,
+                                        UploadedRun converted,
                                         const core::Pool& pool,
                                         const std::string& sku_id);
 

@@ -5,14 +5,12 @@
 #include <algorithm>
 
 #include "absl/hash/hash.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/sha256.h"
-#include "services/plan/evidence_cache.h"
 
 namespace placement::services {
 namespace {
@@ -63,31 +61,6 @@ const std::vector<MethodRule>& MethodRules() {
   return *rules;
 }
 
-const char* RoleName(Role role) {
-  switch (role) {
-    case Role::kAgent:
-      return "AGENT";
-    case Role::kPlanner:
-      return "PLANNER";
-    case Role::kFinance:
-      return "FINANCE";
-    case Role::kAdmin:
-      return "ADMIN";
-  }
-  return "UNKNOWN";
-}
-
-bool ParseRole(absl::string_view name, Role* role) {
-  const std::string upper = absl::AsciiStrToUpper(name);
-  for (Role r : {Role::kAgent, Role::kPlanner, Role::kFinance, Role::kAdmin}) {
-    if (upper == RoleName(r)) {
-      *role = r;
-      return true;
-    }
-  }
-  return false;
-}
-
 std::string NewTokenSecret() {
   unsigned char bytes[32];
   if (RAND_bytes(bytes, sizeof(bytes)) != 1) std::abort();  // no entropy
@@ -100,7 +73,7 @@ std::string TokenSecretHash(absl::string_view secret) {
   return common::Sha256(secret);
 }
 
-Authorizer::Authorizer(const EvidenceCache& tokens, bool enabled,
+Authorizer::Authorizer(const TokenDirectory& tokens, bool enabled,
                        double writes_per_second, double write_burst)
     : tokens_(tokens),
       enabled_(enabled),
@@ -142,23 +115,20 @@ absl::Status Authorizer::Authorize(absl::string_view method,
     return absl::UnauthenticatedError(
         "the authorization metadata must be 'Bearer <token>'");
   }
-  std::shared_ptr<const CatalogSnapshot> snapshot = tokens_.Current();
-  if (snapshot == nullptr) {
-    return absl::UnavailableError("tokens are not loaded yet");
-  }
-  auto principal = snapshot->tokens.find(TokenSecretHash(value));
-  if (principal == snapshot->tokens.end()) {
+  absl::StatusOr<Principal> principal =
+      tokens_.FindToken(TokenSecretHash(value));
+  if (absl::IsNotFound(principal.status())) {
     return absl::UnauthenticatedError("unknown or revoked token");
   }
-  if ((rule->second->roles & static_cast<uint8_t>(principal->second.role)) ==
-      0) {
+  if (!principal.ok()) return principal.status();
+  if ((rule->second->roles & static_cast<uint8_t>(principal->role)) == 0) {
     return absl::PermissionDeniedError(absl::StrCat(
-        "role ", RoleName(principal->second.role), " may not call ", method));
+        "role ", RoleName(principal->role), " may not call ", method));
   }
-  if (rule->second->write && !TakeWrite(principal->second.token_id)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "token '", principal->second.name, "' is over its rate of ",
-        writes_per_second_, " writes/s; retry with backoff"));
+  if (rule->second->write && !TakeWrite(principal->token_id)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("token '", principal->name, "' is over its rate of ",
+                     writes_per_second_, " writes/s; retry with backoff"));
   }
   return absl::OkStatus();
 }

@@ -17,22 +17,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "services/auth/principal.h"
+#include "services/auth/token_directory.h"
 
 namespace placement::services {
-
-class EvidenceCache;
-
-// Who may do what. A token carries exactly one role.
-enum class Role : uint8_t {
-  kAgent = 1,    // telemetry writes only
-  kPlanner = 2,  // PlacePlan and catalog reads
-  kFinance = 4,  // cost reports and catalog reads
-  kAdmin = 8,    // everything, including pools and tokens
-};
-
-const char* RoleName(Role role);
-// "agent", "AGENT" -> kAgent; false for anything else.
-bool ParseRole(absl::string_view name, Role* role);
 
 // The one table of the service's access policy: every RPC of placement.v1
 // with the roles that may call it. Methods not in the table are refused
@@ -44,22 +32,15 @@ struct MethodRule {
 };
 const std::vector<MethodRule>& MethodRules();
 
-// A presented token, resolved.
-struct Principal {
-  std::string token_id;
-  std::string name;
-  Role role = Role::kAgent;
-};
-
 // "plc_" + 43 characters: 256 random bits, web-safe base64.
 std::string NewTokenSecret();
 // SHA-256 of a secret, as stored.
 std::string TokenSecretHash(absl::string_view secret);
 
 // Decides every call once, from the method gRPC is serving: the bearer token
-// in the `authorization` metadata must be known and unrevoked in the
-// replica's snapshot (revocations arrive with the next re-read, within a
-// second on every replica), its role must be allowed by MethodRules() for
+// in the `authorization` metadata must be known and unrevoked in `tokens`
+// (the replica's snapshot: revocations arrive with the next re-read, within
+// a second on every replica), its role must be allowed by MethodRules() for
 // that method, and writes are limited per token. MethodRules() is the only
 // place that names methods: the interceptor (InterceptorFactory) decides as
 // the call's metadata arrives, and the handler asks for the decision.
@@ -72,7 +53,7 @@ class Authorizer {
  public:
   using Metadata = std::multimap<grpc::string_ref, grpc::string_ref>;
 
-  Authorizer(const EvidenceCache& tokens, bool enabled,
+  Authorizer(const TokenDirectory& tokens, bool enabled,
              double writes_per_second, double write_burst);
 
   // The interceptor that decides each call (register it with the server).
@@ -101,7 +82,7 @@ class Authorizer {
   };
   bool TakeWrite(const std::string& token_id);
 
-  const EvidenceCache& tokens_;
+  const TokenDirectory& tokens_;
   const bool enabled_;
   const double writes_per_second_;
   const double write_burst_;

@@ -259,6 +259,19 @@ std::shared_ptr<const CatalogSnapshot> EvidenceCache::Current() const {
   return current_;
 }
 
+absl::StatusOr<Principal> EvidenceCache::FindToken(
+    absl::string_view secret_hash) const {
+  const std::shared_ptr<const CatalogSnapshot> snapshot = Current();
+  if (snapshot == nullptr) {
+    return absl::UnavailableError("tokens are not loaded yet");
+  }
+  auto it = snapshot->tokens.find(secret_hash);
+  if (it == snapshot->tokens.end()) {
+    return absl::NotFoundError("unknown or revoked token");
+  }
+  return it->second;
+}
+
 absl::Time EvidenceCache::CurrentAsOf() const {
   absl::MutexLock lock(&mu_);
   return current_as_of_;

@@ -20,7 +20,8 @@
 #include "core/evidence/fleet_model.h"
 #include "core/pool.h"
 #include "core/sku.h"
-#include "services/auth/auth.h"
+#include "services/auth/principal.h"
+#include "services/auth/token_directory.h"
 #include "storage/db_session.h"
 #include "storage/transaction_horizon.h"
 
@@ -95,7 +96,7 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
 // every `reread_interval` as a safety net, and after every reconnection. When
 // the database is away the last snapshot keeps serving, and Age() says since
 // when it may have missed a change.
-class EvidenceCache {
+class EvidenceCache : public TokenDirectory {
  public:
   // The fleet model is re-fitted on the cache's thread at most every
   // `refit_interval` (a fit reads every rollup of the snapshot; snapshots in
@@ -104,7 +105,7 @@ class EvidenceCache {
   // model, and costs CPU that grows with the history.
   EvidenceCache(std::string database_url, absl::Duration reread_interval,
                 absl::Duration refit_interval = absl::Seconds(10));
-  ~EvidenceCache();
+  ~EvidenceCache() override;
 
   EvidenceCache(const EvidenceCache&) = delete;
   EvidenceCache& operator=(const EvidenceCache&) = delete;
@@ -121,6 +122,11 @@ class EvidenceCache {
 
   // Time since CurrentAsOf() (infinite before the first read).
   absl::Duration Age() const;
+
+  // TokenDirectory: the current snapshot's unrevoked tokens (UNAVAILABLE
+  // until the first successful read).
+  absl::StatusOr<Principal> FindToken(
+      absl::string_view secret_hash) const override;
 
   // How many times the fleet model was fitted, and how many due refits
   // were skipped because nothing it is fitted to had changed.

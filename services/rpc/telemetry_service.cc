@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -18,6 +19,7 @@
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
 #include "services/api/recipe_convert.h"
+#include "services/api/run_convert.h"
 #include "services/api/run_validation.h"
 #include "services/api/telemetry_convert.h"
 #include "services/rpc/admit.h"
@@ -363,14 +365,17 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
   if (!request->has_run()) {
     return FinishNow(context, InvalidArgument({{"run", "is required"}}));
   }
+  // Converted once: validated here and on the worker, then stored.
+  UploadedRun converted = UploadedRunFromProto(request->run());
   core::FieldViolations violations =
-      ValidateRunFields(request->run(), absl::Now());
+      ValidateRunFields(request->run(), converted, absl::Now());
   if (!violations.empty()) {
     return FinishNow(context, InvalidArgument(violations));
   }
   return FinishOnDbWorker(
       context, workers_,
-      [this, request, response](storage::DbSession& session) -> absl::Status {
+      [this, request, response, converted = std::move(converted)](
+          storage::DbSession& session) mutable -> absl::Status {
         const v1::BenchmarkRun& run = request->run();
         absl::StatusOr<std::vector<core::GpuSku>> skus =
             storage::ListSkus(session);
@@ -381,12 +386,12 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
           return pool.status();
         }
         core::FieldViolations violations = ValidateRunAgainstCatalog(
-            run, pool.ok() ? &pool->pool : nullptr, *skus);
+            run, converted, pool.ok() ? &pool->pool : nullptr, *skus);
         if (!violations.empty()) {
           return core::InvalidArgumentWithViolations(violations);
         }
-        const storage::RunToStore to_store =
-            RunToStoreFromProto(run, pool->pool, pool->pool.sku_id);
+        const storage::RunToStore to_store = RunToStoreFromProto(
+            run, std::move(converted), pool->pool, pool->pool.sku_id);
         absl::StatusOr<storage::RunAck> ack =
             storage::InsertRun(session, to_store);
         if (!ack.ok()) return ack.status();

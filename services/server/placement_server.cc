@@ -102,6 +102,14 @@ PlacementServer::PlacementServer(ServerOptions options)
 PlacementServer::~PlacementServer() { Shutdown(absl::ZeroDuration()); }
 
 absl::Status PlacementServer::Start() {
+  if (absl::Status metrics = StartMetrics(); !metrics.ok()) return metrics;
+  MakeServices();
+  if (absl::Status served = Serve(); !served.ok()) return served;
+  StartBackgroundWork();
+  return absl::OkStatus();
+}
+
+absl::Status PlacementServer::StartMetrics() {
   prometheus::BuildGauge()
       .Name("placement_build_info")
       .Help("Build metadata of placementd; the value is always 1.")
@@ -127,7 +135,10 @@ absl::Status PlacementServer::Start() {
     exposer_->RegisterCollectable(db_pool_metrics_);
     metrics_port_ = exposer_->GetListeningPorts().front();
   }
+  return absl::OkStatus();
+}
 
+void PlacementServer::MakeServices() {
   placement_metrics_ = std::make_unique<PlacementMetrics>(*registry_);
   evidence_ = std::make_unique<EvidenceCache>(options_.database_url,
                                               options_.evidence_reread_interval,
@@ -159,7 +170,9 @@ absl::Status PlacementServer::Start() {
   placement_service_ = std::make_unique<PlacementService>(
       *workers_, *auth_, *plan_audit_, *evidence_, *placement_metrics_,
       options_.plan_records);
+}
 
+absl::Status PlacementServer::Serve() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
@@ -197,12 +210,16 @@ absl::Status PlacementServer::Start() {
     health->SetServingStatus(service, false);
   }
   health->SetServingStatus(false);
+  return absl::OkStatus();
+}
+
+void PlacementServer::StartBackgroundWork() {
   health_ = std::make_unique<HealthMonitor>(
-      options_.database_url, health, options_.health_interval,
+      options_.database_url, server_->GetHealthCheckService(),
+      options_.health_interval,
       [evidence = evidence_.get()] { return evidence->Current() != nullptr; });
   partitions_ = std::make_unique<PartitionMaintainer>(options_.database_url,
                                                       absl::Hours(6));
-  return absl::OkStatus();
 }
 
 void PlacementServer::Shutdown(absl::Duration grace) {

@@ -83,6 +83,16 @@ class PlacementServer {
   bool serving() const { return health_ != nullptr && health_->serving(); }
 
  private:
+  // Start()'s steps, in order.
+  // The build-info gauge, gRPC metrics, database workers and /metrics.
+  absl::Status StartMetrics();
+  // The evidence cache, the authorizer and the four gRPC services.
+  void MakeServices();
+  // Binds the listening port and serves the services (NOT_SERVING health).
+  absl::Status Serve();
+  // The health monitor and the partition maintainer.
+  void StartBackgroundWork();
+
   ServerOptions options_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<prometheus::Exposer> exposer_;

@@ -1,0 +1,102 @@
+// The Authorizer decides from the TokenDirectory it is given: no snapshot,
+// no server and no database are needed to check its decisions.
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "gtest/gtest.h"
+#include "services/auth/auth.h"
+#include "services/auth/token_directory.h"
+
+namespace placement::services {
+namespace {
+
+constexpr char kPlacePlan[] = "/placement.v1.PlacementService/PlacePlan";
+constexpr char kUpload[] = "/placement.v1.TelemetryService/UploadBenchmarkRun";
+
+class FakeDirectory : public TokenDirectory {
+ public:
+  void Add(const std::string& secret, Principal principal) {
+    tokens_[TokenSecretHash(secret)] = std::move(principal);
+  }
+  bool loaded = true;
+
+  absl::StatusOr<Principal> FindToken(
+      absl::string_view secret_hash) const override {
+    if (!loaded) return absl::UnavailableError("tokens are not loaded yet");
+    auto it = tokens_.find(secret_hash);
+    if (it == tokens_.end()) return absl::NotFoundError("unknown");
+    return it->second;
+  }
+
+ private:
+  absl::flat_hash_map<std::string, Principal> tokens_;
+};
+
+class AuthorizerTest : public ::testing::Test {
+ protected:
+  AuthorizerTest() {
+    directory_.Add("plc_planner", {"t1", "planner", Role::kPlanner});
+    directory_.Add("plc_agent", {"t2", "agent", Role::kAgent});
+  }
+
+  absl::Status Decide(Authorizer& auth, const char* method,
+                      const std::string& authorization) {
+    grpc::ServerContext context;
+    Authorizer::Metadata metadata;
+    if (!authorization.empty()) {
+      metadata.emplace("authorization", authorization);
+    }
+    auth.Decide(context, method, metadata);
+    absl::Status decision = auth.Decision(context);
+    auth.Forget(context);
+    return decision;
+  }
+
+  FakeDirectory directory_;
+};
+
+TEST_F(AuthorizerTest, KnownTokenWithAnAllowedRoleIsAdmitted) {
+  Authorizer auth(directory_, /*enabled=*/true, 10, 10);
+  EXPECT_TRUE(Decide(auth, kPlacePlan, "Bearer plc_planner").ok());
+}
+
+TEST_F(AuthorizerTest, UnknownTokenIsUnauthenticated) {
+  Authorizer auth(directory_, /*enabled=*/true, 10, 10);
+  const absl::Status decision = Decide(auth, kPlacePlan, "Bearer plc_other");
+  EXPECT_EQ(decision.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(decision.message(), "unknown or revoked token");
+  EXPECT_EQ(Decide(auth, kPlacePlan, "").code(),
+            absl::StatusCode::kUnauthenticated);
+}
+
+TEST_F(AuthorizerTest, TokensNotLoadedYetIsUnavailable) {
+  directory_.loaded = false;
+  Authorizer auth(directory_, /*enabled=*/true, 10, 10);
+  EXPECT_EQ(Decide(auth, kPlacePlan, "Bearer plc_planner").code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST_F(AuthorizerTest, WrongRoleIsPermissionDenied) {
+  Authorizer auth(directory_, /*enabled=*/true, 10, 10);
+  const absl::Status decision = Decide(auth, kUpload, "Bearer plc_planner");
+  EXPECT_EQ(decision.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(decision.message().find("PLANNER"), absl::string_view::npos);
+}
+
+TEST_F(AuthorizerTest, WritesOverTheBurstAreRefused) {
+  Authorizer auth(directory_, /*enabled=*/true, /*writes_per_second=*/0.001,
+                  /*write_burst=*/2);
+  EXPECT_TRUE(Decide(auth, kUpload, "Bearer plc_agent").ok());
+  EXPECT_TRUE(Decide(auth, kUpload, "Bearer plc_agent").ok());
+  EXPECT_EQ(Decide(auth, kUpload, "Bearer plc_agent").code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(AuthorizerTest, DisabledAdmitsEverything) {
+  directory_.loaded = false;
+  Authorizer auth(directory_, /*enabled=*/false, 10, 10);
+  EXPECT_TRUE(Decide(auth, kUpload, "").ok());
+}
+
+}  // namespace
+}  // namespace placement::services
