@@ -30,11 +30,11 @@ TEST(IsWellFormedTimeTest, SetAfterTheEpochWithNanosInRange) {
   EXPECT_FALSE(IsWellFormedTime(Ts(10, 1'000'000'000)));
 }
 
-TEST(MeasuredRunFromProtoTest, TakesTheUploadAsSent) {
+TEST(UploadedRunFromProtoTest, TakesTheUploadAsSent) {
   v1::BenchmarkRun in = testing::SucceededRun("pool-a", "a100-sxm4-80gb");
   in.set_run_id("0190F3C2-7A4B-7C3D-8E5F-123456789ABC");
   in.set_team("search");
-  const core::MeasuredRun run = MeasuredRunFromProto(in);
+  const core::MeasuredRun run = UploadedRunFromProto(in).run;
   EXPECT_EQ(run.run_id, "0190f3c2-7a4b-7c3d-8e5f-123456789abc");
   EXPECT_EQ(run.sku_id, "a100-sxm4-80gb");  // as named, not resolved
   EXPECT_EQ(run.pool_name, "pool-a");
@@ -50,14 +50,14 @@ TEST(MeasuredRunFromProtoTest, TakesTheUploadAsSent) {
   EXPECT_EQ(run.offload, core::Offload::kNone);
 }
 
-TEST(MeasuredRunFromProtoTest, UnsetAndUndeclaredValuesReadAsUnset) {
+TEST(UploadedRunFromProtoTest, UnsetAndUndeclaredValuesReadAsUnset) {
   v1::BenchmarkRun in = testing::SucceededRun("pool-a", "A100");
   in.clear_recipe();
   *in.mutable_start_time() = Ts(5, -3);
   in.clear_end_time();
   in.set_outcome(static_cast<v1::RunOutcome>(99));
   in.set_offload(static_cast<v1::Offload>(99));
-  const core::MeasuredRun run = MeasuredRunFromProto(in);
+  const core::MeasuredRun run = UploadedRunFromProto(in).run;
   EXPECT_EQ(run.recipe_key, "");
   EXPECT_EQ(run.started, absl::InfinitePast());
   EXPECT_EQ(run.ended, absl::InfinitePast());

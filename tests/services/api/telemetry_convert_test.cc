@@ -10,6 +10,7 @@
 #include "common/proto_time.h"
 #include "gtest/gtest.h"
 #include "services/api/recipe_convert.h"
+#include "services/api/run_convert.h"
 
 namespace placement::services {
 namespace {
@@ -35,6 +36,12 @@ v1::BenchmarkRun Upload() {
   return run;
 }
 
+// The upload as the handler stores it: converted once, then stored.
+storage::RunToStore ToStore(const v1::BenchmarkRun& run, const core::Pool& pool,
+                            const std::string& sku) {
+  return RunToStoreFromProto(run, UploadedRunFromProto(run), pool, sku);
+}
+
 core::Pool Pool() {
   core::Pool pool;
   pool.name = "pool-h100";
@@ -44,8 +51,7 @@ core::Pool Pool() {
 
 TEST(RunToStoreFromProtoTest, KeepsTheUploadAsSentAndTheCatalogsNames) {
   const v1::BenchmarkRun in = Upload();
-  const storage::RunToStore out =
-      RunToStoreFromProto(in, Pool(), "H100-SXM5-80GB");
+  const storage::RunToStore out = ToStore(in, Pool(), "H100-SXM5-80GB");
   EXPECT_EQ(out.upload, common::DeterministicBytes(in));
   EXPECT_EQ(out.run.sku_id, "H100-SXM5-80GB");
   EXPECT_EQ(out.run.pool_name, "pool-h100");
@@ -61,13 +67,13 @@ TEST(RunToStoreFromProtoTest, KeepsTheUploadAsSentAndTheCatalogsNames) {
 }
 
 TEST(RunToStoreFromProtoTest, TheTeamDefaultsToThePoolsTeamLabel) {
-  EXPECT_EQ(RunToStoreFromProto(Upload(), Pool(), "H100").run.team, "search");
+  EXPECT_EQ(ToStore(Upload(), Pool(), "H100").run.team, "search");
   v1::BenchmarkRun own = Upload();
   own.set_team("ranking");
-  EXPECT_EQ(RunToStoreFromProto(own, Pool(), "H100").run.team, "ranking");
+  EXPECT_EQ(ToStore(own, Pool(), "H100").run.team, "ranking");
   core::Pool unlabelled = Pool();
   unlabelled.labels.clear();
-  EXPECT_EQ(RunToStoreFromProto(Upload(), unlabelled, "H100").run.team, "");
+  EXPECT_EQ(ToStore(Upload(), unlabelled, "H100").run.team, "");
 }
 
 TEST(StoredRunToProtoTest, ReturnsTheUploadWithItsAck) {
