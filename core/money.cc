@@ -1,5 +1,6 @@
 #include "core/money.h"
 
+#include <cmath>
 #include <limits>
 
 #include "absl/status/status.h"
@@ -67,6 +68,22 @@ std::string FormatMicrosAsCents(int64_t micros) {
                          (magnitude % kMicrosPerCent >= kMicrosPerCent / 2);
   return absl::StrCat(negative && cents > 0 ? "-" : "", cents / 100, ".",
                       absl::StrFormat("%02d", cents % 100));
+}
+
+int64_t SaturatingMicros(double micros) {
+  // 2^63, exactly representable; every double at or above it is out of range
+  // (the largest int64 itself is not a double).
+  constexpr double kLimit = 9223372036854775808.0;
+  if (std::isnan(micros) || micros >= kLimit) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  if (micros <= -kLimit) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(std::llround(micros));
+}
+
+int64_t CostMicros(double gpu_hours, int64_t rate_micros_per_gpu_hour) {
+  return SaturatingMicros(gpu_hours *
+                          static_cast<double>(rate_micros_per_gpu_hour));
 }
 
 }  // namespace placement::core

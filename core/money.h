@@ -25,6 +25,16 @@ std::string FormatMicros(int64_t micros);
 // columns must read alike.
 std::string FormatMicrosAsCents(int64_t micros);
 
+// `micros` rounded to whole micros (half away from zero), saturated to the
+// int64 range: an amount too large to hold reads as the largest one (never
+// wrapping to a negative, cheapest-looking cost). NaN reads as the largest
+// amount too, so that it never ranks as cheap.
+int64_t SaturatingMicros(double micros);
+
+// The cost of `gpu_hours` at `rate_micros_per_gpu_hour`, saturated
+// (SaturatingMicros).
+int64_t CostMicros(double gpu_hours, int64_t rate_micros_per_gpu_hour);
+
 }  // namespace placement::core
 
 #endif  // PLACEMENT_CORE_MONEY_H_

@@ -9,49 +9,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/adapter_modules.h"
 #include "core/enum_names.h"
 #include "core/fnv1a.h"
 
 namespace placement::core {
 namespace {
-
-// Maps "q_proj", "Q", "gate_proj" ... to canonical names; "" if unknown.
-std::string CanonicalModule(absl::string_view name) {
-  std::string lower = absl::AsciiStrToLower(name);
-  if (absl::EndsWith(lower, "_proj")) lower.resize(lower.size() - 5);
-  static const char* const kAliases[][2] = {
-      {"q", "q"},      {"query", "q"},   {"k", "k"},       {"key", "k"},
-      {"v", "v"},      {"value", "v"},   {"o", "o"},       {"out", "o"},
-      {"dense", "o"},  {"gate", "gate"}, {"w1", "gate"},   {"up", "up"},
-      {"w3", "up"},    {"fc1", "up"},    {"down", "down"}, {"w2", "down"},
-      {"fc2", "down"},
-  };
-  for (const auto& alias : kAliases) {
-    if (lower == alias[0]) return alias[1];
-  }
-  return "";
-}
-
-bool IsAllLinear(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  return lower == "all-linear" || lower == "all_linear" || lower == "all";
-}
-
-bool IsAdapter(FineTuneMethod method) {
-  return method == FineTuneMethod::kLora || method == FineTuneMethod::kQlora;
-}
-
-// Whether an adapter type has a rank (lora_rank) / adapts target modules.
-// Unspecified reads as LORA.
-bool AdapterHasRank(AdapterType adapter) {
-  return adapter == AdapterType::kUnspecified ||
-         adapter == AdapterType::kLora || adapter == AdapterType::kDora ||
-         adapter == AdapterType::kLoha || adapter == AdapterType::kVera;
-}
-bool AdapterHasTargets(AdapterType adapter) {
-  return adapter != AdapterType::kLlamaAdapter &&
-         adapter != AdapterType::kLlamaAdapterV2;
-}
 
 // The recipe-key text of the attention implementation. The former boolean
 // could not say "false" on the wire (proto3), so a stored "flash=0" is a
@@ -187,6 +150,44 @@ void NormalizeLayout(Recipe* recipe) {
   r.data_parallel_degree = dp;
 }
 
+namespace {
+
+// An adapter's target modules: canonical names ("all-linear" expanded;
+// unknown names kept so that validation can name them), PEFT's defaults when
+// none are given, in canonical order without duplicates.
+std::vector<std::string> NormalizeTargetModules(const Recipe& r) {
+  std::vector<std::string> modules;
+  for (const std::string& name : r.target_modules) {
+    if (IsAllLinear(name)) {
+      for (const auto& m : CanonicalTargetModules()) modules.push_back(m);
+    } else if (std::string c = CanonicalModule(name); !c.empty()) {
+      modules.push_back(c);
+    } else {
+      modules.push_back(name);  // kept so that validation can name it
+    }
+  }
+  if (modules.empty() && AdapterHasTargets(r.adapter)) {
+    // PEFT's Llama defaults.
+    modules = r.adapter == AdapterType::kIa3
+                  ? std::vector<std::string>{"k", "v", "down"}
+                  : std::vector<std::string>{"q", "v"};
+  }
+  const auto& order = CanonicalTargetModules();
+  auto rank_of = [&](const std::string& m) {
+    auto it = std::find(order.begin(), order.end(), m);
+    return it == order.end() ? order.size() : it - order.begin();
+  };
+  std::stable_sort(modules.begin(), modules.end(),
+                   [&](const std::string& a, const std::string& b) {
+                     const auto ra = rank_of(a), rb = rank_of(b);
+                     return ra != rb ? ra < rb : a < b;
+                   });
+  modules.erase(std::unique(modules.begin(), modules.end()), modules.end());
+  return modules;
+}
+
+}  // namespace
+
 Recipe NormalizeRecipe(Recipe r) {
   if (absl::EqualsIgnoreCase(r.model, kCustomModel)) {
     r.model = kCustomModel;
@@ -224,34 +225,7 @@ Recipe NormalizeRecipe(Recipe r) {
     r.adapter = AdapterType::kLora;
   }
   if (IsAdapter(r.method)) {
-    std::vector<std::string> modules;
-    for (const std::string& name : r.target_modules) {
-      if (IsAllLinear(name)) {
-        for (const auto& m : CanonicalTargetModules()) modules.push_back(m);
-      } else if (std::string c = CanonicalModule(name); !c.empty()) {
-        modules.push_back(c);
-      } else {
-        modules.push_back(name);  // kept so that validation can name it
-      }
-    }
-    if (modules.empty() && AdapterHasTargets(r.adapter)) {
-      // PEFT's Llama defaults.
-      modules = r.adapter == AdapterType::kIa3
-                    ? std::vector<std::string>{"k", "v", "down"}
-                    : std::vector<std::string>{"q", "v"};
-    }
-    const auto& order = CanonicalTargetModules();
-    auto rank_of = [&](const std::string& m) {
-      auto it = std::find(order.begin(), order.end(), m);
-      return it == order.end() ? order.size() : it - order.begin();
-    };
-    std::stable_sort(modules.begin(), modules.end(),
-                     [&](const std::string& a, const std::string& b) {
-                       const auto ra = rank_of(a), rb = rank_of(b);
-                       return ra != rb ? ra < rb : a < b;
-                     });
-    modules.erase(std::unique(modules.begin(), modules.end()), modules.end());
-    r.target_modules = std::move(modules);
+    r.target_modules = NormalizeTargetModules(r);
   } else {
     r.lora_rank = 0;
     r.target_modules.clear();
@@ -268,200 +242,6 @@ absl::StatusOr<ModelArchitecture> ResolveArchitecture(const Recipe& recipe) {
     return arch;
   }
   return FindModel(recipe.model);
-}
-
-FieldViolations ValidateRecipe(const Recipe& r,
-                               const std::string& field_prefix) {
-  FieldViolations violations;
-  auto violate = [&](absl::string_view field, std::string description) {
-    violations.push_back(
-        {absl::StrCat(field_prefix, field), std::move(description)});
-  };
-
-  if (r.model.empty()) {
-    violate("model", "must name a catalog model or \"custom\"");
-  } else if (absl::EqualsIgnoreCase(r.model, kCustomModel)) {
-    for (const auto& [field, description] :
-         ArchitectureViolations(r.custom_architecture)) {
-      violate(absl::StrCat("custom_architecture.", field), description);
-    }
-  } else if (!FindModel(r.model).ok()) {
-    const std::vector<std::string> candidates = ModelCandidates(r.model);
-    violate(
-        "model",
-        absl::StrCat("'", r.model, "' is not in the model catalog",
-                     candidates.empty()
-                         ? ""
-                         : absl::StrCat("; did you mean ",
-                                        absl::StrJoin(candidates, " or "), "?"),
-                     "; or use \"custom\" with explicit dimensions"));
-  }
-
-  if (r.method == FineTuneMethod::kUnspecified) {
-    violate("method", "must be FULL, LORA, QLORA or HEAD_ONLY");
-  }
-  const bool known_adapter = static_cast<int>(r.adapter) >= 0 &&
-                             r.adapter <= AdapterType::kLlamaAdapterV2;
-  if (!known_adapter) {
-    violate("adapter_type", "unknown adapter type");
-  } else if (r.adapter != AdapterType::kUnspecified && !IsAdapter(r.method)) {
-    violate("adapter_type", "must be unset unless the method is LoRA or QLoRA");
-  }
-  if (IsAdapter(r.method) && known_adapter) {
-    if (!AdapterHasRank(r.adapter)) {
-      if (r.lora_rank != 0) {
-        violate("lora_rank",
-                absl::StrCat("must be unset: ", AdapterTypeName(r.adapter),
-                             " has no rank"));
-      }
-    } else if (r.lora_rank < 1 || r.lora_rank > kMaxLoraRank) {
-      violate("lora_rank", absl::StrCat("must be between 1 and ", kMaxLoraRank,
-                                        " for LoRA and QLoRA"));
-    }
-    if (!AdapterHasTargets(r.adapter) && !r.target_modules.empty()) {
-      violate("target_modules",
-              absl::StrCat("must be empty: ", AdapterTypeName(r.adapter),
-                           " adapts layers, not chosen modules"));
-    }
-    for (const std::string& module : r.target_modules) {
-      if (!IsAllLinear(module) && CanonicalModule(module).empty()) {
-        violate("target_modules", absl::StrCat("unknown module '", module,
-                                               "'; use q, k, v, o, "
-                                               "gate, up, down or all-linear"));
-      }
-    }
-  } else if (!IsAdapter(r.method)) {
-    if (r.lora_rank != 0) {
-      violate("lora_rank", "must be unset unless the method is LoRA or QLoRA");
-    }
-    if (!r.target_modules.empty()) {
-      violate("target_modules",
-              "must be empty unless the method is LoRA or QLoRA");
-    }
-  }
-
-  if (r.sequence_length < 1 || r.sequence_length > kMaxSequenceLength) {
-    violate("sequence_length",
-            absl::StrCat("must be between 1 and ", kMaxSequenceLength));
-  }
-  if (r.micro_batch_size < 1 || r.micro_batch_size > kMaxMicroBatchSize) {
-    violate("micro_batch_size",
-            absl::StrCat("must be between 1 and ", kMaxMicroBatchSize));
-  }
-  if (r.gradient_accumulation_steps < 1 ||
-      r.gradient_accumulation_steps > kMaxGradientAccumulation) {
-    violate("gradient_accumulation_steps",
-            absl::StrCat("must be between 1 and ", kMaxGradientAccumulation));
-  }
-
-  if (r.precision == Precision::kUnspecified) {
-    violate("precision", "must be set");
-  } else if (r.method == FineTuneMethod::kQlora &&
-             r.precision != Precision::kNf4) {
-    violate("precision", "QLoRA means an NF4 base: precision must be NF4");
-  } else if (r.precision == Precision::kNf4 &&
-             r.method != FineTuneMethod::kQlora) {
-    violate("precision", "an NF4 base is only trained as QLoRA");
-  } else if (r.method == FineTuneMethod::kFull &&
-             r.precision == Precision::kInt8) {
-    violate("precision", "full fine-tuning needs float weights, not INT8");
-  }
-  if (r.double_quantization && r.precision != Precision::kNf4) {
-    violate("double_quantization", "only applies to an NF4 base");
-  }
-  if (r.optimizer == Optimizer::kUnspecified) {
-    violate("optimizer", "must be set");
-  }
-  if (static_cast<int>(r.loss) < 0 ||
-      r.loss > LossImplementation::kFusedLinearCrossEntropy) {
-    violate("loss_implementation", "unknown loss implementation");
-  }
-  if (static_cast<int>(r.packing) < 0 ||
-      r.packing > SequencePacking::kPaddedPerBatch) {
-    violate("sequence_packing", "unknown sequence packing");
-  }
-  if (static_cast<int>(r.framework) < 0 ||
-      r.framework > TrainingFramework::kOther) {
-    violate("training_framework", "unknown training framework");
-  }
-  if (static_cast<int>(r.reported_peak) < 0 ||
-      r.reported_peak > PeakMemoryKind::kDeviceUsed) {
-    violate("reported_peak", "unknown peak memory kind");
-  }
-  if (r.mean_tokens_per_sample != 0) {
-    if (r.packing != SequencePacking::kPaddedPerBatch) {
-      // Refused rather than cleared: a mean length on data said (or left)
-      // packed is a contradiction, and dropping it would silently plan
-      // for packed batches.
-      violate("mean_tokens_per_sample",
-              "only applies to sequence_packing PADDED_PER_BATCH");
-    } else if (r.mean_tokens_per_sample < 0 ||
-               r.mean_tokens_per_sample > r.sequence_length) {
-      violate("mean_tokens_per_sample",
-              "must be between 1 and sequence_length");
-    }
-  }
-
-  int num_layers = std::numeric_limits<int>::max();
-  if (auto arch = ResolveArchitecture(r); arch.ok()) {
-    num_layers = arch->num_layers;
-  }
-  for (FieldViolation& v : ValidateLayout(r, num_layers, field_prefix)) {
-    violations.push_back(std::move(v));
-  }
-  return violations;
-}
-
-FieldViolations ValidateLayout(const Recipe& r, int num_layers,
-                               const std::string& field_prefix) {
-  FieldViolations violations;
-  auto violate = [&](absl::string_view field, std::string description) {
-    violations.push_back(
-        {absl::StrCat(field_prefix, field), std::move(description)});
-  };
-  if (r.gpu_count < 1 || r.gpu_count > kMaxGpuCount) {
-    violate("gpu_count", absl::StrCat("must be between 1 and ", kMaxGpuCount));
-    return violations;
-  }
-  const int tp = r.tensor_parallel_degree, pp = r.pipeline_parallel_degree,
-            dp = r.data_parallel_degree;
-  if (tp < 1 || pp < 1 || dp < 1 ||
-      int64_t{tp} * pp * dp != int64_t{r.gpu_count}) {
-    violate("data_parallel_degree",
-            absl::StrCat("tensor (", tp, ") x pipeline (", pp, ") x data (", dp,
-                         ") parallel degrees must multiply to gpu_count (",
-                         r.gpu_count, ")"));
-  }
-  switch (r.parallelism) {
-    case Parallelism::kUnspecified:
-      violate("parallelism", "must be set");
-      break;
-    case Parallelism::kSingle:
-      if (r.gpu_count != 1) {
-        violate("parallelism", "SINGLE means exactly one GPU");
-      }
-      break;
-    case Parallelism::kTensor:
-      if (tp < 2) violate("tensor_parallel_degree", "TENSOR needs degree >= 2");
-      break;
-    case Parallelism::kPipeline:
-      if (pp < 2) {
-        violate("pipeline_parallel_degree", "PIPELINE needs degree >= 2");
-      }
-      break;
-    default:
-      if (r.gpu_count < 2) {
-        violate("parallelism",
-                absl::StrCat(ParallelismName(r.parallelism),
-                             " needs at least 2 GPUs; use SINGLE"));
-      }
-      break;
-  }
-  if (r.pipeline_parallel_degree > 1 &&
-      num_layers < r.pipeline_parallel_degree) {
-    violate("pipeline_parallel_degree", "must not exceed the layer count");
-  }
-  return violations;
 }
 
 std::string RecipeKeyText(const Recipe& input) {

@@ -21,7 +21,137 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+// One closed-form ridge update of a scalar parameter: the sum of
+// (residual without it) x slope over its cells / (sum of slope^2 + penalty).
+struct Sums {
+  double num = 0;
+  double den = 0;
+};
+
 }  // namespace
+
+std::vector<FleetModel::StepTimeObservation>
+FleetModel::CollectStepTimeObservations(const std::vector<FleetCell>& cells) {
+  std::vector<StepTimeObservation> obs;
+  for (const FleetCell& c : cells) {
+    if (!(c.measured_step_time_s > 0) || !(c.prior_step_time_s > 0)) continue;
+    RecipeTerm& recipe = recipes_[c.recipe_key];
+    recipe.skus.push_back(c.sku_id);
+    skus_[c.sku_id].factor = 0.1;  // breaks the rank-1 symmetry
+    obs.push_back({nullptr, nullptr,
+                   std::log(c.measured_step_time_s / c.prior_step_time_s)});
+  }
+  // The terms' addresses are stable once every term exists.
+  size_t i = 0;
+  for (const FleetCell& c : cells) {
+    if (!(c.measured_step_time_s > 0) || !(c.prior_step_time_s > 0)) {
+      continue;
+    }
+    obs[i].recipe = &recipes_.find(c.recipe_key)->second;
+    obs[i].sku = &skus_.find(c.sku_id)->second;
+    ++i;
+  }
+  return obs;
+}
+
+double FleetModel::Fitted(const StepTimeObservation& o) const {
+  return global_ + o.recipe->offset + o.sku->offset +
+         o.recipe->factor * o.sku->factor;
+}
+
+void FleetModel::UpdateOffsets(const std::vector<StepTimeObservation>& obs,
+                               const FleetModelOptions& options) {
+  {
+    Sums s;
+    for (const StepTimeObservation& o : obs) {
+      s.num += o.log_ratio - (Fitted(o) - global_);
+      s.den += 1;
+    }
+    global_ = s.num / (s.den + options.global_penalty);
+  }
+  std::map<RecipeTerm*, Sums> by_recipe;
+  for (const StepTimeObservation& o : obs) {
+    Sums& s = by_recipe[o.recipe];
+    s.num += o.log_ratio - (Fitted(o) - o.recipe->offset);
+    s.den += 1;
+  }
+  for (auto& [term, s] : by_recipe) {
+    term->offset = s.num / (s.den + options.recipe_penalty);
+  }
+  std::map<SkuTerm*, Sums> by_sku;
+  for (const StepTimeObservation& o : obs) {
+    Sums& s = by_sku[o.sku];
+    s.num += o.log_ratio - (Fitted(o) - o.sku->offset);
+    s.den += 1;
+  }
+  for (auto& [term, s] : by_sku) {
+    term->offset = s.num / (s.den + options.sku_penalty);
+  }
+}
+
+void FleetModel::UpdateInteraction(const std::vector<StepTimeObservation>& obs,
+                                   const FleetModelOptions& options) {
+  std::map<RecipeTerm*, Sums> recipe_factor;
+  for (const StepTimeObservation& o : obs) {
+    Sums& s = recipe_factor[o.recipe];
+    const double rest =
+        o.log_ratio - (Fitted(o) - o.recipe->factor * o.sku->factor);
+    s.num += rest * o.sku->factor;
+    s.den += o.sku->factor * o.sku->factor;
+  }
+  for (auto& [term, s] : recipe_factor) {
+    term->factor = s.num / (s.den + options.interaction_penalty);
+  }
+  std::map<SkuTerm*, Sums> sku_factor;
+  for (const StepTimeObservation& o : obs) {
+    Sums& s = sku_factor[o.sku];
+    const double rest =
+        o.log_ratio - (Fitted(o) - o.recipe->factor * o.sku->factor);
+    s.num += rest * o.recipe->factor;
+    s.den += o.recipe->factor * o.recipe->factor;
+  }
+  for (auto& [term, s] : sku_factor) {
+    // Kept away from exactly 0, where the interaction could never move.
+    term->factor = s.num / (s.den + options.interaction_penalty);
+  }
+}
+
+void FleetModel::FitSpreads(const std::vector<StepTimeObservation>& obs,
+                            const FleetModelOptions& options) {
+  double squared = 0;
+  for (const StepTimeObservation& o : obs) {
+    const double e = o.log_ratio - Fitted(o);
+    squared += e * e;
+  }
+  const double w = options.prior_sd_weight;
+  residual_log_sd_ =
+      std::sqrt((squared + w * options.prior_log_sd * options.prior_log_sd) /
+                (static_cast<double>(obs.size()) + w));
+  double offsets = 0;
+  for (const auto& [key, term] : recipes_) offsets += term.offset * term.offset;
+  recipe_offset_sd_ =
+      std::sqrt((offsets + w * options.prior_log_sd * options.prior_log_sd) /
+                (static_cast<double>(recipes_.size()) + w));
+}
+
+void FleetModel::FitMemoryScales(const std::vector<FleetCell>& cells,
+                                 const FleetModelOptions& options) {
+  std::map<TrainingFramework, std::vector<double>> memory_ratios;
+  for (const FleetCell& c : cells) {
+    if (!(c.measured_peak_gb > 0) || !(c.predicted_peak_gb > 0)) continue;
+    memory_ratios[c.framework].push_back(
+        std::log(c.measured_peak_gb / c.predicted_peak_gb));
+  }
+  for (auto& [framework, ratios] : memory_ratios) {
+    const double n = static_cast<double>(ratios.size());
+    MemoryTerm& term = memory_[framework];
+    term.cells = static_cast<int>(ratios.size());
+    // The median resists outliers (a run that reports a spike); the
+    // shrinkage keeps a few cells from overturning the published fit.
+    term.scale = std::exp(Median(std::move(ratios)) * n /
+                          (n + options.memory_prior_weight));
+  }
+}
 
 FleetModel FleetModel::Fit(std::vector<FleetCell> cells,
                            const FleetModelOptions& options) {
@@ -36,128 +166,17 @@ FleetModel FleetModel::Fit(std::vector<FleetCell> cells,
   model.prior_sd_weight_ = options.prior_sd_weight;
   model.apply_memory_scale_ = options.apply_memory_scale;
 
-  // --- Step time: the low-rank model of log(measured / prior). ---
-  struct Obs {
-    RecipeTerm* recipe;
-    SkuTerm* sku;
-    double log_ratio;
-  };
-  std::vector<Obs> obs;
-  for (const FleetCell& c : cells) {
-    if (!(c.measured_step_time_s > 0) || !(c.prior_step_time_s > 0)) continue;
-    RecipeTerm& recipe = model.recipes_[c.recipe_key];
-    recipe.skus.push_back(c.sku_id);
-    model.skus_[c.sku_id].factor = 0.1;  // breaks the rank-1 symmetry
-    obs.push_back({nullptr, nullptr,
-                   std::log(c.measured_step_time_s / c.prior_step_time_s)});
-  }
-  {
-    size_t i = 0;
-    for (const FleetCell& c : cells) {
-      if (!(c.measured_step_time_s > 0) || !(c.prior_step_time_s > 0)) {
-        continue;
-      }
-      obs[i].recipe = &model.recipes_.find(c.recipe_key)->second;
-      obs[i].sku = &model.skus_.find(c.sku_id)->second;
-      ++i;
-    }
-  }
+  // Step time: the low-rank model of log(measured / prior).
+  const std::vector<StepTimeObservation> obs =
+      model.CollectStepTimeObservations(cells);
   model.step_time_cells_ = static_cast<int>(obs.size());
-  auto fitted = [&](const Obs& o) {
-    return model.global_ + o.recipe->offset + o.sku->offset +
-           o.recipe->factor * o.sku->factor;
-  };
-  // One closed-form ridge update of a scalar parameter: the sum of
-  // (residual without it) x slope over its cells / (sum of slope^2 + penalty).
-  struct Sums {
-    double num = 0;
-    double den = 0;
-  };
   for (int iter = 0; iter < options.iterations && !obs.empty(); ++iter) {
-    {
-      Sums s;
-      for (const Obs& o : obs) {
-        s.num += o.log_ratio - (fitted(o) - model.global_);
-        s.den += 1;
-      }
-      model.global_ = s.num / (s.den + options.global_penalty);
-    }
-    std::map<RecipeTerm*, Sums> by_recipe;
-    for (const Obs& o : obs) {
-      Sums& s = by_recipe[o.recipe];
-      s.num += o.log_ratio - (fitted(o) - o.recipe->offset);
-      s.den += 1;
-    }
-    for (auto& [term, s] : by_recipe) {
-      term->offset = s.num / (s.den + options.recipe_penalty);
-    }
-    std::map<SkuTerm*, Sums> by_sku;
-    for (const Obs& o : obs) {
-      Sums& s = by_sku[o.sku];
-      s.num += o.log_ratio - (fitted(o) - o.sku->offset);
-      s.den += 1;
-    }
-    for (auto& [term, s] : by_sku) {
-      term->offset = s.num / (s.den + options.sku_penalty);
-    }
-    std::map<RecipeTerm*, Sums> recipe_factor;
-    for (const Obs& o : obs) {
-      Sums& s = recipe_factor[o.recipe];
-      const double rest =
-          o.log_ratio - (fitted(o) - o.recipe->factor * o.sku->factor);
-      s.num += rest * o.sku->factor;
-      s.den += o.sku->factor * o.sku->factor;
-    }
-    for (auto& [term, s] : recipe_factor) {
-      term->factor = s.num / (s.den + options.interaction_penalty);
-    }
-    std::map<SkuTerm*, Sums> sku_factor;
-    for (const Obs& o : obs) {
-      Sums& s = sku_factor[o.sku];
-      const double rest =
-          o.log_ratio - (fitted(o) - o.recipe->factor * o.sku->factor);
-      s.num += rest * o.recipe->factor;
-      s.den += o.recipe->factor * o.recipe->factor;
-    }
-    for (auto& [term, s] : sku_factor) {
-      // Kept away from exactly 0, where the interaction could never move.
-      term->factor = s.num / (s.den + options.interaction_penalty);
-    }
+    model.UpdateOffsets(obs, options);
+    model.UpdateInteraction(obs, options);
   }
-  double squared = 0;
-  for (const Obs& o : obs) {
-    const double e = o.log_ratio - fitted(o);
-    squared += e * e;
-  }
-  const double w = options.prior_sd_weight;
-  model.residual_log_sd_ =
-      std::sqrt((squared + w * options.prior_log_sd * options.prior_log_sd) /
-                (static_cast<double>(obs.size()) + w));
-  {
-    double offsets = 0;
-    for (const auto& [key, term] : model.recipes_)
-      offsets += term.offset * term.offset;
-    model.recipe_offset_sd_ =
-        std::sqrt((offsets + w * options.prior_log_sd * options.prior_log_sd) /
-                  (static_cast<double>(model.recipes_.size()) + w));
-  }
-
-  // --- Memory: a robust per-framework scale on the analytic prediction. ---
-  std::map<TrainingFramework, std::vector<double>> memory_ratios;
-  for (const FleetCell& c : cells) {
-    if (!(c.measured_peak_gb > 0) || !(c.predicted_peak_gb > 0)) continue;
-    memory_ratios[c.framework].push_back(
-        std::log(c.measured_peak_gb / c.predicted_peak_gb));
-  }
-  for (auto& [framework, ratios] : memory_ratios) {
-    const double n = static_cast<double>(ratios.size());
-    MemoryTerm& term = model.memory_[framework];
-    term.cells = static_cast<int>(ratios.size());
-    // The median resists outliers (a run that reports a spike); the
-    // shrinkage keeps a few cells from overturning the published fit.
-    term.scale = std::exp(Median(std::move(ratios)) * n /
-                          (n + options.memory_prior_weight));
-  }
+  model.FitSpreads(obs, options);
+  // Memory: a robust per-framework scale on the analytic prediction.
+  model.FitMemoryScales(cells, options);
   return model;
 }
 

@@ -140,6 +140,27 @@ class FleetModel {
     double scale = 1;
     int cells = 0;
   };
+  // One cell's log(measured / prior) step time, with its terms.
+  struct StepTimeObservation {
+    RecipeTerm* recipe;
+    SkuTerm* sku;
+    double log_ratio;
+  };
+
+  // Fit's steps: the step-time observations (creating their terms), the
+  // ridge sweeps over the terms, the spreads, and the memory scales.
+  std::vector<StepTimeObservation> CollectStepTimeObservations(
+      const std::vector<FleetCell>& cells);
+  double Fitted(const StepTimeObservation& o) const;
+  void UpdateOffsets(const std::vector<StepTimeObservation>& obs,
+                     const FleetModelOptions& options);
+  void UpdateInteraction(const std::vector<StepTimeObservation>& obs,
+                         const FleetModelOptions& options);
+  void FitSpreads(const std::vector<StepTimeObservation>& obs,
+                  const FleetModelOptions& options);
+  void FitMemoryScales(const std::vector<FleetCell>& cells,
+                       const FleetModelOptions& options);
+
   double global_ = 0;
   std::map<std::string, RecipeTerm, std::less<>> recipes_;
   std::map<std::string, SkuTerm, std::less<>> skus_;

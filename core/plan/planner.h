@@ -2,17 +2,18 @@
 #define PLACEMENT_CORE_PLAN_PLANNER_H_
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "core/evidence/evidence.h"
 #include "core/evidence/fleet_model.h"
-#include "core/models/fit.h"
+#include "core/field_violation.h"
 #include "core/models/memory_model.h"
+#include "core/plan/bake_off.h"
+#include "core/plan/plan_types.h"
+#include "core/plan/ranking.h"
 #include "core/plan/rules.h"
 #include "core/pool.h"
 #include "core/recipe.h"
@@ -20,145 +21,28 @@
 
 namespace placement::core {
 
-enum class Objective {
-  kUnspecified = 0,  // treated as kLowestCost
-  kLowestCost = 1,
-  kShortestTime = 2,
-};
+// The request types (PlanRequest, Candidate, PlanResult...) are in
+// core/plan/plan_types.h; ranking in core/plan/ranking.h; the bake-off in
+// core/plan/bake_off.h. Fit and Band (the fit verdicts and estimate bands)
+// are in core/models/fit.h.
 
-// Where the fine-tuned model will be served.
-struct ServingTarget {
-  std::string sku_id;
-  Precision precision = Precision::kUnspecified;  // unspecified = training's
-};
-
-struct PlanConstraints {
-  std::vector<std::string> allowed_pools;              // empty = any pool
-  std::map<std::string, std::string> required_labels;  // all must match
-  int max_gpus = 0;                                    // 0 = no limit
-  // Candidates whose expected wall time exceeds it are REJECTED (rule
-  // "deadline"), not merely warned: a plan that misses the deadline is not
-  // a plan.
-  std::optional<absl::Duration> deadline;
-  Objective objective = Objective::kLowestCost;
-  double headroom_fraction = kDefaultHeadroomFraction;
-};
-
-struct PlanRequest {
-  Recipe recipe;
-  int64_t total_steps = 0;  // optimizer steps the job must complete
-  PlanConstraints constraints;
-  std::optional<ServingTarget> serving;
-  std::string team;
-};
-
-// Fit and Band (the fit verdicts and estimate bands) are in core/models/fit.h.
-
-// One pool the job can run on, ranked.
-struct Candidate {
-  int rank = 0;  // 1 = best
-  std::string pool_name;
-  std::string sku_id;
-  int gpu_count = 0;
-  Fit fit = Fit::kUnspecified;  // FITS or BORDERLINE for a candidate
-  bool fits = false;            // FITS or BORDERLINE; kept for the API
-  // The concrete recipe proposed on this pool (its configuration chosen
-  // where the request left it open) and its key.
-  Recipe recipe;
-  std::string recipe_key;
-  double peak_memory_gb = 0;  // per GPU: measured peak when measured
-  Band peak_memory_gb_band;   // narrow when measured
-  double headroom_gb = 0;     // card memory - peak_memory_gb
-  double gpu_hours_per_1k_successful_steps = 0;
-  double expected_gpu_hours = 0;
-  int64_t expected_cost_micros = 0;               // at the pool's internal rate
-  std::optional<int64_t> list_price_cost_micros;  // brochure, for contrast
-  absl::Duration expected_wall_time;
-  double step_time_s = 0;  // one optimizer step: measured p50 or estimated
-  Band step_time_s_band;
-  // Borderline fit or an unmeasured leading candidate: run it first.
-  bool measure_first = false;
-  EvidenceBasis basis = EvidenceBasis::kEstimated;
-  int64_t evidence_runs = 0;
-  Confidence confidence = Confidence::kLow;
-  std::string transferred_from_recipe_key;  // when TRANSFERRED
-  // When the peak memory was TRANSFERRED from the same recipe key measured
-  // on another SKU: that SKU.
-  std::string transferred_from_sku_id;
-  // The analytic model's own figures for this configuration, before any
-  // evidence or fleet calibration (to compare with what the planner says).
-  double prior_peak_memory_gb = 0;
-  double prior_step_time_s = 0;
-  std::optional<std::string> eval_requirement;  // serve_what_you_evaluated
-  std::vector<std::string> reasons;
-  std::vector<std::string> warnings;  // e.g. "over_bought: ..."
-};
-
-struct Rejection {
-  std::string pool_name;
-  std::string sku_id;
-  std::string rule;  // e.g. kCollectivesNeedFabricRule
-  std::string reason;
-};
-
-// One run of the equal-settings bake-off.
-struct BakeOffRun {
-  std::string pool_name;
-  std::string sku_id;
-  int gpu_count = 0;
-  // The key of the run's own recipe: the configuration chosen on its pool
-  // (the bake-off's recipe_key when the request fixed the layout).
-  std::string recipe_key;
-  bool borderline = false;  // in the bake-off because its fit is BORDERLINE
-};
-
-// Proposed when the leading candidates lack measured evidence: the same
-// recipe key, at the same settings, on each candidate SKU.
-struct BakeOff {
-  std::string recipe_key;
-  Recipe recipe;         // normalized: the settings to hold equal
-  std::string settings;  // DescribeSettings(recipe)
-  std::vector<BakeOffRun> runs;
-  std::vector<std::string> measure;  // what each run must record
-  std::optional<std::string> eval_requirement;
-  std::string reason;
-};
-
-struct PlanResult {
-  // The normalized request, or, when the request left its configuration
-  // open, the best candidate's recipe.
-  std::string recipe_key;
-  Recipe recipe;
-  // The memory model's terms per GPU for `recipe`.
-  MemoryBreakdown predicted_memory;
-  std::vector<Candidate> candidates;  // ranked, best first
-  std::vector<Rejection> rejections;  // in pool name order
-  std::optional<BakeOff> bake_off;
-  // serve_what_you_evaluated for the best candidate.
-  std::optional<std::string> eval_requirement;
-};
-
-// How many leading candidates must be MEASURED before no bake-off is
-// proposed.
-inline constexpr int kLeadingCandidates = 3;
+// The most optimizer steps a request may ask for: far beyond any fine-tune,
+// and small enough that GPU-hours and costs stay finite figures.
+inline constexpr int64_t kMaxTotalSteps = 1'000'000'000'000;
 
 // Places a fine-tune: every pool ends up either a ranked candidate or a
-// rejection naming the rule.
+// rejection naming the rule. Validates the request (ValidatePlanRequest),
+// then plans it (PlanValidatedRequest).
 //
-// Per pool (EvaluatePool): the configurations the request leaves open are
-// enumerated (EnumerateConfigurations) and each is checked by the rules and
-// estimated (EvaluateConfiguration); the best viable one is kept
+// The pipeline: each pool, in name order, is evaluated (EvaluatePool, in
+// planner.cc): the configurations the request leaves open are enumerated
+// (EnumerateConfigurations) and each is checked by the rules and estimated
+// (EvaluateConfiguration); the best viable one is kept
 // (ChooseConfiguration) or, if none is viable, the rejection of the most
 // relieved configuration (least memory per GPU) names the rule. Then
-// MarkOverBought, RankCandidates and ProposeBakeOff.
-//
-// Ranking currency: GPU-hours per successful step (failures and retries
-// included) x the pool's internal rate for kLowestCost, expected wall time
-// for kShortestTime. FITS ranks before BORDERLINE. An ESTIMATED or
-// TRANSFERRED candidate is ranked at its pessimistic edge (the upper
-// step-time band), a MEASURED one at its measured figure. Ties broken by
-// pool name, so the result is deterministic. List price is reported, never
-// ranked on.
+// MarkOverBought, RankCandidates (core/plan/ranking.h: the ranking currency,
+// FITS before BORDERLINE, an unmeasured candidate at its pessimistic edge,
+// ties by pool name) and ProposeBakeOff (core/plan/bake_off.h).
 //
 // Returns INVALID_ARGUMENT with field violations
 // (InvalidArgumentWithViolations) when the request is invalid and NOT_FOUND
@@ -177,6 +61,15 @@ absl::StatusOr<PlanResult> Plan(const PlanRequest& request,
                                 const std::vector<GpuSku>& skus,
                                 const EvidenceSource& evidence,
                                 const FleetModel* fleet = nullptr);
+
+// Plan for a request whose ValidatePlanRequest is empty (a caller that
+// validated it already, with its own checks beside, such as the service):
+// the same result as Plan without validating again. NOT_FOUND for an
+// unknown model.
+absl::StatusOr<PlanResult> PlanValidatedRequest(
+    const PlanRequest& request, const std::vector<Pool>& pools,
+    const std::vector<GpuSku>& skus, const EvidenceSource& evidence,
+    const FleetModel* fleet = nullptr);
 
 // --- The steps of Plan, each testable alone. ---
 
@@ -212,10 +105,6 @@ ConfigurationOutcome EvaluateConfiguration(
     const Pool& pool, const GpuSku& sku, const ConfigurationEvidence& evidence,
     bool explain = true);
 
-// The ranking value of a candidate for `objective`: cost or wall time,
-// at the upper step-time band unless MEASURED. Lower is better.
-double RankingValue(const Candidate& candidate, Objective objective);
-
 // The index of the best viable outcome (a FITS one by RankingValue; else
 // the BORDERLINE one with the least peak memory per GPU, the likeliest to
 // run when measured; then fewer GPUs, then enumeration order), or, when none is
@@ -228,19 +117,9 @@ size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
 void MarkOverBought(const std::vector<GpuSku>& skus,
                     std::vector<Candidate>* candidates);
 
-// Sorts (see Plan), sets rank, and says in the reasons when an unmeasured
-// candidate ranks above a measured one (it still wins at its pessimistic
-// edge) or after one it would beat on its optimistic estimate.
-void RankCandidates(Objective objective, std::vector<Candidate>* candidates);
-
-// The bake-off: every BORDERLINE candidate and every unmeasured one among
-// the kLeadingCandidates first, one run per (SKU, recipe key); flags them
-// measure_first. nullopt when there is nothing to measure.
-std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
-                                      std::vector<Candidate>* candidates);
-
-// Violations of a request (recipe and total steps), paths like
-// "recipe.lora_rank" and "total_steps". Empty when valid.
+// Violations of a request (recipe, total steps up to kMaxTotalSteps,
+// constraints), paths like "recipe.lora_rank" and "total_steps". Empty when
+// valid.
 FieldViolations ValidatePlanRequest(const PlanRequest& request);
 
 }  // namespace placement::core

@@ -275,9 +275,11 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
   const std::string key = CacheKey(request, plan_request);
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan != nullptr) return plan;
+  // ValidateRequest ran core::ValidatePlanRequest: plan without validating
+  // again.
   absl::StatusOr<core::PlanResult> result =
-      core::Plan(plan_request, snapshot->pools, snapshot->skus, *snapshot,
-                 snapshot->fleet.get());
+      core::PlanValidatedRequest(plan_request, snapshot->pools, snapshot->skus,
+                                 *snapshot, snapshot->fleet.get());
   if (!result.ok()) {
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();

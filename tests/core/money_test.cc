@@ -44,5 +44,30 @@ TEST(FormatMicrosAsCentsTest, RoundsToTwoDecimals) {
             "-9223372036854.78");
 }
 
+// Costs computed in floating point saturate instead of wrapping: a cost
+// past the int64 range must never read as a negative, cheapest-looking one.
+TEST(SaturatingMicrosTest, RoundsWithinRangeAndClampsBeyondIt) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(SaturatingMicros(12'000'000.4), 12'000'000);
+  EXPECT_EQ(SaturatingMicros(2.5), 3);  // half away from zero
+  EXPECT_EQ(SaturatingMicros(-2.5), -3);
+  EXPECT_EQ(SaturatingMicros(9.3e18), kMax);
+  EXPECT_EQ(SaturatingMicros(1e30), kMax);
+  EXPECT_EQ(SaturatingMicros(std::numeric_limits<double>::infinity()), kMax);
+  EXPECT_EQ(SaturatingMicros(std::numeric_limits<double>::quiet_NaN()), kMax);
+  EXPECT_EQ(SaturatingMicros(-1e30), kMin);
+  // The largest double below 2^63 still fits.
+  EXPECT_EQ(SaturatingMicros(9223372036854774784.0), 9223372036854774784);
+}
+
+TEST(CostMicrosTest, GpuHoursTimesRateSaturates) {
+  EXPECT_EQ(CostMicros(10, 1'200'000), 12'000'000);  // 10 h x $1.20
+  // 1e12 steps of a slow step at the largest allowed rate: beyond int64.
+  EXPECT_EQ(CostMicros(3e8, 100'000'000'000),
+            std::numeric_limits<int64_t>::max());
+  EXPECT_GT(CostMicros(3e8, 100'000'000'000), CostMicros(3e8, 1'000'000));
+}
+
 }  // namespace
 }  // namespace placement::core

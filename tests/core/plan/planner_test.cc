@@ -1,6 +1,8 @@
 #include "core/plan/planner.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -339,6 +341,65 @@ TEST(PlannerTest, InvalidRequestIsInvalidArgument) {
               ::testing::HasSubstr("recipe.lora_rank"));
   EXPECT_THAT(std::string(plan.status().message()),
               ::testing::HasSubstr("total_steps"));
+}
+
+TEST(PlannerTest, TotalStepsAboveTheBoundIsInvalidArgument) {
+  PlanRequest request = Request(Lora8b());
+  request.total_steps = kMaxTotalSteps;
+  EXPECT_TRUE(ValidatePlanRequest(request).empty());
+  for (int64_t steps : {kMaxTotalSteps + 1, int64_t{100'000'000'000'000'000}}) {
+    request.total_steps = steps;
+    const FieldViolations violations = ValidatePlanRequest(request);
+    ASSERT_EQ(violations.size(), 1u) << steps;
+    EXPECT_EQ(violations[0].field, "total_steps");
+    auto plan = Plan(request, {}, TestCatalog(), InMemoryEvidence());
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(plan.status().message()),
+                ::testing::HasSubstr("total_steps"));
+  }
+}
+
+// At the step bound and the largest rate a pool may charge, the dearer
+// pool's cost is past int64 micros: it saturates and ranks last, where a
+// wrapped (negative) cost would have ranked first.
+TEST(PlannerTest, SaturatedCostRanksAfterTheFiniteCheaperPool) {
+  const std::vector<Pool> pools = {
+      TrainingPool("a-dear", kL40s, Fabric::kPcie, 8, 1,
+                   kMaxRateMicrosPerGpuHour),
+      TrainingPool("b-cheap", kL40s, Fabric::kPcie, 8, 1, 1'200'000)};
+  PlanRequest request = Request(Lora8b());
+  request.total_steps = kMaxTotalSteps;
+  auto plan = Plan(request, pools, TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->candidates.size(), 2u);
+  EXPECT_EQ(plan->candidates[0].pool_name, "b-cheap");
+  EXPECT_GT(plan->candidates[0].expected_cost_micros, 0);
+  EXPECT_EQ(plan->candidates[1].pool_name, "a-dear");
+  EXPECT_EQ(plan->candidates[1].expected_cost_micros,
+            std::numeric_limits<int64_t>::max());
+}
+
+// The validated entry point plans exactly what Plan does.
+TEST(PlannerTest, PlanValidatedRequestMatchesPlan) {
+  const std::vector<Pool> pools = {
+      TrainingPool("a100-train", kA100, Fabric::kNvlink, 8, 1, 2'500'000),
+      TrainingPool("l40s-train", kL40s, Fabric::kPcie, 8, 1, 1'200'000)};
+  InMemoryEvidence evidence;
+  evidence.AddRun(Lora8b(), MakeRun(kL40s, 10, 10'000, 24));
+  auto checked = Plan(Request(Lora8b()), pools, TestCatalog(), evidence);
+  auto validated =
+      PlanValidatedRequest(Request(Lora8b()), pools, TestCatalog(), evidence);
+  ASSERT_TRUE(checked.ok() && validated.ok());
+  ASSERT_EQ(checked->candidates.size(), validated->candidates.size());
+  for (size_t i = 0; i < checked->candidates.size(); ++i) {
+    EXPECT_EQ(checked->candidates[i].pool_name,
+              validated->candidates[i].pool_name);
+    EXPECT_EQ(checked->candidates[i].expected_cost_micros,
+              validated->candidates[i].expected_cost_micros);
+    EXPECT_EQ(checked->candidates[i].reasons, validated->candidates[i].reasons);
+  }
+  EXPECT_EQ(checked->recipe_key, validated->recipe_key);
+  EXPECT_EQ(checked->bake_off.has_value(), validated->bake_off.has_value());
 }
 
 }  // namespace

@@ -1,0 +1,142 @@
+#ifndef PLACEMENT_CORE_PLAN_PLAN_TYPES_H_
+#define PLACEMENT_CORE_PLAN_PLAN_TYPES_H_
+
+// The planner's request and answer: what is asked (PlanRequest), each pool's
+// verdict (Candidate or Rejection), the bake-off and the whole PlanResult.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "core/evidence/evidence.h"
+#include "core/models/fit.h"
+#include "core/models/memory_model.h"
+#include "core/plan/rules.h"
+#include "core/recipe.h"
+
+namespace placement::core {
+
+enum class Objective {
+  kUnspecified = 0,  // treated as kLowestCost
+  kLowestCost = 1,
+  kShortestTime = 2,
+};
+
+// Where the fine-tuned model will be served.
+struct ServingTarget {
+  std::string sku_id;
+  Precision precision = Precision::kUnspecified;  // unspecified = training's
+};
+
+struct PlanConstraints {
+  std::vector<std::string> allowed_pools;              // empty = any pool
+  std::map<std::string, std::string> required_labels;  // all must match
+  int max_gpus = 0;                                    // 0 = no limit
+  // Candidates whose expected wall time exceeds it are REJECTED (rule
+  // "deadline"), not merely warned: a plan that misses the deadline is not
+  // a plan.
+  std::optional<absl::Duration> deadline;
+  Objective objective = Objective::kLowestCost;
+  double headroom_fraction = kDefaultHeadroomFraction;
+};
+
+struct PlanRequest {
+  Recipe recipe;
+  int64_t total_steps = 0;  // optimizer steps the job must complete
+  PlanConstraints constraints;
+  std::optional<ServingTarget> serving;
+  std::string team;
+};
+
+// Fit and Band (the fit verdicts and estimate bands) are in core/models/fit.h.
+
+// One pool the job can run on, ranked.
+struct Candidate {
+  int rank = 0;  // 1 = best
+  std::string pool_name;
+  std::string sku_id;
+  int gpu_count = 0;
+  Fit fit = Fit::kUnspecified;  // FITS or BORDERLINE for a candidate
+  bool fits = false;            // FITS or BORDERLINE; kept for the API
+  // The concrete recipe proposed on this pool (its configuration chosen
+  // where the request left it open) and its key.
+  Recipe recipe;
+  std::string recipe_key;
+  double peak_memory_gb = 0;  // per GPU: measured peak when measured
+  Band peak_memory_gb_band;   // narrow when measured
+  double headroom_gb = 0;     // card memory - peak_memory_gb
+  double gpu_hours_per_1k_successful_steps = 0;
+  double expected_gpu_hours = 0;
+  int64_t expected_cost_micros = 0;               // at the pool's internal rate
+  std::optional<int64_t> list_price_cost_micros;  // brochure, for contrast
+  absl::Duration expected_wall_time;
+  double step_time_s = 0;  // one optimizer step: measured p50 or estimated
+  Band step_time_s_band;
+  // Borderline fit or an unmeasured leading candidate: run it first.
+  bool measure_first = false;
+  EvidenceBasis basis = EvidenceBasis::kEstimated;
+  int64_t evidence_runs = 0;
+  Confidence confidence = Confidence::kLow;
+  std::string transferred_from_recipe_key;  // when TRANSFERRED
+  // When the peak memory was TRANSFERRED from the same recipe key measured
+  // on another SKU: that SKU.
+  std::string transferred_from_sku_id;
+  // The analytic model's own figures for this configuration, before any
+  // evidence or fleet calibration (to compare with what the planner says).
+  double prior_peak_memory_gb = 0;
+  double prior_step_time_s = 0;
+  std::optional<std::string> eval_requirement;  // serve_what_you_evaluated
+  std::vector<std::string> reasons;
+  std::vector<std::string> warnings;  // e.g. "over_bought: ..."
+};
+
+struct Rejection {
+  std::string pool_name;
+  std::string sku_id;
+  std::string rule;  // e.g. kCollectivesNeedFabricRule
+  std::string reason;
+};
+
+// One run of the equal-settings bake-off.
+struct BakeOffRun {
+  std::string pool_name;
+  std::string sku_id;
+  int gpu_count = 0;
+  // The key of the run's own recipe: the configuration chosen on its pool
+  // (the bake-off's recipe_key when the request fixed the layout).
+  std::string recipe_key;
+  bool borderline = false;  // in the bake-off because its fit is BORDERLINE
+};
+
+// Proposed when the leading candidates lack measured evidence: the same
+// recipe key, at the same settings, on each candidate SKU.
+struct BakeOff {
+  std::string recipe_key;
+  Recipe recipe;         // normalized: the settings to hold equal
+  std::string settings;  // DescribeSettings(recipe)
+  std::vector<BakeOffRun> runs;
+  std::vector<std::string> measure;  // what each run must record
+  std::optional<std::string> eval_requirement;
+  std::string reason;
+};
+
+struct PlanResult {
+  // The normalized request, or, when the request left its configuration
+  // open, the best candidate's recipe.
+  std::string recipe_key;
+  Recipe recipe;
+  // The memory model's terms per GPU for `recipe`.
+  MemoryBreakdown predicted_memory;
+  std::vector<Candidate> candidates;  // ranked, best first
+  std::vector<Rejection> rejections;  // in pool name order
+  std::optional<BakeOff> bake_off;
+  // serve_what_you_evaluated for the best candidate.
+  std::optional<std::string> eval_requirement;
+};
+
+}  // namespace placement::core
+
+#endif  // PLACEMENT_CORE_PLAN_PLAN_TYPES_H_
