@@ -515,7 +515,15 @@ void RunAttempts(const std::vector<std::string>& command, SpoolRun& spool,
          {"PLACEMENT_ATTEMPT", absl::StrCat(attempt)}},
         absl::GetFlag(FLAGS_attempt_timeout), [&](absl::string_view line) {
           absl::optional<StepRecord> record = ParseStepRecord(line);
-          if (!record.has_value()) return;
+          if (!record.has_value()) {
+            // A checkpoint going backwards keeps the largest.
+            if (absl::optional<int64_t> kept = ParseCheckpointRecord(line)) {
+              a.checkpoint_step =
+                  std::max(a.checkpoint_step.value_or(0), *kept);
+            }
+            return;
+          }
+          if (!a.first_step.has_value()) a.first_step = record->step;
           ++a.steps;
           v1::StepSample s = SampleOfStep(
               *record, static_cast<int64_t>(live.size()), live.current_gb());

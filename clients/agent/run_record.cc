@@ -90,9 +90,8 @@ PeakMemory ChoosePeak(double allocated, double reserved, double device,
   return largest;
 }
 
-}  // namespace
-
-absl::optional<StepRecord> ParseStepRecord(absl::string_view line) {
+// The JSON object on `line`, nullopt when it holds none.
+absl::optional<Struct> JsonObject(absl::string_view line) {
   line = absl::StripAsciiWhitespace(line);
   if (!absl::StartsWith(line, "{") || !absl::EndsWith(line, "}")) {
     return absl::nullopt;
@@ -104,6 +103,15 @@ absl::optional<StepRecord> ParseStepRecord(absl::string_view line) {
            .ok()) {
     return absl::nullopt;
   }
+  return s;
+}
+
+}  // namespace
+
+absl::optional<StepRecord> ParseStepRecord(absl::string_view line) {
+  const absl::optional<Struct> object = JsonObject(line);
+  if (!object.has_value()) return absl::nullopt;
+  const Struct& s = *object;
   const absl::optional<double> step = Number(s, "step");
   const absl::optional<double> step_time = Number(s, "step_time_s");
   if (!step || !step_time || *step < 0 || *step_time <= 0) return absl::nullopt;
@@ -129,6 +137,18 @@ absl::optional<StepRecord> ParseStepRecord(absl::string_view line) {
     if (o == "nvme") r.offload = v1::OFFLOAD_NVME;
   }
   return r;
+}
+
+absl::optional<int64_t> ParseCheckpointRecord(absl::string_view line) {
+  if (ParseStepRecord(line).has_value()) return absl::nullopt;
+  const absl::optional<Struct> object = JsonObject(line);
+  if (!object.has_value()) return absl::nullopt;
+  const absl::optional<double> n = Number(*object, "checkpoint_step");
+  // 2^53: beyond it a JSON number is no longer a whole count.
+  if (!n || *n < 0 || *n != std::floor(*n) || *n > 9007199254740992.0) {
+    return absl::nullopt;
+  }
+  return static_cast<int64_t>(*n);
 }
 
 v1::RunOutcome ClassifyAttempt(const AttemptEnd& end,
@@ -199,6 +219,43 @@ double Percentile(std::vector<double> values, double p) {
   return values[index];
 }
 
+int64_t StepsKept(const std::vector<Attempt>& attempts,
+                  int64_t steps_attempted) {
+  if (attempts.empty()) return 0;
+  absl::optional<int64_t> base;
+  for (const Attempt& a : attempts) {
+    if (a.first_step.has_value()) {
+      base = a.first_step;
+      break;
+    }
+  }
+  // Steps held by the latest checkpoint of the attempts before the last.
+  int64_t kept_before = 0;
+  for (size_t i = 0; i + 1 < attempts.size(); ++i) {
+    if (attempts[i].checkpoint_step.has_value()) {
+      kept_before = std::max(kept_before,
+                             *attempts[i].checkpoint_step - base.value_or(0));
+    }
+  }
+  const Attempt& last = attempts.back();
+  int64_t kept = 0;
+  if (last.outcome == v1::RUN_OUTCOME_SUCCEEDED) {
+    // It resumed where its first step says, if a checkpoint held that much;
+    // an attempt that started over (step 0 again) resumed from nothing.
+    const int64_t resumed =
+        last.first_step.has_value()
+            ? std::clamp<int64_t>(*last.first_step - *base, 0, kept_before)
+            : kept_before;
+    kept = resumed + last.steps;
+  } else {
+    kept = kept_before;
+    if (last.checkpoint_step.has_value()) {
+      kept = std::max(kept, *last.checkpoint_step - base.value_or(0));
+    }
+  }
+  return std::clamp<int64_t>(kept, 0, std::max<int64_t>(0, steps_attempted));
+}
+
 absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   if (facts.attempts.empty()) {
     return absl::FailedPreconditionError("the command never ran");
@@ -226,8 +283,7 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   }
   const Attempt& last = facts.attempts.back();
   run.set_steps_attempted(static_cast<int64_t>(facts.samples.size()));
-  run.set_steps_succeeded(last.outcome == v1::RUN_OUTCOME_SUCCEEDED ? last.steps
-                                                                    : 0);
+  run.set_steps_succeeded(StepsKept(facts.attempts, run.steps_attempted()));
   if (step_times.empty()) {
     return absl::FailedPreconditionError(
         "the command printed no step record, so there is no step time to "

@@ -35,6 +35,17 @@ struct StepRecord {
 // "step" but a missing or non-positive "step_time_s" is not a record either.
 absl::optional<StepRecord> ParseStepRecord(absl::string_view line);
 
+// The checkpoint record on `line`: a JSON object with a whole, non-negative
+// "checkpoint_step" N, printed after a checkpoint was saved that holds every
+// step before the one numbered N (in the "step" numbering of the step
+// records), so a relaunch resumes at step N:
+//
+//   {"checkpoint_step": 2000}
+//
+// nullopt when the line is not one (it passes through like any other
+// output). A step record is never a checkpoint record.
+absl::optional<int64_t> ParseCheckpointRecord(absl::string_view line);
+
 // How one attempt of the command ended.
 struct AttemptEnd {
   int exit_code = 0;    // when it exited
@@ -60,6 +71,10 @@ struct Attempt {
   int64_t steps = 0;  // step records it printed
   v1::RunOutcome outcome = v1::RUN_OUTCOME_UNSPECIFIED;
   std::string reason;  // empty when it succeeded
+  // The "step" of its first step record (where it started or resumed).
+  absl::optional<int64_t> first_step;
+  // The largest checkpoint_step it printed.
+  absl::optional<int64_t> checkpoint_step;
 };
 
 // Everything the agent knows about a finished run.
@@ -90,7 +105,7 @@ struct RunFacts {
 
 // The run summary, following docs/AGENT.md:
 //   steps_attempted  every step record of every attempt
-//   steps_succeeded  the step records of the attempt that exited 0 (0 if none)
+//   steps_succeeded  the steps the run kept (see StepsKept)
 //   retries          attempts - 1; outcome: that of the last attempt
 //   step times       mean, p50, p95 over every step record
 //   wall time        first attempt's start to last attempt's end
@@ -106,6 +121,19 @@ struct RunFacts {
 // FailedPrecondition when nothing was measured to build it from (no step
 // record and no memory reading).
 absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts);
+
+// The steps of a run that count as succeeded, in the "step" numbering of
+// its records counted from the run's first record (its base):
+//   - the last attempt exited 0: its step records, plus the steps it resumed
+//     from (its first step minus the base, never more than the latest
+//     checkpoint of the attempts before it kept);
+//   - it did not: the steps the latest checkpoint kept (the largest
+//     checkpoint_step minus the base), what a relaunch would not redo.
+// Never negative, never more than `steps_attempted`. Without checkpoint
+// records a failed run kept nothing and a succeeded one its last attempt's
+// step records.
+int64_t StepsKept(const std::vector<Attempt>& attempts,
+                  int64_t steps_attempted);
 
 // p-th percentile (0..100) by nearest rank; 0 for no values.
 double Percentile(std::vector<double> values, double p);

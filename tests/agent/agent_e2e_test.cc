@@ -258,6 +258,36 @@ TEST_F(AgentTest, EveryAttemptFailingIsRecordedWithTheLastOutcome) {
               HasSubstr("attempt 3: COLLECTIVE_TIMEOUT (exit code 134"));
 }
 
+// The command saves a checkpoint after the second step of each attempt and
+// resumes there (tests/agent/testdata/fake_train.sh, FAKE_CHECKPOINT): the
+// steps a checkpoint kept count as succeeded, whether the run failed or a
+// later attempt finished it.
+TEST_F(AgentTest, StepsKeptByACheckpointCountAsSucceeded) {
+  std::string output;
+  int code;
+  std::string run_id =
+      RunL40s("FAKE_CHECKPOINT=1 FAKE_OOM_ATTEMPTS=3", &output, &code);
+  EXPECT_EQ(code, 1) << output;
+  // Checkpoint records pass through like any other output.
+  EXPECT_THAT(output, HasSubstr(R"({"checkpoint_step": 6})"));
+  EXPECT_THAT(output, HasSubstr("OUT_OF_MEMORY, 2 retries, 6/9 steps"));
+  v1::BenchmarkRun run = StoredRun(run_id).run();
+  EXPECT_EQ(run.outcome(), v1::RUN_OUTCOME_OUT_OF_MEMORY);
+  EXPECT_EQ(run.steps_attempted(), 9);
+  EXPECT_EQ(run.steps_succeeded(), 6);  // the last checkpoint's steps 0..5
+  // A checkpoint record is no step record: no sample of its own.
+  EXPECT_EQ(Progress(run_id).samples_stored(), 9);
+
+  output.clear();  // Agent appends
+  run_id = RunL40s("FAKE_CHECKPOINT=1 FAKE_OOM_ATTEMPTS=1 FAKE_STEPS=5",
+                   &output, &code);
+  ASSERT_EQ(code, 0) << output;
+  run = StoredRun(run_id).run();
+  EXPECT_EQ(run.outcome(), v1::RUN_OUTCOME_SUCCEEDED);
+  EXPECT_EQ(run.steps_attempted(), 6);  // 0, 1, 2 (lost), then 2, 3, 4
+  EXPECT_EQ(run.steps_succeeded(), 5);  // the training's steps 0..4
+}
+
 TEST_F(AgentTest, ServiceKilledMidRunLosesNothingAfterFlush) {
   const std::string midway = tmp_.path() + "/midway";
   const std::string go = tmp_.path() + "/go";

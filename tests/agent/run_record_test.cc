@@ -52,6 +52,25 @@ TEST(StepRecordTest, OtherOutputIsNotARecord) {
   }
 }
 
+TEST(CheckpointRecordTest, ParsesTheKeptStepCount) {
+  EXPECT_EQ(ParseCheckpointRecord(R"({"checkpoint_step": 2000})"), 2000);
+  EXPECT_EQ(ParseCheckpointRecord(R"(  {"checkpoint_step":0, "path":"a"} )"),
+            0);
+}
+
+TEST(CheckpointRecordTest, MalformedOnesAndStepRecordsAreNotCheckpoints) {
+  for (const char* line :
+       {"", "saved checkpoint-2000", R"({"checkpoint_step": -1})",
+        R"({"checkpoint_step": 12.5})", R"({"checkpoint_step": "12"})",
+        R"({"checkpoint_step": null})", R"({"checkpoint": 12})",
+        R"({"checkpoint_step": 1e300})", "{not json}",
+        R"({"step": 3, "step_time_s": 1, "checkpoint_step": 3})"}) {
+    EXPECT_FALSE(ParseCheckpointRecord(line).has_value()) << line;
+  }
+  // And a checkpoint record is no step record.
+  EXPECT_FALSE(ParseStepRecord(R"({"checkpoint_step": 4})").has_value());
+}
+
 TEST(ClassifyTest, Outcomes) {
   std::string reason;
   EXPECT_EQ(ClassifyAttempt({0, 0, false}, "all good", &reason),
@@ -170,10 +189,20 @@ RunFacts OomThenSuccess() {
   f.recipe.set_model("Llama-3.1-8B");
   f.recipe.set_gpu_count(1);
   const absl::Time t0 = absl::FromUnixSeconds(1'750'000'000);
-  f.attempts = {{t0, t0 + absl::Seconds(10), 2, v1::RUN_OUTCOME_OUT_OF_MEMORY,
-                 "exit code 1: CUDA out of memory"},
-                {t0 + absl::Seconds(11), t0 + absl::Seconds(30), 3,
-                 v1::RUN_OUTCOME_SUCCEEDED, ""}};
+  f.attempts = {{t0,
+                 t0 + absl::Seconds(10),
+                 2,
+                 v1::RUN_OUTCOME_OUT_OF_MEMORY,
+                 "exit code 1: CUDA out of memory",
+                 {},
+                 {}},
+                {t0 + absl::Seconds(11),
+                 t0 + absl::Seconds(30),
+                 3,
+                 v1::RUN_OUTCOME_SUCCEEDED,
+                 "",
+                 {},
+                 {}}};
   f.samples = {Sample(0, 1.0, 40, 100), Sample(1, 3.0, 47, 100),
                Sample(2, 1.0, 30, 100), Sample(3, 1.0, 31, 100),
                Sample(4, 2.0, 31, 100)};
@@ -217,6 +246,92 @@ TEST(RunSummaryTest, FailedRunHasNoSuccessfulSteps) {
               HasSubstr("attempt 2: COLLECTIVE_TIMEOUT"));
   EXPECT_EQ(run->interconnect(), v1::INTERCONNECT_PCIE);
   EXPECT_EQ(run->offload(), v1::OFFLOAD_NVME);
+}
+
+// Every attempt fails; the command saved a checkpoint after 2 steps of each
+// of the first two attempts (steps 0..1 of the first, and 2..3 of the
+// second, which resumed at step 2).
+RunFacts FailedWithCheckpoints() {
+  RunFacts f = OomThenSuccess();
+  f.attempts[0].first_step = 0;
+  f.attempts[0].checkpoint_step = 2;
+  f.attempts[1].first_step = 2;
+  f.attempts[1].checkpoint_step = 4;
+  f.attempts[1].outcome = v1::RUN_OUTCOME_OUT_OF_MEMORY;
+  f.attempts[1].reason = "exit code 1: CUDA out of memory";
+  return f;
+}
+
+TEST(RunSummaryTest, AFailedRunKeepsTheStepsOfItsLatestCheckpoint) {
+  absl::StatusOr<v1::BenchmarkRun> run =
+      BuildRunSummary(FailedWithCheckpoints());
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->outcome(), v1::RUN_OUTCOME_OUT_OF_MEMORY);
+  EXPECT_EQ(run->steps_attempted(), 5);
+  EXPECT_EQ(run->steps_succeeded(), 4);
+
+  // A checkpoint of the first attempt alone counts as well.
+  RunFacts f = FailedWithCheckpoints();
+  f.attempts[1].checkpoint_step.reset();
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 2);
+}
+
+TEST(RunSummaryTest, ALaterSmallerCheckpointKeepsTheLargest) {
+  RunFacts f = FailedWithCheckpoints();
+  f.attempts[1].checkpoint_step = 1;  // backwards
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 2);
+}
+
+TEST(RunSummaryTest, KeptStepsNeverExceedTheStepsAttempted) {
+  RunFacts f = FailedWithCheckpoints();
+  f.attempts[1].checkpoint_step = 5000;
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 5);
+}
+
+TEST(RunSummaryTest, KeptStepsCountFromTheRunsFirstStep) {
+  // The run resumed a checkpoint of an earlier run: its first record is
+  // step 5000, so a checkpoint at 5002 kept two of this run's steps.
+  RunFacts f = FailedWithCheckpoints();
+  f.attempts[0].first_step = 5000;
+  f.attempts[0].checkpoint_step = 5002;
+  f.attempts[1].first_step = 5002;
+  f.attempts[1].checkpoint_step.reset();
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 2);
+  f.attempts[0].checkpoint_step = 4000;  // older than the run
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 0);
+}
+
+TEST(RunSummaryTest, ASucceededRunAlsoCountsTheStepsItResumedFrom) {
+  RunFacts f = FailedWithCheckpoints();
+  f.attempts.pop_back();
+  f.attempts.push_back(OomThenSuccess().attempts[1]);
+  f.attempts[1].first_step = 2;  // resumed at the checkpoint
+  // Records: attempt 1 printed steps 0..1, attempt 2 steps 2..4.
+  f.attempts[0].steps = 2;
+  absl::StatusOr<v1::BenchmarkRun> run = BuildRunSummary(f);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->outcome(), v1::RUN_OUTCOME_SUCCEEDED);
+  EXPECT_EQ(run->steps_succeeded(), 5);
+
+  // Started over at step 0: only its own steps succeeded.
+  f.attempts[1].first_step = 0;
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 3);
+  // Claims to resume past any checkpoint: no more than was kept.
+  f.attempts[1].first_step = 4;
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 5);
+}
+
+TEST(RunSummaryTest, ASucceededRunWithoutCheckpointsIsUnchanged) {
+  RunFacts f = OomThenSuccess();
+  f.attempts[0].first_step = 0;
+  f.attempts[1].first_step = 0;
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 3);
+  // Even when its steps continue the numbering: nothing said it was kept.
+  f.attempts[1].first_step = 2;
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 3);
+  // Its own checkpoints change nothing either.
+  f.attempts[1].checkpoint_step = 5;
+  EXPECT_EQ(BuildRunSummary(f)->steps_succeeded(), 3);
 }
 
 TEST(RunSummaryTest, NvmlPeakCounts) {

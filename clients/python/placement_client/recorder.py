@@ -229,7 +229,9 @@ class RunRecorder:
     uploaded stays spooled for the next recorder or `flush`. An exception
     leaving the block is recorded (OUT_OF_MEMORY, COLLECTIVE_TIMEOUT, ...)
     and re-raised; upload trouble never raises. `restart(reason)` counts a
-    retry of the job inside the same run.
+    retry of the job inside the same run. `checkpoint(step)` says a saved
+    checkpoint holds the run's steps before `step`: those count as succeeded
+    even when the run fails, and a restart() resumes after them.
 
     sku: the exact catalog SKU (else $PLACEMENT_SKU, else placement-agent
     detect); a name the catalog does not hold exactly is a ValueError.
@@ -291,7 +293,9 @@ class RunRecorder:
         self.summary = None
         self.uploaded = False
         self._samples = []
-        self._attempts = []  # [start, end, steps, outcome, reason]
+        # [start, end, steps, outcome, reason, steps kept when it began]
+        self._attempts = []
+        self._kept = 0  # the largest checkpoint(step)
         self._record_offload = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -305,7 +309,7 @@ class RunRecorder:
         self._check_sku()
         self._spool = spool_lib.SpoolRun(self.spool_dir, self.run_id,
                                          create=True)
-        self._attempts.append([time.time(), None, 0, None, ""])
+        self._attempts.append([time.time(), None, 0, None, "", 0])
         self._thread = threading.Thread(target=self._stream, daemon=True,
                                         name="placement-run-recorder")
         self._thread.start()
@@ -358,6 +362,19 @@ class RunRecorder:
             self._samples.append(sample)
             self._attempts[-1][2] += 1
 
+    def checkpoint(self, step):
+        """A checkpoint now holds every step of the run before `step` (the
+        loop's own step count, from 0 at the run's first step), so a restart
+        resumes at `step`: in a failed run they count as succeeded
+        (steps_succeeded), never more than the steps recorded. A smaller
+        `step` than an earlier one is ignored (the largest is kept)."""
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise TypeError("step must be an int")
+        if step < 0:
+            raise ValueError("step must not be negative")
+        with self._lock:
+            self._kept = max(self._kept, step)
+
     def restart(self, reason):
         """The job failed and restarts within this run (a retry): `reason`
         is an exception or text."""
@@ -366,9 +383,10 @@ class RunRecorder:
         else:
             outcome, text = classify_exception(RuntimeError(str(reason)))
         with self._lock:
-            self._attempts[-1][1:] = [time.time(), self._attempts[-1][2],
-                                      outcome, text]
-            self._attempts.append([time.time(), None, 0, None, ""])
+            self._attempts[-1][1:5] = [time.time(), self._attempts[-1][2],
+                                       outcome, text]
+            # It resumes from the latest checkpoint.
+            self._attempts.append([time.time(), None, 0, None, "", self._kept])
 
     def __exit__(self, exc_type, exc, tb):
         if self._previous_sigterm is not None:
@@ -380,8 +398,8 @@ class RunRecorder:
         self._stop.set()
         self._thread.join(timeout=60)
         with self._lock:
-            self._attempts[-1][1:] = [time.time(), self._attempts[-1][2],
-                                      outcome, reason]
+            self._attempts[-1][1:5] = [time.time(), self._attempts[-1][2],
+                                       outcome, reason]
         try:
             self.summary = self._build_summary()
         except ValueError as e:
@@ -455,6 +473,17 @@ class RunRecorder:
             except grpc.RpcError:
                 failures += 1
 
+    def _steps_kept(self):
+        """steps_succeeded, as placement-agent counts it: the last attempt
+        succeeded: its steps plus the checkpoint it resumed from; it did not:
+        the latest checkpoint's steps. Never more than the steps recorded."""
+        last = self._attempts[-1]
+        if last[3] == telemetry_pb2.RUN_OUTCOME_SUCCEEDED:
+            kept = last[5] + last[2]
+        else:
+            kept = self._kept
+        return min(kept, len(self._samples))
+
     def _build_summary(self):
         samples = self._samples
         if not samples:
@@ -483,8 +512,7 @@ class RunRecorder:
             sku=self.sku, node_names=[socket.gethostname()],
             gpu_count=self.recipe.gpu_count, recipe=recipe,
             steps_attempted=len(samples),
-            steps_succeeded=(last[2] if last[3] ==
-                             telemetry_pb2.RUN_OUTCOME_SUCCEEDED else 0),
+            steps_succeeded=self._steps_kept(),
             step_time_mean_seconds=busy / len(times),
             step_time_p50_seconds=_percentile(times, 50),
             step_time_p95_seconds=_percentile(times, 95),

@@ -164,6 +164,48 @@ class RunRecorderTest(unittest.TestCase):
         self.assertEqual(run.outcome, telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY)
         self.assertEqual(run.steps_succeeded, 0)
 
+    def test_a_failed_run_keeps_the_steps_of_its_last_checkpoint(self):
+        with self.assertRaises(RuntimeError):
+            with self.recorder() as rec:
+                for i in range(5):
+                    rec.step(step_time_s=0.01, memory_allocated_gb=30.0)
+                    if i == 2:
+                        rec.checkpoint(3)  # steps 0..2 are saved
+                rec.checkpoint(2)  # going backwards: ignored
+                rec.step(step_time_s=0.01, memory_allocated_gb=30.0)
+                raise RuntimeError("NCCL communicator was aborted")
+        run = self.stored(rec.run_id).run
+        self.assertEqual(run.outcome,
+                         telemetry_pb2.RUN_OUTCOME_COLLECTIVE_TIMEOUT)
+        self.assertEqual((run.steps_attempted, run.steps_succeeded), (6, 3))
+
+    def test_a_restart_resumes_from_the_last_checkpoint(self):
+        with self.recorder() as rec:
+            for _ in range(3):
+                rec.step(step_time_s=0.01, memory_allocated_gb=30.0)
+            rec.checkpoint(2)
+            rec.restart("Xid 79: GPU has fallen off the bus")
+            for _ in range(3):  # steps 2, 3 and 4
+                rec.step(step_time_s=0.01, memory_allocated_gb=30.0)
+        run = self.stored(rec.run_id).run
+        self.assertEqual(run.outcome, telemetry_pb2.RUN_OUTCOME_SUCCEEDED)
+        self.assertEqual(run.retries, 1)
+        self.assertEqual((run.steps_attempted, run.steps_succeeded), (6, 5))
+
+    def test_kept_steps_never_exceed_the_steps_recorded(self):
+        with self.assertRaises(RuntimeError):
+            with self.recorder() as rec:
+                rec.checkpoint(1000)  # more than this run recorded
+                for _ in range(2):
+                    rec.step(step_time_s=0.01, memory_allocated_gb=30.0)
+                with self.assertRaises(ValueError):
+                    rec.checkpoint(-1)
+                with self.assertRaises(TypeError):
+                    rec.checkpoint(2.5)
+                raise RuntimeError("boom")
+        run = self.stored(rec.run_id).run
+        self.assertEqual((run.steps_attempted, run.steps_succeeded), (2, 2))
+
     def test_unreachable_service_spools_and_flush_is_idempotent(self):
         with self.recorder(server="127.0.0.1:1") as rec:
             for _ in range(4):
