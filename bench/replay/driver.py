@@ -19,7 +19,13 @@ class JobResult:
         self.attempts = 0
         self.completed = False
         self.placed = False
-        self.choice = ""
+        self.choice = ""  # the pool that ran the job (the last one tried)
+        self.spend_by_pool = {}  # every attempt's cost, bake-offs included
+
+    def charge(self, attempts):
+        for a in attempts:
+            self.spend_by_pool[a.layout.pool] = (
+                self.spend_by_pool.get(a.layout.pool, 0.0) + a.cost)
 
 
 class PolicyRun:
@@ -67,6 +73,7 @@ def _bakeoff(world, svc, job, plan, options, clock, result):
         end = max(end, _upload_all(svc, attempts, clock, plan.plan_id, job,
                                    "bakeoff"))
         spent = sum(a.cost for a in attempts)
+        result.charge(attempts)
         result.exploration += spent
         result.cost += spent
         result.attempts += len(attempts)
@@ -93,6 +100,7 @@ def _replay_job(world, svc, policy, job, clock, card_memory):
         attempts, completed = run_job(world, job.id, layout, job.steps)
         clock = _upload_all(svc, attempts, clock, plan.plan_id, job, "job")
         result.cost += sum(a.cost for a in attempts)
+        result.charge(attempts)
         result.attempts += len(attempts)
         if completed or attempts[-1].outcome != OUT_OF_MEMORY:
             result.completed = completed

@@ -13,7 +13,7 @@ from world import method_name
 
 SUCCEEDED = telemetry_pb2.RUN_OUTCOME_SUCCEEDED
 OUT_OF_MEMORY = telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY
-EXPECTATION_DRAWS = 48
+EXPECTATION_DRAWS = 256
 
 
 class Layout:
@@ -126,20 +126,30 @@ def run_job(world, job_id, layout, steps, purpose="job", max_attempts=None):
     return attempts, False
 
 
-def expected_cost(world, job_id, layout, steps):
+def expected_cost_and_error(world, job_id, layout, steps):
     """The expected true cost of running `steps` on `layout`, failures'
-    rework included: exact without failures, else the mean of draws that
-    are independent of the ones the policies face. None when the layout
-    runs out of memory or does not finish within the attempt cap."""
+    rework included, by the same execution model the policies meet, and
+    the standard error of that figure: exact (error 0) without failures,
+    else the mean of EXPECTATION_DRAWS draws that are independent of the
+    ones the policies face. (None, None) when the layout runs out of memory
+    or some draw does not finish within the attempt cap."""
     if layout.out_of_memory:
-        return None
+        return None, None
     if layout.hazard_per_hour == 0:
-        return layout.cost(layout.startup_s + steps * layout.true_step_s)
-    total = 0.0
+        # Noise has mean 1 and start-up is fixed: the mean is exact.
+        return layout.cost(layout.startup_s + steps * layout.true_step_s), 0.0
+    costs = []
     for d in range(EXPECTATION_DRAWS):
         attempts, completed = run_job(world, job_id, layout, steps,
                                       purpose=f"expectation-{d}")
         if not completed:
-            return None
-        total += sum(a.cost for a in attempts)
-    return total / EXPECTATION_DRAWS
+            return None, None
+        costs.append(sum(a.cost for a in attempts))
+    mean = sum(costs) / len(costs)
+    var = sum((c - mean) ** 2 for c in costs) / (len(costs) - 1)
+    return mean, math.sqrt(var / len(costs))
+
+
+def expected_cost(world, job_id, layout, steps):
+    """expected_cost_and_error's mean."""
+    return expected_cost_and_error(world, job_id, layout, steps)[0]

@@ -4,7 +4,7 @@ job); only the oracle sees the truth."""
 
 import math
 
-from execution import expected_cost
+from execution import expected_cost_and_error
 
 
 def _hours(layout, step_s, steps):
@@ -62,16 +62,33 @@ class InternalPrior(Policy):
 
 class Oracle(Policy):
     """Hindsight: the lowest expected TRUE cost, failures' rework included;
-    never a layout that runs out of memory."""
+    never a layout that runs out of memory. Where failures make the
+    expectation an estimate, it records the largest relative standard error
+    of any figure it compared and how many choices were closer than two
+    standard errors (a coin toss between near-equal layouts)."""
     name = "hindsight oracle"
     knows_truth = True
 
+    def __init__(self):
+        self.max_relative_se = 0.0
+        self.close_calls = 0
+
     def choose(self, world, job, options):
-        best, best_cost = None, math.inf
+        scored = []
         for _, layout in options:
-            cost = expected_cost(world, job.id, layout, job.steps)
-            if cost is not None and cost < best_cost:
-                best, best_cost = layout, cost
+            cost, se = expected_cost_and_error(world, job.id, layout,
+                                               job.steps)
+            if cost is not None:
+                scored.append((cost, se, layout))
+                self.max_relative_se = max(self.max_relative_se, se / cost)
+        if not scored:
+            return None
+        scored.sort(key=lambda s: s[0])
+        cost, se, best = scored[0]
+        if len(scored) > 1:
+            gap = scored[1][0] - cost
+            if gap < 2 * math.hypot(se, scored[1][1]):
+                self.close_calls += 1
         return best
 
 

@@ -40,6 +40,10 @@ def main(argv):
         print(f"== {w.name}: {len(w.jobs)} jobs, {len(w.pools)} pools",
               file=sys.stderr)
         oracle = driver.replay(w, policies.Oracle, 0)
+        print(f"   oracle: {oracle.seconds:.1f} s; expectation standard "
+              f"error at most {100 * oracle.policy.max_relative_se:.1f}%, "
+              f"{oracle.policy.close_calls} choices within two errors",
+              file=sys.stderr)
         for i, policy in enumerate(chosen, start=1):
             run = driver.replay(w, policy, i)
             rows.append(report.summarize(run, oracle))
@@ -49,6 +53,10 @@ def main(argv):
         print(json.dumps(report.json_safe(rows), indent=1))
     else:
         print(report.markdown(rows))
+        print()
+        print("Pools chosen (jobs / share of the policy's spending):")
+        print()
+        print(report.pools_markdown(rows))
     return 0
 
 

@@ -41,6 +41,12 @@ def summarize(run, oracle):
             "jobs": f"{start}-{start + len(chunk) - 1}",
             "cost_over_oracle": _ratio(sum(m.cost for m, _ in chunk),
                                        sum(b.cost for _, b in chunk))})
+    pools = {p["name"]: {"jobs": 0, "spend": 0.0} for p in run.world.pools}
+    for j in run.jobs:
+        if j.placed:
+            pools[j.choice]["jobs"] += 1
+        for name, spent in j.spend_by_pool.items():
+            pools[name]["spend"] += spent
     return {
         "world": run.world.name,
         "policy": run.policy.name,
@@ -59,6 +65,11 @@ def summarize(run, oracle):
         "never_placed": sum(not j.placed for j in run.jobs),
         "not_completed": sum(not j.completed for j in run.jobs),
         "learning_curve": curve,
+        "pools": pools,
+        # The oracle's own: how sure its expectations were (policies.Oracle).
+        "oracle_max_relative_se": getattr(oracle.policy, "max_relative_se",
+                                          math.nan),
+        "oracle_close_calls": getattr(oracle.policy, "close_calls", 0),
         "seconds": round(run.seconds, 1),
     }
 
@@ -93,6 +104,28 @@ def markdown(rows):
             f"{_pct(r['regret_p50'])} | {_pct(r['regret_p90'])} | "
             f"{100 * r['exploration_share']:.1f}% | {r['oom_attempts']} | "
             f"{r['never_placed']} | {curve} | {r['seconds']} |")
+    return "\n".join(lines)
+
+
+def pools_markdown(rows):
+    """Per (world, policy) and pool: jobs / share of spending. A job counts
+    for the pool of its last placement; spending is every attempt's there,
+    bake-offs, failed and out-of-memory attempts included."""
+    names = []
+    for r in rows:
+        names += [n for n in r["pools"] if n not in names]
+    lines = ["| world | policy | " + " | ".join(names) + " |",
+             "|" + " --- |" * (2 + len(names))]
+    for r in rows:
+        total = sum(p["spend"] for p in r["pools"].values())
+        cells = []
+        for n in names:
+            p = r["pools"].get(n)
+            share = p["spend"] / total if p and total > 0 else 0.0
+            cells.append("-" if p is None else
+                         f"{p['jobs']} / {100 * share:.0f}%")
+        lines.append(f"| {r['world']} | {r['policy']} | " +
+                     " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
