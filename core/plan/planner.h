@@ -12,6 +12,7 @@
 #include "core/field_violation.h"
 #include "core/models/memory_model.h"
 #include "core/plan/bake_off.h"
+#include "core/plan/configuration_evaluation.h"
 #include "core/plan/plan_types.h"
 #include "core/plan/ranking.h"
 #include "core/plan/rules.h"
@@ -71,47 +72,8 @@ absl::StatusOr<PlanResult> PlanValidatedRequest(
     const std::vector<GpuSku>& skus, const EvidenceSource& evidence,
     const FleetModel* fleet = nullptr);
 
-// --- The steps of Plan, each testable alone. ---
-
-// One configuration of the recipe on one pool, checked and estimated.
-struct ConfigurationOutcome {
-  Recipe recipe;  // normalized, valid
-  std::string recipe_key;
-  std::optional<RuleRejection> rejection;  // set: not viable
-  MemoryBreakdown predicted_memory;
-  FitVerdict fit;
-  Candidate candidate;  // filled when viable (rank 0)
-};
-
-// Evidence a configuration is estimated from, looked up by the caller.
-struct ConfigurationEvidence {
-  const EvidenceStats* measured = nullptr;
-  const TransferredEvidence* transferred = nullptr;
-  // Used only without `measured` and `transferred`.
-  const CrossSkuMemory* cross_sku = nullptr;
-  const FleetStepTime* fleet_step_time = nullptr;
-  // The fleet's factor on the predicted memory (without measured evidence).
-  double memory_scale = 1;
-};
-
-// Checks one configuration on `pool` (quota, fabric, inter-node fabric,
-// retries, fit, deadline) and estimates it; `predicted` is the memory
-// model's prediction for it. Never fails. With `explain` false only the
-// figures, verdicts and rule names are filled, no reason or warning text
-// (the search explains only what it keeps).
-ConfigurationOutcome EvaluateConfiguration(
-    const PlanRequest& request, const Recipe& configuration,
-    const ModelArchitecture& arch, const MemoryBreakdown& predicted,
-    const Pool& pool, const GpuSku& sku, const ConfigurationEvidence& evidence,
-    bool explain = true);
-
-// The index of the best viable outcome (a FITS one by RankingValue; else
-// the BORDERLINE one with the least peak memory per GPU, the likeliest to
-// run when measured; then fewer GPUs, then enumeration order), or, when none is
-// viable, of the rejection to report: the configuration with the least
-// predicted memory per GPU (the most relieved one), ties to more GPUs.
-size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
-                           Objective objective);
+// --- The steps of Plan, each testable alone (evaluating and choosing one
+// configuration: core/plan/configuration_evaluation.h). ---
 
 // Adds over_bought warnings; `skus` resolves each candidate's card.
 void MarkOverBought(const std::vector<GpuSku>& skus,

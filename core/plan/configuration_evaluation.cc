@@ -1,0 +1,394 @@
+#include "core/plan/configuration_evaluation.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/models/step_time_model.h"
+#include "core/money.h"
+#include "core/plan/ranking.h"
+
+namespace placement::core {
+namespace {
+
+// --- EvaluateConfiguration's steps. ---
+
+// The rules a configuration must pass before it is estimated: quota,
+// collectives need fabric, inter-node fabric and, when measured, retries
+// cost money.
+std::optional<RuleRejection> CheckLayoutRules(const Recipe& recipe,
+                                              const Pool& pool,
+                                              const GpuSku& sku, int max_gpus,
+                                              const EvidenceStats* measured) {
+  if (auto r = CheckQuota(recipe, pool, max_gpus)) {
+    return RuleRejection{kQuotaRule, r->reason};
+  }
+  if (auto r = CheckCollectivesNeedFabric(recipe, pool, sku)) {
+    return RuleRejection{kCollectivesNeedFabricRule, r->reason};
+  }
+  if (auto r = CheckInterNodeFabric(recipe, pool)) {
+    return RuleRejection{kInterNodeFabricRule, r->reason};
+  }
+  if (measured != nullptr) {
+    if (auto r = CheckRetriesCostMoney(*measured)) {
+      return RuleRejection{kRetriesCostMoneyRule, r->reason};
+    }
+  }
+  return std::nullopt;
+}
+
+// Which evidence a configuration's memory and step time come from. Step time
+// and GPU-hours come from evidence on this SKU only; another SKU's runs give
+// memory, and their step times reach this SKU through the fleet model.
+struct EvidenceInUse {
+  const EvidenceStats* measured = nullptr;
+  const TransferredEvidence* transferred = nullptr;
+  // Measured, else transferred from a nearby recipe, on this SKU.
+  const EvidenceStats* same_sku = nullptr;
+  // The same key on another SKU, only without `same_sku`.
+  const CrossSkuMemory* cross = nullptr;
+  EvidenceStats cross_stats;  // `cross` as the fit check reads it
+  // The factor on the predicted memory: the fleet's without observed memory.
+  double memory_scale = 1;
+
+  // The observed memory the fit is checked against, if any.
+  const EvidenceStats* observed() const {
+    if (same_sku != nullptr) return same_sku;
+    return cross != nullptr ? &cross_stats : nullptr;
+  }
+};
+
+EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
+  EvidenceInUse in_use;
+  in_use.measured = ev.measured;
+  in_use.transferred = ev.transferred;
+  in_use.same_sku = ev.measured != nullptr
+                        ? ev.measured
+                        : (ev.transferred ? &ev.transferred->stats : nullptr);
+  in_use.cross = in_use.same_sku == nullptr ? ev.cross_sku : nullptr;
+  if (in_use.cross != nullptr) {
+    const CrossSkuMemory& cross = *in_use.cross;
+    in_use.cross_stats = cross.source;
+    in_use.cross_stats.peak_memory_gb = cross.peak_gb;
+    in_use.cross_stats.max_peak_memory_gb =
+        std::max(cross.peak_gb, in_use.cross_stats.max_peak_memory_gb +
+                                    cross.context_adjustment_gb);
+  }
+  in_use.memory_scale = in_use.observed() == nullptr ? ev.memory_scale : 1;
+  return in_use;
+}
+
+// The fit verdict of the predicted memory (scaled) or the observed one.
+FitVerdict CheckFit(const MemoryBreakdown& predicted, const EvidenceInUse& ev,
+                    const GpuSku& sku, double headroom_fraction, bool explain) {
+  const EvidenceStats* observed = ev.observed();
+  return CheckFitWithoutOffload(
+      predicted.total_gb * ev.memory_scale, predicted.optimizer_may_page_to_cpu,
+      sku, observed, headroom_fraction,
+      ev.measured == nullptr && observed != nullptr, explain);
+}
+
+// The candidate's pool, card, fit and evidence basis (the basis may turn
+// ESTIMATED when its step time has to be estimated).
+void FillFitAndBasis(const Pool& pool, const GpuSku& sku, const Recipe& recipe,
+                     const FitVerdict& fit, const EvidenceInUse& ev,
+                     Candidate* cand) {
+  cand->pool_name = pool.name;
+  cand->sku_id = sku.id;
+  cand->gpu_count = recipe.gpu_count;
+  cand->fit = fit.fit;
+  cand->fits = true;
+  cand->peak_memory_gb = fit.peak_gb;
+  cand->peak_memory_gb_band = fit.band;
+  cand->headroom_gb = fit.headroom_gb;
+  const EvidenceChoice choice = ChooseEvidence(ev.measured, ev.transferred);
+  cand->basis = choice.basis;
+  cand->confidence = choice.confidence;
+  cand->evidence_runs = choice.runs;
+  if (ev.cross != nullptr) {
+    cand->basis = EvidenceBasis::kTransferred;
+    cand->confidence = ev.cross->source.successful_runs >= 3
+                           ? Confidence::kMedium
+                           : Confidence::kLow;
+    cand->evidence_runs = ev.cross->source.runs;
+    cand->transferred_from_recipe_key = ev.cross->recipe_key;
+    cand->transferred_from_sku_id = ev.cross->from_sku_id;
+  }
+}
+
+// Step time from this SKU's runs (measured, or transferred from a nearby
+// recipe). Returns the GPU-hours per successful step.
+double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
+                            const Pool& pool, const GpuSku& sku,
+                            const EvidenceInUse& ev, bool explain,
+                            Candidate* cand) {
+  const EvidenceStats& stats = *ev.same_sku;
+  const double per_step_gpu_hours = *stats.gpu_hours_per_successful_step;
+  cand->step_time_s = stats.median_step_time_s > 0
+                          ? stats.median_step_time_s
+                          : per_step_gpu_hours * 3600 / recipe.gpu_count;
+  cand->step_time_s_band =
+      ev.measured != nullptr
+          ? Band{cand->step_time_s,
+                 std::max(cand->step_time_s, stats.p95_step_time_s)}
+          : StepTimeBand(cand->step_time_s);
+  if (explain) {
+    cand->prior_step_time_s =
+        EstimateStepTime(recipe, arch, sku, pool).step_time_s;
+  }
+  return per_step_gpu_hours;
+}
+
+std::string FleetStepTimeReason(const Candidate& cand,
+                                const StepTimeEstimate& est,
+                                const FleetStepTime& fleet, const GpuSku& sku) {
+  return absl::StrFormat(
+      "%s: step time %.2f s (band %.2f-%.2f s) = the analytic %.2f s x "
+      "%.2f from the fleet model (log step time over recipe x SKU, "
+      "fitted to %d measured cells; %s; %s)",
+      kEvidenceBeatsEstimatesRule, cand.step_time_s, cand.step_time_s_band.low,
+      cand.step_time_s_band.high, est.step_time_s, fleet.factor, fleet.cells,
+      fleet.recipe_measured
+          ? absl::StrCat("this recipe measured on ",
+                         absl::StrJoin(fleet.recipe_skus, ", "))
+          : "this recipe never measured",
+      fleet.sku_measured
+          ? absl::StrCat(sku.id,
+                         "'s ratio learned from the recipes "
+                         "measured on it")
+          : absl::StrCat(sku.id, " never measured: its prior ratio"));
+}
+
+std::string AnalyticStepTimeReason(const Candidate& cand,
+                                   const StepTimeEstimate& est,
+                                   const Recipe& recipe, const Pool& pool,
+                                   const GpuSku& sku) {
+  std::string network;
+  if (est.inter_node_bandwidth_gb_s > 0) {
+    network = absl::StrFormat(", across nodes at %.2f GB/s per GPU (%s)",
+                              est.inter_node_bandwidth_gb_s,
+                              InterNodeBandwidthOf(pool).source);
+  }
+  return absl::StrFormat(
+      "%s: step time %.2f s (band %.2f-%.2f s) estimated from %.0f TFLOP/s "
+      "x %.0f%% efficiency (fitted to published runs; compute %.2f s, "
+      "exposed communication %.2f s%s)",
+      kEvidenceBeatsEstimatesRule, est.step_time_s, cand.step_time_s_band.low,
+      cand.step_time_s_band.high, PeakDenseTflops(recipe, sku),
+      100 * est.efficiency, est.compute_s, est.exposed_communication_s,
+      network);
+}
+
+// Step time from the analytic model, corrected by the fleet model when it
+// applies; the basis turns ESTIMATED unless memory was transferred from
+// another SKU. Returns the GPU-hours per successful step.
+double StepTimeFromModel(const Recipe& recipe, const ModelArchitecture& arch,
+                         const Pool& pool, const GpuSku& sku,
+                         const EvidenceInUse& ev,
+                         const FleetStepTime* fleet_step_time, bool explain,
+                         Candidate* cand) {
+  const StepTimeEstimate est = EstimateStepTime(recipe, arch, sku, pool);
+  cand->prior_step_time_s = est.step_time_s;
+  const FleetStepTime* fleet =
+      ev.same_sku == nullptr ? fleet_step_time : nullptr;
+  cand->step_time_s = est.step_time_s * (fleet ? fleet->factor : 1);
+  cand->step_time_s_band = fleet ? Band{cand->step_time_s * fleet->band_low,
+                                        cand->step_time_s * fleet->band_high}
+                                 : StepTimeBand(cand->step_time_s);
+  if (ev.cross == nullptr) {
+    cand->basis = EvidenceBasis::kEstimated;
+    cand->confidence = Confidence::kLow;
+  }
+  if (explain) {
+    cand->reasons.push_back(
+        fleet != nullptr
+            ? FleetStepTimeReason(*cand, est, *fleet, sku)
+            : AnalyticStepTimeReason(*cand, est, recipe, pool, sku));
+  }
+  return cand->step_time_s * recipe.gpu_count / 3600;
+}
+
+// GPU-hours, cost (saturated: never wrapping to a cheap-looking figure) and
+// wall time of the whole job.
+void EstimateJob(int64_t total_steps, const Pool& pool, const Recipe& recipe,
+                 double per_step_gpu_hours, Candidate* cand) {
+  cand->gpu_hours_per_1k_successful_steps = per_step_gpu_hours * 1000;
+  cand->expected_gpu_hours = per_step_gpu_hours * total_steps;
+  cand->expected_cost_micros = CostMicros(
+      cand->expected_gpu_hours, pool.internal_rate_micros_per_gpu_hour);
+  if (pool.list_price_micros_per_gpu_hour) {
+    cand->list_price_cost_micros = CostMicros(
+        cand->expected_gpu_hours, *pool.list_price_micros_per_gpu_hour);
+  }
+  cand->expected_wall_time =
+      absl::Seconds(cand->expected_gpu_hours * 3600 / recipe.gpu_count);
+}
+
+std::optional<RuleRejection> CheckDeadline(const PlanConstraints& c,
+                                           const Candidate& cand,
+                                           bool explain) {
+  if (!c.deadline || cand.expected_wall_time <= *c.deadline) {
+    return std::nullopt;
+  }
+  if (!explain) return RuleRejection{kDeadlineRule, ""};
+  return RuleRejection{
+      kDeadlineRule, absl::StrCat("expected wall time ",
+                                  absl::FormatDuration(cand.expected_wall_time),
+                                  " exceeds the deadline of ",
+                                  absl::FormatDuration(*c.deadline))};
+}
+
+// The reason or warning that says what the candidate's figures rest on:
+// measured runs, memory transferred from another SKU, a nearby recipe, or
+// estimates alone.
+void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
+                     const EvidenceInUse& ev, double per_step_gpu_hours,
+                     Candidate* cand) {
+  if (ev.observed() == nullptr && ev.memory_scale != 1) {
+    cand->reasons.push_back(absl::StrFormat(
+        "%s: predicted memory x%.3f, the fleet's re-fit of the memory model "
+        "for %s recipes (median of measured / predicted over the uploaded "
+        "runs, shrunk toward the published fit)",
+        kEvidenceBeatsEstimatesRule, ev.memory_scale,
+        TrainingFrameworkName(recipe.framework)));
+  }
+  if (cand->basis == EvidenceBasis::kMeasured) {
+    const EvidenceStats& measured = *ev.measured;
+    cand->reasons.push_back(absl::StrFormat(
+        "%s: %d measured run(s), %d succeeded; %.4f GPU-hours per "
+        "successful step including failures and retries",
+        kRetriesCostMoneyRule, measured.runs, measured.successful_runs,
+        per_step_gpu_hours));
+    if (measured.failure_share > 0 || measured.retry_rate > 0) {
+      cand->warnings.push_back(
+          absl::StrFormat("%s: %.0f%% of runs failed, %.2f retries per run",
+                          kRetriesCostMoneyRule, 100 * measured.failure_share,
+                          measured.retry_rate));
+    }
+  } else if (ev.cross != nullptr) {
+    const CrossSkuMemory& cross = *ev.cross;
+    cand->reasons.push_back(absl::StrFormat(
+        "%s: peak memory TRANSFERRED from the same recipe measured on %s "
+        "(p95 %.1f GB over %d successful run(s), %+.1f GB for the cards' "
+        "context overhead); step time not measured on %s",
+        kEvidenceBeatsEstimatesRule, cross.from_sku_id, cross.source_peak_gb,
+        cross.source.successful_runs, cross.context_adjustment_gb, sku.id));
+  } else if (cand->basis == EvidenceBasis::kTransferred) {
+    const TransferredEvidence& transferred = *ev.transferred;
+    cand->transferred_from_recipe_key = transferred.source.stats.recipe_key;
+    cand->reasons.push_back(absl::StrFormat(
+        "%s: TRANSFERRED from %s (%s) with step time x%.2f and memory "
+        "x%.2f",
+        kEvidenceBeatsEstimatesRule, transferred.source.stats.recipe_key,
+        DescribeSettings(transferred.source.recipe),
+        transferred.step_time_scale, transferred.memory_scale));
+  } else {
+    cand->warnings.push_back(absl::StrCat(
+        kEvidenceBeatsEstimatesRule, ": ESTIMATED, no run of this recipe on ",
+        sku.id, " yet; low confidence"));
+  }
+}
+
+// The explanation of a viable configuration: its fit, its evidence, the
+// fabric warnings and serve_what_you_evaluated.
+void ExplainCandidate(const PlanRequest& request, const Recipe& recipe,
+                      const Pool& pool, const GpuSku& sku,
+                      const FitVerdict& fit, const EvidenceInUse& ev,
+                      double per_step_gpu_hours, Candidate* cand) {
+  cand->recipe = recipe;
+  cand->reasons.push_back(
+      absl::StrCat(kFitWithoutOffloadRule, ": ", fit.reason));
+  ExplainEvidence(recipe, sku, ev, per_step_gpu_hours, cand);
+  for (std::string& w : CollectiveFabricWarnings(recipe, pool, sku)) {
+    cand->warnings.push_back(std::move(w));
+  }
+  if (auto w = InterNodeFabricWarning(recipe, pool)) {
+    cand->warnings.push_back(*std::move(w));
+  }
+  if (request.serving) {
+    cand->eval_requirement = CheckServeWhatYouEvaluated(
+        recipe, sku.id, request.serving->sku_id, request.serving->precision);
+  }
+}
+
+}  // namespace
+
+ConfigurationOutcome EvaluateConfiguration(
+    const PlanRequest& request, const Recipe& recipe,
+    const ModelArchitecture& arch, const MemoryBreakdown& predicted,
+    const Pool& pool, const GpuSku& sku, const ConfigurationEvidence& evidence,
+    bool explain) {
+  const PlanConstraints& c = request.constraints;
+  ConfigurationOutcome out;
+  out.recipe = recipe;
+  out.predicted_memory = predicted;
+  auto reject = [&](RuleRejection r) {
+    if (!explain) r.reason.clear();
+    out.rejection = std::move(r);
+    return out;
+  };
+  if (auto r =
+          CheckLayoutRules(recipe, pool, sku, c.max_gpus, evidence.measured)) {
+    return reject(*std::move(r));
+  }
+  const EvidenceInUse ev = ResolveEvidence(evidence);
+  out.fit =
+      CheckFit(out.predicted_memory, ev, sku, c.headroom_fraction, explain);
+  if (!out.fit.fits) {
+    if (!explain) return reject({kFitWithoutOffloadRule, ""});
+    return reject({kFitWithoutOffloadRule,
+                   absl::StrCat(out.fit.reason, " (",
+                                DescribeBreakdown(out.predicted_memory), ")")});
+  }
+  Candidate& cand = out.candidate;
+  FillFitAndBasis(pool, sku, recipe, out.fit, ev, &cand);
+  cand.prior_peak_memory_gb = out.predicted_memory.total_gb;
+  const double per_step_gpu_hours =
+      ev.same_sku != nullptr && ev.same_sku->gpu_hours_per_successful_step
+          ? StepTimeFromEvidence(recipe, arch, pool, sku, ev, explain, &cand)
+          : StepTimeFromModel(recipe, arch, pool, sku, ev,
+                              evidence.fleet_step_time, explain, &cand);
+  EstimateJob(request.total_steps, pool, recipe, per_step_gpu_hours, &cand);
+  if (auto r = CheckDeadline(c, cand, explain)) return reject(*std::move(r));
+  if (!explain) return out;
+  ExplainCandidate(request, recipe, pool, sku, out.fit, ev, per_step_gpu_hours,
+                   &cand);
+  return out;
+}
+
+size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
+                           Objective objective) {
+  size_t best = outcomes.size();
+  // A BORDERLINE configuration is chosen to be measured first: the one
+  // most likely to fit (least peak memory per GPU) is the one to measure.
+  auto key = [&](const ConfigurationOutcome& o) {
+    const bool fits = o.candidate.fit == Fit::kFits;
+    return std::make_tuple(
+        !fits, fits ? RankingValue(o.candidate, objective) : o.fit.peak_gb,
+        fits ? 0.0 : RankingValue(o.candidate, objective), o.recipe.gpu_count);
+  };
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].rejection) continue;
+    if (best == outcomes.size() || key(outcomes[i]) < key(outcomes[best])) {
+      best = i;
+    }
+  }
+  if (best != outcomes.size()) return best;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (best == outcomes.size()) {
+      best = i;
+      continue;
+    }
+    const double mi = outcomes[i].predicted_memory.total_gb;
+    const double mb = outcomes[best].predicted_memory.total_gb;
+    if (mi < mb || (mi == mb && outcomes[i].recipe.gpu_count >
+                                    outcomes[best].recipe.gpu_count)) {
+      best = i;
+    }
+  }
+  return best;
+}
+
+}  // namespace placement::core
