@@ -30,6 +30,8 @@ ABSL_FLAG(int, streams, 4, "concurrent streams (one run each)");
 ABSL_FLAG(int, batch, 2000, "samples per message");
 ABSL_FLAG(int64_t, runs, 4000, "runs to upload");
 ABSL_FLAG(int, clients, 8, "concurrent upload clients");
+ABSL_FLAG(double, rate, 0,
+          "runs: uploads per second over all clients (0: as fast as possible)");
 ABSL_FLAG(std::string, out, "", "csv: the file to write");
 
 namespace {
@@ -132,6 +134,7 @@ int Runs() {
                                      grpc::InsecureChannelCredentials());
   const int64_t total = absl::GetFlag(FLAGS_runs);
   const int clients = std::max(1, absl::GetFlag(FLAGS_clients));
+  const double rate = absl::GetFlag(FLAGS_rate);
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> failures{0};
   const auto begin = std::chrono::steady_clock::now();
@@ -140,6 +143,11 @@ int Runs() {
     threads.emplace_back([&, c] {
       auto stub = v1::TelemetryService::NewStub(channel);
       for (int64_t i = next++; i < total; i = next++) {
+        if (rate > 0) {  // upload i is due i / rate seconds after the start
+          std::this_thread::sleep_until(
+              begin + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::duration<double>(i / rate)));
+        }
         v1::UploadBenchmarkRunRequest request;
         *request.mutable_run() = placement::testing::SucceededRun(kPool, kSku);
         // Spread the runs over a few recipes, as a fleet of agents would.

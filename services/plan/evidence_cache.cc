@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/check.h"
 #include "core/recipe.h"
 #include "placement/v1/recipe.pb.h"
 #include "services/api/recipe_convert.h"
@@ -185,11 +186,56 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
   return snapshot;
 }
 
+bool HorizonAtOrAfter(const storage::TransactionHorizon& a,
+                      const storage::TransactionHorizon& b) {
+  if (a.xmax != b.xmax) return a.xmax > b.xmax;
+  return a.in_progress.size() <= b.in_progress.size();
+}
+
+EvidenceCache::CallbackThreads::CallbackThreads(int threads) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+}
+
+EvidenceCache::CallbackThreads::~CallbackThreads() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void EvidenceCache::CallbackThreads::Run(std::function<void()> task) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(std::move(task));
+}
+
+void EvidenceCache::CallbackThreads::Work() {
+  while (true) {
+    std::function<void()> task;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](CallbackThreads* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+            return self->stopping_ || !self->queue_.empty();
+          },
+          this));
+      if (queue_.empty()) return;  // stopping, and nothing left to run
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
 EvidenceCache::EvidenceCache(std::string database_url,
                              absl::Duration reread_interval,
-                             absl::Duration refit_interval)
+                             absl::Duration refit_interval,
+                             std::function<absl::Time()> wall_clock)
     : database_url_(std::move(database_url)),
       reread_interval_(reread_interval),
+      wall_clock_(wall_clock != nullptr ? std::move(wall_clock)
+                                        : std::function<absl::Time()>(
+                                              [] { return absl::Now(); })),
       refit_interval_(refit_interval),
       thread_([this] { Loop(); }) {}
 
@@ -201,26 +247,39 @@ EvidenceCache::~EvidenceCache() {
 
 void EvidenceCache::NoteLocalWriteCommitted() { local_writes_.fetch_add(1); }
 
-bool EvidenceCache::Includes(const CatalogSnapshot& snapshot,
-                             const Waiter& waiter) {
-  return snapshot.local_writes_included >= waiter.local_writes &&
+bool EvidenceCache::IncludesLocked(const CatalogSnapshot& snapshot,
+                                   const Waiter& waiter) const {
+  // What a read that found no change confirmed counts for the current
+  // snapshot too.
+  const bool is_current = &snapshot == current_.get();
+  const int64_t local_writes =
+      is_current ? std::max(snapshot.local_writes_included, known_local_writes_)
+                 : snapshot.local_writes_included;
+  return local_writes >= waiter.local_writes &&
          (waiter.min_version <= 0 ||
-          snapshot.horizon.Includes(waiter.min_version));
+          snapshot.horizon.Includes(waiter.min_version) ||
+          (is_current && known_horizon_.Includes(waiter.min_version)));
 }
 
 bool EvidenceCache::Includes(const CatalogSnapshot& snapshot,
                              int64_t min_version) const {
-  return Includes(snapshot, Waiter{local_writes_.load(), min_version, {}, {}});
+  absl::MutexLock lock(&mu_);
+  return IncludesLocked(snapshot,
+                        Waiter{local_writes_.load(), min_version, {}, {}});
 }
 
-void EvidenceCache::WhenCurrent(int64_t min_version, absl::Time deadline,
+void EvidenceCache::WhenCurrent(int64_t min_version, absl::Duration timeout,
                                 ReadyCallback ready) {
-  Waiter waiter{local_writes_.load(), min_version, deadline, std::move(ready)};
+  Waiter waiter{
+      local_writes_.load(), min_version,
+      std::chrono::steady_clock::now() +
+          absl::ToChronoNanoseconds(std::max(timeout, absl::ZeroDuration())),
+      std::move(ready)};
   std::shared_ptr<const CatalogSnapshot> current;
   {
     absl::MutexLock lock(&mu_);
     current = current_;
-    if (current == nullptr || !Includes(*current, waiter)) {
+    if (current == nullptr || !IncludesLocked(*current, waiter)) {
       waiters_.push_back(std::move(waiter));
       current = nullptr;
     }
@@ -233,25 +292,24 @@ void EvidenceCache::WhenCurrent(int64_t min_version, absl::Time deadline,
 }
 
 void EvidenceCache::ServeWaiters(bool all) {
-  const absl::Time now = absl::Now();
-  std::vector<std::pair<Waiter, bool>> due;
+  const SteadyTime now = std::chrono::steady_clock::now();
   std::shared_ptr<const CatalogSnapshot> current;
-  {
-    absl::MutexLock lock(&mu_);
-    if (waiters_.empty()) return;
-    current = current_;
-    std::vector<Waiter> waiting;
-    for (Waiter& waiter : waiters_) {
-      const bool reached = current != nullptr && Includes(*current, waiter);
-      if (reached || all || waiter.deadline <= now) {
-        due.emplace_back(std::move(waiter), reached);
-      } else {
-        waiting.push_back(std::move(waiter));
-      }
+  absl::MutexLock lock(&mu_);
+  if (waiters_.empty()) return;
+  current = current_;
+  std::vector<Waiter> waiting;
+  for (Waiter& waiter : waiters_) {
+    const bool reached = current != nullptr && IncludesLocked(*current, waiter);
+    if (reached || all || waiter.deadline <= now) {
+      // Planned off this thread: the next read must not wait for it.
+      callbacks_.Run([ready = std::move(waiter.ready), current, reached] {
+        ready(current, reached);
+      });
+    } else {
+      waiting.push_back(std::move(waiter));
     }
-    waiters_ = std::move(waiting);
   }
-  for (auto& [waiter, reached] : due) waiter.ready(current, reached);
+  waiters_ = std::move(waiting);
 }
 
 std::shared_ptr<const CatalogSnapshot> EvidenceCache::Current() const {
@@ -272,31 +330,59 @@ absl::StatusOr<Principal> EvidenceCache::FindToken(
   return it->second;
 }
 
-absl::Time EvidenceCache::CurrentAsOf() const {
-  absl::MutexLock lock(&mu_);
-  return current_as_of_;
-}
-
 absl::Duration EvidenceCache::Age() const {
-  return absl::Now() - CurrentAsOf();
+  absl::MutexLock lock(&mu_);
+  if (current_ == nullptr) return absl::InfiniteDuration();
+  return absl::FromChrono(std::chrono::steady_clock::now() - current_as_of_);
 }
 
-void EvidenceCache::ConfirmCurrentAsOf(absl::Time as_of) {
+storage::TransactionHorizon EvidenceCache::KnownHorizon() const {
   absl::MutexLock lock(&mu_);
-  if (current_ != nullptr) current_as_of_ = std::max(current_as_of_, as_of);
+  return known_horizon_;
+}
+
+void EvidenceCache::ConfirmCurrent(const CatalogSnapshot* base,
+                                   SteadyTime as_of,
+                                   const CatalogSnapshot* read) {
+  absl::MutexLock lock(&mu_);
+  if (current_ == nullptr) return;
+  if (base != nullptr && current_.get() != base) return;  // replaced since
+  current_as_of_ = std::max(current_as_of_, as_of);
+  if (read != nullptr && HorizonAtOrAfter(read->horizon, known_horizon_)) {
+    known_horizon_ = read->horizon;
+    known_local_writes_ =
+        std::max(known_local_writes_, read->local_writes_included);
+  }
 }
 
 void EvidenceCache::RefreshSoon() { refresh_requested_.store(true); }
 
 void EvidenceCache::NoteLocalChange() { notify_pending_.store(true); }
 
-void EvidenceCache::Publish(std::shared_ptr<const CatalogSnapshot> snapshot) {
+void EvidenceCache::Publish(std::shared_ptr<CatalogSnapshot> snapshot) {
   absl::MutexLock lock(&mu_);
-  if (current_ == nullptr || current_->loaded_at <= snapshot->loaded_at) {
-    current_as_of_ = std::max(current_as_of_, snapshot->loaded_at);
-    if (current_ != nullptr) retired_.push_back(std::move(current_));
-    current_ = std::move(snapshot);
+  if (current_ != nullptr &&
+      !HorizonAtOrAfter(snapshot->horizon, known_horizon_)) {
+    return;  // a read that began later is current, or confirmed it
   }
+  // It saw every transaction the current one saw, so every local write the
+  // current one counted too.
+  if (current_ != nullptr) {
+    snapshot->local_writes_included =
+        std::max({snapshot->local_writes_included,
+                  current_->local_writes_included, known_local_writes_});
+  }
+  snapshot->version = ++published_;
+  PLACEMENT_DCHECK(current_ == nullptr || snapshot->version > current_->version,
+                   "published snapshot versions only increase");
+  PLACEMENT_DCHECK(
+      current_ == nullptr || snapshot->horizon.xmax >= current_->horizon.xmax,
+      "a published snapshot saw every transaction its predecessor saw");
+  current_as_of_ = std::max(current_as_of_, snapshot->read_started);
+  known_horizon_ = snapshot->horizon;
+  known_local_writes_ = snapshot->local_writes_included;
+  if (current_ != nullptr) retired_.push_back(std::move(current_));
+  current_ = std::move(snapshot);
 }
 
 void EvidenceCache::FreeRetired() {
@@ -323,8 +409,10 @@ absl::Status EvidenceCache::FullReloadWith(storage::DbSession& session) {
 }
 
 absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
-                                   bool refit, bool poll) {
+                                   bool refit) {
   const int64_t local_writes = local_writes_.load();
+  const SteadyTime read_started = std::chrono::steady_clock::now();
+  const absl::Time loaded_at = wall_clock_();
   std::shared_ptr<const CatalogSnapshot> base = full ? nullptr : Current();
   absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
       base == nullptr ? ReadFullSnapshot(session, local_writes)
@@ -333,6 +421,8 @@ absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
     loaded = ReadFullSnapshot(session, local_writes);
   }
   if (!loaded.ok()) return loaded.status();
+  (*loaded)->loaded_at = loaded_at;
+  (*loaded)->read_started = read_started;
   // The fleet model: re-fitted here when due and its inputs changed, else
   // the last fit carried.
   std::shared_ptr<const core::FleetModel> fleet;
@@ -360,10 +450,10 @@ absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
     // until a rollup changes.
     fit_evidence_ = (*loaded)->evidence;
   }
-  if (poll && !refit && base != nullptr && (*loaded)->incremental &&
-      (*loaded)->changes_applied == 0 &&
-      (*loaded)->local_writes_included == base->local_writes_included) {
-    ConfirmCurrentAsOf((*loaded)->loaded_at);
+  if (!refit && base != nullptr && (*loaded)->incremental &&
+      (*loaded)->changes_applied == 0) {
+    // Nothing changed: the same snapshot, confirmed at the new horizon.
+    ConfirmCurrent(base.get(), read_started, loaded->get());
     return absl::OkStatus();
   }
   {
@@ -378,6 +468,12 @@ absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
 void EvidenceCache::Loop() {
   storage::DbSession session(database_url_);
   storage::ChangeListener listener(database_url_);
+  using Clock = std::chrono::steady_clock;
+  // Time since `when` by the monotonic clock (infinite for never).
+  auto since = [](const std::optional<SteadyTime>& when) {
+    return when.has_value() ? absl::FromChrono(Clock::now() - *when)
+                            : absl::InfiniteDuration();
+  };
   bool stale = true;
   // Whether the next read must be a full one: at start, after the database
   // was away or the listener reconnected (notifications may be lost, and
@@ -385,10 +481,10 @@ void EvidenceCache::Loop() {
   // also resets what a bug or a hand edit could have left behind), and every
   // reread_interval_.
   bool full_due = true;
-  absl::Time last_load = absl::InfinitePast();
-  absl::Time last_full_load = absl::InfinitePast();
-  absl::Time last_notify = absl::InfinitePast();
-  absl::Time last_fit = absl::InfinitePast();
+  std::optional<SteadyTime> last_load;
+  std::optional<SteadyTime> last_full_load;
+  std::optional<SteadyTime> last_notify;
+  std::optional<SteadyTime> last_fit;
   while (!stop_.HasBeenNotified()) {
     ServeWaiters(/*all=*/false);  // those whose deadline passed
     FreeRetired();
@@ -397,7 +493,7 @@ void EvidenceCache::Loop() {
       absl::MutexLock lock(&mu_);
       waiting = !waiters_.empty();
     }
-    const absl::Time wait_start = absl::Now();
+    const SteadyTime wait_start = Clock::now();
     absl::StatusOr<int> notified = listener.Wait(
         stale || notify_pending_ || waiting ? kCoalesce / 2 : kWaitSlice);
     if (!notified.ok()) {
@@ -407,22 +503,17 @@ void EvidenceCache::Loop() {
       stop_.WaitForNotificationWithTimeout(absl::Milliseconds(500));
       continue;
     }
-    if (listener.Reconnected() ||
-        absl::Now() - last_full_load >= reread_interval_) {
+    if (listener.Reconnected() || since(last_full_load) >= reread_interval_) {
       full_due = true;
     }
-    // Whether this turn's read is only the periodic poll.
-    bool poll = false;
-    if (full_due || *notified > 0 || refresh_requested_.exchange(false)) {
+    if (full_due || *notified > 0 || refresh_requested_.exchange(false) ||
+        (!stale && !waiting && since(last_load) >= kPollInterval)) {
       stale = true;
-    } else if (!stale && !waiting && absl::Now() - last_load >= kPollInterval) {
-      stale = true;
-      poll = true;
     }
-    if (notify_pending_.load() && absl::Now() - last_notify >= kCoalesce) {
+    if (notify_pending_.load() && since(last_notify) >= kCoalesce) {
       notify_pending_.store(false);
       if (storage::NotifyChange(session).ok()) {
-        last_notify = absl::Now();
+        last_notify = Clock::now();
       } else {
         notify_pending_.store(true);  // retried on the next turn
       }
@@ -430,16 +521,17 @@ void EvidenceCache::Loop() {
     if (!stale) {
       // Nothing changed: a commit before the wait would have been notified
       // by now (replicas hold notifications back at most kCoalesce).
-      ConfirmCurrentAsOf(wait_start - kCoalesce);
+      ConfirmCurrent(nullptr, wait_start - absl::ToChronoNanoseconds(kCoalesce),
+                     nullptr);
       continue;
     }
-    if (absl::Now() - last_load < kCoalesce) continue;
-    const bool refit = absl::Now() - last_fit >= refit_interval_;
-    if (!Reload(session, full_due, refit, poll).ok()) {
+    if (since(last_load) < kCoalesce) continue;
+    const bool refit = since(last_fit) >= refit_interval_;
+    if (!Reload(session, full_due, refit).ok()) {
       continue;  // retried next turn
     }
-    if (refit) last_fit = absl::Now();
-    last_load = absl::Now();
+    last_load = Clock::now();
+    if (refit) last_fit = last_load;
     if (full_due) last_full_load = last_load;
     full_due = false;
     stale = false;

@@ -2,7 +2,9 @@
 #define PLACEMENT_SERVICES_PLAN_EVIDENCE_CACHE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -40,10 +42,18 @@ class CatalogSnapshot : public core::EvidenceSource {
   core::InMemoryEvidence evidence;
   // Unrevoked API tokens by the SHA-256 of their secret.
   absl::flat_hash_map<std::string, Principal> tokens;
-  // When the read that made this snapshot began.
+  // When the read that made this snapshot began, by the wall clock: shown
+  // to users (a plan's evidence_time), never used to order or pace anything.
   absl::Time loaded_at = absl::InfinitePast();
+  // The same moment by the monotonic clock (what staleness is measured by).
+  std::chrono::steady_clock::time_point read_started;
   // The database transactions the read saw committed (evidence versions).
+  // Snapshots are ordered by it: a read that began later sees at least what
+  // an earlier one saw, whatever the wall clock says.
   storage::TransactionHorizon horizon;
+  // 1 for the first snapshot this replica published, then one more for
+  // each published after it (0 until published).
+  int64_t version = 0;
   // How many writes this replica had committed when the read began: every
   // one of them is in this snapshot.
   int64_t local_writes_included = 0;
@@ -86,6 +96,12 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
     storage::DbSession& session, const CatalogSnapshot& base,
     int64_t local_writes_included);
 
+// Whether a read at horizon `a` began no earlier than one at `b`: the
+// database's own order (xmax never decreases; at equal xmax a later read
+// sees fewer transactions in progress).
+bool HorizonAtOrAfter(const storage::TransactionHorizon& a,
+                      const storage::TransactionHorizon& b);
+
 // Each replica's in-memory copy of pools and evidence, so that PlacePlan
 // makes no database round trip. A background thread LISTENs for the
 // notifications replicas send after they change pools or rollups (see
@@ -95,7 +111,9 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
 // to send it then costs at most that long); it also re-reads everything
 // every `reread_interval` as a safety net, and after every reconnection. When
 // the database is away the last snapshot keeps serving, and Age() says since
-// when it may have missed a change.
+// when it may have missed a change. Snapshots are ordered by their
+// transaction horizon and the loop is paced by the monotonic clock: a step
+// of the wall clock changes nothing but the evidence_time plans show.
 class EvidenceCache : public TokenDirectory {
  public:
   // The fleet model is re-fitted on the cache's thread at most every
@@ -103,8 +121,11 @@ class EvidenceCache : public TokenDirectory {
   // between carry the last fit), and only when the rollups or the SKUs
   // changed since the last fit: a fit of the same cells gives the same
   // model, and costs CPU that grows with the history.
+  // `wall_clock`: what stamps a snapshot's loaded_at (absl::Now when null;
+  // tests step it).
   EvidenceCache(std::string database_url, absl::Duration reread_interval,
-                absl::Duration refit_interval = absl::Seconds(10));
+                absl::Duration refit_interval = absl::Seconds(10),
+                std::function<absl::Time()> wall_clock = nullptr);
   ~EvidenceCache() override;
 
   EvidenceCache(const EvidenceCache&) = delete;
@@ -113,15 +134,18 @@ class EvidenceCache : public TokenDirectory {
   // The latest snapshot; null until the first successful read.
   std::shared_ptr<const CatalogSnapshot> Current() const;
 
-  // Until when the current snapshot is known to match the database: the
-  // start of its read, then the start of each wait on the change listener's
-  // live connection that brought no change (less the 50 ms a replica may
-  // hold back its notification). It stops advancing while the database is
-  // away. InfinitePast before the first read.
-  absl::Time CurrentAsOf() const;
-
-  // Time since CurrentAsOf() (infinite before the first read).
+  // Time since the current snapshot was last known to match the database
+  // (by the monotonic clock): since the start of its read, then of each
+  // wait on the change listener's live connection that brought no change
+  // (less the 50 ms a replica may hold back its notification), or of each
+  // read that found no change. It grows while the database is away.
+  // Infinite before the first read.
   absl::Duration Age() const;
+
+  // The newest transaction horizon the current snapshot is known to match
+  // (a read that found no change confirms it at its own horizon): its xmax
+  // bounds the evidence versions this replica has seen exist.
+  storage::TransactionHorizon KnownHorizon() const;
 
   // TokenDirectory: the current snapshot's unrevoked tokens (UNAVAILABLE
   // until the first successful read).
@@ -142,7 +166,8 @@ class EvidenceCache : public TokenDirectory {
 
   // Reads what changed on the caller's session and publishes the result, so
   // that a change this replica just committed (a new pool) is in the very
-  // next plan. A snapshot is only ever replaced by one read after it.
+  // next plan. A snapshot is only ever replaced by one read after it; a
+  // read that finds no change publishes nothing (plans stay cached).
   absl::Status ReloadWith(storage::DbSession& session);
 
   // Reads everything on the caller's session and publishes it.
@@ -156,26 +181,44 @@ class EvidenceCache : public TokenDirectory {
   // replica had acknowledged before this call and, if `min_version` > 0,
   // the transaction `min_version` (an upload's evidence version, from any
   // replica). Calls it at once (on the caller's thread) when the current
-  // snapshot does; otherwise asks for a re-read and calls it from the
-  // cache's thread when a snapshot does, or at `deadline` with the current
-  // snapshot and `reached` false. Never blocks; `ready` must not either.
+  // snapshot does; otherwise asks for a re-read and, when a snapshot does or
+  // `timeout` (monotonic) has passed (then with `reached` false), calls it
+  // on the cache's callback threads, a few, so that waiters plan in
+  // parallel and never on the thread that reads. `ready` must not block.
   // Whether `snapshot` includes what WhenCurrent(min_version, ...) would
   // wait for now.
   bool Includes(const CatalogSnapshot& snapshot, int64_t min_version) const;
 
   using ReadyCallback = std::function<void(
       std::shared_ptr<const CatalogSnapshot> snapshot, bool reached)>;
-  void WhenCurrent(int64_t min_version, absl::Time deadline,
+  void WhenCurrent(int64_t min_version, absl::Duration timeout,
                    ReadyCallback ready);
 
  private:
+  using SteadyTime = std::chrono::steady_clock::time_point;
   struct Waiter {
     int64_t local_writes = 0;
     int64_t min_version = 0;
-    absl::Time deadline;
+    SteadyTime deadline;
     ReadyCallback ready;
   };
-  static bool Includes(const CatalogSnapshot& snapshot, const Waiter& waiter);
+  bool IncludesLocked(const CatalogSnapshot& snapshot,
+                      const Waiter& waiter) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs the ready callbacks of served waiters, a few at a time.
+  class CallbackThreads {
+   public:
+    explicit CallbackThreads(int threads);
+    ~CallbackThreads();  // runs what is queued, then joins
+    void Run(std::function<void()> task);
+
+   private:
+    void Work();
+    absl::Mutex mu_;
+    std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+    bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+    std::vector<std::thread> threads_;
+  };
   // Calls the waiters the current snapshot satisfies or whose deadline is
   // past (`all`: every waiter, as the cache stops).
   void ServeWaiters(bool all);
@@ -184,25 +227,33 @@ class EvidenceCache : public TokenDirectory {
   // Reads what changed since the current snapshot (everything when `full`,
   // when there is none yet, or when the changes cannot be applied exactly),
   // then (when `refit`) fits the fleet model, then publishes.
-  // `poll`: a read nothing asked for (no notification, no waiter): when it
-  // finds no change and no refit changes the model, the current snapshot
-  // stays (its plans stay cached) and is only confirmed current.
-  absl::Status Reload(storage::DbSession& session, bool full, bool refit,
-                      bool poll = false);
-  void ConfirmCurrentAsOf(absl::Time as_of);
+  // An incremental read that finds no change (and no refit that changes the
+  // model) publishes nothing: the current snapshot stays (its plans stay
+  // cached) and is only confirmed current as of the read.
+  absl::Status Reload(storage::DbSession& session, bool full, bool refit);
+  // The current snapshot `base` still matches the database as of `as_of`;
+  // `read` (when given): a read that found no change since `base`.
+  void ConfirmCurrent(const CatalogSnapshot* base, SteadyTime as_of,
+                      const CatalogSnapshot* read);
   // Frees, on the cache's thread, the replaced snapshots nobody else holds
   // any more: a snapshot from a full read owns every node of its evidence,
   // and the last reader to drop it would otherwise free them all on a
   // request's thread.
   void FreeRetired();
   // Publishes `snapshot` unless a snapshot read later is already current.
-  void Publish(std::shared_ptr<const CatalogSnapshot> snapshot);
+  void Publish(std::shared_ptr<CatalogSnapshot> snapshot);
 
   const std::string database_url_;
   const absl::Duration reread_interval_;
   mutable absl::Mutex mu_;
+  const std::function<absl::Time()> wall_clock_;
   std::shared_ptr<const CatalogSnapshot> current_ ABSL_GUARDED_BY(mu_);
-  absl::Time current_as_of_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  int64_t published_ ABSL_GUARDED_BY(mu_) = 0;
+  // Since when (monotonic) and to which horizon and local writes the
+  // current snapshot is known to match the database.
+  SteadyTime current_as_of_ ABSL_GUARDED_BY(mu_);
+  storage::TransactionHorizon known_horizon_ ABSL_GUARDED_BY(mu_);
+  int64_t known_local_writes_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
   // Snapshots replaced by a newer one, kept until only this holds them.
   std::vector<std::shared_ptr<const CatalogSnapshot>> retired_
@@ -220,6 +271,8 @@ class EvidenceCache : public TokenDirectory {
   std::atomic<bool> refresh_requested_{false};
   std::atomic<bool> notify_pending_{false};
   absl::Notification stop_;
+  // Before thread_: started first, joined (and drained) after it.
+  CallbackThreads callbacks_{4};
   std::thread thread_;
 };
 

@@ -37,6 +37,12 @@ constexpr int kMaxAllowedPools = 1000;
 constexpr absl::Duration kMaxEvidenceWait = absl::Seconds(2);
 // What a wait leaves of the caller's deadline, to plan and record.
 constexpr absl::Duration kAnswerMargin = absl::Milliseconds(200);
+// How far past the newest transaction horizon this replica has read a
+// min_evidence_version may be and still be waited for: the transactions the
+// database may have begun since that read (its age is seconds, at most
+// reread intervals while the database is away). A version beyond it was
+// given to no upload, and is refused.
+constexpr int64_t kMaxVersionAhead = int64_t{1} << 24;
 constexpr int kMaxRequiredLabels = 32;
 
 grpc::Status AuditQueueFull() {
@@ -203,13 +209,25 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     AnswerPlan(context, reactor, request, std::move(snapshot), "", response);
     return reactor;
   }
-  const absl::Time wait_until =
-      std::min(absl::Now() + kMaxEvidenceWait,
-               absl::FromChrono(context->deadline()) - kAnswerMargin);
+  if (request.min_evidence_version() >
+      evidence_.KnownHorizon().xmax + kMaxVersionAhead) {
+    // No upload can have been given it yet: a wait for it would force a
+    // re-read every 50 ms for nothing.
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return FinishNow(context,
+                     InvalidArgument({{"min_evidence_version",
+                                       "is beyond every transaction the "
+                                       "database has begun; pass an "
+                                       "evidence_version from an "
+                                       "UploadBenchmarkRunResponse"}}));
+  }
+  const absl::Duration wait =
+      std::min(kMaxEvidenceWait, absl::FromChrono(context->deadline()) -
+                                     absl::Now() - kAnswerMargin);
   auto shared_request =
       std::make_shared<const v1::PlacePlanRequest>(std::move(request));
   evidence_.WhenCurrent(
-      shared_request->min_evidence_version(), wait_until,
+      shared_request->min_evidence_version(), wait,
       [this, context, reactor, response, shared_request](
           std::shared_ptr<const CatalogSnapshot> snapshot, bool reached) {
         AnswerPlan(
@@ -294,7 +312,7 @@ PlanStamp PlacementService::StampFor(const CatalogSnapshot& snapshot,
   const absl::Time now = absl::Now();
   PlanStamp stamp{common::NewTimeOrderedUuid(now), now, snapshot.loaded_at, {}};
   if (!wait_warning.empty()) stamp.warnings.push_back(wait_warning);
-  const absl::Duration age = now - evidence_.CurrentAsOf();
+  const absl::Duration age = evidence_.Age();  // monotonic
   if (age > kStaleEvidence && wait_warning.empty()) {
     stamp.warnings.push_back(absl::StrFormat(
         "stale_evidence: pools and evidence were last known current %.0f s "

@@ -115,6 +115,29 @@ TEST_F(ReadYourWritesTest, AnEvidenceVersionNotReachedInTimeIsAStaleWarning) {
               ::testing::ElementsAre("min_evidence_version"));
 }
 
+// A min_evidence_version no upload can have been given (far past every
+// transaction the database began) is refused at once, and it does not make
+// the replica re-read (and drop its cached plans) while it is refused.
+TEST_F(ReadYourWritesTest, AnImpossibleEvidenceVersionIsRefused) {
+  ApiClient b(b_->channel());
+  v1::PlacePlanResponse first;
+  ASSERT_TRUE(b.Plan(testing::PlanFor(OneGpuLora()), &first).ok());
+  v1::PlacePlanRequest request = testing::PlanFor(OneGpuLora());
+  request.set_min_evidence_version(int64_t{1} << 62);
+  for (int i = 0; i < 5; ++i) {
+    v1::PlacePlanResponse plan;
+    const grpc::Status status = b.Plan(request, &plan);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(testing::ViolatedFields(status),
+                ::testing::ElementsAre("min_evidence_version"));
+  }
+  // Nothing changed meanwhile: the same snapshot still answers.
+  v1::PlacePlanResponse again;
+  ASSERT_TRUE(b.Plan(testing::PlanFor(OneGpuLora()), &again).ok());
+  EXPECT_EQ(again.evidence_time().seconds(), first.evidence_time().seconds());
+  EXPECT_EQ(again.evidence_time().nanos(), first.evidence_time().nanos());
+}
+
 TEST_F(ReadYourWritesTest, ARetriedUploadAnswersItsOriginalEvidenceVersion) {
   v1::UploadBenchmarkRunRequest request;
   *request.mutable_run() = testing::SucceededRun(kPool, kSku);
