@@ -1,5 +1,6 @@
 #include "storage/db_session.h"
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -29,7 +30,8 @@ absl::Status StatusFromException(const std::exception& e) {
 }
 
 bool IsConnectionLost(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kUnavailable;
+  return status.code() == absl::StatusCode::kUnavailable &&
+         !status.GetPayload(kConnectionUsablePayload).has_value();
 }
 
 std::string WithConnectTimeout(const std::string& url, int seconds) {
@@ -42,22 +44,65 @@ std::string WithConnectTimeout(const std::string& url, int seconds) {
   return absl::StrCat(url, url.empty() ? "" : " ", "connect_timeout=", seconds);
 }
 
-DbSession::DbSession(std::string url)
-    : url_(WithConnectTimeout(url, kConnectTimeoutSeconds)) {}
+DbSession::DbSession(std::string url, SessionLimits limits)
+    : url_(WithConnectTimeout(url, kConnectTimeoutSeconds)),
+      limits_(limits),
+      gate_(SchemaGate::ForDatabase(url)) {}
 
 absl::StatusOr<SessionConnection*> DbSession::Connection() {
-  if (connection_ != nullptr && connection_->is_open() &&
-      connection_->handle() != nullptr) {
-    return connection_.get();
+  if (connection_ == nullptr || !connection_->is_open() ||
+      connection_->handle() == nullptr) {
+    Drop();
+    try {
+      connection_ = std::make_unique<SessionConnection>(url_);
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot connect to the database: ", e.what()));
+    }
   }
-  Drop();
-  try {
-    connection_ = std::make_unique<SessionConnection>(url_);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot connect to the database: ", e.what()));
+  if (absl::Status status = Configure(*connection_); !status.ok()) {
+    Drop();
+    return status;
   }
   return connection_.get();
+}
+
+absl::Status DbSession::Configure(SessionConnection& connection) {
+  // libpqxx may have reconnected by itself: a new backend has none of the
+  // settings.
+  const int backend = PQbackendPID(connection.handle());
+  const uint64_t generation = gate_->generation();
+  if (backend == configured_backend_ && generation == configured_generation_) {
+    return absl::OkStatus();
+  }
+  std::string sql;
+  if (backend != configured_backend_) {
+    absl::StrAppend(&sql, "SET lock_timeout = ",
+                    absl::ToInt64Milliseconds(limits_.lock_timeout),
+                    "; SET statement_timeout = ",
+                    absl::ToInt64Milliseconds(limits_.statement_timeout), "; ");
+  }
+  absl::StrAppend(&sql, "SET default_transaction_read_only = ",
+                  gate_->writable() ? "off" : "on");
+  try {
+    pqxx::nontransaction txn(connection);
+    txn.exec(sql);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot configure the database session: ", e.what()));
+  }
+  configured_backend_ = backend;
+  configured_generation_ = generation;
+  return absl::OkStatus();
+}
+
+absl::Status DbSession::GateRefusal(const absl::Status& status) const {
+  absl::Status refusal = absl::UnavailableError(absl::StrCat(
+      "writes refused: ", gate_->reason(), " (", status.message(), ")"));
+  if (!IsConnectionLost(status)) {
+    refusal.SetPayload(kConnectionUsablePayload, absl::Cord());
+  }
+  return refusal;
 }
 
 absl::Status DbSession::Ping() {

@@ -9,7 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "storage/pq_connection.h"
+#include "storage/schema_gate.h"
 #include "storage/session_connection.h"
 
 namespace placement::storage {
@@ -17,14 +19,32 @@ namespace placement::storage {
 // Maps an exception thrown by libpqxx (or anything else thrown while talking
 // to PostgreSQL) to the most specific status:
 //   connection lost, server shutting down         -> UNAVAILABLE (retry call)
+//   lock_timeout, statement_timeout, read-only,
+//   a table or column the schema lacks (yet)      -> UNAVAILABLE (retry call;
+//                                                    the connection is kept)
 //   serialization failure, deadlock               -> ABORTED (retry txn)
 //   unique violation                              -> ALREADY_EXISTS
 //   check / foreign-key / not-null / data errors  -> INVALID_ARGUMENT
 //   anything else                                 -> INTERNAL
 absl::Status StatusFromException(const std::exception& e);
 
-// Whether `status` means the connection that produced it is no longer usable.
+// Whether `status` means the connection that produced it is no longer usable
+// (UNAVAILABLE, but not a statement refused on a healthy connection).
 bool IsConnectionLost(const absl::Status& status);
+
+// What a session's statements may wait for, set on every connection it
+// opens. Zero: the server's default (no limit). A lock wait or a statement
+// that runs past its limit fails with UNAVAILABLE: the caller retries, and
+// a worker is never parked behind a migration's ACCESS EXCLUSIVE lock.
+struct SessionLimits {
+  absl::Duration lock_timeout = absl::ZeroDuration();
+  absl::Duration statement_timeout = absl::ZeroDuration();
+
+  // The database workers' sessions: short statements that answer RPCs.
+  static SessionLimits Worker() {
+    return {absl::Seconds(2), absl::Seconds(60)};
+  }
+};
 
 // One PostgreSQL connection owned by one thread, opened lazily and replaced
 // after it breaks; libpqxx (Run) and plain libpq (RunRaw) share it. Every
@@ -36,7 +56,7 @@ class DbSession {
  public:
   // `url` is a libpq connection string or URI. A connect_timeout is added
   // when it has none, so that an unreachable server fails fast.
-  explicit DbSession(std::string url);
+  explicit DbSession(std::string url, SessionLimits limits = {});
 
   DbSession(const DbSession&) = delete;
   DbSession& operator=(const DbSession&) = delete;
@@ -52,11 +72,11 @@ class DbSession {
     try {
       auto result = fn(**connection);
       if (IsConnectionLost(StatusOf(result))) Drop();
-      return result;
+      return Explained(std::move(result));
     } catch (const std::exception& e) {
       absl::Status status = StatusFromException(e);
       if (IsConnectionLost(status) || !(*connection)->is_open()) Drop();
-      return status;
+      return Explained(std::move(status));
     }
   }
 
@@ -69,7 +89,7 @@ class DbSession {
     raw_.Bind((*connection)->handle());
     auto result = fn(raw_);
     if (IsConnectionLost(StatusOf(result)) || !raw_.ok()) Drop();
-    return result;
+    return Explained(std::move(result));
   }
 
   // A round trip to the server ("SELECT 1").
@@ -79,6 +99,7 @@ class DbSession {
   void Drop() {
     raw_.Bind(nullptr);
     connection_.reset();
+    configured_backend_ = 0;
   }
 
   bool is_connected() const { return connection_ != nullptr; }
@@ -90,9 +111,31 @@ class DbSession {
     return s.status();
   }
 
+  // The open connection, (re)configured: limits set on a new backend, and
+  // read only or not as the schema gate says now.
   absl::StatusOr<SessionConnection*> Connection();
+  absl::Status Configure(SessionConnection& connection);
+
+  // While the schema gate is closed, a failure says why: UNAVAILABLE
+  // naming the schema versions (a write refused as read only, a table an
+  // old schema lacks), never INTERNAL.
+  template <typename R>
+  R Explained(R result) const {
+    const absl::Status& status = StatusOf(result);
+    if (status.ok() || gate_->writable()) return result;
+    if (status.code() != absl::StatusCode::kUnavailable &&
+        status.code() != absl::StatusCode::kInternal) {
+      return result;
+    }
+    return R(GateRefusal(status));
+  }
+  absl::Status GateRefusal(const absl::Status& status) const;
 
   std::string url_;
+  SessionLimits limits_;
+  std::shared_ptr<SchemaGate> gate_;
+  int configured_backend_ = 0;          // the backend pid limits were set on
+  uint64_t configured_generation_ = 0;  // the gate state set on it
   std::unique_ptr<SessionConnection> connection_;
   PqConnection raw_;  // plain libpq on connection_'s PGconn
 };

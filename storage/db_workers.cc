@@ -42,7 +42,7 @@ DbWorkers::Stats DbWorkers::GetStats() const {
 }
 
 void DbWorkers::WorkerLoop(int /*index*/) {
-  DbSession session(url_);
+  DbSession session(url_, SessionLimits::Worker());
   auto has_work_or_stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return stopping_ || !queue_.empty();
   };

@@ -1,9 +1,11 @@
 #include "storage/migrations.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace placement::storage {
 namespace {
@@ -49,6 +51,29 @@ class MigrationLock {
   pqxx::connection_base& connection_;
 };
 
+// Applies `sql` and records `version` in one transaction, each lock waited
+// for at most kMigrationLockTimeout; tries again (after a pause that lets the
+// queued traffic through) when a lock wait runs out.
+void ApplyWithBoundedLockWaits(pqxx::connection_base& c, const std::string& sql,
+                               const std::function<void(pqxx::work&)>& record) {
+  const std::string set_timeout =
+      absl::StrCat("SET LOCAL lock_timeout = ",
+                   absl::ToInt64Milliseconds(kMigrationLockTimeout));
+  for (int attempt = 1;; ++attempt) {
+    try {
+      pqxx::work txn(c);
+      txn.exec(set_timeout);
+      txn.exec(sql);
+      record(txn);
+      txn.commit();
+      return;
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() != "55P03" || attempt >= kMigrationLockAttempts) throw;
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+  }
+}
+
 std::map<int, double> AppliedVersions(pqxx::connection_base& c) {
   pqxx::nontransaction txn(c);
   std::map<int, double> applied;
@@ -80,10 +105,9 @@ absl::StatusOr<int> Migrator::Up(std::optional<int> target) {
     for (const Migration& m : migrations_) {
       if (target.has_value() && m.version > *target) break;
       if (applied.contains(m.version)) continue;
-      pqxx::work txn(c);
-      txn.exec(m.up_sql);
-      txn.exec_params(kInsertApplied, m.version, m.name);
-      txn.commit();
+      ApplyWithBoundedLockWaits(c, m.up_sql, [&](pqxx::work& txn) {
+        txn.exec_params(kInsertApplied, m.version, m.name);
+      });
       ++count;
     }
     return count;
@@ -98,10 +122,9 @@ absl::StatusOr<int> Migrator::Down(int steps) {
     for (auto it = migrations_.rbegin(); it != migrations_.rend(); ++it) {
       if (count >= steps) break;
       if (!applied.contains(it->version)) continue;
-      pqxx::work txn(c);
-      txn.exec(it->down_sql);
-      txn.exec_params(kDeleteApplied, it->version);
-      txn.commit();
+      ApplyWithBoundedLockWaits(c, it->down_sql, [&](pqxx::work& txn) {
+        txn.exec_params(kDeleteApplied, it->version);
+      });
       ++count;
     }
     return count;
@@ -130,6 +153,21 @@ absl::StatusOr<int> Migrator::CurrentVersion() {
     const std::map<int, double> applied = AppliedVersions(c);
     return applied.empty() ? 0 : applied.rbegin()->first;
   });
+}
+
+absl::StatusOr<std::optional<int>> Migrator::OldestCompatibleBinary() {
+  return session_.Run(
+      [&](pqxx::connection_base& c) -> absl::StatusOr<std::optional<int>> {
+        pqxx::nontransaction txn(c);
+        if (txn.exec("SELECT to_regclass('schema_compatibility') IS NULL")[0][0]
+                .as<bool>()) {
+          return std::nullopt;
+        }
+        pqxx::result rows =
+            txn.exec("SELECT oldest_binary_version FROM schema_compatibility");
+        if (rows.empty()) return std::nullopt;
+        return rows[0][0].as<int>();
+      });
 }
 
 int RequiredSchemaVersion() {

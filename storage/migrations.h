@@ -34,7 +34,10 @@ struct MigrationState {
 // once (two placementd replicas at boot) serialize: the first applies, the
 // others find nothing left to do. Each migration is applied in its own
 // transaction together with its schema_migrations row, so a failed migration
-// leaves the schema at the previous version.
+// leaves the schema at the previous version. A migration waits at most
+// kMigrationLockTimeout for each lock it takes, and is retried when that
+// runs out: a lock it queues for blocks every later request for that
+// table, so a long wait would stall the replicas' traffic behind it.
 class Migrator {
  public:
   Migrator(DbSession& session, const std::vector<Migration>& migrations);
@@ -53,6 +56,12 @@ class Migrator {
   // The highest applied version, 0 when none is.
   absl::StatusOr<int> CurrentVersion();
 
+  // The oldest binary (named by the newest migration it embeds) that the
+  // schema says reads and writes it correctly: schema_compatibility,
+  // nullopt when the schema has no such table (then only binaries that
+  // know its version do).
+  absl::StatusOr<std::optional<int>> OldestCompatibleBinary();
+
   // The highest version compiled in.
   int LatestVersion() const;
 
@@ -60,6 +69,11 @@ class Migrator {
   DbSession& session_;
   const std::vector<Migration>& migrations_;
 };
+
+// How long a migration waits for a lock before it gives up and is retried,
+// and how many times it is tried.
+inline constexpr absl::Duration kMigrationLockTimeout = absl::Seconds(3);
+inline constexpr int kMigrationLockAttempts = 100;
 
 // The version a schema must be at for this binary to serve: the latest
 // embedded migration.

@@ -1,5 +1,6 @@
 #include "storage/pq_connection.h"
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "storage/db_session.h"
@@ -14,6 +15,18 @@ absl::Status StatusFromSqlState(absl::string_view state,
       state == "53300") {
     return absl::UnavailableError(
         absl::StrCat("database unavailable: ", message));
+  }
+  // 55P03 lock_not_available (lock_timeout), 57014 query_canceled
+  // (statement_timeout), 25006 read_only_sql_transaction (a schema outside
+  // this binary's window, or a standby), 42P01/42703 undefined table or
+  // column (a schema older than this binary): the call may succeed later
+  // on the same connection.
+  if (state == "55P03" || state == "57014" || state == "25006" ||
+      state == "42P01" || state == "42703") {
+    absl::Status status = absl::UnavailableError(absl::StrCat(
+        "database refused the statement (", state, "), retry: ", message));
+    status.SetPayload(kConnectionUsablePayload, absl::Cord());
+    return status;
   }
   if (state == "40001" || state == "40P01") {
     return absl::AbortedError(absl::StrCat("transaction conflict: ", message));

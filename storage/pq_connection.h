@@ -102,6 +102,12 @@ class PqTransaction {
   bool open_ = false;
 };
 
+// Set (empty) on an UNAVAILABLE status whose connection is still usable: a
+// statement refused (lock or statement timeout, read-only transaction, a
+// table the schema lacks yet), not a connection lost.
+inline constexpr char kConnectionUsablePayload[] =
+    "type.placement/storage.ConnectionUsable";
+
 // The status for an error with SQLSTATE `state` (see StatusFromException).
 absl::Status StatusFromSqlState(absl::string_view state,
                                 absl::string_view message);

@@ -74,6 +74,10 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, role, "",
           "tokens create: agent, planner, finance or admin");
 ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
+ABSL_FLAG(int, newest_schema_version, 0,
+          "testing only: serve as a build whose newest migration is this "
+          "version (the previous release, in rolling-upgrade tests); 0: "
+          "this build's own");
 ABSL_FLAG(std::string, port_file, "",
           "write 'grpc_port metrics_port' here once serving (for tests and "
           "scripts that listen on port 0)");
@@ -219,6 +223,14 @@ int Serve(const std::string& url) {
   if (!LoadModelConstants()) return 2;
 
   placement::services::ServerOptions options;
+  if (const int newest = absl::GetFlag(FLAGS_newest_schema_version);
+      newest > 0) {
+    placement::storage::SchemaWindow window =
+        placement::services::ServedSchemaWindow();
+    window.newest = newest;
+    window.oldest = std::min(window.oldest, newest);
+    placement::services::OverrideServedSchemaWindow(window);
+  }
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   options.database_url = url;

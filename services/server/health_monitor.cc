@@ -1,11 +1,34 @@
 #include "services/server/health_monitor.h"
 
 #include <iostream>
+#include <optional>
 
+#include "services/server/version.h"
 #include "storage/db_session.h"
 #include "storage/migrations.h"
+#include "storage/schema_gate.h"
 
 namespace placement::services {
+namespace {
+
+std::atomic<int> served_oldest{kOldestSchemaVersion};
+std::atomic<int> served_newest{kNewestSchemaVersion};
+
+// The monitor's own reads are one row each.
+storage::SessionLimits MonitorLimits() {
+  return {absl::Seconds(1), absl::Seconds(5)};
+}
+
+}  // namespace
+
+storage::SchemaWindow ServedSchemaWindow() {
+  return {served_oldest.load(), served_newest.load()};
+}
+
+void OverrideServedSchemaWindow(storage::SchemaWindow window) {
+  served_oldest.store(window.oldest);
+  served_newest.store(window.newest);
+}
 
 HealthMonitor::HealthMonitor(std::string database_url,
                              grpc::HealthCheckServiceInterface* health,
@@ -14,8 +37,11 @@ HealthMonitor::HealthMonitor(std::string database_url,
     : database_url_(std::move(database_url)),
       health_(health),
       interval_(interval),
-      ready_(std::move(ready)),
-      thread_([this] { Loop(); }) {}
+      ready_(std::move(ready)) {
+  storage::SchemaGate::ForDatabase(database_url_)
+      ->Close("the schema version has not been checked yet");
+  thread_ = std::thread([this] { Loop(); });
+}
 
 HealthMonitor::~HealthMonitor() {
   stop_.Notify();
@@ -23,28 +49,43 @@ HealthMonitor::~HealthMonitor() {
 }
 
 void HealthMonitor::Loop() {
-  storage::DbSession session(database_url_);
+  storage::DbSession session(database_url_, MonitorLimits());
   storage::Migrator migrator(session, storage::EmbeddedMigrations());
-  const int required = storage::RequiredSchemaVersion();
+  std::shared_ptr<storage::SchemaGate> gate =
+      storage::SchemaGate::ForDatabase(database_url_);
+  const storage::SchemaWindow window = ServedSchemaWindow();
   bool first = true;
   do {
     absl::StatusOr<int> version = migrator.CurrentVersion();
-    const bool schema_ok = version.ok() && *version == required;
+    absl::StatusOr<std::optional<int>> oldest_binary =
+        version.ok() ? migrator.OldestCompatibleBinary()
+                     : absl::StatusOr<std::optional<int>>(version.status());
+    absl::Status read = oldest_binary.status();
+    storage::SchemaVerdict verdict;
+    if (read.ok()) {
+      verdict = storage::JudgeSchema(window, *version, *oldest_binary);
+      // An unreadable schema leaves the gate as it was: writes fail on
+      // their own then, and a blip must not refuse them afterwards.
+      if (verdict.served) {
+        gate->Open();
+      } else {
+        gate->Close(verdict.reason);
+      }
+    }
     const bool ready = ready_ == nullptr || ready_();
-    const bool ok = schema_ok && ready;
+    const bool ok = verdict.served && ready;
     if (ok != serving_.load() || first) {
       if (ok) {
-        std::cerr << "placementd: database ready (schema " << required
-                  << "): SERVING\n";
-      } else if (!version.ok()) {
-        std::cerr << "placementd: NOT_SERVING: " << version.status() << "\n";
-      } else if (schema_ok) {
+        std::cerr << "placementd: database ready (schema " << *version
+                  << ", this binary serves " << window.oldest << " to "
+                  << window.newest << "): SERVING\n";
+      } else if (!read.ok()) {
+        std::cerr << "placementd: NOT_SERVING: " << read << "\n";
+      } else if (verdict.served) {
         std::cerr << "placementd: NOT_SERVING: pools and evidence not loaded "
                      "yet\n";
       } else {
-        std::cerr << "placementd: NOT_SERVING: schema is at version "
-                  << *version << ", this binary needs " << required
-                  << " (run `placementd migrate up`)\n";
+        std::cerr << "placementd: NOT_SERVING: " << verdict.reason << "\n";
       }
       serving_.store(ok);
       health_->SetServingStatus(ok);

@@ -6,6 +6,19 @@ namespace placement::services {
 // Set by CMake from the project version.
 inline constexpr char kVersion[] = PLACEMENT_VERSION;
 
+// The schema versions this binary reads and writes correctly (its
+// compatibility window, docs/RELIABILITY.md "Schema upgrades"): from the
+// first schema with every table and column its statements use, to the
+// newest migration it embeds (storage::RequiredSchemaVersion(), checked by
+// a test). Within it, health is SERVING; outside it, writes are refused
+// with UNAVAILABLE. A schema newer than kNewestSchemaVersion is served too
+// when it declares this binary compatible (schema_compatibility).
+//
+// Raise kOldestSchemaVersion when a statement starts to use something a
+// migration adds; never above the version a rolling upgrade starts from.
+inline constexpr int kOldestSchemaVersion = 14;
+inline constexpr int kNewestSchemaVersion = 16;
+
 }  // namespace placement::services
 
 #endif  // PLACEMENT_SERVICES_SERVER_VERSION_H_

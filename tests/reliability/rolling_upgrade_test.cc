@@ -1,0 +1,233 @@
+// A rolling upgrade with real processes: a replica of the previous release
+// keeps serving uploads while `migrate up` runs under it (and while a long
+// ACCESS EXCLUSIVE lock stands in for a table rebuild), refusing only with
+// retryable codes; the cost rollups agree whichever binary stored the run;
+// and a new binary started before the migration refuses writes with
+// UNAVAILABLE, never INTERNAL.
+#include <atomic>
+#include <map>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "placement/v1/catalog.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "services/server/version.h"
+#include "storage/migrations.h"
+#include "storage/schema_window.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/placementd_process.h"
+#include "tests/support/test_database.h"
+
+namespace placement {
+namespace {
+
+using ::placement::testing::Deadline;
+using ::placement::testing::PlacementdProcess;
+using ::placement::testing::SucceededRun;
+using ::placement::testing::TestDatabase;
+using ::placement::testing::TrainingPool;
+
+constexpr char kSku[] = "L40S-PCIE-48GB";
+
+void MigrateTo(const TestDatabase& db, std::optional<int> version) {
+  storage::DbSession session(db.url());
+  storage::Migrator migrator(session, storage::EmbeddedMigrations());
+  absl::StatusOr<int> applied = migrator.Up(version);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+}
+
+grpc::Status CreatePool(const std::shared_ptr<grpc::Channel>& channel) {
+  auto catalog = v1::CatalogService::NewStub(channel);
+  v1::CreatePoolRequest request;
+  *request.mutable_pool() = TrainingPool("l40s", kSku, 4, 8);
+  v1::CreatePoolResponse response;
+  return catalog->CreatePool(Deadline().get(), request, &response);
+}
+
+grpc::Status Upload(const std::shared_ptr<grpc::Channel>& channel) {
+  auto telemetry = v1::TelemetryService::NewStub(channel);
+  v1::UploadBenchmarkRunRequest upload;
+  *upload.mutable_run() = SucceededRun("l40s", kSku);
+  v1::UploadBenchmarkRunResponse ack;
+  return telemetry->UploadBenchmarkRun(Deadline(15).get(), upload, &ack);
+}
+
+bool Retryable(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE ||
+         code == grpc::StatusCode::RESOURCE_EXHAUSTED ||
+         code == grpc::StatusCode::ABORTED ||
+         code == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+// Every figure of the SKU rollups, the pool rollups and the detailed
+// rollups summed over everything: rows where they differ (0 when cost by
+// SKU, by pool and by recipe agree).
+std::string RollupDisagreements(const TestDatabase& db) {
+  return db.QueryValue(R"sql(
+    WITH d AS (SELECT day, sku_id, sum(runs) r, sum(gpu_microseconds) g,
+                      sum(internal_rate_x_gpu_us) m
+               FROM cost_daily_rollups GROUP BY day, sku_id),
+         p AS (SELECT day, sku_id, sum(runs) r, sum(gpu_microseconds) g,
+                      sum(internal_rate_x_gpu_us) m
+               FROM cost_daily_pool_rollups GROUP BY day, sku_id),
+         s AS (SELECT day, sku_id, runs r, gpu_microseconds g,
+                      internal_rate_x_gpu_us m FROM cost_daily_sku_rollups)
+    SELECT count(*) FROM d FULL JOIN p USING (day, sku_id)
+                           FULL JOIN s USING (day, sku_id)
+    WHERE d.r IS DISTINCT FROM p.r OR d.r IS DISTINCT FROM s.r
+       OR d.g IS DISTINCT FROM p.g OR d.g IS DISTINCT FROM s.g
+       OR d.m IS DISTINCT FROM p.m OR d.m IS DISTINCT FROM s.m)sql");
+}
+
+TEST(SchemaWindowTest, BinaryWindowEndsAtItsNewestMigration) {
+  EXPECT_EQ(services::kNewestSchemaVersion, storage::RequiredSchemaVersion());
+  EXPECT_LE(services::kOldestSchemaVersion, services::kNewestSchemaVersion);
+  const storage::SchemaWindow window{14, 15};
+  EXPECT_FALSE(storage::JudgeSchema(window, 13, std::nullopt).served);
+  EXPECT_TRUE(storage::JudgeSchema(window, 14, std::nullopt).served);
+  EXPECT_TRUE(storage::JudgeSchema(window, 16, 14).served);
+  EXPECT_FALSE(storage::JudgeSchema(window, 16, 16).served);
+  EXPECT_FALSE(storage::JudgeSchema(window, 16, std::nullopt).served);
+}
+
+TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
+  TestDatabase db;
+  MigrateTo(db, 14);
+  // The previous release: this build, serving as one whose newest
+  // migration is 15.
+  auto previous =
+      PlacementdProcess::Start(db.url(), {"--newest_schema_version=15"});
+  ASSERT_TRUE(previous.ok()) << previous.status();
+  ASSERT_TRUE((*previous)->WaitForHealth(true, absl::Seconds(15)))
+      << (*previous)->LogTail();
+  ASSERT_TRUE(CreatePool((*previous)->channel()).ok());
+
+  // Health, watched all along.
+  std::atomic<bool> stop{false};
+  std::atomic<int> not_serving{0};
+  std::thread watcher([&] {
+    while (!stop) {
+      if (!(*previous)->WaitForHealth(true, absl::Milliseconds(300))) {
+        ++not_serving;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  });
+  // Bounded load: each client stores kRuns runs, retrying retryable codes.
+  constexpr int kClients = 4;
+  constexpr int kRuns = 40;
+  constexpr int kAttempts = 200;
+  absl::Mutex mu;
+  std::map<grpc::StatusCode, int> refusals;
+  std::atomic<int> stored{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&] {
+      for (int run = 0; run < kRuns; ++run) {
+        for (int attempt = 0; attempt < kAttempts; ++attempt) {
+          grpc::Status status = Upload((*previous)->channel());
+          if (status.ok()) {
+            ++stored;
+            break;
+          }
+          absl::MutexLock lock(&mu);
+          ++refusals[status.error_code()];
+          if (!Retryable(status.error_code())) break;
+          absl::SleepFor(absl::Milliseconds(20));
+        }
+      }
+    });
+  }
+  while (stored.load() < kClients * 5) absl::SleepFor(absl::Milliseconds(10));
+
+  // A long table rebuild's ACCESS EXCLUSIVE lock, held while uploads come
+  // in: they must time out and be retried, not park every worker.
+  {
+    pqxx::connection blocker(db.url());
+    pqxx::work txn(blocker);
+    txn.exec(
+        "LOCK TABLE benchmark_runs, step_samples IN ACCESS EXCLUSIVE MODE");
+    absl::SleepFor(absl::Seconds(5));
+    txn.commit();
+  }
+  MigrateTo(db, std::nullopt);  // 15 (the samples key) and 16 (triggers)
+  EXPECT_EQ(db.QueryValue("SELECT max(version) FROM schema_migrations"),
+            absl::StrCat(services::kNewestSchemaVersion));
+
+  // The new release joins while the previous one still serves.
+  auto next = PlacementdProcess::Start(db.url());
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_TRUE((*next)->WaitForHealth(true, absl::Seconds(15)))
+      << (*next)->LogTail();
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(Upload((*next)->channel()).ok());
+  }
+  for (std::thread& client : clients) client.join();
+  stop = true;
+  watcher.join();
+
+  EXPECT_EQ(stored.load(), kClients * kRuns);
+  EXPECT_EQ(not_serving.load(), 0) << (*previous)->LogTail();
+  for (const auto& [code, count] : refusals) {
+    EXPECT_TRUE(Retryable(code))
+        << count << " calls refused with code " << code << "\n"
+        << (*previous)->LogTail();
+  }
+  EXPECT_GT(refusals[grpc::StatusCode::UNAVAILABLE], 0)
+      << "the lock held for 5 s should have timed uploads out";
+  EXPECT_TRUE((*previous)->WaitForHealth(true, absl::Seconds(1)));
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM benchmark_runs"),
+            absl::StrCat(kClients * kRuns + 10));
+  EXPECT_EQ(db.QueryValue("SELECT sum(runs) FROM cost_daily_sku_rollups"),
+            absl::StrCat(kClients * kRuns + 10));
+  EXPECT_EQ(RollupDisagreements(db), "0");
+
+  // A binary from before the derived rollups existed writes only the
+  // detailed rollup: the database derives the rest.
+  db.Execute(R"sql(
+    INSERT INTO cost_daily_rollups
+    SELECT day, pool_name, sku_id, 'older-binary', model, method, team,
+           outcome, runs, successful_runs, retries, steps_attempted,
+           successful_steps, gpu_microseconds, wasted_gpu_microseconds,
+           internal_rate_x_gpu_us, list_price_x_gpu_us,
+           list_priced_gpu_microseconds, now()
+    FROM cost_daily_rollups LIMIT 1)sql");
+  EXPECT_EQ(RollupDisagreements(db), "0");
+}
+
+TEST(RollingUpgradeTest, NewBinaryBeforeMigrateUpRefusesWritesRetryably) {
+  TestDatabase db;
+  MigrateTo(db, 13);
+  {
+    // The pools exist already: the release before made them.
+    auto previous =
+        PlacementdProcess::Start(db.url(), {"--newest_schema_version=13"});
+    ASSERT_TRUE(previous.ok()) << previous.status();
+    ASSERT_TRUE(CreatePool((*previous)->channel()).ok())
+        << (*previous)->LogTail();
+  }
+  auto next = PlacementdProcess::Start(db.url());
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_TRUE((*next)->WaitForHealth(false, absl::Seconds(15)));
+  absl::SleepFor(absl::Seconds(1));  // past the first schema check
+  for (int i = 0; i < 5; ++i) {
+    grpc::Status pool = CreatePool((*next)->channel());
+    EXPECT_EQ(pool.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << pool.error_message();
+    grpc::Status upload = Upload((*next)->channel());
+    EXPECT_EQ(upload.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << upload.error_message();
+  }
+  MigrateTo(db, std::nullopt);
+  ASSERT_TRUE((*next)->WaitForHealth(true, absl::Seconds(15)))
+      << (*next)->LogTail();
+  EXPECT_TRUE(CreatePool((*next)->channel()).ok());
+  EXPECT_TRUE(Upload((*next)->channel()).ok());
+}
+
+}  // namespace
+}  // namespace placement
