@@ -1,6 +1,7 @@
 #include "services/rpc/telemetry_service.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -39,7 +40,19 @@ namespace {
 // the database's time, and a stream holds at most two of them in memory.
 constexpr size_t kMaxWaitingSamples = 20'000;
 
+std::atomic<StreamResumeHook> stream_resume_hook{nullptr};
+
+void RunStreamResumeHook() {
+  if (StreamResumeHook hook = stream_resume_hook.load(); hook != nullptr) {
+    hook();
+  }
+}
+
 }  // namespace
+
+void SetStreamResumeHookForTesting(StreamResumeHook hook) {
+  stream_resume_hook.store(hook);
+}
 
 // Reads a stream of sample batches and stores them in order, one
 // transaction at a time; the messages that arrive while a transaction is
@@ -50,14 +63,17 @@ constexpr size_t kMaxWaitingSamples = 20'000;
 // the last one, and a stream cut before it has committed whole messages
 // only (a resumed stream finds them by GetSampleProgress; a re-sent step is
 // stored once). Three threads may touch it (gRPC's, a database
-// worker's, and the idle reaper's), so the decision to finish is taken once,
-// under its mutex; gRPC itself (StartRead, Finish) is called with no lock
+// worker's, and the idle reaper's), so every call into gRPC is decided
+// under its mutex: the decision to finish is taken once (`finishing_`), a
+// read is issued only before it, and a finish decided while another thread
+// is issuing a read is left to that thread, which calls Finish right after
+// its StartRead. So nothing reads after Finish, when gRPC may already have
+// freed the call. gRPC itself (StartRead, Finish) is called with no lock
 // held, since it may run a reaction inline.
 //
-// Lifetime: gRPC calls OnDone only after Finish, and Finish comes only from
-// whoever set `finished_`; a read being issued and a batch with a database
-// worker hold the reactor (`holds_`), so that OnDone meanwhile leaves the
-// delete to the holder.
+// Lifetime: gRPC calls OnDone only after Finish; a read being issued and a
+// batch with a database worker hold the reactor (`holds_`), so that OnDone
+// meanwhile leaves the delete to the holder.
 class SampleStreamReactor
     : public grpc::ServerReadReactor<v1::StreamStepSamplesRequest> {
  public:
@@ -73,7 +89,7 @@ class SampleStreamReactor
     {
       absl::MutexLock lock(&mu_);
       reading_ = false;
-      if (finished_) return;  // closed while the read was pending
+      if (finishing_) return;  // closed while the read was pending
     }
     if (!ok) {  // the client finished sending, or the call ended
       bool finish_now;
@@ -152,15 +168,17 @@ class SampleStreamReactor
   // lock held (called by the registry's reaper, never after OnDone).
   bool TakeIfIdle(absl::Time now, absl::Duration timeout) {
     absl::MutexLock lock(&mu_);
-    if (!reading_ || finished_ || holds_ > 0 ||
+    if (!reading_ || finishing_ || holds_ > 0 ||
         now - waiting_since_ < timeout) {
       return false;
     }
-    finished_ = true;
+    finishing_ = true;
     return true;
   }
 
-  // Finishes a stream TakeIfIdle() took.
+  // Finishes a stream TakeIfIdle() took: no read is being issued (it has no
+  // holds) and none will be (it is finishing), so this Finish is the last
+  // call into gRPC.
   void FinishIdle(absl::Duration timeout) {
     Finish(ToGrpcStatus(absl::DeadlineExceededError(
         absl::StrCat("no samples for ", absl::FormatDuration(timeout),
@@ -168,22 +186,28 @@ class SampleStreamReactor
   }
 
  private:
-  void ReadNext() {
+  // Issues the next read unless the stream is finishing; a finish decided
+  // while the read is issued is called here, after it. `resumed`: by the
+  // worker that took the samples a paused stream was waiting on.
+  void ReadNext(bool resumed = false) {
     {
       absl::MutexLock lock(&mu_);
-      if (finished_) return;
+      if (finishing_) return;
       reading_ = true;
+      starting_read_ = true;
       waiting_since_ = absl::Now();
       ++holds_;  // the reaper leaves a stream alone while its read starts
     }
+    if (resumed) RunStreamResumeHook();
     StartRead(&request_);
-    bool last;
+    std::optional<grpc::Status> finish;
     {
       absl::MutexLock lock(&mu_);
-      --holds_;
-      last = done_ && holds_ == 0;
+      starting_read_ = false;
+      finish.swap(deferred_finish_);
     }
-    if (last) delete this;
+    if (finish.has_value()) Finish(*finish);
+    Release();
   }
 
   // Hands `rows` to a database worker; false (the stream finished) when the
@@ -238,7 +262,7 @@ class SampleStreamReactor
       }
     }
     if (next.has_value()) {
-      if (Append(*std::move(next)) && read_on) ReadNext();
+      if (Append(*std::move(next)) && read_on) ReadNext(/*resumed=*/true);
     } else if (refused.has_value()) {
       FinishOnce(*refused);
     } else if (finish) {
@@ -246,14 +270,7 @@ class SampleStreamReactor
     }
   }
 
-  void FinishWithCounts() {
-    response_->set_run_id(run_id_);
-    response_->set_committed_through_step(committed_through_step_);
-    response_->set_samples_stored(stored_);
-    response_->set_samples_duplicate(duplicates_);
-    response_->set_samples_conflicting(conflicting_);
-    FinishOnce(grpc::Status::OK);
-  }
+  void FinishWithCounts() { FinishOnce(grpc::Status::OK, /*counts=*/true); }
 
   void Release() {
     bool last;
@@ -265,11 +282,26 @@ class SampleStreamReactor
     if (last) delete this;
   }
 
-  void FinishOnce(const grpc::Status& status) {
+  // The one decision to finish: the first caller wins, and calls Finish
+  // unless a read is being issued, whose ReadNext() then calls it. With
+  // `counts`, the response is filled first (only the winner may touch it:
+  // gRPC reads it once Finish is called).
+  void FinishOnce(const grpc::Status& status, bool counts = false) {
     {
       absl::MutexLock lock(&mu_);
-      if (finished_) return;
-      finished_ = true;
+      if (finishing_) return;
+      finishing_ = true;
+      if (counts) {
+        response_->set_run_id(run_id_);
+        response_->set_committed_through_step(committed_through_step_);
+        response_->set_samples_stored(stored_);
+        response_->set_samples_duplicate(duplicates_);
+        response_->set_samples_conflicting(conflicting_);
+      }
+      if (starting_read_) {
+        deferred_finish_ = status;
+        return;
+      }
     }
     Finish(status);
   }
@@ -284,8 +316,12 @@ class SampleStreamReactor
   int64_t duplicates_ = 0;
   int64_t conflicting_ = 0;
   absl::Mutex mu_;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool finishing_ ABSL_GUARDED_BY(mu_) = false;  // Finish called or due
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  // A ReadNext() is between its decision and the end of its StartRead.
+  bool starting_read_ ABSL_GUARDED_BY(mu_) = false;
+  // A finish decided while `starting_read_`: that ReadNext() calls it.
+  std::optional<grpc::Status> deferred_finish_ ABSL_GUARDED_BY(mu_);
   absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
   // ReadNext()s between lock and return, and batches with a worker.
   int holds_ ABSL_GUARDED_BY(mu_) = 0;

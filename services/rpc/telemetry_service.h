@@ -17,6 +17,13 @@ namespace placement::services {
 
 class SampleStreamReactor;
 
+// Test only: when set, runs on the database worker that resumes a paused
+// sample stream read, after it decided to read and before the read is
+// issued, so that a test can race a concurrent finish there. Null (the
+// default) outside tests.
+using StreamResumeHook = void (*)();
+void SetStreamResumeHookForTesting(StreamResumeHook hook);
+
 // The open sample streams, and a reaper that closes those idle for longer
 // than the timeout.
 class SampleStreamRegistry {
