@@ -6,7 +6,8 @@
 //       a closed loop: each client sends its next call when the previous one
 //       answered; prints calls/s and latency percentiles. "empty" is
 //       grpc.health.v1.Health/Check on the same server: the cost of a call
-//       that does nothing.
+//       that does nothing. A call refused with RESOURCE_EXHAUSTED is
+//       retried after a jittered backoff (--backoff_ms), as the server asks.
 //
 //   plan_load compare --server H:P [--clients 16] [--seconds 4] [--rounds 5]
 //       rounds of the empty RPC and of PlacePlan in turn, on the same
@@ -33,6 +34,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -56,6 +58,10 @@ ABSL_FLAG(std::string, rpc, "plan", "load: plan or empty");
 ABSL_FLAG(int, deadline_ms, 10000, "load: deadline of each call");
 ABSL_FLAG(bool, parse, false, "load: parse every answer (default: 1 in 64)");
 ABSL_FLAG(int, rounds, 5, "compare: rounds of each RPC, in turn");
+ABSL_FLAG(int, backoff_ms, 5,
+          "load: after a RESOURCE_EXHAUSTED, wait a random time up to this, "
+          "doubled at each refusal in a row (at most 64 times); 0: retry at "
+          "once");
 
 namespace {
 
@@ -268,6 +274,13 @@ bool AnswerIsGood(bool plan, const grpc::ByteBuffer& answer) {
   return good;
 }
 
+// Sleeps a random time in [0, limit_ms] ms ("full jitter").
+void BackOff(int limit_ms, std::minstd_rand& random) {
+  if (limit_ms <= 0) return;
+  std::uniform_int_distribution<int> wait_us(0, limit_ms * 1000);
+  std::this_thread::sleep_for(std::chrono::microseconds(wait_us(random)));
+}
+
 // Client `c`'s closed loop: its next call as soon as the previous one
 // answered, until the round's end.
 void RunClient(int c, const std::shared_ptr<grpc::Channel>& channel,
@@ -277,6 +290,11 @@ void RunClient(int c, const std::shared_ptr<grpc::Channel>& channel,
                  : "/grpc.health.v1.Health/Check",
       grpc::internal::RpcMethod::NORMAL_RPC, channel);
   int64_t calls = 0;
+  // Backs off on RESOURCE_EXHAUSTED as the server asks (exponential, with
+  // full jitter); a refusal for a passed deadline is retried at once.
+  const int backoff_ms = absl::GetFlag(FLAGS_backoff_ms);
+  int backoff_limit_ms = backoff_ms;
+  std::minstd_rand random(static_cast<unsigned>(c) + 1);
   while (std::chrono::steady_clock::now() < round.end) {
     const auto start = std::chrono::steady_clock::now();
     const grpc::Slice request_slice(
@@ -295,8 +313,13 @@ void RunClient(int c, const std::shared_ptr<grpc::Channel>& channel,
     if (!status.ok()) {
       ++round.errors;
       ++round.by_code[static_cast<int>(status.error_code()) % 17];
+      if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        BackOff(backoff_limit_ms, random);
+        backoff_limit_ms = std::min(2 * backoff_limit_ms, 64 * backoff_ms);
+      }
       continue;  // latency percentiles are of answered calls
     }
+    backoff_limit_ms = backoff_ms;
     if ((round.parse_all || calls % 64 == 0) &&
         !AnswerIsGood(round.plan, answer)) {
       ++round.errors;

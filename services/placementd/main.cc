@@ -44,6 +44,10 @@ ABSL_FLAG(std::string, plan_records, "durable",
 ABSL_FLAG(int, deferred_record_ms, 2,
           "with --plan_records=deferred: the longest a record waits to be "
           "committed with others");
+ABSL_FLAG(int, max_plans_in_flight, 0,
+          "PlacePlan calls planned or waiting for their record at once; more "
+          "are refused at once with RESOURCE_EXHAUSTED (0: 16 per core, at "
+          "least 64)");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGINT/SIGTERM, how long in-flight calls may take to finish");
 ABSL_FLAG(bool, auth, true,
@@ -250,6 +254,8 @@ int Serve(const std::string& url) {
                              : placement::services::PlanRecords::kDurable;
   options.deferred_record_interval =
       absl::Milliseconds(std::max(0, absl::GetFlag(FLAGS_deferred_record_ms)));
+  options.max_plans_in_flight =
+      std::max(0, absl::GetFlag(FLAGS_max_plans_in_flight));
   options.auth_enabled = absl::GetFlag(FLAGS_auth);
   options.writes_per_second_per_token =
       absl::GetFlag(FLAGS_writes_per_second_per_token);

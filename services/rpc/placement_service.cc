@@ -24,6 +24,7 @@
 #include "services/plan/plan_response_bytes.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
+#include "services/rpc/plan_admission.h"
 #include "storage/plan_store.h"
 
 namespace placement::services {
@@ -168,6 +169,23 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
   return absl::OkStatus();
 }
 
+// A PlacePlan call's reactor: frees its admission slot once the call is
+// done (answered, refused later on, or cancelled).
+class AdmittedReactor final : public grpc::ServerUnaryReactor {
+ public:
+  AdmittedReactor(PlanAdmission& admission, absl::Time admitted_at)
+      : admission_(admission), admitted_at_(admitted_at) {}
+
+  void OnDone() override {
+    admission_.Release(admitted_at_);
+    delete this;
+  }
+
+ private:
+  PlanAdmission& admission_;
+  const absl::Time admitted_at_;
+};
+
 }  // namespace
 
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
@@ -188,22 +206,33 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                                        "must be an evidence_version from an "
                                        "UploadBenchmarkRunResponse, or 0"}}));
   }
-  if (context->deadline() <= std::chrono::system_clock::now()) {
-    // Queued behind an overload: the caller has given up already.
-    metrics_.PlanAnswered(
-        ObjectiveName(PlanRequestFromProto(request).constraints.objective),
-        "deadline_exceeded");
-    return FinishNow(context,
-                     ToGrpcStatus(absl::DeadlineExceededError(
-                         "the deadline passed before planning began")));
+  // Shed what cannot be answered in time before any planning (past its
+  // deadline, or beyond what is in flight): under a burst the cores go to
+  // the plans that can still be answered.
+  const absl::Time admitted_at = absl::Now();
+  if (absl::Status admitted =
+          admission_.TryAdmit(absl::FromChrono(context->deadline()));
+      !admitted.ok()) {
+    // The objective's label without converting the whole request.
+    metrics_.PlanAnswered(ObjectiveName(request.constraints().objective() ==
+                                                v1::OBJECTIVE_SHORTEST_TIME
+                                            ? core::Objective::kShortestTime
+                                            : core::Objective::kLowestCost),
+                          absl::IsDeadlineExceeded(admitted)
+                              ? "deadline_exceeded"
+                              : "overloaded");
+    return FinishNow(context, ToGrpcStatus(admitted));
   }
+  // Holds the slot until the call is done, however it finishes.
+  grpc::ServerUnaryReactor* reactor =
+      new AdmittedReactor(admission_, admitted_at);
   std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
   if (snapshot == nullptr) {
     metrics_.PlanAnswered("LOWEST_COST", "unavailable");
-    return FinishNow(context, ToGrpcStatus(absl::UnavailableError(
-                                  "pools and evidence are not loaded yet")));
+    reactor->Finish(ToGrpcStatus(
+        absl::UnavailableError("pools and evidence are not loaded yet")));
+    return reactor;
   }
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (evidence_.Includes(*snapshot, request.min_evidence_version())) {
     // The usual case: planned here, on the callback thread.
     AnswerPlan(context, reactor, request, std::move(snapshot), "", response);

@@ -13,6 +13,7 @@
 #include "services/plan/plan_audit_writer.h"
 #include "services/plan/plan_cache.h"
 #include "services/plan/plan_response_bytes.h"
+#include "services/rpc/plan_admission.h"
 #include "storage/db_workers.h"
 #include "storage/plan_store.h"
 
@@ -48,6 +49,11 @@ enum class PlanRecords {
 // most kMaxEvidenceWait, answered from the evidence cache's thread: no
 // thread blocks) and then warns stale_evidence if it is still behind.
 //
+// Overload: PlacePlan refuses at once, before any planning, a call whose
+// deadline has passed (DEADLINE_EXCEEDED) and one beyond the plans in
+// flight or that could not be answered within its deadline
+// (RESOURCE_EXHAUSTED: retry with backoff); see PlanAdmission.
+//
 // PlacePlan is a raw method: it answers with bytes assembled from the cached
 // result's serialization and the plan's own fields (PlanResponseBytes), so a
 // result is serialized once however many plans it answers.
@@ -55,17 +61,19 @@ class PlacementService final
     : public v1::PlacementService::WithRawCallbackMethod_PlacePlan<
           v1::PlacementService::CallbackService> {
  public:
-  PlacementService(storage::DbWorkers& workers, Authorizer& auth,
-                   PlanAuditWriter& audit, EvidenceCache& evidence,
-                   PlacementMetrics& metrics,
-                   PlanRecords records = PlanRecords::kDurable)
+  PlacementService(
+      storage::DbWorkers& workers, Authorizer& auth, PlanAuditWriter& audit,
+      EvidenceCache& evidence, PlacementMetrics& metrics,
+      PlanRecords records = PlanRecords::kDurable,
+      int max_plans_in_flight = PlanAdmission::DefaultMaxInFlight())
       : workers_(workers),
         auth_(auth),
         audit_(audit),
         evidence_(evidence),
         metrics_(metrics),
         records_(records),
-        cache_(/*capacity=*/4096) {}
+        cache_(/*capacity=*/4096),
+        admission_(max_plans_in_flight) {}
 
   grpc::ServerUnaryReactor* PlacePlan(grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* request,
@@ -130,6 +138,7 @@ class PlacementService final
   PlacementMetrics& metrics_;
   const PlanRecords records_;
   PlanCache cache_;
+  PlanAdmission admission_;
 };
 
 }  // namespace placement::services

@@ -169,7 +169,9 @@ void PlacementServer::MakeServices() {
       deferred ? options_.deferred_record_interval : absl::ZeroDuration());
   placement_service_ = std::make_unique<PlacementService>(
       *workers_, *auth_, *plan_audit_, *evidence_, *placement_metrics_,
-      options_.plan_records);
+      options_.plan_records,
+      options_.max_plans_in_flight > 0 ? options_.max_plans_in_flight
+                                       : PlanAdmission::DefaultMaxInFlight());
 }
 
 absl::Status PlacementServer::Serve() {

@@ -44,6 +44,10 @@ struct ServerOptions {
   // (deferred: committed in groups at most once an interval).
   PlanRecords plan_records = PlanRecords::kDurable;
   absl::Duration deferred_record_interval = absl::Milliseconds(2);
+  // PlacePlan calls planned or waiting for their record at once; beyond
+  // them a call is refused with RESOURCE_EXHAUSTED (PlanAdmission). 0: 16
+  // per core, at least 64 (PlanAdmission::DefaultMaxInFlight).
+  int max_plans_in_flight = 0;
 
   // Bearer tokens and roles on every RPC but health and reflection.
   bool auth_enabled = true;
