@@ -1,5 +1,7 @@
 #include "core/models/fit.h"
 
+#include "core/check.h"
+
 namespace placement::core {
 
 Band MemoryBand(double predicted_peak_gb) {
@@ -18,6 +20,8 @@ Band StepTimeBand(double estimated_step_time_s) {
 }
 
 Fit ClassifyFit(const Band& peak_gb, double card_memory_gb, double reserve_gb) {
+  PLACEMENT_DCHECK(peak_gb.low <= peak_gb.high,
+                   "a memory band's low edge is above its high edge");
   const double usable = card_memory_gb - reserve_gb;
   if (peak_gb.high <= usable) return Fit::kFits;
   if (peak_gb.low > usable) return Fit::kDoesNotFit;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/check.h"
 #include "core/models/step_time_model.h"
 #include "core/money.h"
 #include "core/plan/ranking.h"
@@ -388,6 +389,8 @@ size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
       best = i;
     }
   }
+  PLACEMENT_DCHECK(outcomes.empty() || best < outcomes.size(),
+                   "a pool with configurations chose none of them");
   return best;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "core/check.h"
 #include "core/plan/rules.h"
 
 namespace placement::core {
@@ -32,6 +33,8 @@ std::string DescribeValue(double value, Objective objective) {
 }  // namespace
 
 double RankingValue(const Candidate& c, Objective objective) {
+  PLACEMENT_DCHECK(c.step_time_s_band.low <= c.step_time_s_band.high,
+                   "a step-time band's low edge is above its high edge");
   const double nominal = NominalValue(c, objective);
   if (Measured(c) || c.step_time_s <= 0) return nominal;
   return nominal * c.step_time_s_band.high / c.step_time_s;
