@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "absl/flags/flag.h"
@@ -216,25 +217,23 @@ bool LoadModelConstants() {
   return true;
 }
 
-int Serve(const std::string& url) {
-  // Signals are taken synchronously by this thread; every thread started
-  // from here on inherits the blocked mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  if (!LoadModelConstants()) return 2;
+// --newest_schema_version: this binary serves as the release whose newest
+// schema is that version (a test stands in for the previous release).
+void ApplySchemaWindowFlag() {
+  const int newest = absl::GetFlag(FLAGS_newest_schema_version);
+  if (newest <= 0) return;
+  placement::storage::SchemaWindow window =
+      placement::services::ServedSchemaWindow();
+  window.newest = newest;
+  window.oldest = std::min(window.oldest, newest);
+  placement::services::OverrideServedSchemaWindow(window);
+}
 
+// The server's options from the flags; nullopt (having said why) when a
+// flag's value is refused.
+std::optional<placement::services::ServerOptions> OptionsFromFlags(
+    const std::string& url) {
   placement::services::ServerOptions options;
-  if (const int newest = absl::GetFlag(FLAGS_newest_schema_version);
-      newest > 0) {
-    placement::storage::SchemaWindow window =
-        placement::services::ServedSchemaWindow();
-    window.newest = newest;
-    window.oldest = std::min(window.oldest, newest);
-    placement::services::OverrideServedSchemaWindow(window);
-  }
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   options.database_url = url;
@@ -247,7 +246,7 @@ int Serve(const std::string& url) {
     std::cerr << "placementd: --plan_records must be durable or deferred, "
                  "not '"
               << plan_records << "'\n";
-    return 2;
+    return std::nullopt;
   }
   options.plan_records = plan_records == "deferred"
                              ? placement::services::PlanRecords::kDeferred
@@ -275,11 +274,12 @@ int Serve(const std::string& url) {
     std::cerr << "placementd: --plan_records=deferred: plans are answered "
                  "before they are recorded\n";
   }
-  placement::services::PlacementServer server(options);
-  if (absl::Status status = server.Start(); !status.ok()) {
-    std::cerr << "placementd: " << status << "\n";
-    return 1;
-  }
+  return options;
+}
+
+// Says where the server listens, and writes "PORT METRICS_PORT" to
+// --port_file (renamed into place, so a reader never sees half of it).
+void AnnouncePorts(const placement::services::PlacementServer& server) {
   std::cerr << "placementd: gRPC on port " << server.port();
   if (server.metrics_port() != 0) {
     std::cerr << ", /metrics on port " << server.metrics_port();
@@ -292,6 +292,27 @@ int Serve(const std::string& url) {
                         << "\n";
     std::rename(temp.c_str(), port_file.c_str());
   }
+}
+
+int Serve(const std::string& url) {
+  // Signals are taken synchronously by this thread; every thread started
+  // from here on inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (!LoadModelConstants()) return 2;
+  ApplySchemaWindowFlag();
+  std::optional<placement::services::ServerOptions> options =
+      OptionsFromFlags(url);
+  if (!options) return 2;
+  placement::services::PlacementServer server(*options);
+  if (absl::Status status = server.Start(); !status.ok()) {
+    std::cerr << "placementd: " << status << "\n";
+    return 1;
+  }
+  AnnouncePorts(server);
 
   int signal = 0;
   sigwait(&signals, &signal);
