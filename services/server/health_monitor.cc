@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <optional>
+#include <utility>
 
 #include "services/server/version.h"
 #include "storage/db_session.h"
@@ -17,6 +18,28 @@ std::atomic<int> served_newest{kNewestSchemaVersion};
 // The monitor's own reads are one row each.
 storage::SessionLimits MonitorLimits() {
   return {absl::Seconds(1), absl::Seconds(5)};
+}
+
+// Reads the schema version (and the oldest binary it declares compatible)
+// and judges it against `window`, opening or closing `gate` by the verdict.
+// An unreadable schema leaves the gate as it was: writes fail on their own
+// then, and a blip must not refuse them afterwards.
+absl::StatusOr<std::pair<int, storage::SchemaVerdict>> JudgeAndGate(
+    storage::Migrator& migrator, const storage::SchemaWindow& window,
+    storage::SchemaGate& gate) {
+  absl::StatusOr<int> version = migrator.CurrentVersion();
+  if (!version.ok()) return version.status();
+  absl::StatusOr<std::optional<int>> oldest_binary =
+      migrator.OldestCompatibleBinary();
+  if (!oldest_binary.ok()) return oldest_binary.status();
+  storage::SchemaVerdict verdict =
+      storage::JudgeSchema(window, *version, *oldest_binary);
+  if (verdict.served) {
+    gate.Open();
+  } else {
+    gate.Close(verdict.reason);
+  }
+  return std::make_pair(*version, std::move(verdict));
 }
 
 }  // namespace
@@ -38,8 +61,18 @@ HealthMonitor::HealthMonitor(std::string database_url,
       health_(health),
       interval_(interval),
       ready_(std::move(ready)) {
-  storage::SchemaGate::ForDatabase(database_url_)
-      ->Close("the schema version has not been checked yet");
+  std::shared_ptr<storage::SchemaGate> gate =
+      storage::SchemaGate::ForDatabase(database_url_);
+  gate->Close("the schema version has not been checked yet");
+  // The first judgement before the server takes calls: a write that
+  // arrives at once is judged by the schema, not refused while the thread
+  // below starts.
+  {
+    storage::DbSession session(database_url_, MonitorLimits());
+    storage::Migrator migrator(session, storage::EmbeddedMigrations());
+    (void)JudgeAndGate(migrator, ServedSchemaWindow(), *gate)
+        .status();  // unreadable: closed, and Loop() says why
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -56,27 +89,16 @@ void HealthMonitor::Loop() {
   const storage::SchemaWindow window = ServedSchemaWindow();
   bool first = true;
   do {
-    absl::StatusOr<int> version = migrator.CurrentVersion();
-    absl::StatusOr<std::optional<int>> oldest_binary =
-        version.ok() ? migrator.OldestCompatibleBinary()
-                     : absl::StatusOr<std::optional<int>>(version.status());
-    absl::Status read = oldest_binary.status();
-    storage::SchemaVerdict verdict;
-    if (read.ok()) {
-      verdict = storage::JudgeSchema(window, *version, *oldest_binary);
-      // An unreadable schema leaves the gate as it was: writes fail on
-      // their own then, and a blip must not refuse them afterwards.
-      if (verdict.served) {
-        gate->Open();
-      } else {
-        gate->Close(verdict.reason);
-      }
-    }
+    absl::StatusOr<std::pair<int, storage::SchemaVerdict>> judged =
+        JudgeAndGate(migrator, window, *gate);
+    const absl::Status read = judged.status();
+    const storage::SchemaVerdict verdict =
+        judged.ok() ? judged->second : storage::SchemaVerdict{};
     const bool ready = ready_ == nullptr || ready_();
     const bool ok = verdict.served && ready;
     if (ok != serving_.load() || first) {
       if (ok) {
-        std::cerr << "placementd: database ready (schema " << *version
+        std::cerr << "placementd: database ready (schema " << judged->first
                   << ", this binary serves " << window.oldest << " to "
                   << window.newest << "): SERVING\n";
       } else if (!read.ok()) {

@@ -207,6 +207,9 @@ TEST(RollingUpgradeTest, NewBinaryBeforeMigrateUpRefusesWritesRetryably) {
     auto previous =
         PlacementdProcess::Start(db.url(), {"--newest_schema_version=13"});
     ASSERT_TRUE(previous.ok()) << previous.status();
+    // Writes wait for the first schema check (UNAVAILABLE until then).
+    ASSERT_TRUE((*previous)->WaitForHealth(true, absl::Seconds(15)))
+        << (*previous)->LogTail();
     ASSERT_TRUE(CreatePool((*previous)->channel()).ok())
         << (*previous)->LogTail();
   }
