@@ -2,6 +2,7 @@
 // plans in flight a call is refused at once with RESOURCE_EXHAUSTED, before
 // any planning (no plan is recorded for it), and the server stays healthy
 // and answers again once the plan in flight is done.
+#include <string>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -60,9 +61,12 @@ class PlanOverloadTest : public ::testing::Test {
 
 TEST_F(PlanOverloadTest, BeyondTheBoundACallIsRefusedAtOnceAndNotPlanned) {
   // A plan that holds the only slot: it waits (up to 2 s) for an evidence
-  // version this replica never reaches, then answers with a warning.
+  // version this replica never reaches, then answers with a warning. (A
+  // version far past every transaction begun is refused at once, so this
+  // one is only a million transactions ahead.)
   v1::PlacePlanRequest held_request = request_;
-  held_request.set_min_evidence_version(int64_t{1} << 40);
+  held_request.set_min_evidence_version(
+      std::stoll(server_.db().QueryValue("SELECT txid_current()")) + 1'000'000);
   grpc::Status held_status;
   v1::PlacePlanResponse held;
   std::thread holder([&] {
