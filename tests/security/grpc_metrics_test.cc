@@ -4,9 +4,6 @@
 // one was 19 series, never removed: /metrics and memory grew without bound).
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <set>
 #include <string>
@@ -18,36 +15,12 @@
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "tests/support/in_process_server.h"
+#include "tests/support/metrics_scrape.h"
 
 namespace placement {
 namespace {
 
 using ::placement::testing::InProcessServer;
-
-std::string Scrape(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) ==
-      0) {
-    const std::string request =
-        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-        static_cast<ssize_t>(request.size())) {
-      char buffer[16384];
-      ssize_t n;
-      while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
-        response.append(buffer, static_cast<size_t>(n));
-      }
-    }
-  }
-  close(fd);
-  return response;
-}
 
 // The grpc_method label values of the grpc_server_* series in a scrape.
 std::set<std::string> MethodLabels(const std::string& scrape) {
@@ -109,7 +82,7 @@ TEST(GrpcMetricsTest, MadeUpMethodsShareOneLabelValue) {
     v1::ListSkusResponse response;
     catalog.ListSkus(&context, request, &response);
   }
-  const std::string before = Scrape(port);
+  const std::string before = testing::ScrapeMetrics(port);
   ASSERT_TRUE(absl::StrContains(before, "grpc_method=\"ListSkus\""));
 
   grpc::GenericStub stub(server.channel());
@@ -121,7 +94,7 @@ TEST(GrpcMetricsTest, MadeUpMethodsShareOneLabelValue) {
     ASSERT_NE(status.error_code(), grpc::StatusCode::OK) << i;
   }
 
-  const std::string after = Scrape(port);
+  const std::string after = testing::ScrapeMetrics(port);
   const std::set<std::string> methods = MethodLabels(after);
   // ListSkus and the one value every unregistered path is counted under.
   EXPECT_EQ(methods, (std::set<std::string>{"ListSkus", "unknown"}));
