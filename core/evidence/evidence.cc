@@ -89,9 +89,16 @@ void EvidenceRollup::Add(const MeasuredRun& run) {
   if (run.interconnect == Interconnect::kHostMemory) ++host_memory_runs;
   steps_attempted += std::max<int64_t>(0, run.steps_attempted);
   steps_succeeded += std::max<int64_t>(0, run.steps_succeeded);
-  gpu_hours += run.GpuHours();
+  const double run_gpu_hours = run.GpuHours();
+  gpu_hours += run_gpu_hours;
+  const double run_busy_gpu_hours = std::min(
+      run_gpu_hours, run.gpu_count * std::max<int64_t>(0, run.steps_attempted) *
+                         std::max(0.0, run.step_time_mean_s) / 3600);
+  busy_gpu_hours += run_busy_gpu_hours;
   max_peak_memory_gb = std::max(max_peak_memory_gb, run.peak_memory_gb);
   if (run.outcome == RunOutcome::kSucceeded) {
+    succeeded_gpu_hours += run_gpu_hours;
+    succeeded_busy_gpu_hours += run_busy_gpu_hours;
     succeeded_peak.Add(run.peak_memory_gb);
     succeeded_allocated.Add(run.peak_memory_allocated_gb);
     succeeded_reserved.Add(run.peak_memory_reserved_gb);
@@ -117,6 +124,9 @@ void EvidenceRollup::Merge(const EvidenceRollup& o) {
   steps_attempted += o.steps_attempted;
   steps_succeeded += o.steps_succeeded;
   gpu_hours += o.gpu_hours;
+  busy_gpu_hours += o.busy_gpu_hours;
+  succeeded_gpu_hours += o.succeeded_gpu_hours;
+  succeeded_busy_gpu_hours += o.succeeded_busy_gpu_hours;
   max_peak_memory_gb = std::max(max_peak_memory_gb, o.max_peak_memory_gb);
   succeeded_peak.Merge(o.succeeded_peak);
   succeeded_allocated.Merge(o.succeeded_allocated);
@@ -134,8 +144,17 @@ EvidenceStats Summarize(const EvidenceRollup& r) {
   s.successful_runs = r.successful_runs;
   s.gpu_hours = r.gpu_hours;
   s.steps_succeeded = r.steps_succeeded;
+  s.steps_attempted = r.steps_attempted;
   if (r.steps_succeeded > 0) {
     s.gpu_hours_per_successful_step = r.gpu_hours / r.steps_succeeded;
+  }
+  if (r.busy_gpu_hours > 0 && r.steps_attempted > 0) {
+    s.busy_gpu_hours_per_step = r.busy_gpu_hours / r.steps_attempted;
+  }
+  if (r.succeeded_busy_gpu_hours > 0 && r.successful_runs > 0) {
+    s.startup_gpu_hours_per_run =
+        std::max(0.0, r.succeeded_gpu_hours - r.succeeded_busy_gpu_hours) /
+        r.successful_runs;
   }
   s.median_step_time_s = r.step_time_p50_hist.Quantile(kStepTimeHistogram, 0.5);
   s.p95_step_time_s = r.step_time_p95_hist.Quantile(kStepTimeHistogram, 0.95);
@@ -211,6 +230,15 @@ void InMemoryEvidence::Update(const Recipe& recipe, const std::string& sku_id,
 }
 
 void InMemoryEvidence::AddRun(const Recipe& recipe, MeasuredRun run) {
+  if (!run.pool_name.empty()) {
+    const std::pair<std::string, bool> key{run.pool_name, run.gpu_count > 1};
+    PoolReliabilityRollup pool;
+    if (const PoolReliabilityRollup* existing = pool_reliability_.Find(key)) {
+      pool = *existing;
+    }
+    pool.Add(run);
+    pool_reliability_.Put(key, std::move(pool));
+  }
   Update(recipe, run.sku_id, [&](Entry& entry) {
     run.recipe_key = entry.rollup.recipe_key;
     entry.rollup.Add(run);
@@ -233,6 +261,21 @@ void InMemoryEvidence::SetRollup(const Recipe& recipe,
     entry.rollup.recipe_key = key;
     entry.merged_rollups = 1;
   });
+}
+
+void InMemoryEvidence::SetPoolReliability(const PoolReliabilityRollup& rollup) {
+  pool_reliability_.Put({rollup.pool_name, rollup.multi_gpu}, rollup);
+}
+
+PoolReliabilityRollup InMemoryEvidence::PoolReliability(
+    absl::string_view pool_name, bool multi_gpu) const {
+  const PoolReliabilityRollup* found =
+      pool_reliability_.Find({std::string(pool_name), multi_gpu});
+  if (found != nullptr) return *found;
+  PoolReliabilityRollup empty;
+  empty.pool_name = std::string(pool_name);
+  empty.multi_gpu = multi_gpu;
+  return empty;
 }
 
 bool InMemoryEvidence::Remove(absl::string_view recipe_key,
@@ -262,6 +305,7 @@ std::vector<KeyedEvidence> InMemoryEvidence::All() const {
 }
 
 bool InMemoryEvidence::SameRollups(const InMemoryEvidence& other) const {
+  if (!SamePoolReliability(other)) return false;
   if (by_key_.SharesTreeWith(other.by_key_)) return true;
   if (by_key_.size() != other.by_key_.size()) return false;
   std::vector<const Entry*> mine;
@@ -275,6 +319,19 @@ bool InMemoryEvidence::SameRollups(const InMemoryEvidence& other) const {
   other.by_key_.ForEach([&](const Key&, const EntryPtr& entry) {
     same = same && (mine[i] == entry.get() || mine[i]->rollup == entry->rollup);
     ++i;
+  });
+  return same;
+}
+
+bool InMemoryEvidence::SamePoolReliability(
+    const InMemoryEvidence& other) const {
+  if (pool_reliability_.SharesTreeWith(other.pool_reliability_)) return true;
+  if (pool_reliability_.size() != other.pool_reliability_.size()) return false;
+  bool same = true;
+  pool_reliability_.ForEach([&](const std::pair<std::string, bool>& key,
+                                const PoolReliabilityRollup& mine) {
+    const PoolReliabilityRollup* theirs = other.pool_reliability_.Find(key);
+    same = same && theirs != nullptr && *theirs == mine;
   });
   return same;
 }

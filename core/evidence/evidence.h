@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/evidence/pool_reliability.h"
 #include "core/persistent_map.h"
 #include "core/recipe.h"
 
@@ -143,7 +144,16 @@ struct EvidenceRollup {
   int64_t host_memory_runs = 0;
   int64_t steps_attempted = 0;
   int64_t steps_succeeded = 0;
-  double gpu_hours = 0;           // all attempts, failures and retries included
+  double gpu_hours = 0;  // all attempts, failures and retries included
+  // GPU-hours spent in steps: gpu_count x steps_attempted x the run's mean
+  // step time, over every run. gpu_hours less this is start-up and time
+  // lost to failures (0 in rollups stored before it was kept).
+  double busy_gpu_hours = 0;
+  // The same two figures over the succeeded runs only: their difference is
+  // the start-up (loading the model, compiling, warm-up) of runs that did
+  // not fail.
+  double succeeded_gpu_hours = 0;
+  double succeeded_busy_gpu_hours = 0;
   double max_peak_memory_gb = 0;  // over every run, whatever its outcome
   // Exact peaks of the succeeded runs: peak_memory_gb (of the kind the
   // recipe reports), and the allocator's allocated and reserved peaks of
@@ -171,8 +181,18 @@ struct EvidenceStats {
   int64_t successful_runs = 0;
   double gpu_hours = 0;
   int64_t steps_succeeded = 0;
-  // gpu_hours / steps_succeeded; nullopt when no step ever succeeded.
+  int64_t steps_attempted = 0;
+  // gpu_hours / steps_succeeded; nullopt when no step ever succeeded. Steps
+  // kept by a failed run's checkpoints count as succeeded.
   std::optional<double> gpu_hours_per_successful_step;
+  // GPU-hours per step attempted, start-up and failures left out
+  // (busy_gpu_hours / steps_attempted): what a longer run of the layout
+  // pays per step. nullopt when the rollup has no busy time.
+  std::optional<double> busy_gpu_hours_per_step;
+  // GPU-hours of start-up per succeeded run ((succeeded_gpu_hours -
+  // succeeded_busy_gpu_hours) / successful_runs, never below 0). nullopt
+  // without a succeeded run that reported busy time.
+  std::optional<double> startup_gpu_hours_per_run;
   double median_step_time_s = 0;
   double p95_step_time_s = 0;
   // The peak memory per GPU that the planner fits with (basis MEASURED) and
@@ -232,6 +252,10 @@ class EvidenceSource {
   // SKU order (what a transfer across SKUs starts from).
   virtual std::vector<KeyedEvidence> FindAcrossSkus(
       absl::string_view recipe_key) const = 0;
+  // The pool's failure sums for runs with one GPU (multi_gpu false) or
+  // several; an empty rollup when it has none.
+  virtual PoolReliabilityRollup PoolReliability(absl::string_view pool_name,
+                                                bool multi_gpu) const = 0;
 };
 
 // An EvidenceSource kept in memory (tests; the service keeps one refreshed
@@ -251,6 +275,9 @@ class InMemoryEvidence : public EvidenceSource {
   // Makes `rollup` the whole evidence of (RecipeKey(recipe), rollup.sku_id),
   // replacing what was there (a stored rollup row read again).
   void SetRollup(const Recipe& recipe, const EvidenceRollup& rollup);
+  // Makes `rollup` the whole failure record of (pool, GPU scope), replacing
+  // what was there (a stored pool_reliability_rollups row read again).
+  void SetPoolReliability(const PoolReliabilityRollup& rollup);
   // Removes the evidence of (recipe key, SKU); false if there was none.
   bool Remove(absl::string_view recipe_key, absl::string_view sku_id);
   // How many stored rollups AddRollup/SetRollup merged into (recipe key,
@@ -273,6 +300,8 @@ class InMemoryEvidence : public EvidenceSource {
       absl::string_view sku_id) const override;
   std::vector<KeyedEvidence> FindAcrossSkus(
       absl::string_view recipe_key) const override;
+  PoolReliabilityRollup PoolReliability(absl::string_view pool_name,
+                                        bool multi_gpu) const override;
 
  private:
   struct Entry {
@@ -287,6 +316,7 @@ class InMemoryEvidence : public EvidenceSource {
   // (model, method, SKU id, recipe key)
   using SimilarKey = std::tuple<std::string, int, std::string, std::string>;
   static SimilarKey SimilarKeyOf(const Entry& entry);
+  bool SamePoolReliability(const InMemoryEvidence& other) const;
 
   // The entry of `recipe` on `sku_id` after `change`, stored in both
   // indexes.
@@ -295,6 +325,9 @@ class InMemoryEvidence : public EvidenceSource {
 
   PersistentMap<Key, EntryPtr> by_key_;
   PersistentMap<SimilarKey, EntryPtr> by_similar_;
+  // (pool name, multi GPU): one small row per pool and scope.
+  PersistentMap<std::pair<std::string, bool>, PoolReliabilityRollup>
+      pool_reliability_;
 };
 
 // Evidence of a nearby recipe carried over to `target` (TRANSFERRED).

@@ -80,6 +80,10 @@ class CatalogSnapshot : public core::EvidenceSource {
       absl::string_view recipe_key) const override {
     return evidence.FindAcrossSkus(recipe_key);
   }
+  core::PoolReliabilityRollup PoolReliability(absl::string_view pool_name,
+                                              bool multi_gpu) const override {
+    return evidence.PoolReliability(pool_name, multi_gpu);
+  }
 };
 
 // Reads a whole snapshot in one transaction. `local_writes_included`: how

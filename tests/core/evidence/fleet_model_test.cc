@@ -302,6 +302,10 @@ TEST(PlannerFleetTest, StepTimeOnA100FollowsTheRatioLearnedOnOtherRecipes) {
         absl::string_view key) const override {
       return e_.FindAcrossSkus(key);
     }
+    PoolReliabilityRollup PoolReliability(absl::string_view pool,
+                                          bool multi_gpu) const override {
+      return e_.PoolReliability(pool, multi_gpu);
+    }
 
    private:
     const InMemoryEvidence& e_;
