@@ -61,14 +61,16 @@ def _upload_all(svc, attempts, start_s, plan_id, job, tag):
 
 
 def _bakeoff(world, svc, job, plan, options, clock, result):
-    """Runs each proposed measurement run once; returns when the last ends."""
+    """Runs each proposed measurement run once, for the steps the plan asks
+    (world.bakeoff_steps when it does not say); returns when the last ends."""
     by_pool = {c.pool: layout for c, layout in options}
     end = clock
     for run in plan.bake_off.runs:
         layout = by_pool.get(run.pool)
         if layout is None:
             continue
-        attempts, _ = run_job(world, job.id, layout, world.bakeoff_steps,
+        steps = run.steps or world.bakeoff_steps
+        attempts, _ = run_job(world, job.id, layout, steps,
                               purpose="bakeoff", max_attempts=1)
         end = max(end, _upload_all(svc, attempts, clock, plan.plan_id, job,
                                    "bakeoff"))

@@ -433,6 +433,9 @@ std::optional<TransferredEvidence> TransferEvidence(const KeyedEvidence& source,
   if (s.gpu_hours_per_successful_step) {
     *s.gpu_hours_per_successful_step *= t.step_time_scale;
   }
+  if (s.busy_gpu_hours_per_step) {
+    *s.busy_gpu_hours_per_step *= t.step_time_scale;
+  }
   s.median_step_time_s *= t.step_time_scale;
   s.p95_step_time_s *= t.step_time_scale;
   s.peak_memory_gb *= t.memory_scale;

@@ -1,80 +1,226 @@
 #include "core/plan/bake_off.h"
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/plan/job_cost.h"
+#include "core/plan/measurement_value.h"
 #include "core/plan/rules.h"
 #include "core/recipe.h"
 
 namespace placement::core {
-
 namespace {
 
-// Why the bake-off is proposed: how many runs are unmeasured leaders and how
-// many BORDERLINE fits, and what to run.
-std::string BakeOffReason(const BakeOff& bake_off) {
-  const size_t borderline = static_cast<size_t>(
-      std::count_if(bake_off.runs.begin(), bake_off.runs.end(),
-                    [](const BakeOffRun& r) { return r.borderline; }));
-  const size_t unmeasured = bake_off.runs.size() - borderline;
-  std::string what;
-  if (unmeasured > 0) {
-    what =
-        absl::StrCat(unmeasured, " of the leading candidates ",
-                     unmeasured == 1 ? "has" : "have", " no measured run of ",
-                     unmeasured == 1 ? "its" : "their", " recipe");
+std::string Money(double micros) {
+  return absl::StrFormat("%.2f", micros / 1e6);
+}
+
+// The cost at the pool's internal rate of `steps` steps of `cand`'s layout
+// in one run (start-up and expected rework included).
+double RunCostMicros(const Candidate& cand, int64_t steps) {
+  if (!(cand.expected_gpu_hours > 0)) return 0;
+  const double micros_per_gpu_hour =
+      static_cast<double>(cand.expected_cost_micros) / cand.expected_gpu_hours;
+  const JobCost run =
+      ProjectJobCost({cand.gpu_count, cand.step_gpu_hours,
+                      cand.startup_gpu_hours, cand.failure_rate},
+                     steps);
+  return run.total_gpu_hours * micros_per_gpu_hour;
+}
+
+// A candidate's cost for the whole job as a lognormal: the median (the
+// estimate moved to its band's geometric middle) and the sigma of its
+// step-time band.
+struct CostBelief {
+  double median = 0;
+  double optimistic = 0;  // at the band's lower edge
+  double sigma = 0;
+};
+
+CostBelief BeliefOf(const Candidate& cand) {
+  CostBelief belief;
+  const double cost = static_cast<double>(cand.expected_cost_micros);
+  const Band& band = cand.step_time_s_band;
+  if (!(cand.step_time_s > 0) || !(band.low > 0)) {
+    belief.median = belief.optimistic = cost;
+    return belief;
   }
-  if (borderline > 0) {
-    absl::StrAppend(&what, what.empty() ? "" : "; ", borderline,
-                    borderline == 1 ? " candidate has" : " candidates have",
-                    " a BORDERLINE fit to measure first");
+  belief.median = cost * std::sqrt(band.low * band.high) / cand.step_time_s;
+  belief.optimistic = cost * band.low / cand.step_time_s;
+  belief.sigma = LognormalSigmaOfBand(band);
+  return belief;
+}
+
+BakeOffRun RunOf(const Candidate& cand) {
+  BakeOffRun run;
+  run.pool_name = cand.pool_name;
+  run.sku_id = cand.sku_id;
+  run.gpu_count = cand.gpu_count;
+  run.recipe_key = cand.recipe_key;
+  run.borderline = cand.fit == Fit::kBorderline;
+  return run;
+}
+
+struct Proposal {
+  size_t index = 0;
+  BakeOffRun run;
+  double net_micros = 0;
+};
+
+// The value of measuring candidate `cand` before the job, against the
+// plan's first choice `first`; nullopt (with the reason added to the
+// candidate) when it cannot pay.
+std::optional<Proposal> ValueMeasurement(const Candidate& first,
+                                         int64_t total_steps,
+                                         int64_t demand_steps,
+                                         Candidate* cand) {
+  const double threshold = static_cast<double>(first.expected_cost_micros);
+  const CostBelief belief = BeliefOf(*cand);
+  if (belief.optimistic >= threshold) {
+    cand->reasons.push_back(absl::StrCat(
+        kEvidenceBeatsEstimatesRule,
+        ": not worth measuring: even at its optimistic edge it would cost ",
+        Money(belief.optimistic), " against ", Money(threshold), " on ",
+        first.pool_name));
+    return std::nullopt;
   }
-  return absl::StrCat(kEvidenceBeatsEstimatesRule, ": ", what, "; run recipe ",
-                      bake_off.recipe_key,
-                      bake_off.runs.size() == 1 ? " there" : " on each",
-                      " at equal sequence length, rank and precision");
+  const double per_job =
+      ExpectedShortfall(threshold, belief.median, belief.sigma);
+  const double saving = per_job * static_cast<double>(demand_steps) /
+                        static_cast<double>(std::max<int64_t>(1, total_steps));
+  const int64_t steps =
+      MeasurementSteps(belief.median, threshold, kAssumedStepTimeCv);
+  const double cost = RunCostMicros(*cand, steps);
+  const double win = ProbabilityBelow(threshold, belief.median, belief.sigma);
+  if (saving <= cost) {
+    cand->reasons.push_back(absl::StrFormat(
+        "%s: not worth measuring: a %d-step run would cost %s and is "
+        "expected to save %s over the %d steps of this recipe class still "
+        "expected (%.0f%% chance it is cheaper than %s)",
+        kEvidenceBeatsEstimatesRule, steps, Money(cost), Money(saving),
+        demand_steps, 100 * win, first.pool_name));
+    return std::nullopt;
+  }
+  Proposal p;
+  p.net_micros = saving - cost;
+  p.run = RunOf(*cand);
+  p.run.steps = steps;
+  p.run.cost_micros = static_cast<int64_t>(std::llround(cost));
+  p.run.expected_saving_micros = static_cast<int64_t>(std::llround(saving));
+  p.run.win_probability = win;
+  p.run.reason = absl::StrFormat(
+      "%s: measure %s (%s x%d) for %d steps: the run costs about %s and is "
+      "expected to save %s over the %d steps of this recipe class still "
+      "expected, since it has a %.0f%% chance of being cheaper than %s (its "
+      "cost %s to %s against %s)",
+      kEvidenceBeatsEstimatesRule, cand->pool_name, cand->sku_id,
+      cand->gpu_count, steps, Money(cost), Money(saving), demand_steps,
+      100 * win, first.pool_name, Money(belief.optimistic),
+      Money(static_cast<double>(cand->expected_cost_micros) *
+            cand->step_time_s_band.high / std::max(1e-9, cand->step_time_s)),
+      Money(threshold));
+  return p;
+}
+
+std::string BakeOffReason(const BakeOff& bake_off, bool first_borderline) {
+  if (first_borderline) {
+    return absl::StrCat(kEvidenceBeatsEstimatesRule,
+                        ": no pool FITS at the band's upper edge; run recipe ",
+                        bake_off.recipe_key,
+                        " first where it is BORDERLINE before the job relies "
+                        "on it");
+  }
+  int64_t saving = 0;
+  int64_t cost = 0;
+  for (const BakeOffRun& r : bake_off.runs) {
+    saving = std::max(saving, r.expected_saving_micros);
+    cost += r.cost_micros;
+  }
+  return absl::StrCat(
+      kEvidenceBeatsEstimatesRule, ": measuring ",
+      bake_off.runs.size() == 1 ? "one unmeasured candidate"
+                                : "unmeasured candidates",
+      " is expected to save up to ", Money(static_cast<double>(saving)),
+      " over ", bake_off.expected_demand_steps,
+      " steps of this recipe class for ", Money(static_cast<double>(cost)),
+      " of runs; run recipe ", bake_off.recipe_key,
+      " at equal sequence length, rank and precision");
 }
 
 }  // namespace
 
 std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
+                                      int64_t demand_steps,
                                       std::vector<Candidate>* candidates) {
+  if (candidates->empty()) return std::nullopt;
   BakeOff bake_off;
-  for (size_t i = 0; i < candidates->size(); ++i) {
-    Candidate& cand = (*candidates)[i];
-    const bool borderline = cand.fit == Fit::kBorderline;
-    const bool leading_unmeasured =
-        i < static_cast<size_t>(kLeadingCandidates) &&
-        cand.basis != EvidenceBasis::kMeasured;
-    if (!borderline && !leading_unmeasured) continue;
-    cand.measure_first = true;
-    const bool seen = std::any_of(
-        bake_off.runs.begin(), bake_off.runs.end(), [&](const BakeOffRun& r) {
-          return r.sku_id == cand.sku_id && r.recipe_key == cand.recipe_key;
-        });
-    if (!seen) {
-      bake_off.runs.push_back({cand.pool_name, cand.sku_id, cand.gpu_count,
-                               cand.recipe_key, borderline});
+  bake_off.expected_demand_steps = std::max(demand_steps, request.total_steps);
+  Candidate& first = candidates->front();
+  const bool first_borderline =
+      first.fit == Fit::kBorderline && first.basis != EvidenceBasis::kMeasured;
+  std::vector<Proposal> proposals;
+  if (first_borderline) {
+    Proposal p;
+    p.run = RunOf(first);
+    p.run.steps = kMinMeasurementSteps;
+    p.run.cost_micros =
+        static_cast<int64_t>(std::llround(RunCostMicros(first, p.run.steps)));
+    p.run.reason = absl::StrCat(kEvidenceBeatsEstimatesRule,
+                                ": BORDERLINE, measure the peak in a ",
+                                p.run.steps, "-step run (about ",
+                                Money(static_cast<double>(p.run.cost_micros)),
+                                ") before the job relies on it");
+    proposals.push_back(std::move(p));
+  } else {
+    std::set<std::pair<std::string, std::string>> valued;  // (SKU, key)
+    for (size_t i = 1; i < candidates->size(); ++i) {
+      Candidate& cand = (*candidates)[i];
+      if (cand.basis == EvidenceBasis::kMeasured) continue;
+      // Evidence is per (recipe key, SKU): a twin pool's run measures both.
+      if (!valued.emplace(cand.sku_id, cand.recipe_key).second) continue;
+      if (auto p = ValueMeasurement(first, request.total_steps,
+                                    bake_off.expected_demand_steps, &cand)) {
+        p->index = i;
+        proposals.push_back(*std::move(p));
+      }
+    }
+    std::stable_sort(proposals.begin(), proposals.end(),
+                     [](const Proposal& a, const Proposal& b) {
+                       return a.net_micros > b.net_micros;
+                     });
+    if (proposals.size() > static_cast<size_t>(kMaxMeasurementRuns)) {
+      proposals.resize(kMaxMeasurementRuns);
     }
   }
-  if (bake_off.runs.empty()) return std::nullopt;
-  const Candidate* first = nullptr;
-  for (const Candidate& c : *candidates) {
-    if (c.measure_first) {
-      first = &c;
-      break;
+  if (proposals.empty()) return std::nullopt;
+  for (Proposal& p : proposals) {
+    (*candidates)[p.index].reasons.push_back(p.run.reason);
+    // A twin pool of the same SKU is measured by the same run.
+    for (Candidate& cand : *candidates) {
+      if (cand.sku_id == p.run.sku_id && cand.recipe_key == p.run.recipe_key) {
+        cand.measure_first = true;
+      }
     }
+    bake_off.runs.push_back(std::move(p.run));
   }
-  bake_off.recipe_key = first->recipe_key;
-  bake_off.recipe = first->recipe;
-  bake_off.settings = DescribeSettings(first->recipe);
-  bake_off.measure = {"peak memory per GPU", "step time (p50, p95)",
+  const Candidate& lead = (*candidates)[proposals.front().index];
+  bake_off.recipe_key = lead.recipe_key;
+  bake_off.recipe = lead.recipe;
+  bake_off.settings = DescribeSettings(lead.recipe);
+  bake_off.measure = {"peak memory per GPU",
+                      "step time (p50, p95)",
                       "steps attempted and succeeded, retries, failures",
+                      "start and end of the run (its start-up is the wall "
+                      "time its steps do not explain)",
                       "whether CPU/NVMe offload was needed",
                       "which link the collectives used (NVLink, PCIe, host "
                       "memory)"};
-  bake_off.reason = BakeOffReason(bake_off);
+  bake_off.reason = BakeOffReason(bake_off, first_borderline);
   if (request.serving) {
     bake_off.eval_requirement = CheckServeWhatYouEvaluated(
         bake_off.recipe, bake_off.runs.front().sku_id, request.serving->sku_id,

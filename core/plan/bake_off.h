@@ -8,15 +8,21 @@
 
 namespace placement::core {
 
-// How many leading candidates must be MEASURED before no bake-off is
-// proposed.
-inline constexpr int kLeadingCandidates = 3;
+// At most this many measurement runs in one bake-off: the one worth the
+// most, and one more if it is worth its cost too.
+inline constexpr int kMaxMeasurementRuns = 2;
 
-// The bake-off over ranked `candidates`: every BORDERLINE candidate and
-// every unmeasured one among the kLeadingCandidates first, one run per (SKU,
-// recipe key); flags them measure_first. Its recipe is that of the first
-// candidate flagged. nullopt when there is nothing to measure.
+// The bake-off over ranked `candidates`, by the value of information: an
+// unmeasured candidate other than the first is proposed for a short run
+// when what measuring it is expected to save over `demand_steps` (this
+// request's steps and the recipe class's expected remaining demand)
+// exceeds what the run costs, and never when it cannot beat the first even
+// at its optimistic edge. A first candidate that is BORDERLINE (none
+// FITS) is proposed too: it must run before the job can rely on it. Flags
+// the proposed candidates measure_first and explains, in money, why each
+// run is or is not worth it. nullopt when nothing is worth measuring.
 std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
+                                      int64_t demand_steps,
                                       std::vector<Candidate>* candidates);
 
 }  // namespace placement::core

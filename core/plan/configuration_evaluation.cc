@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/models/step_time_model.h"
 #include "core/money.h"
+#include "core/plan/job_cost.h"
 #include "core/plan/ranking.h"
 
 namespace placement::core {
@@ -17,12 +18,12 @@ namespace {
 // --- EvaluateConfiguration's steps. ---
 
 // The rules a configuration must pass before it is estimated: quota,
-// collectives need fabric, inter-node fabric and, when measured, retries
-// cost money.
+// collectives need fabric and inter-node fabric. Failed runs do not reject
+// a configuration (one preemption must not ban a pool for good): they
+// price it, through the pool's failure rate and the GPU-hours they used.
 std::optional<RuleRejection> CheckLayoutRules(const Recipe& recipe,
                                               const Pool& pool,
-                                              const GpuSku& sku, int max_gpus,
-                                              const EvidenceStats* measured) {
+                                              const GpuSku& sku, int max_gpus) {
   if (auto r = CheckQuota(recipe, pool, max_gpus)) {
     return RuleRejection{kQuotaRule, r->reason};
   }
@@ -31,11 +32,6 @@ std::optional<RuleRejection> CheckLayoutRules(const Recipe& recipe,
   }
   if (auto r = CheckInterNodeFabric(recipe, pool)) {
     return RuleRejection{kInterNodeFabricRule, r->reason};
-  }
-  if (measured != nullptr) {
-    if (auto r = CheckRetriesCostMoney(*measured)) {
-      return RuleRejection{kRetriesCostMoneyRule, r->reason};
-    }
   }
   return std::nullopt;
 }
@@ -119,22 +115,46 @@ void FillFitAndBasis(const Pool& pool, const GpuSku& sku, const Recipe& recipe,
   }
 }
 
+// Whether this SKU's runs (measured, or transferred from a nearby recipe)
+// give a step time: some step was attempted and timed.
+bool HasMeasuredSteps(const EvidenceInUse& ev) {
+  return ev.same_sku != nullptr && (ev.same_sku->busy_gpu_hours_per_step ||
+                                    ev.same_sku->gpu_hours_per_successful_step);
+}
+
 // Step time from this SKU's runs (measured, or transferred from a nearby
-// recipe). Returns the GPU-hours per successful step.
+// recipe), and their start-up when measured. Returns the GPU-hours per
+// step: the runs' busy time per step attempted, or, for rollups stored
+// before busy time was kept, their GPU-hours per successful step (start-up
+// and failures included, so dearer for short runs).
 double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
                             const Pool& pool, const GpuSku& sku,
                             const EvidenceInUse& ev, bool explain,
                             Candidate* cand) {
   const EvidenceStats& stats = *ev.same_sku;
-  const double per_step_gpu_hours = *stats.gpu_hours_per_successful_step;
-  cand->step_time_s = stats.median_step_time_s > 0
-                          ? stats.median_step_time_s
-                          : per_step_gpu_hours * 3600 / recipe.gpu_count;
+  const double per_step_gpu_hours = stats.busy_gpu_hours_per_step
+                                        ? *stats.busy_gpu_hours_per_step
+                                        : *stats.gpu_hours_per_successful_step;
+  const double mean_step_s = per_step_gpu_hours * 3600 / recipe.gpu_count;
+  cand->step_time_s =
+      stats.busy_gpu_hours_per_step || !(stats.median_step_time_s > 0)
+          ? mean_step_s
+          : stats.median_step_time_s;
   cand->step_time_s_band =
       ev.measured != nullptr
           ? Band{cand->step_time_s,
                  std::max(cand->step_time_s, stats.p95_step_time_s)}
           : StepTimeBand(cand->step_time_s);
+  if (stats.startup_gpu_hours_per_run) {
+    cand->startup_gpu_hours = *stats.startup_gpu_hours_per_run;
+    cand->startup_measured = true;
+  } else if (!stats.busy_gpu_hours_per_step) {
+    // Runs without busy time: their GPU-hours per successful step already
+    // hold their start-up and failures.
+    cand->startup_gpu_hours = 0;
+    cand->startup_measured = true;
+    cand->failures_in_step_figure = true;
+  }
   if (explain) {
     cand->prior_step_time_s =
         EstimateStepTime(recipe, arch, sku, pool).step_time_s;
@@ -212,19 +232,36 @@ double StepTimeFromModel(const Recipe& recipe, const ModelArchitecture& arch,
 }
 
 // GPU-hours, cost (saturated: never wrapping to a cheap-looking figure) and
-// wall time of the whole job.
+// wall time of the whole job: start-up, the steps, and the rework the
+// pool's failures are expected to cost over the hours the job holds it.
 void EstimateJob(int64_t total_steps, const Pool& pool, const Recipe& recipe,
-                 double per_step_gpu_hours, Candidate* cand) {
-  cand->gpu_hours_per_1k_successful_steps = per_step_gpu_hours * 1000;
-  cand->expected_gpu_hours = per_step_gpu_hours * total_steps;
+                 double per_step_gpu_hours, const ConfigurationEvidence& ev,
+                 Candidate* cand) {
+  const int gpus = recipe.gpu_count;
+  if (!cand->startup_measured) {
+    cand->startup_gpu_hours = gpus * kPriorStartupSeconds / 3600;
+  }
+  cand->step_gpu_hours = per_step_gpu_hours;
+  const PoolReliabilityRollup none;
+  cand->failure_rate = EstimateFailureRate(
+      ev.pool_single_gpu != nullptr ? *ev.pool_single_gpu : none,
+      ev.pool_multi_gpu != nullptr ? *ev.pool_multi_gpu : none, gpus > 1,
+      cand->startup_gpu_hours / gpus);
+  FailureRate priced = cand->failure_rate;
+  if (cand->failures_in_step_figure) priced.per_hour = 0;
+  const JobCost cost = ProjectJobCost(
+      {gpus, per_step_gpu_hours, cand->startup_gpu_hours, priced}, total_steps);
+  cand->rework_gpu_hours = cost.rework_gpu_hours;
+  cand->expected_gpu_hours = cost.total_gpu_hours;
+  cand->gpu_hours_per_1k_successful_steps =
+      total_steps > 0 ? cand->expected_gpu_hours / total_steps * 1000 : 0;
   cand->expected_cost_micros = CostMicros(
       cand->expected_gpu_hours, pool.internal_rate_micros_per_gpu_hour);
   if (pool.list_price_micros_per_gpu_hour) {
     cand->list_price_cost_micros = CostMicros(
         cand->expected_gpu_hours, *pool.list_price_micros_per_gpu_hour);
   }
-  cand->expected_wall_time =
-      absl::Seconds(cand->expected_gpu_hours * 3600 / recipe.gpu_count);
+  cand->expected_wall_time = absl::Seconds(cost.wall_hours * 3600);
 }
 
 std::optional<RuleRejection> CheckDeadline(const PlanConstraints& c,
@@ -330,8 +367,7 @@ ConfigurationOutcome EvaluateConfiguration(
     out.rejection = std::move(r);
     return out;
   };
-  if (auto r =
-          CheckLayoutRules(recipe, pool, sku, c.max_gpus, evidence.measured)) {
+  if (auto r = CheckLayoutRules(recipe, pool, sku, c.max_gpus)) {
     return reject(*std::move(r));
   }
   const EvidenceInUse ev = ResolveEvidence(evidence);
@@ -347,11 +383,12 @@ ConfigurationOutcome EvaluateConfiguration(
   FillFitAndBasis(pool, sku, recipe, out.fit, ev, &cand);
   cand.prior_peak_memory_gb = out.predicted_memory.total_gb;
   const double per_step_gpu_hours =
-      ev.same_sku != nullptr && ev.same_sku->gpu_hours_per_successful_step
+      HasMeasuredSteps(ev)
           ? StepTimeFromEvidence(recipe, arch, pool, sku, ev, explain, &cand)
           : StepTimeFromModel(recipe, arch, pool, sku, ev,
                               evidence.fleet_step_time, explain, &cand);
-  EstimateJob(request.total_steps, pool, recipe, per_step_gpu_hours, &cand);
+  EstimateJob(request.total_steps, pool, recipe, per_step_gpu_hours, evidence,
+              &cand);
   if (auto r = CheckDeadline(c, cand, explain)) return reject(*std::move(r));
   if (!explain) return out;
   ExplainCandidate(request, recipe, pool, sku, out.fit, ev, per_step_gpu_hours,

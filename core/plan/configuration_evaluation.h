@@ -41,6 +41,9 @@ struct ConfigurationEvidence {
   const FleetStepTime* fleet_step_time = nullptr;
   // The fleet's factor on the predicted memory (without measured evidence).
   double memory_scale = 1;
+  // The pool's failure sums for single- and multi-GPU runs (null: none).
+  const PoolReliabilityRollup* pool_single_gpu = nullptr;
+  const PoolReliabilityRollup* pool_multi_gpu = nullptr;
 };
 
 // Checks one configuration on `pool` (quota, fabric, inter-node fabric,

@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "core/evidence/evidence.h"
+#include "core/evidence/pool_reliability.h"
 #include "core/models/fit.h"
 #include "core/models/memory_model.h"
 #include "core/plan/rules.h"
@@ -69,7 +70,24 @@ struct Candidate {
   Band peak_memory_gb_band;   // narrow when measured
   double headroom_gb = 0;     // card memory - peak_memory_gb
   double gpu_hours_per_1k_successful_steps = 0;
+  // expected_gpu_hours = startup_gpu_hours + total_steps x step_gpu_hours
+  // + rework_gpu_hours: what each term rests on is in the reasons.
   double expected_gpu_hours = 0;
+  // Loading the model, compiling, warming up: once per run (measured as the
+  // succeeded runs' wall time less their busy time, else a prior).
+  double startup_gpu_hours = 0;
+  bool startup_measured = false;
+  // GPU-hours per step, start-up and failures left out: the same for a
+  // 300-step measurement and a 10,000-step job of the layout.
+  double step_gpu_hours = 0;
+  // Expected GPU-hours lost to the pool's failures: rate x hours held x
+  // what one failure loses (progress since the last checkpoint, detection,
+  // the relaunch's start-up).
+  double rework_gpu_hours = 0;
+  FailureRate failure_rate;  // of this layout on the pool
+  // The step figure is GPU-hours per successful step of runs that did not
+  // report busy time: start-up and failures are in it, not added again.
+  bool failures_in_step_figure = false;
   int64_t expected_cost_micros = 0;               // at the pool's internal rate
   std::optional<int64_t> list_price_cost_micros;  // brochure, for contrast
   absl::Duration expected_wall_time;
@@ -109,6 +127,16 @@ struct BakeOffRun {
   // (the bake-off's recipe_key when the request fixed the layout).
   std::string recipe_key;
   bool borderline = false;  // in the bake-off because its fit is BORDERLINE
+  // As short as the confidence it needs allows.
+  int64_t steps = 0;
+  // What the run is expected to cost, and what measuring it is expected to
+  // save over the recipe class's expected remaining demand (the value of
+  // the information), both at the pool's internal rate.
+  int64_t cost_micros = 0;
+  int64_t expected_saving_micros = 0;
+  // The chance that it turns out cheaper than the plan's first choice.
+  double win_probability = 0;
+  std::string reason;  // why it is worth its cost, in money
 };
 
 // Proposed when the leading candidates lack measured evidence: the same
@@ -118,6 +146,10 @@ struct BakeOff {
   Recipe recipe;         // normalized: the settings to hold equal
   std::string settings;  // DescribeSettings(recipe)
   std::vector<BakeOffRun> runs;
+  // The steps of this recipe class the fleet is expected to run still:
+  // this request's, plus as many as its history ran (what the savings are
+  // counted over).
+  int64_t expected_demand_steps = 0;
   std::vector<std::string> measure;  // what each run must record
   std::optional<std::string> eval_requirement;
   std::string reason;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -357,10 +358,17 @@ PoolVerdict EvaluatePool(const Pool& pool, PlanContext* ctx) {
   // A single configuration is explained at once; a search explains only
   // the configuration it keeps (and the one it reports).
   const bool search = count > 1;
+  const PoolReliabilityRollup single_gpu =
+      ctx->evidence.PoolReliability(pool.name, /*multi_gpu=*/false);
+  const PoolReliabilityRollup multi_gpu =
+      ctx->evidence.PoolReliability(pool.name, /*multi_gpu=*/true);
   auto evaluate = [&](size_t i, bool explain) {
-    ConfigurationOutcome o = EvaluateConfiguration(
-        ctx->request, entry.configurations[i], ctx->arch, entry.predicted[i],
-        pool, sku, entry.evidence[i].View(ctx->memory_scale), explain);
+    ConfigurationEvidence evidence = entry.evidence[i].View(ctx->memory_scale);
+    evidence.pool_single_gpu = &single_gpu;
+    evidence.pool_multi_gpu = &multi_gpu;
+    ConfigurationOutcome o =
+        EvaluateConfiguration(ctx->request, entry.configurations[i], ctx->arch,
+                              entry.predicted[i], pool, sku, evidence, explain);
     o.recipe_key = entry.keys[i];
     o.candidate.recipe_key = entry.keys[i];
     return o;
@@ -394,6 +402,24 @@ PoolVerdict EvaluatePool(const Pool& pool, PlanContext* ctx) {
     cand.reasons.insert(cand.reasons.begin(), first.begin(), first.end());
   }
   return {std::move(cand), std::nullopt};
+}
+
+// The steps the fleet has run of the candidates' recipes, on any SKU: how
+// much of this recipe class was asked for so far, and so (a class asked
+// for n times is likely to be asked for about as often again) how much is
+// still to come.
+int64_t ClassHistorySteps(const std::vector<Candidate>& candidates,
+                          const EvidenceSource& evidence) {
+  std::set<std::pair<std::string, std::string>> seen;
+  int64_t steps = 0;
+  for (const Candidate& cand : candidates) {
+    for (const KeyedEvidence& e : evidence.FindAcrossSkus(cand.recipe_key)) {
+      if (seen.emplace(e.stats.recipe_key, e.stats.sku_id).second) {
+        steps += e.stats.steps_succeeded;
+      }
+    }
+  }
+  return steps;
 }
 
 }  // namespace
@@ -440,7 +466,10 @@ absl::StatusOr<PlanResult> PlanValidatedRequest(const PlanRequest& request,
   result.recipe_key = RecipeKey(result.recipe);
   result.predicted_memory =
       PredictPeakMemory(result.recipe, *arch, DefaultMemoryModelConstants());
-  result.bake_off = ProposeBakeOff(request, &result.candidates);
+  result.bake_off = ProposeBakeOff(
+      request,
+      request.total_steps + ClassHistorySteps(result.candidates, evidence),
+      &result.candidates);
   return result;
 }
 

@@ -105,51 +105,102 @@ core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
   return request;
 }
 
+namespace {
+
+void FailureRateToProto(const core::FailureRate& in, v1::FailureRate* out) {
+  out->set_per_hour(in.per_hour);
+  BandToProto(in.per_hour_band, out->mutable_per_hour_band());
+  out->set_failures(in.failures);
+  out->set_run_hours(in.hours);
+  out->set_lost_hours_per_failure(in.lost_hours_per_failure);
+  out->set_lost_hours_measured(in.lost_hours_measured);
+}
+
+// The estimate's figures and what they rest on.
+void CandidateEstimateToProto(const core::Candidate& c,
+                              v1::PlacementCandidate* p) {
+  BandToProto(c.peak_memory_gb_band, p->mutable_peak_memory_gb_band());
+  p->set_step_time_s(c.step_time_s);
+  BandToProto(c.step_time_s_band, p->mutable_step_time_s_band());
+  p->set_peak_memory_gb(c.peak_memory_gb);
+  p->set_headroom_gb(c.headroom_gb);
+  p->set_gpu_hours_per_1k_successful_steps(c.gpu_hours_per_1k_successful_steps);
+  p->set_expected_gpu_hours(c.expected_gpu_hours);
+  p->set_startup_gpu_hours(c.startup_gpu_hours);
+  p->set_startup_measured(c.startup_measured);
+  p->set_step_gpu_hours(c.step_gpu_hours);
+  p->set_rework_gpu_hours(c.rework_gpu_hours);
+  FailureRateToProto(c.failure_rate, p->mutable_failure_rate());
+  p->set_expected_cost_micros(c.expected_cost_micros);
+  if (c.list_price_cost_micros.has_value()) {
+    p->set_list_price_cost_micros(*c.list_price_cost_micros);
+  }
+  DurationToProto(c.expected_wall_time, p->mutable_expected_wall_time());
+  p->set_basis(BasisToProto(c.basis));
+  p->set_evidence_runs(c.evidence_runs);
+  p->set_confidence(ConfidenceToProto(c.confidence));
+  p->set_transferred_from_recipe_key(c.transferred_from_recipe_key);
+  p->set_transferred_from_sku(c.transferred_from_sku_id);
+  p->set_prior_peak_memory_gb(c.prior_peak_memory_gb);
+  p->set_prior_step_time_s(c.prior_step_time_s);
+}
+
+void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {
+  p->set_rank(c.rank);
+  p->set_pool(c.pool_name);
+  p->set_sku(c.sku_id);
+  p->set_gpu_count(c.gpu_count);
+  p->set_fit(FitToProto(c.fit));
+  // The deprecated boolean, for older clients: a candidate fits or is
+  // borderline (what does not fit is a rejection).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  p->set_fits(c.fits);
+#pragma GCC diagnostic pop
+  *p->mutable_recipe() = RecipeToProto(c.recipe);
+  p->set_recipe_key(c.recipe_key);
+  p->set_measure_first(c.measure_first);
+  CandidateEstimateToProto(c, p);
+  if (c.eval_requirement.has_value()) {
+    p->set_eval_requirement(*c.eval_requirement);
+  }
+  for (const std::string& reason : c.reasons) p->add_reasons(reason);
+  for (const std::string& warning : c.warnings) p->add_warnings(warning);
+}
+
+void BakeOffToProto(const core::BakeOff& b, v1::BakeOff* p) {
+  p->set_recipe_key(b.recipe_key);
+  *p->mutable_recipe() = RecipeToProto(b.recipe);
+  p->set_settings(b.settings);
+  for (const core::BakeOffRun& run : b.runs) {
+    v1::BakeOffRun* r = p->add_runs();
+    r->set_pool(run.pool_name);
+    r->set_sku(run.sku_id);
+    r->set_gpu_count(run.gpu_count);
+    r->set_recipe_key(run.recipe_key);
+    r->set_borderline(run.borderline);
+    r->set_steps(run.steps);
+    r->set_cost_micros(run.cost_micros);
+    r->set_expected_saving_micros(run.expected_saving_micros);
+    r->set_win_probability(run.win_probability);
+    r->set_reason(run.reason);
+  }
+  p->set_expected_demand_steps(b.expected_demand_steps);
+  for (const std::string& m : b.measure) p->add_measure(m);
+  if (b.eval_requirement.has_value()) {
+    p->set_eval_requirement(*b.eval_requirement);
+  }
+  p->set_reason(b.reason);
+}
+
+}  // namespace
+
 v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
   v1::PlacePlanResponse out;
   out.set_recipe_key(result.recipe_key);
   *out.mutable_recipe() = RecipeToProto(result.recipe);
   for (const core::Candidate& c : result.candidates) {
-    v1::PlacementCandidate* p = out.add_candidates();
-    p->set_rank(c.rank);
-    p->set_pool(c.pool_name);
-    p->set_sku(c.sku_id);
-    p->set_gpu_count(c.gpu_count);
-    p->set_fit(FitToProto(c.fit));
-    // The deprecated boolean, for older clients: a candidate fits or is
-    // borderline (what does not fit is a rejection).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    p->set_fits(c.fits);
-#pragma GCC diagnostic pop
-    *p->mutable_recipe() = RecipeToProto(c.recipe);
-    p->set_recipe_key(c.recipe_key);
-    BandToProto(c.peak_memory_gb_band, p->mutable_peak_memory_gb_band());
-    p->set_step_time_s(c.step_time_s);
-    BandToProto(c.step_time_s_band, p->mutable_step_time_s_band());
-    p->set_measure_first(c.measure_first);
-    p->set_peak_memory_gb(c.peak_memory_gb);
-    p->set_headroom_gb(c.headroom_gb);
-    p->set_gpu_hours_per_1k_successful_steps(
-        c.gpu_hours_per_1k_successful_steps);
-    p->set_expected_gpu_hours(c.expected_gpu_hours);
-    p->set_expected_cost_micros(c.expected_cost_micros);
-    if (c.list_price_cost_micros.has_value()) {
-      p->set_list_price_cost_micros(*c.list_price_cost_micros);
-    }
-    DurationToProto(c.expected_wall_time, p->mutable_expected_wall_time());
-    p->set_basis(BasisToProto(c.basis));
-    p->set_evidence_runs(c.evidence_runs);
-    p->set_confidence(ConfidenceToProto(c.confidence));
-    p->set_transferred_from_recipe_key(c.transferred_from_recipe_key);
-    p->set_transferred_from_sku(c.transferred_from_sku_id);
-    p->set_prior_peak_memory_gb(c.prior_peak_memory_gb);
-    p->set_prior_step_time_s(c.prior_step_time_s);
-    if (c.eval_requirement.has_value()) {
-      p->set_eval_requirement(*c.eval_requirement);
-    }
-    for (const std::string& reason : c.reasons) p->add_reasons(reason);
-    for (const std::string& warning : c.warnings) p->add_warnings(warning);
+    CandidateToProto(c, out.add_candidates());
   }
   for (const core::Rejection& r : result.rejections) {
     v1::PoolRejection* p = out.add_rejections();
@@ -159,24 +210,7 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
     p->set_reason(r.reason);
   }
   if (result.bake_off.has_value()) {
-    const core::BakeOff& b = *result.bake_off;
-    v1::BakeOff* p = out.mutable_bake_off();
-    p->set_recipe_key(b.recipe_key);
-    *p->mutable_recipe() = RecipeToProto(b.recipe);
-    p->set_settings(b.settings);
-    for (const core::BakeOffRun& run : b.runs) {
-      v1::BakeOffRun* r = p->add_runs();
-      r->set_pool(run.pool_name);
-      r->set_sku(run.sku_id);
-      r->set_gpu_count(run.gpu_count);
-      r->set_recipe_key(run.recipe_key);
-      r->set_borderline(run.borderline);
-    }
-    for (const std::string& m : b.measure) p->add_measure(m);
-    if (b.eval_requirement.has_value()) {
-      p->set_eval_requirement(*b.eval_requirement);
-    }
-    p->set_reason(b.reason);
+    BakeOffToProto(*result.bake_off, out.mutable_bake_off());
   }
   if (result.eval_requirement.has_value()) {
     out.set_eval_requirement(*result.eval_requirement);

@@ -239,7 +239,9 @@ TEST(PlannerTest, CheaperCardThatFailsAndRetriesLoses) {
   EXPECT_TRUE(HasWarning(*l40s, kRetriesCostMoneyRule));
 }
 
-TEST(PlannerTest, UnmeasuredPairProposesEqualSettingsBakeOff) {
+// Neither card measured: the job will measure the first; the runner-up is
+// worth a short run at equal settings over 10,000 steps of demand.
+TEST(PlannerTest, UnmeasuredPairProposesAnEqualSettingsRunOfTheRunnerUp) {
   const std::vector<Pool> pools = {
       TrainingPool("l40s-train", kL40s, Fabric::kPcie),
       TrainingPool("a100-train", kA100, Fabric::kNvlink)};
@@ -261,9 +263,12 @@ TEST(PlannerTest, UnmeasuredPairProposesEqualSettingsBakeOff) {
   EXPECT_THAT(b.settings, ::testing::HasSubstr("sequence_length=2048"));
   EXPECT_THAT(b.settings, ::testing::HasSubstr("lora_rank=16"));
   EXPECT_THAT(b.settings, ::testing::HasSubstr("precision=BF16"));
-  std::vector<std::string> skus;
-  for (const BakeOffRun& run : b.runs) skus.push_back(run.sku_id);
-  EXPECT_THAT(skus, ::testing::UnorderedElementsAre(kL40s, kA100));
+  ASSERT_EQ(b.runs.size(), 1u);
+  EXPECT_EQ(b.runs[0].sku_id, plan->candidates[1].sku_id);
+  EXPECT_EQ(b.runs[0].recipe_key, RecipeKey(Lora8b()));
+  EXPECT_GT(b.runs[0].expected_saving_micros, b.runs[0].cost_micros);
+  EXPECT_TRUE(plan->candidates[1].measure_first);
+  EXPECT_FALSE(plan->candidates[0].measure_first);
   // Serving in FP8 after training in BF16 needs an eval.
   EXPECT_TRUE(b.eval_requirement.has_value());
   EXPECT_TRUE(plan->eval_requirement.has_value());
@@ -285,7 +290,8 @@ TEST(PlannerTest, TransferredEvidenceIsLabelled) {
   // Twice the tokens: about twice the GPU-hours per step.
   EXPECT_GT(c.gpu_hours_per_1k_successful_steps, 0.5 * 1.9);
   EXPECT_LT(c.gpu_hours_per_1k_successful_steps, 0.5 * 2.3);
-  EXPECT_TRUE(plan->bake_off.has_value());  // transferred is not measured
+  // The only pool: the job itself measures it, no run before it.
+  EXPECT_FALSE(plan->bake_off.has_value());
 }
 
 TEST(PlannerTest, ServingSharedAndDisallowedPoolsAndDeadline) {

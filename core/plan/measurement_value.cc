@@ -1,0 +1,48 @@
+#include "core/plan/measurement_value.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace placement::core {
+namespace {
+
+constexpr double kZ90 = 1.2815515655446004;  // the standard normal's p90
+
+double NormalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+}  // namespace
+
+double LognormalSigmaOfBand(const Band& band) {
+  if (!(band.low > 0) || !(band.high > band.low)) return 0;
+  return std::log(band.high / band.low) / (2 * kZ90);
+}
+
+double ExpectedShortfall(double threshold, double median, double sigma) {
+  if (!(threshold > 0) || !(median > 0)) return 0;
+  if (!(sigma > 0)) return std::max(0.0, threshold - median);
+  // The value of a put struck at `threshold` on a lognormal (Black's
+  // formula without discounting).
+  const double z = std::log(threshold / median) / sigma;
+  return threshold * NormalCdf(z) -
+         median * std::exp(sigma * sigma / 2) * NormalCdf(z - sigma);
+}
+
+double ProbabilityBelow(double threshold, double median, double sigma) {
+  if (!(threshold > 0) || !(median > 0)) return 0;
+  if (!(sigma > 0)) return median < threshold ? 1 : 0;
+  return NormalCdf(std::log(threshold / median) / sigma);
+}
+
+int64_t MeasurementSteps(double estimate, double threshold,
+                         double step_time_cv) {
+  if (!(estimate > 0) || !(threshold > 0)) return kMinMeasurementSteps;
+  // The standard error of a mean over n steps is cv / sqrt(n); it must be
+  // below half the gap (never planned for a gap under 2%).
+  const double gap = std::max(0.02, std::fabs(std::log(threshold / estimate)));
+  const double needed =
+      std::ceil(std::pow(2 * kZ90 * std::max(0.0, step_time_cv) / gap, 2));
+  return std::clamp(static_cast<int64_t>(needed), kMinMeasurementSteps,
+                    kMaxMeasurementSteps);
+}
+
+}  // namespace placement::core

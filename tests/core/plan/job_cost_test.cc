@@ -1,0 +1,118 @@
+#include "core/plan/job_cost.h"
+
+#include <cmath>
+
+#include "core/evidence/evidence.h"
+#include "core/evidence/pool_reliability.h"
+#include "gtest/gtest.h"
+
+namespace placement::core {
+namespace {
+
+TEST(ProjectJobCostTest, WithoutFailuresStartUpPlusSteps) {
+  FailureRate none;
+  const JobCost cost = ProjectJobCost({4, 0.002, 0.2, none}, 10'000);
+  EXPECT_DOUBLE_EQ(cost.startup_gpu_hours, 0.2);
+  EXPECT_DOUBLE_EQ(cost.steps_gpu_hours, 20);
+  EXPECT_DOUBLE_EQ(cost.rework_gpu_hours, 0);
+  EXPECT_DOUBLE_EQ(cost.total_gpu_hours, 20.2);
+  EXPECT_DOUBLE_EQ(cost.wall_hours, 20.2 / 4);
+}
+
+// Failures at 0.1 an hour over a 10-hour run, each losing an hour on every
+// GPU: 1 failure, and the hour it loses is held too (1 / (1 - 0.1)).
+TEST(ProjectJobCostTest, ReworkIsTheRateOverTheHoursHeldTimesTheLoss) {
+  FailureRate rate;
+  rate.per_hour = 0.1;
+  rate.lost_hours_per_failure = 1;
+  const JobCost cost = ProjectJobCost({2, 0.002, 0, rate}, 10'000);
+  EXPECT_NEAR(cost.expected_failures, 1 / 0.9, 1e-12);
+  EXPECT_NEAR(cost.rework_gpu_hours, 2 / 0.9, 1e-12);
+  EXPECT_NEAR(cost.total_gpu_hours, 20 + 2 / 0.9, 1e-12);
+}
+
+TEST(ProjectJobCostTest, APoolFailingFasterThanItWorksIsDearNotInfinite) {
+  FailureRate rate;
+  rate.per_hour = 10;
+  rate.lost_hours_per_failure = 1;
+  const JobCost cost = ProjectJobCost({1, 0.001, 0, rate}, 1000);
+  EXPECT_TRUE(std::isfinite(cost.total_gpu_hours));
+  EXPECT_GT(cost.total_gpu_hours, 100);
+}
+
+TEST(FailureRateTest, GammaQuantiles) {
+  // Gamma(1, 1) is the unit exponential: its median is ln 2.
+  EXPECT_NEAR(GammaQuantile(1, 1, 0.5), std::log(2.0), 1e-9);
+  EXPECT_NEAR(GammaQuantile(1, 2, 0.9), std::log(10.0) / 2, 1e-9);
+  // Shape 10: the p10 and p90 straddle the mean 10.
+  EXPECT_LT(GammaQuantile(10, 1, 0.1), 10);
+  EXPECT_GT(GammaQuantile(10, 1, 0.9), 10);
+}
+
+PoolReliabilityRollup Pool(double hours, int hardware_errors) {
+  PoolReliabilityRollup r;
+  r.pool_name = "p";
+  r.runs = 10;
+  r.run_hours = hours;
+  r.hardware_error_runs = hardware_errors;
+  r.failure_lost_hours = 0.75 * hardware_errors;
+  return r;
+}
+
+TEST(FailureRateTest, ThePriorIsWeakAndEvidenceNarrowsTheBand) {
+  const PoolReliabilityRollup empty;
+  const FailureRate prior = EstimateFailureRate(empty, empty, false, 0.05);
+  EXPECT_NEAR(prior.per_hour, kFailurePriorShape / kFailurePriorHours, 1e-12);
+  EXPECT_FALSE(prior.lost_hours_measured);
+  EXPECT_DOUBLE_EQ(prior.lost_hours_per_failure,
+                   kPriorLostHoursPerFailure + 0.05);
+  // One failure in 4 hours: above the prior, with a wide band.
+  const FailureRate thin = EstimateFailureRate(Pool(4, 1), empty, false, 0);
+  EXPECT_GT(thin.per_hour, 0.04);
+  EXPECT_TRUE(thin.lost_hours_measured);
+  EXPECT_DOUBLE_EQ(thin.lost_hours_per_failure, 0.75);
+  // Twenty-five in a hundred: the same order of rate, a narrower band.
+  const FailureRate thick = EstimateFailureRate(Pool(100, 25), empty, false, 0);
+  EXPECT_NEAR(thick.per_hour, 25.1 / 120, 1e-12);
+  EXPECT_LT(thick.per_hour_band.high / thick.per_hour_band.low,
+            thin.per_hour_band.high / thin.per_hour_band.low);
+}
+
+TEST(FailureRateTest, CollectiveTimeoutsBearOnMultiGpuLayoutsOnly) {
+  PoolReliabilityRollup multi;
+  multi.pool_name = "p";
+  multi.multi_gpu = true;
+  multi.runs = 4;
+  multi.run_hours = 10;
+  multi.collective_timeout_runs = 4;
+  const PoolReliabilityRollup single;
+  const FailureRate one_gpu = EstimateFailureRate(single, multi, false, 0);
+  const FailureRate eight_gpus = EstimateFailureRate(single, multi, true, 0);
+  EXPECT_EQ(one_gpu.failures, 0);
+  EXPECT_EQ(eight_gpus.failures, 4);
+  EXPECT_GT(eight_gpus.per_hour, 10 * one_gpu.per_hour);
+}
+
+TEST(PoolReliabilityRollupTest, CountsPoolFailuresAndWhatTheyLost) {
+  MeasuredRun run;
+  run.pool_name = "p";
+  run.gpu_count = 2;
+  run.started = absl::FromUnixSeconds(1'700'000'000);
+  run.ended = run.started + absl::Hours(2);
+  run.step_time_mean_s = 3.6;
+  run.steps_attempted = 1500;
+  run.steps_succeeded = 1000;  // kept by the last checkpoint: 1 hour
+  run.outcome = RunOutcome::kHardwareError;
+  PoolReliabilityRollup rollup;
+  rollup.Add(run);
+  run.outcome = RunOutcome::kOom;  // the recipe's, not the pool's
+  rollup.Add(run);
+  EXPECT_TRUE(rollup.multi_gpu);
+  EXPECT_EQ(rollup.runs, 2);
+  EXPECT_DOUBLE_EQ(rollup.run_hours, 4);
+  EXPECT_EQ(rollup.hardware_error_runs, 1);
+  EXPECT_DOUBLE_EQ(rollup.failure_lost_hours, 1);
+}
+
+}  // namespace
+}  // namespace placement::core
