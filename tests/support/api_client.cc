@@ -68,6 +68,48 @@ v1::UploadBenchmarkRunResponse ApiClient::UploadRun(
   return response;
 }
 
+v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
+  v1::BenchmarkRun run;
+  run.set_run_id(NewUuid());
+  run.set_agent_id("test-agent");
+  run.set_pool(spec.pool);
+  run.set_sku(spec.sku);
+  *run.mutable_recipe() = spec.recipe;
+  const int gpus = std::max(1, spec.recipe.gpu_count());
+  run.set_gpu_count(gpus);
+  run.mutable_recipe()->set_gpu_count(gpus);
+  const double wall_s = spec.startup_s + spec.steps_attempted * spec.step_s;
+  const absl::Time end = absl::Now() - absl::Minutes(1);
+  const absl::Time start = end - absl::Seconds(wall_s);
+  run.mutable_start_time()->set_seconds(absl::ToUnixSeconds(start));
+  run.mutable_start_time()->set_nanos(static_cast<int32_t>(
+      absl::ToInt64Nanoseconds(start - absl::FromUnixSeconds(
+                                           absl::ToUnixSeconds(start)))));
+  run.mutable_end_time()->set_seconds(absl::ToUnixSeconds(end));
+  run.mutable_end_time()->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(
+      end - absl::FromUnixSeconds(absl::ToUnixSeconds(end)))));
+  run.set_steps_attempted(spec.steps_attempted);
+  run.set_steps_succeeded(spec.steps_succeeded);
+  run.set_step_time_mean_seconds(spec.step_s);
+  run.set_step_time_p50_seconds(spec.step_s);
+  run.set_step_time_p95_seconds(spec.step_s * 1.05);
+  run.set_tokens_per_second(1000);
+  run.set_peak_memory_gb(spec.peak_gb);
+  run.set_offload(v1::OFFLOAD_NONE);
+  run.set_interconnect(gpus == 1 ? v1::INTERCONNECT_NONE
+                                 : v1::INTERCONNECT_NVLINK);
+  run.set_collectives_opened(gpus > 1);
+  run.set_outcome(spec.outcome);
+  run.set_exclusive(true);
+  v1::UploadBenchmarkRunRequest request;
+  *request.mutable_run() = run;
+  v1::UploadBenchmarkRunResponse response;
+  const grpc::Status status =
+      telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response;
+}
+
 grpc::Status ApiClient::Plan(const v1::PlacePlanRequest& request,
                              v1::PlacePlanResponse* response) {
   return placement_->PlacePlan(Deadline().get(), request, response);

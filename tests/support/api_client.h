@@ -32,6 +32,23 @@ class ApiClient {
       v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED, int retries = 0,
       v1::Offload offload = v1::OFFLOAD_NONE, const std::string& plan_id = "");
 
+  // A run as an agent reports it: `startup_s` of start-up, then
+  // `steps_attempted` steps at `step_s` each, of which `steps_succeeded`
+  // were kept (all of them for a run that succeeded; up to the last
+  // checkpoint for one that failed), ending a minute ago.
+  struct TimedRun {
+    std::string pool;
+    std::string sku;
+    v1::Recipe recipe;
+    int64_t steps_attempted = 0;
+    int64_t steps_succeeded = 0;
+    double step_s = 1;
+    double startup_s = 0;
+    double peak_gb = 24;
+    v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED;
+  };
+  v1::UploadBenchmarkRunResponse UploadTimedRun(const TimedRun& spec);
+
   grpc::Status Plan(const v1::PlacePlanRequest& request,
                     v1::PlacePlanResponse* response);
 
