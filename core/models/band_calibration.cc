@@ -77,7 +77,7 @@ BandFactors MemoryBandFactors(const Recipe& recipe,
                               const Extrapolation& extrapolation) {
   const BandFactors cell =
       CellBandFactors(kMemoryBandCells, MemoryBandMethodGroup(recipe.method),
-                      recipe.framework, kMemoryBandOtherRecipes);
+                      recipe.framework, kMemoryBandCalibrated);
   return Widened(cell, extrapolation, kMemoryBandModelSizeExtrapolation,
                  kMemoryBandSkuExtrapolation, kMemoryBandLayoutExtrapolation);
 }
@@ -86,7 +86,7 @@ BandFactors StepTimeBandFactors(const Recipe& recipe,
                                 const Extrapolation& extrapolation) {
   const BandFactors cell = CellBandFactors(
       kStepTimeBandCells, StepTimeBandMethodGroup(recipe.method),
-      recipe.framework, kStepTimeBandOtherRecipes);
+      recipe.framework, kStepTimeBandCalibrated);
   return Widened(cell, extrapolation, kStepTimeBandModelSizeExtrapolation,
                  kStepTimeBandSkuExtrapolation,
                  kStepTimeBandLayoutExtrapolation);
