@@ -1,9 +1,10 @@
-// The planner's bands against runs nobody calibrated on: derives every
-// factor of core/models/band_calibration.h (and the pooled bands of
-// core/models/fit.h) from the out-of-sample residuals of the published runs
-// (tests/core/fitting/held_out_residuals.h), fails when a shipped factor
-// drifts from its derivation, and prints each band's coverage: the share of
-// held-out runs inside [low, high], below low and above high.
+// The bands against runs nobody calibrated on: derives every factor of
+// core/models/band_calibration.h from the out-of-sample residuals of the
+// published runs (tests/core/fitting/held_out_residuals.h), fails when a
+// shipped factor drifts from its derivation, and prints the coverage of
+// those bands and of fit.h's pooled p10..p90: the share of held-out runs
+// inside [low, high], below low and above high, over the cross-validated
+// residuals and with each publication held out of the band's derivation.
 //
 //   ctest --test-dir build/release -R ModelCrossValidation -V
 
@@ -11,8 +12,9 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
-#include <map>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
