@@ -1,0 +1,107 @@
+#include "core/models/band_calibration.h"
+
+#include <algorithm>
+
+namespace placement::core {
+namespace {
+
+BandFactors Union(BandFactors a, BandFactors b) {
+  return {std::min(a.low, b.low), std::max(a.high, b.high)};
+}
+
+BandFactors Widened(BandFactors factors, const Extrapolation& e,
+                    BandFactors model_size, BandFactors sku,
+                    BandFactors layout) {
+  if (e.model_size) factors = Union(factors, model_size);
+  if (e.sku) factors = Union(factors, sku);
+  if (e.layout) factors = Union(factors, layout);
+  return factors;
+}
+
+}  // namespace
+
+BandFactors CellBandFactors(std::span<const BandCell> cells,
+                            BandMethodGroup group, TrainingFramework framework,
+                            BandFactors pooled) {
+  std::optional<BandFactors> group_wide;
+  for (const BandCell& cell : cells) {
+    if (cell.method != group) continue;
+    if (cell.framework == framework) return cell.factors;
+    if (!cell.framework.has_value()) group_wide = cell.factors;
+  }
+  return group_wide.value_or(pooled);
+}
+
+BandMethodGroup MemoryBandMethodGroup(FineTuneMethod method) {
+  switch (method) {
+    case FineTuneMethod::kFull:
+      return BandMethodGroup::kFull;
+    case FineTuneMethod::kLora:
+      return BandMethodGroup::kLora;
+    case FineTuneMethod::kQlora:
+      return BandMethodGroup::kQlora;
+    default:
+      return BandMethodGroup::kOther;
+  }
+}
+
+BandMethodGroup StepTimeBandMethodGroup(FineTuneMethod method) {
+  switch (method) {
+    case FineTuneMethod::kFull:
+      return BandMethodGroup::kFull;
+    case FineTuneMethod::kLora:
+    case FineTuneMethod::kQlora:
+      return BandMethodGroup::kAdapter;
+    default:
+      return BandMethodGroup::kOther;
+  }
+}
+
+const char* BandMethodGroupName(BandMethodGroup group) {
+  switch (group) {
+    case BandMethodGroup::kFull:
+      return "full";
+    case BandMethodGroup::kLora:
+      return "lora";
+    case BandMethodGroup::kQlora:
+      return "qlora";
+    case BandMethodGroup::kAdapter:
+      return "adapter";
+    case BandMethodGroup::kOther:
+      break;
+  }
+  return "other";
+}
+
+BandFactors MemoryBandFactors(const Recipe& recipe,
+                              const Extrapolation& extrapolation) {
+  const BandFactors cell =
+      CellBandFactors(kMemoryBandCells, MemoryBandMethodGroup(recipe.method),
+                      recipe.framework, kMemoryBandCalibrated);
+  return Widened(cell, extrapolation, kMemoryBandModelSizeExtrapolation,
+                 kMemoryBandSkuExtrapolation, kMemoryBandLayoutExtrapolation);
+}
+
+BandFactors StepTimeBandFactors(const Recipe& recipe,
+                                const Extrapolation& extrapolation) {
+  const BandFactors cell = CellBandFactors(
+      kStepTimeBandCells, StepTimeBandMethodGroup(recipe.method),
+      recipe.framework, kStepTimeBandCalibrated);
+  return Widened(cell, extrapolation, kStepTimeBandModelSizeExtrapolation,
+                 kStepTimeBandSkuExtrapolation,
+                 kStepTimeBandLayoutExtrapolation);
+}
+
+Band MemoryBandFor(const Recipe& recipe, double predicted_gb,
+                   const Extrapolation& extrapolation) {
+  const BandFactors f = MemoryBandFactors(recipe, extrapolation);
+  return {predicted_gb * f.low, predicted_gb * f.high};
+}
+
+Band StepTimeBandFor(const Recipe& recipe, double predicted_step_time_s,
+                     const Extrapolation& extrapolation) {
+  const BandFactors f = StepTimeBandFactors(recipe, extrapolation);
+  return {predicted_step_time_s * f.low, predicted_step_time_s * f.high};
+}
+
+}  // namespace placement::core

@@ -1,0 +1,162 @@
+#ifndef PLACEMENT_TESTS_CORE_FITTING_HELD_OUT_RESIDUALS_H_
+#define PLACEMENT_TESTS_CORE_FITTING_HELD_OUT_RESIDUALS_H_
+
+// The out-of-sample residuals of the memory and step-time models over
+// testdata/published_finetune_measurements.csv: each row predicted by the
+// constants fitted on every OTHER publication (leave-one-source-out), with
+// what that prediction extrapolated from (a model size, SKU family or
+// layout that none of the other publications measured). The band
+// calibration (core/models/band_calibration.h) is derived from and checked
+// against these.
+
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/fitting/model_fit.h"
+#include "core/models/band_calibration.h"
+#include "core/models/memory_model.h"
+#include "tests/core/published_measurements.h"
+#include "tests/core/test_catalog.h"
+
+namespace placement::core::testing {
+
+struct HeldOutResidual {
+  int line = 0;
+  std::string group;  // the held-out publication
+  std::string label;
+  Recipe recipe;
+  // measured / predicted peak (of the kind the source reports), for rows
+  // with a published peak.
+  std::optional<double> memory_ratio;
+  // measured / predicted step time, for rows with a published throughput.
+  std::optional<double> step_time_ratio;
+  // Relative to the rows of the other publications that measured the same
+  // quantity (a peak for memory, a throughput for step time).
+  Extrapolation memory_extrapolation;
+  Extrapolation step_time_extrapolation;
+};
+
+// A model size counts as measured when some measured row's parameter count
+// is within this factor of it (7B and 8B are one size, 7B and 13B are not).
+inline constexpr double kSameModelSizeFactor = 1.3;
+
+inline double ParamsB(const MappedRow& row) {
+  return static_cast<double>(row.arch.num_params) / 1e9;
+}
+
+// The layout a row ran with: its parallelism over its GPU count (a single
+// GPU is one layout; FSDP and ZeRO-3 shard alike, and are one).
+inline std::string LayoutOf(const Recipe& recipe) {
+  if (recipe.gpu_count <= 1) return "single";
+  switch (recipe.parallelism) {
+    case Parallelism::kFsdp:
+    case Parallelism::kZero3:
+      return "sharded";
+    default:
+      return ParallelismName(recipe.parallelism);
+  }
+}
+
+// What `row` extrapolates from when only `measured` rows were seen.
+inline Extrapolation ExtrapolationFrom(
+    const MappedRow& row, const std::vector<const MappedRow*>& measured) {
+  Extrapolation e{.model_size = true, .sku = true, .layout = true};
+  const std::string family = Sku(row.sku_id).family;
+  for (const MappedRow* m : measured) {
+    const double ratio = ParamsB(*m) / ParamsB(row);
+    if (ratio <= kSameModelSizeFactor && ratio >= 1 / kSameModelSizeFactor) {
+      e.model_size = false;
+    }
+    if (Sku(m->sku_id).family == family) e.sku = false;
+    if (LayoutOf(m->recipe) == LayoutOf(row.recipe)) e.layout = false;
+  }
+  return e;
+}
+
+inline std::vector<MappedRow> UsablePublishedRows() {
+  std::vector<MappedRow> rows;
+  for (MappedRow& row : LoadPublishedRows()) {
+    if (row.skip_reason.empty()) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The unit a hold-out removes at once: a row's publication (the
+// cross-validation), or its model size class, SKU family or layout (what
+// an estimate extrapolates from when that unit was never measured).
+using HoldOutUnit = std::function<std::string(const MappedRow&)>;
+
+inline std::string PublicationOf(const MappedRow& row) {
+  return row.source_group;
+}
+// Classes a factor of ~2 apart: 1B, 3B, 7-8B, 13B, 30-40B, 70B.
+inline std::string ModelSizeClassOf(const MappedRow& row) {
+  const double b = ParamsB(row);
+  return b < 2    ? "1B"
+         : b < 5  ? "3B"
+         : b < 10 ? "7B"
+         : b < 20 ? "13B"
+         : b < 50 ? "30-40B"
+                  : "70B";
+}
+inline std::string SkuFamilyOf(const MappedRow& row) {
+  return Sku(row.sku_id).family;
+}
+inline std::string LayoutUnitOf(const MappedRow& row) {
+  return LayoutOf(row.recipe);
+}
+
+// Every usable row, predicted with its whole unit (`unit_of`) held out.
+inline std::vector<HeldOutResidual> HeldOutResiduals(
+    const HoldOutUnit& unit_of = PublicationOf) {
+  const std::vector<MappedRow> rows = UsablePublishedRows();
+  std::set<std::string> units;
+  for (const MappedRow& row : rows) units.insert(unit_of(row));
+  std::vector<HeldOutResidual> out;
+  for (const std::string& unit : units) {
+    std::vector<MemoryObservation> memory_rows;
+    std::vector<StepTimeObservation> time_rows;
+    std::vector<const MappedRow*> measured_peaks, measured_times;
+    for (const MappedRow& row : rows) {
+      if (unit_of(row) == unit) continue;
+      memory_rows.push_back(MemoryObservationOf(row));
+      if (row.peak_gb) measured_peaks.push_back(&row);
+      if (auto o = StepTimeObservationOf(row)) {
+        time_rows.push_back(*o);
+        measured_times.push_back(&row);
+      }
+    }
+    const MemoryFit memory =
+        FitMemoryModel(memory_rows, AnalyticMemoryModelConstants());
+    const StepTimeFit time =
+        FitStepTimeModel(time_rows, AnalyticStepTimeModelConstants());
+    for (const MappedRow& row : rows) {
+      if (unit_of(row) != unit) continue;
+      HeldOutResidual r;
+      r.line = row.line;
+      r.group = row.source_group;
+      r.label = row.label;
+      r.recipe = row.recipe;
+      if (row.peak_gb) {
+        const MemoryBreakdown m =
+            PredictPeakMemory(row.recipe, row.arch, memory.constants);
+        r.memory_ratio = *row.peak_gb / m.reported_gb;
+      }
+      if (auto o = StepTimeObservationOf(row)) {
+        r.step_time_ratio = std::exp(-StepTimeResidual(*o, time.constants));
+      }
+      r.memory_extrapolation = ExtrapolationFrom(row, measured_peaks);
+      r.step_time_extrapolation = ExtrapolationFrom(row, measured_times);
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace placement::core::testing
+
+#endif  // PLACEMENT_TESTS_CORE_FITTING_HELD_OUT_RESIDUALS_H_
