@@ -17,7 +17,7 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // Raise kOldestSchemaVersion when a statement starts to use something a
 // migration adds; never above the version a rolling upgrade starts from.
 inline constexpr int kOldestSchemaVersion = 14;
-inline constexpr int kNewestSchemaVersion = 16;
+inline constexpr int kNewestSchemaVersion = 17;
 
 }  // namespace placement::services
 
