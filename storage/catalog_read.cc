@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "storage/pool_reliability_store.h"
 #include "storage/sku_store.h"
 #include "storage/transaction_horizon.h"
 
@@ -18,7 +19,9 @@ absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
         rows.horizon = *std::move(horizon);
         rows.skus = ReadSkus(txn);
         rows.pools = ReadAllPools(txn);
-        rows.rollups = ReadRollups(txn);
+        const bool failure_evidence = HasFailureEvidence(txn);
+        rows.rollups = ReadRollups(txn, failure_evidence);
+        if (failure_evidence) rows.pool_reliability = ReadPoolReliability(txn);
         rows.tokens = ReadTokens(txn);
         txn.commit();
         return rows;
@@ -79,7 +82,12 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         }
         changes.skus = ReadSkusChangedSince(txn, since);
         changes.pools = ReadPoolsChangedSince(txn, since);
-        changes.rollups = ReadRollupsChangedSince(txn, since);
+        const bool failure_evidence = HasFailureEvidence(txn);
+        changes.rollups = ReadRollupsChangedSince(txn, since, failure_evidence);
+        // Whole: pools x 2 rows (the caller compares it with its copy).
+        if (failure_evidence) {
+          changes.pool_reliability = ReadPoolReliability(txn);
+        }
         changes.tokens = ReadTokensChangedSince(txn, since);
         for (const pqxx::row& row :
              txn.exec_params(kListTombstones, since.ToText(), since.xmin)) {

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/evidence/pool_reliability.h"
 #include "core/sku.h"
 #include "storage/db_session.h"
 #include "storage/pool_store.h"
@@ -16,8 +17,8 @@
 
 namespace placement::storage {
 
-// Everything a replica plans from: the SKUs, the pools, the evidence rollups
-// and the tokens.
+// Everything a replica plans from: the SKUs, the pools, the evidence rollups,
+// the pools' failure sums and the tokens.
 struct CatalogRows {
   // The transaction's own snapshot: exactly which committed transactions the
   // rows below include (an evidence version is one of them).
@@ -25,6 +26,8 @@ struct CatalogRows {
   std::vector<core::GpuSku> skus;
   std::vector<PoolRecord> pools;
   std::vector<StoredRollup> rollups;
+  // By (pool name, multi_gpu); empty before migration 0017.
+  std::vector<core::PoolReliabilityRollup> pool_reliability;
   std::vector<TokenRecord> tokens;
 };
 
@@ -42,6 +45,9 @@ struct CatalogChanges {
   std::vector<core::GpuSku> skus;
   std::vector<PoolRecord> pools;
   std::vector<StoredRollup> rollups;
+  // Every row, changed or not (as in CatalogRows): the table is tiny, and
+  // has no change stamps or tombstones.
+  std::vector<core::PoolReliabilityRollup> pool_reliability;
   std::vector<TokenRecord> tokens;
   std::vector<std::string> removed_skus;
   std::vector<std::string> removed_pools;                            // names

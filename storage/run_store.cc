@@ -10,6 +10,7 @@
 #include "storage/cost_store.h"
 #include "storage/double_text.h"
 #include "storage/hex.h"
+#include "storage/pool_reliability_store.h"
 
 namespace placement::storage {
 namespace {
@@ -120,7 +121,7 @@ WHERE ($1 = '' OR pool_name = $1)
 ORDER BY accepted_at DESC, run_id DESC
 LIMIT $6)sql";
 
-#define PLACEMENT_ROLLUP_SELECT                                               \
+#define PLACEMENT_ROLLUP_COLUMNS                                              \
   "SELECT recipe_key, sku_id, encode(recipe, 'hex'), runs, successful_runs, " \
   "offload_runs, retries, collective_runs, nvlink_runs, pcie_runs, "          \
   "host_memory_runs, steps_attempted, steps_succeeded, gpu_microseconds, "    \
@@ -129,15 +130,31 @@ LIMIT $6)sql";
   "succeeded_peak_max_gb, succeeded_allocated_runs, "                         \
   "succeeded_allocated_sum_gb, succeeded_allocated_max_gb, "                  \
   "succeeded_reserved_runs, succeeded_reserved_sum_gb, "                      \
-  "succeeded_reserved_max_gb FROM evidence_rollups "
+  "succeeded_reserved_max_gb"
+// Migration 0017's columns (maintained by the database, see
+// storage/pool_reliability_store.h), read after the others.
+#define PLACEMENT_BUSY_COLUMNS                            \
+  ", busy_gpu_microseconds, succeeded_gpu_microseconds, " \
+  "succeeded_busy_gpu_microseconds"
+#define PLACEMENT_ROLLUP_ORDER " ORDER BY recipe_key, sku_id"
+#define PLACEMENT_ROLLUP_CHANGED \
+  " FROM evidence_rollups WHERE" PLACEMENT_CHANGED_SINCE("change_xid")
 
-constexpr char kListRollups[] =
-    PLACEMENT_ROLLUP_SELECT "ORDER BY recipe_key, sku_id";
+constexpr char kListRollups[] = PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS
+    " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
+constexpr char kListChangedRollups[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ROLLUP_CHANGED
+        PLACEMENT_ROLLUP_ORDER;
+// On a schema before 0017 (a binary started before `migrate up`).
+constexpr char kListRollupsWithoutBusy[] =
+    PLACEMENT_ROLLUP_COLUMNS " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
+constexpr char kListChangedRollupsWithoutBusy[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_ROLLUP_CHANGED PLACEMENT_ROLLUP_ORDER;
 
-constexpr char kListChangedRollups[] = PLACEMENT_ROLLUP_SELECT
-    "WHERE" PLACEMENT_CHANGED_SINCE("change_xid") "ORDER BY recipe_key, sku_id";
-
-#undef PLACEMENT_ROLLUP_SELECT
+#undef PLACEMENT_ROLLUP_CHANGED
+#undef PLACEMENT_ROLLUP_ORDER
+#undef PLACEMENT_BUSY_COLUMNS
+#undef PLACEMENT_ROLLUP_COLUMNS
 
 std::string CountsLiteral(const core::LogHistogram& histogram) {
   return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
@@ -372,6 +389,13 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
     r.succeeded_peak = PeakSumsFromRow(row, 18);
     r.succeeded_allocated = PeakSumsFromRow(row, 21);
     r.succeeded_reserved = PeakSumsFromRow(row, 24);
+    if (row.size() > 27) {  // read with the busy columns
+      r.busy_gpu_hours = core::HoursFromMicroseconds(row[27].as<int64_t>());
+      r.succeeded_gpu_hours =
+          core::HoursFromMicroseconds(row[28].as<int64_t>());
+      r.succeeded_busy_gpu_hours =
+          core::HoursFromMicroseconds(row[29].as<int64_t>());
+    }
     rollups.push_back(std::move(stored));
   }
   return rollups;
@@ -379,21 +403,25 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
 
 }  // namespace
 
-std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn) {
-  return RollupsFromRows(txn.exec(kListRollups));
+std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn,
+                                      bool with_busy) {
+  return RollupsFromRows(
+      txn.exec(with_busy ? kListRollups : kListRollupsWithoutBusy));
 }
 
 std::vector<StoredRollup> ReadRollupsChangedSince(
-    pqxx::transaction_base& txn, const TransactionHorizon& since) {
-  return RollupsFromRows(
-      txn.exec_params(kListChangedRollups, since.ToText(), since.xmin));
+    pqxx::transaction_base& txn, const TransactionHorizon& since,
+    bool with_busy) {
+  return RollupsFromRows(txn.exec_params(
+      with_busy ? kListChangedRollups : kListChangedRollupsWithoutBusy,
+      since.ToText(), since.xmin));
 }
 
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {
   return session.Run([&](pqxx::connection_base& c)
                          -> absl::StatusOr<std::vector<StoredRollup>> {
     pqxx::read_transaction txn(c);
-    return ReadRollups(txn);
+    return ReadRollups(txn, HasFailureEvidence(txn));
   });
 }
 

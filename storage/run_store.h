@@ -125,12 +125,16 @@ struct StoredRollup {
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session);
 // The same inside the caller's transaction `txn` (for reads that must see
 // one point in time, see ReadCatalog); throws what libpqxx throws, so call it
-// only inside DbSession::Run.
-std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn);
+// only inside DbSession::Run. `with_busy`: whether the schema has migration
+// 0017's busy and succeeded GPU time (HasFailureEvidence); without it they
+// are left at 0.
+std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn,
+                                      bool with_busy);
 // Only the rows inserted or updated by transactions `since` did not see
 // (migration 0009), inside the caller's transaction.
 std::vector<StoredRollup> ReadRollupsChangedSince(
-    pqxx::transaction_base& txn, const TransactionHorizon& since);
+    pqxx::transaction_base& txn, const TransactionHorizon& since,
+    bool with_busy);
 
 }  // namespace placement::storage
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <iterator>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -99,6 +100,45 @@ absl::Status ApplyRollup(const storage::StoredRollup& stored,
   return absl::OkStatus();
 }
 
+bool SamePoolScope(const core::PoolReliabilityRollup& a,
+                   const core::PoolReliabilityRollup& b) {
+  return a.pool_name == b.pool_name && a.multi_gpu == b.multi_gpu;
+}
+
+// Applies the pool failure rows read whole (`read`, by pool and scope) to
+// `snapshot`, whose rows are its base's: how many rows changed or appeared.
+// FAILED_PRECONDITION when a row of the base is gone (nothing deletes them;
+// evidence has no removal of a pool's row, so only a full read is exact).
+absl::StatusOr<int64_t> ApplyPoolReliability(
+    std::vector<core::PoolReliabilityRollup> read, CatalogSnapshot& snapshot) {
+  if (read == snapshot.pool_reliability) return 0;
+  auto gone = [](const core::PoolReliabilityRollup& row) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the failure record of pool ", row.pool_name,
+                     " is gone; read in full"));
+  };
+  // Both lists are ordered by (pool name, multi_gpu): one merge walk.
+  auto before = snapshot.pool_reliability.begin();
+  const auto end = snapshot.pool_reliability.end();
+  int64_t changed = 0;
+  for (const core::PoolReliabilityRollup& row : read) {
+    if (before != end && std::tie(before->pool_name, before->multi_gpu) <
+                             std::tie(row.pool_name, row.multi_gpu)) {
+      return gone(*before);
+    }
+    if (before != end && SamePoolScope(*before, row)) {
+      const bool same = *before == row;
+      ++before;
+      if (same) continue;
+    }
+    snapshot.evidence.SetPoolReliability(row);
+    ++changed;
+  }
+  if (before != end) return gone(*before);
+  snapshot.pool_reliability = std::move(read);
+  return changed;
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
@@ -129,6 +169,10 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
     if (recipe.has_value())
       snapshot->evidence.AddRollup(*recipe, stored.rollup);
   }
+  for (const core::PoolReliabilityRollup& row : rows->pool_reliability) {
+    snapshot->evidence.SetPoolReliability(row);
+  }
+  snapshot->pool_reliability = std::move(rows->pool_reliability);
   return snapshot;
 }
 
@@ -183,6 +227,12 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
   for (const storage::TokenRecord& token : changes->tokens) {
     PutToken(token, *snapshot);
   }
+  // Counted as changes, so that a refresh that changed no other row still
+  // publishes a changed pool row.
+  absl::StatusOr<int64_t> pool_rows_changed =
+      ApplyPoolReliability(std::move(changes->pool_reliability), *snapshot);
+  if (!pool_rows_changed.ok()) return pool_rows_changed.status();
+  snapshot->changes_applied += *pool_rows_changed;
   return snapshot;
 }
 

@@ -40,6 +40,10 @@ class CatalogSnapshot : public core::EvidenceSource {
   std::vector<core::GpuSku> skus;  // by id (byte order)
   std::vector<core::Pool> pools;   // by name (byte order)
   core::InMemoryEvidence evidence;
+  // The pool_reliability_rollups rows as read, by (pool name, multi_gpu),
+  // each also set in `evidence`: what the next incremental read compares
+  // the table with (it is read whole each time).
+  std::vector<core::PoolReliabilityRollup> pool_reliability;
   // Unrevoked API tokens by the SHA-256 of their secret.
   absl::flat_hash_map<std::string, Principal> tokens;
   // When the read that made this snapshot began, by the wall clock: shown
@@ -95,7 +99,8 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
 // applies it to a copy of `base`: the result equals what ReadFullSnapshot
 // would read at the same moment. FAILED_PRECONDITION when a change cannot
 // be applied exactly (a stored rollup whose key differs from the key of its
-// recipe, as after a change of the key's definition): read in full then.
+// recipe, as after a change of the key's definition; a pool's failure row
+// that is gone): read in full then.
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
     storage::DbSession& session, const CatalogSnapshot& base,
     int64_t local_writes_included);

@@ -16,8 +16,12 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 //
 // Raise kOldestSchemaVersion when a statement starts to use something a
 // migration adds; never above the version a rolling upgrade starts from.
-inline constexpr int kOldestSchemaVersion = 14;
-inline constexpr int kNewestSchemaVersion = 16;
+// 17: the planner's snapshot reads the start-up and failure evidence of
+// migration 0017 (on an older schema the catalog reads leave it out, so a
+// binary started before `migrate up` still plans, from less, while its
+// writes are refused).
+inline constexpr int kOldestSchemaVersion = 17;
+inline constexpr int kNewestSchemaVersion = 17;
 
 }  // namespace placement::services
 

@@ -137,8 +137,8 @@ class CostTest : public ::testing::Test {
 // a100-train ($4.00/GPU-h, list $6.00, 8 GPUs): two runs, all steps succeed.
 // l40s-cheap ($1.00/GPU-h, list $1.80, 4 GPUs): a quarter of the rate, but
 // one run re-ran three quarters of its steps after 3 retries and the other
-// timed out in its collectives. Per successful step the cheap pool costs
-// twice as much.
+// timed out in its collectives before a checkpoint kept any step. Per
+// successful step the cheap pool costs twice as much.
 TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   CreatePool(TrainingPool("a100-train", kA100, 1, 8, 4'000'000), 6'000'000);
   CreatePool(TrainingPool("l40s-cheap", kL40s, 1, 4, 1'000'000), 1'800'000);
@@ -149,11 +149,11 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   Upload(TimedRun("a100-train", kA100, day + absl::Hours(4), absl::Hours(1),
                   3600, 3600));
   // l40s: 4 h, 3600 of 14400 steps after 3 retries (3 h wasted); 4 h that
-  // timed out after 2000 good steps (4 h wasted, no successful step).
+  // timed out with no step kept (4 h wasted, no successful step).
   Upload(TimedRun("l40s-cheap", kL40s, day + absl::Hours(1), absl::Hours(4),
                   14400, 3600, v1::RUN_OUTCOME_SUCCEEDED, 3));
   Upload(TimedRun("l40s-cheap", kL40s, day + absl::Hours(6), absl::Hours(4),
-                  14400, 2000, v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT, 1));
+                  14400, 0, v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT, 1));
 
   // Three days: the a100 pool had 8 x 72 = 576 GPU-hours, the l40s 288.
   const std::vector<v1::CostReportRow> rows =
@@ -195,8 +195,7 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   EXPECT_EQ(l40s.failed_runs(), 1);
   EXPECT_EQ(l40s.retries(), 4);
   EXPECT_EQ(l40s.steps_attempted(), 28800);
-  EXPECT_EQ(l40s.successful_steps(),
-            3600);  // the timed-out run's 2000 do not count
+  EXPECT_EQ(l40s.successful_steps(), 3600);  // the timed-out run kept none
   EXPECT_EQ(l40s.gpu_microseconds(), 8 * kHour);
   EXPECT_EQ(l40s.wasted_gpu_microseconds(), 7 * kHour);
   EXPECT_EQ(l40s.wasted_gpu_hours(), 7.0);
@@ -252,7 +251,9 @@ TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   EXPECT_FALSE(outcomes[1].has_pool_occupancy());  // not grouped by pool
 }
 
-TEST_F(CostTest, FailedRunAddsGpuHoursButNoSuccessfulSteps) {
+// A failed run's steps kept by its checkpoints are successful steps (as the
+// planner counts them); its GPU time on the other steps is wasted.
+TEST_F(CostTest, FailedRunAddsTheStepsItKeptAndWastesTheRest) {
   CreatePool(TrainingPool("a100-train", kA100, 1, 8, 4'000'000), std::nullopt);
   const absl::Time day = DayStart(5);
   Upload(TimedRun("a100-train", kA100, day + absl::Hours(1), absl::Hours(1),
@@ -264,17 +265,30 @@ TEST_F(CostTest, FailedRunAddsGpuHoursButNoSuccessfulSteps) {
   EXPECT_FALSE(rows[0].has_list_price());  // the pool has no list price
   EXPECT_EQ(rows[0].list_price_cost_per_successful_step(), "");
 
-  // It reported 1800 good steps before failing: none of them count.
+  // It kept 1800 of 3600 steps before it was preempted: those count, and
+  // the half hour spent on the others is wasted.
   Upload(TimedRun("a100-train", kA100, day + absl::Hours(3), absl::Hours(1),
-                  3600, 1800, v1::RUN_OUTCOME_FAILED));
+                  3600, 1800, v1::RUN_OUTCOME_PREEMPTED));
   rows = All(request);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].runs(), 2);
+  EXPECT_EQ(rows[0].successful_runs(), 1);
   EXPECT_EQ(rows[0].failed_runs(), 1);
   EXPECT_EQ(rows[0].gpu_microseconds(), 2 * kHour);
-  EXPECT_EQ(rows[0].wasted_gpu_microseconds(), kHour);
-  EXPECT_EQ(rows[0].successful_steps(), 3600);
+  EXPECT_EQ(rows[0].wasted_gpu_microseconds(), kHour / 2);
+  EXPECT_EQ(rows[0].successful_steps(), 5400);
   EXPECT_EQ(rows[0].internal_cost_micros(), 8'000'000);
+  EXPECT_EQ(rows[0].internal_cost_per_successful_step(), "0.001481481");
+
+  // One that kept none adds its GPU time, all of it wasted, and no step.
+  Upload(TimedRun("a100-train", kA100, day + absl::Hours(5), absl::Hours(1),
+                  3600, 0, v1::RUN_OUTCOME_FAILED));
+  rows = All(request);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].failed_runs(), 2);
+  EXPECT_EQ(rows[0].wasted_gpu_microseconds(), kHour * 3 / 2);
+  EXPECT_EQ(rows[0].successful_steps(), 5400);
+  EXPECT_EQ(rows[0].internal_cost_micros(), 12'000'000);
   EXPECT_EQ(rows[0].internal_cost_per_successful_step(), "0.002222222");
 }
 
@@ -675,8 +689,7 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
                        dimension(v1::COST_DIMENSION_TEAM, "r.team"),
                        dimension(v1::COST_DIMENSION_OUTCOME, "r.outcome")},
                       ", ");
-    const std::string steps =
-        "sum(CASE WHEN outcome = 'SUCCEEDED' THEN steps_succeeded ELSE 0 END)";
+    const std::string steps = "sum(steps_succeeded)";
     const std::string sql = absl::StrCat(
         "SELECT coalesce(string_agg(line, E'\\n' ORDER BY k COLLATE \"C\"), "
         "'') "
@@ -686,8 +699,9 @@ TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
         "sum(retries), sum(steps_attempted), ",
         steps,
         ", sum(gpu_microseconds), "
-        "sum(CASE WHEN outcome <> 'SUCCEEDED' THEN gpu_microseconds "
-        "WHEN steps_attempted = 0 THEN 0 ELSE round(gpu_microseconds::numeric "
+        "sum(CASE WHEN steps_attempted = 0 AND outcome <> 'SUCCEEDED' "
+        "THEN gpu_microseconds WHEN steps_attempted = 0 THEN 0 "
+        "ELSE round(gpu_microseconds::numeric "
         "* (steps_attempted - steps_succeeded) / steps_attempted) END), "
         "round(sum(gpu_microseconds::numeric * "
         "p.internal_rate_micros_per_gpu_hour) "

@@ -111,6 +111,10 @@ void ExpectSameSnapshot(const CatalogSnapshot& incremental,
   EXPECT_EQ(Tokens(incremental), Tokens(full)) << "after step " << step;
   EXPECT_EQ(incremental.evidence.All(), full.evidence.All())
       << "after step " << step;
+  EXPECT_EQ(incremental.pool_reliability, full.pool_reliability)
+      << "after step " << step;
+  EXPECT_TRUE(incremental.evidence.SameRollups(full.evidence))
+      << "after step " << step;
 }
 
 class CatalogSnapshotTest : public ::testing::Test {
@@ -492,6 +496,66 @@ TEST_F(CatalogSnapshotTest, FleetModelIsNotRefittedWhenNothingChanged) {
   EXPECT_EQ(cache.fleet_fits(), 2);
   EXPECT_EQ(cache.Current()->fleet->step_time_cells(),
             fitted->step_time_cells() + 1);
+}
+
+// Migration 0017's figures reach the snapshot, in a full read and in an
+// incremental one: each rollup's busy and succeeded GPU time and each
+// pool's failure row (read whole each time; a changed row alone is a
+// change, a row gone makes the incremental read refuse).
+TEST_F(CatalogSnapshotTest, StartupAndFailureEvidenceReachTheSnapshot) {
+  const core::Pool pool = PoolNumber(0, 0);
+  ASSERT_TRUE(storage::CreatePool(session_, pool, "").ok());
+  std::shared_ptr<CatalogSnapshot> base = Full();
+  ASSERT_NE(base, nullptr);
+  EXPECT_TRUE(base->pool_reliability.empty());
+
+  Upload(pool, 0, 11);  // succeeded: 100 steps of 0.31 s in 16 min
+  Upload(pool, 0, 10);  // out of memory: 100 attempted of 0.3 s, 15 min
+  std::shared_ptr<CatalogSnapshot> next = Changes(*base);
+  ASSERT_NE(next, nullptr);
+  std::shared_ptr<CatalogSnapshot> full = Full();
+  ASSERT_NE(full, nullptr);
+  ExpectSameSnapshot(*next, *full, 0);
+
+  const std::string key = core::RecipeKey(RecipeNumber(0));
+  const std::optional<core::EvidenceStats> stats = next->Find(key, pool.sku_id);
+  ASSERT_TRUE(stats.has_value());
+  ASSERT_TRUE(stats->busy_gpu_hours_per_step.has_value());
+  // (100 x 0.31 + 100 x 0.3) GPU-s over 200 steps; the succeeded run's
+  // 960 s less its 31 s of steps were start-up.
+  EXPECT_NEAR(*stats->busy_gpu_hours_per_step, 61.0 / 3600 / 200, 1e-12);
+  ASSERT_TRUE(stats->startup_gpu_hours_per_run.has_value());
+  EXPECT_NEAR(*stats->startup_gpu_hours_per_run, (960.0 - 31) / 3600, 1e-9);
+  const core::PoolReliabilityRollup single =
+      next->PoolReliability(pool.name, false);
+  EXPECT_EQ(single.runs, 2);
+  EXPECT_NEAR(single.run_hours, 31.0 / 60, 1e-12);
+  EXPECT_EQ(single.preempted_runs, 0);
+  EXPECT_EQ(next->PoolReliability(pool.name, true).runs, 0);
+
+  // A changed pool row alone: one change, applied.
+  db_.Execute(
+      "UPDATE pool_reliability_rollups SET preempted_runs = 1, "
+      "failure_lost_microseconds = 360000000");
+  std::shared_ptr<CatalogSnapshot> after = Changes(*next);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->changes_applied, 1);
+  EXPECT_EQ(after->PoolReliability(pool.name, false).preempted_runs, 1);
+  EXPECT_NEAR(after->PoolReliability(pool.name, false).failure_lost_hours, 0.1,
+              1e-12);
+  full = Full();
+  ASSERT_NE(full, nullptr);
+  ExpectSameSnapshot(*after, *full, 1);
+  EXPECT_FALSE(after->evidence.SameRollups(next->evidence));
+  // Nothing changed: nothing applied.
+  std::shared_ptr<CatalogSnapshot> again = Changes(*after);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->changes_applied, 0);
+
+  // A row removed by hand: only a full read is exact.
+  db_.Execute("DELETE FROM pool_reliability_rollups");
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      ReadSnapshotChanges(session_, *after, 0).status()));
 }
 
 }  // namespace

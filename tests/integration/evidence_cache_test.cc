@@ -162,6 +162,46 @@ TEST_F(EvidenceCacheTest, AReloadThatFindsNoChangePublishesNothing) {
   EXPECT_GT(after->version, before->version);
 }
 
+// A pool's failure row that changes while no evidence rollup does (its
+// table has no change stamps: it is read whole) is still published, and a
+// re-read that finds it unchanged publishes nothing.
+TEST_F(EvidenceCacheTest, APoolFailureRowChangeAloneIsPublished) {
+  EvidenceCache cache(db_.url(), /*reread_interval=*/absl::Hours(1));
+  ASSERT_TRUE(WaitUntil([&] { return cache.Current() != nullptr; }));
+  ASSERT_TRUE(cache.ReloadWith(session_).ok());
+  std::shared_ptr<const CatalogSnapshot> before = cache.Current();
+  EXPECT_EQ(before->PoolReliability("flaky", true).runs, 0);
+
+  db_.Execute(
+      "INSERT INTO pool_reliability_rollups (pool_name, multi_gpu, runs, "
+      "run_microseconds, preempted_runs, hardware_error_runs, "
+      "collective_timeout_runs, failure_lost_microseconds) "
+      "VALUES ('flaky', true, 3, 10800000000, 1, 0, 1, 1800000000)");
+  ASSERT_TRUE(cache.ReloadWith(session_).ok());
+  std::shared_ptr<const CatalogSnapshot> after = cache.Current();
+  ASSERT_NE(after, before);
+  EXPECT_TRUE(after->incremental);
+  EXPECT_EQ(after->changes_applied, 1);
+  core::PoolReliabilityRollup flaky = after->PoolReliability("flaky", true);
+  EXPECT_EQ(flaky.runs, 3);
+  EXPECT_DOUBLE_EQ(flaky.run_hours, 3.0);
+  EXPECT_EQ(flaky.preempted_runs, 1);
+  EXPECT_EQ(flaky.collective_timeout_runs, 1);
+  EXPECT_DOUBLE_EQ(flaky.failure_lost_hours, 0.5);
+  EXPECT_EQ(after->PoolReliability("flaky", false).runs, 0);
+
+  ASSERT_TRUE(cache.ReloadWith(session_).ok());
+  EXPECT_EQ(cache.Current(), after);
+
+  db_.Execute(
+      "UPDATE pool_reliability_rollups SET hardware_error_runs = 2 "
+      "WHERE pool_name = 'flaky'");
+  ASSERT_TRUE(cache.ReloadWith(session_).ok());
+  EXPECT_NE(cache.Current(), after);
+  EXPECT_EQ(cache.Current()->PoolReliability("flaky", true).hardware_error_runs,
+            2);
+}
+
 // Waiters are called off the cache's thread, and several at once: a slow
 // plan does not hold the next waiter (or the next read) back.
 TEST_F(EvidenceCacheTest, WaitersAreServedInParallel) {

@@ -1,9 +1,16 @@
 // A rolling upgrade with real processes: a replica of the previous release
 // keeps serving uploads while `migrate up` runs under it (and while a long
 // ACCESS EXCLUSIVE lock stands in for a table rebuild), refusing only with
-// retryable codes; the cost rollups agree whichever binary stored the run;
-// and a new binary started before the migration refuses writes with
-// UNAVAILABLE, never INTERNAL.
+// retryable codes; the cost rollups agree, and the start-up and failure
+// evidence counts every run, whichever binary stored the run; and a new
+// binary started before the migration refuses writes with UNAVAILABLE,
+// never INTERNAL.
+//
+// The previous release is this build with --newest_schema_version: its
+// window is then that one version (this build's oldest is its newest), and
+// its statements must work there. They do: its writes are those of the
+// releases before it (what 0017 adds is maintained by the database), and
+// its catalog reads leave out what an older schema lacks.
 #include <atomic>
 #include <map>
 #include <pqxx/pqxx>
@@ -96,11 +103,12 @@ TEST(SchemaWindowTest, BinaryWindowEndsAtItsNewestMigration) {
 
 TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
   TestDatabase db;
-  MigrateTo(db, 14);
+  MigrateTo(db, services::kNewestSchemaVersion - 1);
   // The previous release: this build, serving as one whose newest
-  // migration is 15.
-  auto previous =
-      PlacementdProcess::Start(db.url(), {"--newest_schema_version=15"});
+  // migration is the one before this build's.
+  auto previous = PlacementdProcess::Start(
+      db.url(), {absl::StrCat("--newest_schema_version=",
+                              services::kNewestSchemaVersion - 1)});
   ASSERT_TRUE(previous.ok()) << previous.status();
   ASSERT_TRUE((*previous)->WaitForHealth(true, absl::Seconds(15)))
       << (*previous)->LogTail();
@@ -154,7 +162,7 @@ TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
     absl::SleepFor(absl::Seconds(5));
     txn.commit();
   }
-  MigrateTo(db, std::nullopt);  // 15 (the samples key) and 16 (triggers)
+  MigrateTo(db, std::nullopt);  // 17 (start-up and failure evidence)
   EXPECT_EQ(db.QueryValue("SELECT max(version) FROM schema_migrations"),
             absl::StrCat(services::kNewestSchemaVersion));
 
@@ -185,6 +193,20 @@ TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
   EXPECT_EQ(db.QueryValue("SELECT sum(runs) FROM cost_daily_sku_rollups"),
             absl::StrCat(kClients * kRuns + 10));
   EXPECT_EQ(RollupDisagreements(db), "0");
+  // Runs stored before the migration were backfilled, those after it were
+  // added by its triggers: each counted once.
+  EXPECT_EQ(db.QueryValue("SELECT sum(runs) FROM pool_reliability_rollups"),
+            absl::StrCat(kClients * kRuns + 10));
+  EXPECT_EQ(db.QueryValue(R"sql(
+    SELECT bool_and(e.busy_gpu_microseconds = r.busy
+                    AND e.succeeded_gpu_microseconds = r.succeeded)
+    FROM evidence_rollups e JOIN (
+      SELECT recipe_key, sku_id, sum(placement_run_busy_gpu_us(b)) AS busy,
+             coalesce(sum(gpu_microseconds)
+                        FILTER (WHERE outcome = 'SUCCEEDED'), 0) AS succeeded
+      FROM benchmark_runs b GROUP BY recipe_key, sku_id) r
+    USING (recipe_key, sku_id))sql"),
+            "t");
 
   // A binary from before the derived rollups existed writes only the
   // detailed rollup: the database derives the rest.
@@ -201,11 +223,12 @@ TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
 
 TEST(RollingUpgradeTest, NewBinaryBeforeMigrateUpRefusesWritesRetryably) {
   TestDatabase db;
-  MigrateTo(db, 13);
+  const int previous_schema = services::kOldestSchemaVersion - 1;
+  MigrateTo(db, previous_schema);
   {
     // The pools exist already: the release before made them.
-    auto previous =
-        PlacementdProcess::Start(db.url(), {"--newest_schema_version=13"});
+    auto previous = PlacementdProcess::Start(
+        db.url(), {absl::StrCat("--newest_schema_version=", previous_schema)});
     ASSERT_TRUE(previous.ok()) << previous.status();
     // Writes wait for the first schema check (UNAVAILABLE until then).
     ASSERT_TRUE((*previous)->WaitForHealth(true, absl::Seconds(15)))

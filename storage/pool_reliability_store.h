@@ -1,0 +1,36 @@
+#ifndef PLACEMENT_STORAGE_POOL_RELIABILITY_STORE_H_
+#define PLACEMENT_STORAGE_POOL_RELIABILITY_STORE_H_
+
+#include <pqxx/pqxx>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/evidence/pool_reliability.h"
+#include "storage/db_session.h"
+
+namespace placement::storage {
+
+// pool_reliability_rollups (migration 0017) and the evidence_rollups busy
+// columns beside it are maintained by the database itself (triggers on
+// benchmark_runs): no binary writes them, so a run stored by any release
+// is counted. This binary only reads them.
+
+// Whether the schema has them (migration 0017 applied). A binary started
+// before `migrate up` refuses writes but still plans from what it can read:
+// the catalog reads ask this first, in their own transaction, and leave the
+// figures out (zero) on an older schema. Throws what libpqxx throws.
+bool HasFailureEvidence(pqxx::transaction_base& txn);
+
+// Every row, by (pool name, multi_gpu), inside the caller's transaction
+// (microseconds read as hours). Only on a schema that has the table
+// (HasFailureEvidence).
+std::vector<core::PoolReliabilityRollup> ReadPoolReliability(
+    pqxx::transaction_base& txn);
+
+// The same in a transaction of its own; empty on a schema without it.
+absl::StatusOr<std::vector<core::PoolReliabilityRollup>> ListPoolReliability(
+    DbSession& session);
+
+}  // namespace placement::storage
+
+#endif  // PLACEMENT_STORAGE_POOL_RELIABILITY_STORE_H_
