@@ -21,11 +21,14 @@ class JobResult:
         self.placed = False
         self.choice = ""  # the pool that ran the job (the last one tried)
         self.spend_by_pool = {}  # every attempt's cost, bake-offs included
+        self.oom_keys = []  # (recipe key, SKU) of each out-of-memory attempt
 
     def charge(self, attempts):
         for a in attempts:
             self.spend_by_pool[a.layout.pool] = (
                 self.spend_by_pool.get(a.layout.pool, 0.0) + a.cost)
+            if a.outcome == OUT_OF_MEMORY:
+                self.oom_keys.append((a.layout.recipe_key, a.layout.sku))
 
 
 class PolicyRun:

@@ -61,6 +61,10 @@ def summarize(run, oracle):
         "exploration_share": _ratio(sum(j.exploration for j in run.jobs),
                                     total),
         "oom_attempts": sum(j.oom_attempts for j in run.jobs),
+        # Out-of-memory attempts after the first of their (recipe key, SKU):
+        # the ones evidence should have prevented.
+        "repeated_oom_attempts": _repeated([k for j in run.jobs
+                                            for k in j.oom_keys]),
         "attempts": sum(j.attempts for j in run.jobs),
         "never_placed": sum(not j.placed for j in run.jobs),
         "not_completed": sum(not j.completed for j in run.jobs),
@@ -87,10 +91,14 @@ def _pct(x):
                                          f"{100 * x:+.0f}%")
 
 
+def _repeated(keys):
+    return len(keys) - len(set(keys))
+
+
 def markdown(rows):
     """A Markdown table, one line per (world, policy)."""
     head = ("| world | policy | cost / oracle | within 10% | regret p50 | "
-            "regret p90 | exploration | OOM attempts | never placed | "
+            "regret p90 | exploration | OOM attempts (repeated) | never placed | "
             "cost / oracle by job quarter | s |")
     lines = [head, "|" + " --- |" * 11]
     for r in rows:
@@ -102,7 +110,8 @@ def markdown(rows):
             f"| {r['world']} | {r['policy']} | {r['cost_over_oracle']:.3f} | "
             f"{100 * r['within_10pct_share']:.0f}% | "
             f"{_pct(r['regret_p50'])} | {_pct(r['regret_p90'])} | "
-            f"{100 * r['exploration_share']:.1f}% | {r['oom_attempts']} | "
+            f"{100 * r['exploration_share']:.1f}% | "
+            f"{r['oom_attempts']} ({r['repeated_oom_attempts']}) | "
             f"{r['never_placed']} | {curve} | {r['seconds']} |")
     return "\n".join(lines)
 

@@ -65,11 +65,13 @@ struct FailureRate {
 
 // The prior on a pool's failure rate before any of its runs: a Gamma with
 // shape kFailurePriorShape and rate kFailurePriorHours, i.e. a mean of one
-// failure per 200 run-hours held with the weight of 20 hours of runs. Weak
+// failure per 200 run-hours held with the weight of 5 hours of runs. Weak
 // on purpose: a pool that fails by the hour shows it within a few hours of
-// runs, and one preemption in a long history barely moves it.
-inline constexpr double kFailurePriorShape = 0.1;
-inline constexpr double kFailurePriorHours = 20;
+// runs (one failure in its first 5 hours prices it at 0.1 an hour, which a
+// healthy pool shows with a chance of about 2%), and one failure in a long
+// history barely moves it.
+inline constexpr double kFailurePriorShape = 0.025;
+inline constexpr double kFailurePriorHours = 5;
 // What a failure loses besides start-up when no failure was measured: half
 // an hour of progress since the last checkpoint and detection (an
 // assumption, replaced by the pool's measured loss once it has failures).
