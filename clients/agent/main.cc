@@ -754,6 +754,11 @@ int Flush() {
 
 // ---- bakeoff ---------------------------------------------------------------
 
+// The environment variable a bake-off command sets to the steps the plan
+// asks of the run: the training command reads it and stops there (the
+// agent passes its environment on to the command).
+constexpr char kMaxStepsVariable[] = "PLACEMENT_MAX_STEPS";
+
 int BakeOff(const std::string& plan_id) {
   absl::StatusOr<Uploader> uploader = MakeUploader();
   if (!uploader.ok()) {
@@ -774,7 +779,9 @@ int BakeOff(const std::string& plan_id) {
   if (!response.plan().has_bake_off() ||
       response.plan().bake_off().runs().empty()) {
     std::cout << "# plan " << plan_id
-              << " proposes no bake-off: its leading candidates are measured\n";
+              << " proposes no bake-off: no candidate other than its first "
+                 "is worth measuring first (the job itself measures the "
+                 "first)\n";
     return kExitOk;
   }
   const v1::BakeOff& b = response.plan().bake_off();
@@ -791,15 +798,22 @@ int BakeOff(const std::string& plan_id) {
     std::cout << "# then: " << b.eval_requirement() << "\n";
   }
   std::cout << "# On a node of each pool, with your training command (it "
-               "prints step records, docs/AGENT.md):\n";
+               "prints step records and stops after $PLACEMENT_MAX_STEPS "
+               "steps when set, docs/AGENT.md):\n";
   for (const v1::BakeOffRun& run : b.runs()) {
     v1::Recipe recipe = b.recipe();
     recipe.set_gpu_count(run.gpu_count());
     const std::string file = absl::StrCat("bakeoff-", run.pool(), ".json");
     std::cout << "\n# pool " << run.pool() << ": " << run.gpu_count() << " x "
-              << run.sku() << "\n"
-              << "cat > " << file << " <<'EOF'\n"
-              << RecipeToJson(recipe) << "\nEOF\n"
+              << run.sku() << "\n";
+    if (!run.reason().empty()) std::cout << "# why: " << run.reason() << "\n";
+    std::cout << "cat > " << file << " <<'EOF'\n"
+              << RecipeToJson(recipe)
+              << "\nEOF\n"
+              // The command inherits the agent's environment.
+              << (run.steps() > 0
+                      ? absl::StrCat(kMaxStepsVariable, "=", run.steps(), " ")
+                      : "")
               << "placement-agent run --server " << ServerAddress()
               << " --pool " << run.pool() << " --recipe " << file
               << " --plan_id " << plan_id << " -- TRAINING_COMMAND...\n";

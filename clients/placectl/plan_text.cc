@@ -109,6 +109,20 @@ std::string TimeText(const google::protobuf::Timestamp& t) {
                           absl::UTCTimeZone());
 }
 
+// "10,000": built forwards (an in-place insert loop trips GCC's -Wrestrict).
+std::string StepsText(int64_t steps) {
+  const uint64_t magnitude = steps < 0
+                                 ? uint64_t{0} - static_cast<uint64_t>(steps)
+                                 : static_cast<uint64_t>(steps);
+  const std::string digits = absl::StrCat(magnitude);
+  std::string text = steps < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text.push_back(',');
+    text.push_back(digits[i]);
+  }
+  return text;
+}
+
 // "3d 04h", "10h 05m", "12m 30s", "45s".
 std::string WallTime(const google::protobuf::Duration& d) {
   const int64_t s = absl::ToInt64Seconds(common::DurationFromProto(d) +
@@ -187,17 +201,51 @@ std::string WithBand(double value, const v1::Band& band, const char* format) {
   return text;
 }
 
-void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
+// "0.05 measured" / "0.05 prior": the start-up's GPU-hours and their source.
+std::string StartupText(const v1::PlacementCandidate& c) {
+  return absl::StrFormat("%.2f %s", c.startup_gpu_hours(),
+                         c.startup_measured() ? "measured" : "prior");
+}
+
+// "start-up 0.05 GPU-h (prior) + 10,000 steps x 0.720 GPU-h/1K + rework
+// 0.31 GPU-h = 7.56 GPU-h": what the expected GPU-hours are made of. Empty
+// for a plan recorded before candidates carried it.
+std::string CostMakeUpText(const v1::PlacementCandidate& c,
+                           int64_t total_steps) {
+  if (!(c.step_gpu_hours() > 0) && !(c.startup_gpu_hours() > 0)) return "";
+  return absl::StrFormat(
+      "start-up %.2f GPU-h (%s) + %s steps x %.3f GPU-h/1K + rework %.2f "
+      "GPU-h = %.2f GPU-h",
+      c.startup_gpu_hours(), c.startup_measured() ? "measured" : "prior",
+      StepsText(total_steps), 1000 * c.step_gpu_hours(), c.rework_gpu_hours(),
+      c.expected_gpu_hours());
+}
+
+// "0.0050 [0.0012-0.0110] per hour from 1 failure over 42.0 run-hours,
+// 0.55 h lost per failure (prior)": the pool's failure rate and what it rests
+// on.
+std::string FailureRateText(const v1::FailureRate& f) {
+  return absl::StrFormat(
+      "%s per hour from %d failure%s over %.1f run-hours, %.2f h lost per "
+      "failure "
+      "(%s)",
+      WithBand(f.per_hour(), f.per_hour_band(), "%.4f"), f.failures(),
+      f.failures() == 1 ? "" : "s", f.run_hours(), f.lost_hours_per_failure(),
+      f.lost_hours_measured() ? "measured" : "prior");
+}
+
+void PrintCandidates(const v1::PlacePlanRequest& request,
+                     const v1::PlacePlanResponse& plan, std::ostream& out) {
   if (plan.candidates().empty()) {
     out << "\nNo pool can take this recipe; each one's rule is below.\n";
     return;
   }
   Table table({"RANK", "POOL", "SKU", "GPUS", "PARALLELISM", "FIT",
                "PEAK GB [BAND] (HEADROOM)", "STEP S [BAND]", "GPU-H/1K STEPS",
-               "EXPECTED GPU-H", "COST", "LIST-PRICE COST", "WALL TIME",
-               "BASIS", "CONFIDENCE"},
-              {true, false, false, true, false, false, true, true, true, true,
-               true, true, true, false, false});
+               "START-UP GPU-H", "REWORK GPU-H", "EXPECTED GPU-H", "COST",
+               "LIST-PRICE COST", "WALL TIME", "BASIS", "CONFIDENCE"},
+              {true, false, false, true, false, false, true, true, true, false,
+               true, true, true, true, true, false, false});
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     table.AddRow(
         {absl::StrCat(c.rank()), c.pool(), c.sku(), absl::StrCat(c.gpu_count()),
@@ -210,6 +258,7 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
              ? WithBand(c.step_time_s(), c.step_time_s_band(), "%.2f")
              : "-",
          absl::StrFormat("%.3f", c.gpu_hours_per_1k_successful_steps()),
+         StartupText(c), absl::StrFormat("%.2f", c.rework_gpu_hours()),
          absl::StrFormat("%.2f", c.expected_gpu_hours()),
          core::FormatMicrosAsCents(c.expected_cost_micros()),
          c.has_list_price_cost_micros()
@@ -235,6 +284,13 @@ void PrintCandidates(const v1::PlacePlanResponse& plan, std::ostream& out) {
                   ? ""
                   : absl::StrCat(" measured on ", c.transferred_from_sku()))
           << "\n";
+    }
+    if (const std::string cost = CostMakeUpText(c, request.total_steps());
+        !cost.empty()) {
+      out << "    cost:    " << cost << "\n";
+    }
+    if (c.has_failure_rate()) {
+      out << "    failure: " << FailureRateText(c.failure_rate()) << "\n";
     }
     for (const std::string& reason : c.reasons()) {
       out << "    reason:  " << reason << "\n";
@@ -267,12 +323,20 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
   if (!b.reason().empty()) out << ": " << b.reason();
   out << "\n  recipe " << b.recipe_key() << "\n  settings: "
       << (b.settings().empty() ? Settings(b.recipe()) : b.settings()) << "\n";
-  Table table({"POOL", "SKU", "GPUS", "RECIPE", "WHY"},
-              {false, false, true, false, false});
+  Table table({"POOL", "SKU", "GPUS", "RECIPE", "STEPS", "COST",
+               "EXPECTED SAVING", "CHANCE CHEAPER", "WHY"},
+              {false, false, true, false, true, true, true, true, false});
   for (const v1::BakeOffRun& run : b.runs()) {
-    table.AddRow({run.pool(), run.sku(), absl::StrCat(run.gpu_count()),
-                  run.recipe_key().empty() ? b.recipe_key() : run.recipe_key(),
-                  run.borderline() ? "borderline fit" : "unmeasured"});
+    // A BORDERLINE first choice is run to see whether it fits, not to save.
+    const bool valued = run.expected_saving_micros() > 0;
+    table.AddRow(
+        {run.pool(), run.sku(), absl::StrCat(run.gpu_count()),
+         run.recipe_key().empty() ? b.recipe_key() : run.recipe_key(),
+         run.steps() > 0 ? StepsText(run.steps()) : "-",
+         run.steps() > 0 ? core::FormatMicrosAsCents(run.cost_micros()) : "-",
+         valued ? core::FormatMicrosAsCents(run.expected_saving_micros()) : "-",
+         valued ? absl::StrFormat("%.0f%%", 100 * run.win_probability()) : "-",
+         run.borderline() ? "borderline fit" : "unmeasured"});
   }
   std::ostringstream runs;
   table.Print(runs);
@@ -280,26 +344,22 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
        absl::StrSplit(runs.str(), '\n', absl::SkipEmpty())) {
     out << "  " << line << "\n";
   }
+  for (const v1::BakeOffRun& run : b.runs()) {
+    if (!run.reason().empty()) {
+      out << "  " << run.pool() << ": " << run.reason() << "\n";
+    }
+  }
+  if (b.expected_demand_steps() > 0) {
+    out << "  expected demand: " << StepsText(b.expected_demand_steps())
+        << " steps of this recipe class (this request's and the fleet's "
+           "runs of it)\n";
+  }
   if (!b.measure().empty()) {
     out << "  each run records: " << absl::StrJoin(b.measure(), "; ") << "\n";
   }
   if (!b.eval_requirement().empty() && b.eval_requirement() != plan_eval) {
     out << "  eval: " << b.eval_requirement() << "\n";
   }
-}
-
-// "10,000": built forwards (an in-place insert loop trips GCC's -Wrestrict).
-std::string StepsText(int64_t steps) {
-  const uint64_t magnitude = steps < 0
-                                 ? uint64_t{0} - static_cast<uint64_t>(steps)
-                                 : static_cast<uint64_t>(steps);
-  const std::string digits = absl::StrCat(magnitude);
-  std::string text = steps < 0 ? "-" : "";
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) text.push_back(',');
-    text.push_back(digits[i]);
-  }
-  return text;
 }
 
 }  // namespace
@@ -315,7 +375,7 @@ void PrintPlan(const v1::PlacePlanRequest& request,
   if (plan.has_predicted_memory()) {
     out << "  " << MemoryText(plan.predicted_memory()) << "\n";
   }
-  PrintCandidates(plan, out);
+  PrintCandidates(request, plan, out);
   PrintRejections(plan, out);
   if (plan.has_bake_off()) {
     PrintBakeOff(plan.bake_off(), plan.eval_requirement(), out);

@@ -8,9 +8,11 @@
 namespace placement::placectl {
 
 // A plan for people: its header (id, recipe key, steps, objective, settings,
-// predicted memory), the ranked candidates with their reasons and warnings,
-// the rejected pools, the bake-off or measurement run, the eval requirement
-// and the plan's warnings.
+// predicted memory), the ranked candidates with what their cost is made of
+// (start-up, steps, rework from the pool's failure rate), their reasons and
+// warnings, the rejected pools, the bake-off or measurement run (each run's
+// steps, cost, expected saving and chance of beating the first choice), the
+// eval requirement and the plan's warnings.
 void PrintPlan(const v1::PlacePlanRequest& request,
                const v1::PlacePlanResponse& plan, std::ostream& out);
 

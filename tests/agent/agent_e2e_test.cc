@@ -494,15 +494,24 @@ TEST_F(AgentTest, BakeOffPrintsACommandPerCandidatePool) {
   v1::PlacePlanResponse plan;
   ASSERT_TRUE(placement->PlacePlan(Deadline().get(), request, &plan).ok());
   ASSERT_TRUE(plan.has_bake_off());
+  ASSERT_FALSE(plan.bake_off().runs().empty());
 
   std::string output;
   ASSERT_EQ(Agent("bakeoff " + plan.plan_id(), &output), 0) << output;
   for (const v1::BakeOffRun& run : plan.bake_off().runs()) {
+    // The first choice is measured by the job itself, not by a bake-off.
+    EXPECT_NE(run.pool(), plan.candidates(0).pool());
     const std::string file = absl::StrCat("bakeoff-", run.pool(), ".json");
-    EXPECT_THAT(output, HasSubstr(absl::StrCat(
-                            "placement-agent run --server ", server_->address(),
-                            " --pool ", run.pool(), " --recipe ", file,
-                            " --plan_id ", plan.plan_id(), " -- ")));
+    // A short run: the command runs the steps the plan asks, no more.
+    ASSERT_GT(run.steps(), 0);
+    EXPECT_LT(run.steps(), request.total_steps());
+    EXPECT_THAT(output,
+                HasSubstr(absl::StrCat("\nPLACEMENT_MAX_STEPS=", run.steps(),
+                                       " placement-agent run --server ",
+                                       server_->address(), " --pool ",
+                                       run.pool(), " --recipe ", file,
+                                       " --plan_id ", plan.plan_id(), " -- ")));
+    EXPECT_THAT(output, HasSubstr(absl::StrCat("# why: ", run.reason())));
     // The recipe printed for the pool reads back as the plan's recipe.
     const std::string open = absl::StrCat("cat > ", file, " <<'EOF'\n");
     const size_t begin = output.find(open);

@@ -164,15 +164,15 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
   EXPECT_THAT(out, HasSubstr("Llama-3.1-8B, lora, rank 16"));
   // Ranked: the L40S first at 10 GPU-hours x 1.20, then the A100.
   const std::vector<std::string> first = RowAfterHeader(out, "RANK", 0);
-  ASSERT_GE(first.size(), 15u) << out;
+  ASSERT_GE(first.size(), 17u) << out;
   EXPECT_EQ(first[0], "1");
   EXPECT_EQ(first[1], "l40s-train");
   EXPECT_EQ(first[2], kL40s);
   EXPECT_EQ(first[4], "single");  // the parallelism
   EXPECT_EQ(first[5], "fits");
-  EXPECT_EQ(first[9], "10.00");   // expected GPU-hours
-  EXPECT_EQ(first[10], "12.00");  // cost at the internal rate
-  EXPECT_EQ(first[13], "measured (3 runs)");
+  EXPECT_EQ(first[11], "10.00");  // expected GPU-hours
+  EXPECT_EQ(first[12], "12.00");  // cost at the internal rate
+  EXPECT_EQ(first[15], "measured (3 runs)");
   const std::vector<std::string> second = RowAfterHeader(out, "RANK", 1);
   ASSERT_GE(second.size(), 2u);
   EXPECT_EQ(second[0], "2");
@@ -204,30 +204,54 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
   EXPECT_EQ(plan.rejections(0).rule(), "training_stays_off_serving_pools");
 }
 
+// Two unmeasured pools: the job measures the first; the runner-up is
+// proposed for a short run because measuring it is expected to save more
+// than the run costs, and the table says so in money.
 TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
   client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8));
   client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
   client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
     return p.candidates_size() == 2;
   });
+  const std::string flags = absl::StrCat(kLora8bFlags,
+                                         " --serving_sku L40S-PCIE-48GB "
+                                         "--serving_precision fp8");
   std::string out;
-  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags,
-                                  " --serving_sku L40S-PCIE-48GB "
-                                  "--serving_precision fp8"),
-                     &out),
-            0);
-  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(13), "estimated");
-  EXPECT_THAT(out, HasSubstr("BAKE-OFF before standardizing"));
+  ASSERT_EQ(Placectl(flags + " --json", &out), 0);
+  const auto plan = FromJson<v1::PlacePlanResponse>(out);
+  ASSERT_EQ(plan.candidates_size(), 2);
+  ASSERT_TRUE(plan.has_bake_off()) << out;
+  ASSERT_EQ(plan.bake_off().runs_size(), 1);
+  const v1::BakeOffRun& run = plan.bake_off().runs(0);
+
+  ASSERT_EQ(Placectl(flags, &out), 0);
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(15), "estimated");
+  // One run: a measurement run, of the runner-up only.
+  EXPECT_THAT(out, HasSubstr("MEASUREMENT RUN before standardizing"));
+  EXPECT_THAT(out, Not(HasSubstr("BAKE-OFF")));
   EXPECT_THAT(out, HasSubstr("EVAL REQUIRED: "));
-  // The bake-off's runs: one per SKU, at equal settings.
-  std::vector<std::string> run_pools;
-  for (int i = 0; i < 2; ++i) {
-    const std::vector<std::string> row = RowAfterHeader(out, "  POOL", i);
-    ASSERT_FALSE(row.empty());
-    run_pools.push_back(row[0]);
+  const std::vector<std::string> row = RowAfterHeader(out, "  POOL", 0);
+  // POOL SKU GPUS RECIPE STEPS COST EXPECTED-SAVING CHANCE WHY.
+  ASSERT_EQ(row.size(), 9u) << out;
+  EXPECT_EQ(row[0], plan.candidates(1).pool());
+  EXPECT_EQ(row[1], plan.candidates(1).sku());
+  EXPECT_EQ(row[4], absl::StrFormat("%d", run.steps()));
+  EXPECT_GE(run.steps(), 50);
+  for (int money : {5, 6}) {
+    EXPECT_TRUE(std::regex_match(row[money], std::regex(R"(\d+\.\d\d)")))
+        << "column " << money << ": " << row[money];
   }
-  EXPECT_THAT(run_pools,
-              ::testing::UnorderedElementsAre("a100-train", "l40s-train"));
+  EXPECT_LT(std::stod(row[5]), std::stod(row[6]));  // cost below the saving
+  EXPECT_EQ(row[7], absl::StrFormat("%.0f%%", 100 * run.win_probability()));
+  EXPECT_EQ(row[8], "unmeasured");
+  EXPECT_THAT(
+      out, HasSubstr(absl::StrCat("  ", run.pool(), ": ", run.reason(), "\n")));
+  EXPECT_THAT(out, HasSubstr("  expected demand: 10,000 steps"));
+  // Each candidate's cost make-up and its pool's failure rate.
+  EXPECT_THAT(out, HasSubstr("    cost:    start-up "));
+  EXPECT_THAT(out, HasSubstr("(prior) + 10,000 steps x "));
+  EXPECT_THAT(out, HasSubstr("    failure: "));
+  EXPECT_THAT(out, HasSubstr("from 0 failures over 0.0 run-hours"));
 }
 
 TEST_F(PlacectlTest, YamlAndJsonRecipeFilesGiveTheSameRecipeKeyAsFlags) {
@@ -677,9 +701,10 @@ TEST_F(PlacectlTest, CostWhereTakesTheMethodAndOutcomeNames) {
 }
 
 }  // namespace
-// One pool to measure is a measurement run, said in the singular; every
-// money cell of the table has two decimals, whatever the rate's precision.
-TEST_F(PlacectlTest, OneUnmeasuredPoolIsAMeasurementRunAndMoneyHasTwoDecimals) {
+// One unmeasured pool: no bake-off, the job itself measures it. Every
+// money cell of the table has two decimals, whatever the rate's precision,
+// and the start-up says it is a prior.
+TEST_F(PlacectlTest, OneUnmeasuredPoolHasNoBakeOffAndMoneyHasTwoDecimals) {
   v1::Pool pool = TrainingPool("l40s-train", kL40s, 1, 8, 1'366'667);
   pool.set_list_price_micros_per_gpu_hour(2'333'333);
   client_->CreatePool(pool);
@@ -688,16 +713,17 @@ TEST_F(PlacectlTest, OneUnmeasuredPoolIsAMeasurementRunAndMoneyHasTwoDecimals) {
   });
   std::string out;
   ASSERT_EQ(Placectl(kLora8bFlags, &out), 0);
-  EXPECT_THAT(out, HasSubstr("MEASUREMENT RUN before standardizing"));
+  EXPECT_THAT(out, Not(HasSubstr("MEASUREMENT RUN")));
   EXPECT_THAT(out, Not(HasSubstr("BAKE-OFF")));
-  EXPECT_THAT(out,
-              HasSubstr("1 of the leading candidates has no measured run"));
   const std::vector<std::string> row = RowAfterHeader(out, "RANK", 0);
-  ASSERT_GE(row.size(), 15u) << out;
-  // RANK POOL SKU GPUS PARALLELISM FIT PEAK STEP GPU-H/1K EXPECTED COST LIST.
-  for (int money : {10, 11}) {
-    EXPECT_TRUE(std::regex_match(row[money], std::regex(R"(\d+\.\d\d)")))
-        << "column " << money << ": " << row[money];
+  ASSERT_GE(row.size(), 17u) << out;
+  // RANK POOL SKU GPUS PARALLELISM FIT PEAK STEP GPU-H/1K START-UP REWORK
+  // EXPECTED COST LIST.
+  EXPECT_TRUE(std::regex_match(row[9], std::regex(R"(\d+\.\d\d prior)")))
+      << row[9];
+  for (int two_decimals : {10, 11, 12, 13}) {
+    EXPECT_TRUE(std::regex_match(row[two_decimals], std::regex(R"(\d+\.\d\d)")))
+        << "column " << two_decimals << ": " << row[two_decimals];
   }
 }
 

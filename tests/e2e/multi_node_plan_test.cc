@@ -138,7 +138,11 @@ TEST_F(MultiNodePlanTest, FullWeight70bIsShardedAcrossInfinibandNodes) {
   EXPECT_GT(a100->step_time_s(), 0);
   EXPECT_LE(a100->step_time_s_band().low(), a100->step_time_s());
   EXPECT_GE(a100->step_time_s_band().high(), a100->step_time_s());
-  EXPECT_TRUE(a100->measure_first());  // nothing of it is measured
+  // Nothing of it is measured. The only candidate, it is measured by the
+  // job itself (no bake-off) unless it is BORDERLINE: then it runs first.
+  EXPECT_EQ(a100->basis(), v1::EVIDENCE_BASIS_ESTIMATED);
+  EXPECT_EQ(a100->measure_first(), a100->fit() == v1::FIT_BORDERLINE);
+  EXPECT_EQ(plan.has_bake_off(), a100->fit() == v1::FIT_BORDERLINE);
 
   for (const char* pool : {"l40s-train", "a100-40"}) {
     SCOPED_TRACE(pool);

@@ -181,6 +181,9 @@ TEST_F(PlacementGuideTest, CheaperCardThatFailsAndRetriesLoses) {
   EXPECT_TRUE(HasWarning(*l40s, "retries_cost_money"));
 }
 
+// Two unmeasured SKUs: the job measures the first; the runner-up is worth a
+// short run at the same settings, since what it may save over the class's
+// demand exceeds what the run costs.
 TEST_F(PlacementGuideTest, UnmeasuredPairProposesAnEqualSettingsBakeOff) {
   client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
   client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8));
@@ -193,14 +196,51 @@ TEST_F(PlacementGuideTest, UnmeasuredPairProposesAnEqualSettingsBakeOff) {
   for (const auto& c : plan.candidates()) {
     EXPECT_EQ(c.basis(), v1::EVIDENCE_BASIS_ESTIMATED);
     EXPECT_EQ(c.confidence(), v1::CONFIDENCE_LOW);
+    // The cost's make-up: a prior start-up, busy hours per step, and the
+    // pool's failure rate from the prior alone (no run yet).
+    EXPECT_GT(c.startup_gpu_hours(), 0);
+    EXPECT_FALSE(c.startup_measured());
+    EXPECT_GT(c.step_gpu_hours(), 0);
+    EXPECT_GE(c.rework_gpu_hours(), 0);
+    ASSERT_TRUE(c.has_failure_rate());
+    EXPECT_GT(c.failure_rate().per_hour(), 0);
+    EXPECT_EQ(c.failure_rate().failures(), 0);
+    EXPECT_NEAR(c.expected_gpu_hours(),
+                c.startup_gpu_hours() +
+                    request.total_steps() * c.step_gpu_hours() +
+                    c.rework_gpu_hours(),
+                0.01 * c.expected_gpu_hours());
   }
   ASSERT_TRUE(plan.has_bake_off());
   EXPECT_EQ(plan.bake_off().recipe().sequence_length(), 2048);
   EXPECT_EQ(plan.bake_off().recipe().lora_rank(), 16);
   EXPECT_EQ(plan.bake_off().recipe().precision(), v1::PRECISION_BF16);
-  EXPECT_EQ(plan.bake_off().runs_size(), 2);
+  EXPECT_GE(plan.bake_off().expected_demand_steps(), request.total_steps());
+  // One run, of the runner-up, at the settings the first runs with.
+  ASSERT_EQ(plan.bake_off().runs_size(), 1);
+  const v1::BakeOffRun& run = plan.bake_off().runs(0);
+  EXPECT_EQ(run.sku(), plan.candidates(1).sku());
+  EXPECT_EQ(run.pool(), plan.candidates(1).pool());
+  EXPECT_EQ(run.recipe_key(), plan.candidates(1).recipe_key());
+  EXPECT_EQ(plan.candidates(1).recipe().sequence_length(),
+            plan.candidates(0).recipe().sequence_length());
+  EXPECT_EQ(plan.candidates(1).recipe().lora_rank(),
+            plan.candidates(0).recipe().lora_rank());
+  EXPECT_EQ(plan.candidates(1).recipe().precision(),
+            plan.candidates(0).recipe().precision());
+  EXPECT_TRUE(plan.candidates(1).measure_first());
+  EXPECT_FALSE(plan.candidates(0).measure_first());
+  EXPECT_FALSE(run.borderline());
+  EXPECT_GE(run.steps(), 50);
+  EXPECT_LT(run.steps(), request.total_steps());
+  EXPECT_GT(run.cost_micros(), 0);
+  EXPECT_GT(run.expected_saving_micros(), run.cost_micros());
+  EXPECT_GT(run.win_probability(), 0);
+  EXPECT_LT(run.win_probability(), 1);
+  EXPECT_FALSE(run.reason().empty());
   // Serving in FP8 after training in BF16 requires an eval on the serving SKU.
   EXPECT_FALSE(plan.eval_requirement().empty());
+  EXPECT_FALSE(plan.bake_off().eval_requirement().empty());
 }
 
 TEST_F(PlacementGuideTest, ServingAndSharedPoolsAreNeverCandidates) {
