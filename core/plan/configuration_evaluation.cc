@@ -100,6 +100,7 @@ void FillFitAndBasis(const Pool& pool, const GpuSku& sku, const Recipe& recipe,
   cand->peak_memory_gb = fit.peak_gb;
   cand->peak_memory_gb_band = fit.band;
   cand->headroom_gb = fit.headroom_gb;
+  cand->oom_probability = fit.oom_probability;
   const EvidenceChoice choice = ChooseEvidence(ev.measured, ev.transferred);
   cand->basis = choice.basis;
   cand->confidence = choice.confidence;
@@ -251,8 +252,10 @@ void EstimateJob(int64_t total_steps, const Pool& pool, const Recipe& recipe,
   if (cand->failures_in_step_figure) priced.per_hour = 0;
   const JobCost cost = ProjectJobCost(
       {gpus, per_step_gpu_hours, cand->startup_gpu_hours, priced}, total_steps);
-  cand->rework_gpu_hours = cost.rework_gpu_hours;
-  cand->expected_gpu_hours = cost.total_gpu_hours;
+  const double oom_gpu_hours =
+      cand->oom_probability * (cand->startup_gpu_hours + per_step_gpu_hours);
+  cand->rework_gpu_hours = cost.rework_gpu_hours + oom_gpu_hours;
+  cand->expected_gpu_hours = cost.total_gpu_hours + oom_gpu_hours;
   cand->gpu_hours_per_1k_successful_steps =
       total_steps > 0 ? cand->expected_gpu_hours / total_steps * 1000 : 0;
   cand->expected_cost_micros = CostMicros(

@@ -68,7 +68,10 @@ struct Candidate {
   std::string recipe_key;
   double peak_memory_gb = 0;  // per GPU: measured peak when measured
   Band peak_memory_gb_band;   // narrow when measured
-  double headroom_gb = 0;     // card memory - peak_memory_gb
+  // The chance that a run runs out of memory (FitVerdict::oom_probability):
+  // priced into rework_gpu_hours as that share of a failed start.
+  double oom_probability = 0;
+  double headroom_gb = 0;  // card memory - peak_memory_gb
   double gpu_hours_per_1k_successful_steps = 0;
   // expected_gpu_hours = startup_gpu_hours + total_steps x step_gpu_hours
   // + rework_gpu_hours: what each term rests on is in the reasons.
@@ -82,7 +85,8 @@ struct Candidate {
   double step_gpu_hours = 0;
   // Expected GPU-hours lost to the pool's failures: rate x hours held x
   // what one failure loses (progress since the last checkpoint, detection,
-  // the relaunch's start-up).
+  // the relaunch's start-up); plus oom_probability x a start-up and a step,
+  // what an attempt that runs out of memory costs.
   double rework_gpu_hours = 0;
   FailureRate failure_rate;  // of this layout on the pool
   // The step figure is GPU-hours per successful step of runs that did not

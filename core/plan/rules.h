@@ -70,6 +70,9 @@ struct FitVerdict {
   Band band;               // its band
   double headroom_gb = 0;  // card memory - peak (negative when over)
   bool measured = false;   // peak_gb came from runs of this recipe
+  // The chance that a run peaks above the card's usable memory, reading the
+  // band as the p10-p90 of a lognormal (OomProbability).
+  double oom_probability = 0;
   std::string reason;
 };
 FitVerdict CheckFitWithoutOffload(

@@ -124,6 +124,7 @@ void CandidateEstimateToProto(const core::Candidate& c,
   BandToProto(c.step_time_s_band, p->mutable_step_time_s_band());
   p->set_peak_memory_gb(c.peak_memory_gb);
   p->set_headroom_gb(c.headroom_gb);
+  p->set_oom_probability(c.oom_probability);
   p->set_gpu_hours_per_1k_successful_steps(c.gpu_hours_per_1k_successful_steps);
   p->set_expected_gpu_hours(c.expected_gpu_hours);
   p->set_startup_gpu_hours(c.startup_gpu_hours);

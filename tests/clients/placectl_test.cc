@@ -649,8 +649,9 @@ TEST_F(PlacectlTest, PlansGetRoundTripsAndAccuracyShowsTheSkuOfARunOfThePlan) {
   ASSERT_GE(row.size(), 5u) << out;
   EXPECT_EQ(row[0], kL40s);
   EXPECT_EQ(row[1], "1");
-  // (10 - 12) / 12: the planner under-predicted by 16.7%.
-  EXPECT_THAT(row[4], HasSubstr("| -16.7"));
+  // (10 - 12) / 12: the planner under-predicted by 16.7% (16.6% with the
+  // failure prior's small expected rework in the prediction).
+  EXPECT_THAT(row[4], HasSubstr("| -16.6"));
   ASSERT_EQ(Placectl("plans accuracy --json", &out), 0);
   const auto accuracy = FromJson<v1::GetPlanAccuracyResponse>(out);
   ASSERT_EQ(accuracy.skus_size(), 1);

@@ -101,8 +101,8 @@ TEST_F(DecisionsTest, OnePreemptedRunDoesNotBanAPool) {
   preempted.steps_succeeded = 0;  // before its first checkpoint
   preempted.outcome = v1::RUN_OUTCOME_PREEMPTED;
   client_->UploadTimedRun(preempted);
-  const v1::PlacePlanResponse plan = client_->PlanUntil(
-      PlanFor(recipe), [](const v1::PlacePlanResponse& p) {
+  const v1::PlacePlanResponse plan =
+      client_->PlanUntil(PlanFor(recipe), [](const v1::PlacePlanResponse& p) {
         const v1::PlacementCandidate* c = Candidate(p, "l40s");
         return c != nullptr && c->failure_rate().failures() == 1;
       });
@@ -125,15 +125,16 @@ TEST_F(DecisionsTest, APoolWithManyHardwareErrorsRanksAfterAHealthyOne) {
   v1::Recipe other = OneGpu(Lora8b());
   other.set_lora_rank(64);
   for (int i = 0; i < 8; ++i) {
-    ApiClient::TimedRun failed = Run("l40s-flaky", kL40s, other, 3000, 1.2, 180);
+    ApiClient::TimedRun failed =
+        Run("l40s-flaky", kL40s, other, 3000, 1.2, 180);
     failed.steps_succeeded = 1500;  // kept by its checkpoint
     failed.outcome = v1::RUN_OUTCOME_HARDWARE_ERROR;
     client_->UploadTimedRun(failed);
     client_->UploadTimedRun(Run("l40s-steady", kL40s, other, 3000, 1.2, 180));
   }
   const v1::Recipe asked = OneGpu(Lora8b());
-  const v1::PlacePlanResponse plan = client_->PlanUntil(
-      PlanFor(asked), [](const v1::PlacePlanResponse& p) {
+  const v1::PlacePlanResponse plan =
+      client_->PlanUntil(PlanFor(asked), [](const v1::PlacePlanResponse& p) {
         const v1::PlacementCandidate* c = Candidate(p, "l40s-flaky");
         return c != nullptr && c->failure_rate().failures() == 8;
       });
@@ -154,9 +155,8 @@ TEST_F(DecisionsTest, AMeasurementRunIsProposedOnlyWhenItPays) {
   // The A100 (at twice the rate) measured 3% cheaper than the L40S's
   // estimate, start-up included: the L40S may still win, within its band.
   const v1::PlacePlanResponse prior = client_->PlanUntil(
-      PlanFor(recipe, 1000), [](const v1::PlacePlanResponse& p) {
-        return p.candidates_size() == 2;
-      });
+      PlanFor(recipe, 1000),
+      [](const v1::PlacePlanResponse& p) { return p.candidates_size() == 2; });
   const v1::PlacementCandidate* l40s_prior = Candidate(prior, "l40s");
   ASSERT_NE(l40s_prior, nullptr);
   const double a100_step_s =
@@ -171,8 +171,7 @@ TEST_F(DecisionsTest, AMeasurementRunIsProposedOnlyWhenItPays) {
 
   // Forty jobs of the class later, the same question is worth a run.
   for (int i = 0; i < 40; ++i) {
-    client_->UploadTimedRun(
-        Run("a100", kA100, recipe, 1000, a100_step_s, 180));
+    client_->UploadTimedRun(Run("a100", kA100, recipe, 1000, a100_step_s, 180));
   }
   const v1::PlacePlanResponse many_jobs =
       client_->PlanUntil(PlanFor(recipe, 1000), Measured("a100", 41));

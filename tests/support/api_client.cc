@@ -82,12 +82,13 @@ v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
   const absl::Time end = absl::Now() - absl::Minutes(1);
   const absl::Time start = end - absl::Seconds(wall_s);
   run.mutable_start_time()->set_seconds(absl::ToUnixSeconds(start));
-  run.mutable_start_time()->set_nanos(static_cast<int32_t>(
-      absl::ToInt64Nanoseconds(start - absl::FromUnixSeconds(
-                                           absl::ToUnixSeconds(start)))));
+  run.mutable_start_time()->set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(
+          start - absl::FromUnixSeconds(absl::ToUnixSeconds(start)))));
   run.mutable_end_time()->set_seconds(absl::ToUnixSeconds(end));
-  run.mutable_end_time()->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(
-      end - absl::FromUnixSeconds(absl::ToUnixSeconds(end)))));
+  run.mutable_end_time()->set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(
+          end - absl::FromUnixSeconds(absl::ToUnixSeconds(end)))));
   run.set_steps_attempted(spec.steps_attempted);
   run.set_steps_succeeded(spec.steps_succeeded);
   run.set_step_time_mean_seconds(spec.step_s);

@@ -73,7 +73,8 @@ TEST(FailureRateTest, ThePriorIsWeakAndEvidenceNarrowsTheBand) {
   EXPECT_DOUBLE_EQ(thin.lost_hours_per_failure, 0.75);
   // Twenty-five in a hundred: the same order of rate, a narrower band.
   const FailureRate thick = EstimateFailureRate(Pool(100, 25), empty, false, 0);
-  EXPECT_NEAR(thick.per_hour, (kFailurePriorShape + 25) / (kFailurePriorHours + 100), 1e-12);
+  EXPECT_NEAR(thick.per_hour,
+              (kFailurePriorShape + 25) / (kFailurePriorHours + 100), 1e-12);
   EXPECT_LT(thick.per_hour_band.high / thick.per_hour_band.low,
             thin.per_hour_band.high / thin.per_hour_band.low);
 }
