@@ -127,6 +127,49 @@ std::optional<Proposal> ValueMeasurement(const Candidate& first,
   return p;
 }
 
+// A BORDERLINE first choice: a short run shows its peak before the job
+// relies on it.
+Proposal BorderlineProposal(const Candidate& first) {
+  Proposal p;
+  p.run = RunOf(first);
+  p.run.steps = kMinMeasurementSteps;
+  p.run.cost_micros =
+      static_cast<int64_t>(std::llround(RunCostMicros(first, p.run.steps)));
+  p.run.reason = absl::StrCat(kEvidenceBeatsEstimatesRule,
+                              ": BORDERLINE, measure the peak in a ",
+                              p.run.steps, "-step run (about ",
+                              Money(static_cast<double>(p.run.cost_micros)),
+                              ") before the job relies on it");
+  return p;
+}
+
+// The unmeasured runners-up worth a run, the most worth first, at most
+// kMaxMeasurementRuns.
+std::vector<Proposal> ValuedProposals(int64_t total_steps, int64_t demand_steps,
+                                      std::vector<Candidate>* candidates) {
+  const Candidate& first = candidates->front();
+  std::vector<Proposal> proposals;
+  std::set<std::pair<std::string, std::string>> valued;  // (SKU, key)
+  for (size_t i = 1; i < candidates->size(); ++i) {
+    Candidate& cand = (*candidates)[i];
+    if (cand.basis == EvidenceBasis::kMeasured) continue;
+    // Evidence is per (recipe key, SKU): a twin pool's run measures both.
+    if (!valued.emplace(cand.sku_id, cand.recipe_key).second) continue;
+    if (auto p = ValueMeasurement(first, total_steps, demand_steps, &cand)) {
+      p->index = i;
+      proposals.push_back(*std::move(p));
+    }
+  }
+  std::stable_sort(proposals.begin(), proposals.end(),
+                   [](const Proposal& a, const Proposal& b) {
+                     return a.net_micros > b.net_micros;
+                   });
+  if (proposals.size() > static_cast<size_t>(kMaxMeasurementRuns)) {
+    proposals.resize(kMaxMeasurementRuns);
+  }
+  return proposals;
+}
+
 std::string BakeOffReason(const BakeOff& bake_off, bool first_borderline) {
   if (first_borderline) {
     return absl::StrCat(kEvidenceBeatsEstimatesRule,
@@ -163,40 +206,11 @@ std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
   Candidate& first = candidates->front();
   const bool first_borderline =
       first.fit == Fit::kBorderline && first.basis != EvidenceBasis::kMeasured;
-  std::vector<Proposal> proposals;
-  if (first_borderline) {
-    Proposal p;
-    p.run = RunOf(first);
-    p.run.steps = kMinMeasurementSteps;
-    p.run.cost_micros =
-        static_cast<int64_t>(std::llround(RunCostMicros(first, p.run.steps)));
-    p.run.reason = absl::StrCat(kEvidenceBeatsEstimatesRule,
-                                ": BORDERLINE, measure the peak in a ",
-                                p.run.steps, "-step run (about ",
-                                Money(static_cast<double>(p.run.cost_micros)),
-                                ") before the job relies on it");
-    proposals.push_back(std::move(p));
-  } else {
-    std::set<std::pair<std::string, std::string>> valued;  // (SKU, key)
-    for (size_t i = 1; i < candidates->size(); ++i) {
-      Candidate& cand = (*candidates)[i];
-      if (cand.basis == EvidenceBasis::kMeasured) continue;
-      // Evidence is per (recipe key, SKU): a twin pool's run measures both.
-      if (!valued.emplace(cand.sku_id, cand.recipe_key).second) continue;
-      if (auto p = ValueMeasurement(first, request.total_steps,
-                                    bake_off.expected_demand_steps, &cand)) {
-        p->index = i;
-        proposals.push_back(*std::move(p));
-      }
-    }
-    std::stable_sort(proposals.begin(), proposals.end(),
-                     [](const Proposal& a, const Proposal& b) {
-                       return a.net_micros > b.net_micros;
-                     });
-    if (proposals.size() > static_cast<size_t>(kMaxMeasurementRuns)) {
-      proposals.resize(kMaxMeasurementRuns);
-    }
-  }
+  std::vector<Proposal> proposals =
+      first_borderline
+          ? std::vector<Proposal>{BorderlineProposal(first)}
+          : ValuedProposals(request.total_steps, bake_off.expected_demand_steps,
+                            candidates);
   if (proposals.empty()) return std::nullopt;
   for (Proposal& p : proposals) {
     (*candidates)[p.index].reasons.push_back(p.run.reason);
