@@ -334,6 +334,26 @@ TEST_F(SampleRetentionTest, AnotherReplicaHoldingTheLockMakesThePassSkip) {
   EXPECT_FALSE(Progress(old_run).has_samples_dropped_time());
 }
 
+// On schema 17 (a binary serving before `migrate up` to 0018, whose window
+// starts at 17) the progress and the run listing still answer, with no
+// dropped time, and a retention pass drops nothing: it has nowhere to record
+// the runs it would drop.
+TEST_F(SampleRetentionTest, OnSchema17ReadsAnswerAndNothingIsDropped) {
+  const std::string old_run = RunWithSamples(absl::Now() - kDay * 150, 20);
+  AgeStream(old_run, kDay * 149);
+  const std::string partition = PartitionOf(old_run);
+  server_.db().Execute(
+      "ALTER TABLE sample_streams DROP COLUMN samples_dropped_at");
+
+  const v1::GetSampleProgressResponse progress = Progress(old_run);
+  EXPECT_EQ(progress.samples_stored(), 20);
+  EXPECT_FALSE(progress.has_samples_dropped_time());
+  EXPECT_FALSE(Listed()[old_run].has_samples_dropped_time());
+  EXPECT_FALSE(Drop(kRetention).ok());
+  EXPECT_TRUE(TableExists(partition));
+  EXPECT_EQ(SamplesOf(old_run), 20);
+}
+
 // placementd applies the flag: its maintainer drops an idle old month on
 // its next pass and counts it in /metrics, with the samples kept.
 TEST(SampleRetentionServerTest, TheMaintainerDropsAndCounts) {
