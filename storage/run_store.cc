@@ -106,13 +106,19 @@ SELECT encode(upload, 'hex'), recipe_key,
 FROM benchmark_runs WHERE run_id = $1)sql";
 
 // Newest first; the cursor is the (accepted_at, run_id) of the last row.
+// The last column, when retention dropped the run's samples (migration
+// 0018), is read through to_jsonb so that the statement also runs on
+// schema 17 (NULL there).
 constexpr char kListRuns[] = R"sql(
 SELECT run_id::text, pool_name, sku_id, recipe_key, model, method, gpu_count,
        (extract(epoch FROM started_at) * 1e6)::bigint,
        (extract(epoch FROM ended_at) * 1e6)::bigint,
        steps_attempted, steps_succeeded, peak_memory_gb, offload, outcome,
        retries, gpu_microseconds,
-       (extract(epoch FROM accepted_at) * 1e6)::bigint
+       (extract(epoch FROM accepted_at) * 1e6)::bigint,
+       (SELECT (extract(epoch FROM (to_jsonb(s) ->> 'samples_dropped_at')
+                                   ::timestamptz) * 1e6)::bigint
+        FROM sample_streams s WHERE s.run_id = benchmark_runs.run_id)
 FROM benchmark_runs
 WHERE ($1 = '' OR pool_name = $1)
   AND ($2 = '' OR sku_id = $2)
@@ -346,6 +352,9 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
       s.retries = row[14].as<int>();
       s.gpu_microseconds = row[15].as<int64_t>();
       s.accept_time = absl::FromUnixMicros(row[16].as<int64_t>());
+      if (!row[17].is_null()) {
+        s.samples_dropped_at = absl::FromUnixMicros(row[17].as<int64_t>());
+      }
       page.runs.push_back(std::move(s));
     }
     return page;

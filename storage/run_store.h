@@ -93,6 +93,9 @@ struct RunSummary {
   int retries = 0;
   int64_t gpu_microseconds = 0;
   absl::Time accept_time;
+  // When the run's step samples were dropped by retention
+  // (storage/sample_retention.h); unset while kept or when none were sent.
+  std::optional<absl::Time> samples_dropped_at;
 };
 
 struct RunFilter {

@@ -22,10 +22,14 @@ ON CONFLICT (run_id) DO UPDATE SET partition_time = s.partition_time
 RETURNING (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
           committed_through_step, samples)sql";
 
+// samples_dropped_at (migration 0018) is read through to_jsonb so that the
+// statement also runs on schema 17, where it is NULL.
 constexpr char kSelectProgress[] = R"sql(
 SELECT (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
-       committed_through_step, samples
-FROM sample_streams WHERE run_id = $1::uuid)sql";
+       committed_through_step, samples,
+       (extract(epoch FROM (to_jsonb(s) ->> 'samples_dropped_at')::timestamptz)
+        * 1e6)::bigint
+FROM sample_streams s WHERE run_id = $1::uuid)sql";
 
 constexpr char kExistingSteps[] = R"sql(
 SELECT step, step_time_s, memory_allocated_gb, memory_reserved_gb, tokens, loss
@@ -127,9 +131,9 @@ absl::StatusOr<LockedStream> LockStream(PqConnection& c,
   LockedStream stream;
   stream.partition_time = absl::FromUnixMicros(Int64Field(locked->get(), 0, 0));
   stream.partition_micros = Micros(stream.partition_time);
-  stream.progress = SampleProgress{Int64Field(locked->get(), 0, 2),
-                                   Int64Field(locked->get(), 0, 1),
-                                   Int64Field(locked->get(), 0, 3)};
+  stream.progress = SampleProgress{
+      Int64Field(locked->get(), 0, 2), Int64Field(locked->get(), 0, 1),
+      Int64Field(locked->get(), 0, 3), std::nullopt};
   return stream;
 }
 
@@ -286,9 +290,14 @@ absl::StatusOr<SampleProgress> GetSampleProgress(DbSession& session,
     absl::StatusOr<PqResult> row = c.Exec(kSelectProgress, {run_id.c_str()});
     if (!row.ok()) return row.status();
     if (PQntuples(row->get()) == 0) return SampleProgress{};  // none yet
-    return SampleProgress{Int64Field(row->get(), 0, 2),
-                          Int64Field(row->get(), 0, 1),
-                          Int64Field(row->get(), 0, 3)};
+    SampleProgress progress{Int64Field(row->get(), 0, 2),
+                            Int64Field(row->get(), 0, 1),
+                            Int64Field(row->get(), 0, 3), std::nullopt};
+    if (!PQgetisnull(row->get(), 0, 4)) {
+      progress.samples_dropped_at =
+          absl::FromUnixMicros(Int64Field(row->get(), 0, 4));
+    }
+    return progress;
   });
 }
 

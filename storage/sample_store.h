@@ -27,6 +27,10 @@ struct SampleProgress {
   int64_t committed_through_step = -1;
   int64_t max_step = -1;
   int64_t samples = 0;
+  // When the run's samples were dropped by retention (their monthly
+  // partition, storage/sample_retention.h); the counts above are what was
+  // stored before. Unset while they are kept.
+  std::optional<absl::Time> samples_dropped_at;
 };
 
 struct AppendResult {

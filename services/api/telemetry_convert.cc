@@ -71,6 +71,10 @@ void RunSummaryToProto(const storage::RunSummary& s,
   out->set_retries(s.retries);
   out->set_gpu_hours(core::HoursFromMicroseconds(s.gpu_microseconds));
   common::TimeToProto(s.accept_time, out->mutable_accept_time());
+  if (s.samples_dropped_at.has_value()) {
+    common::TimeToProto(*s.samples_dropped_at,
+                        out->mutable_samples_dropped_time());
+  }
 }
 
 std::vector<storage::StepSampleRow> SampleRowsFromProto(
@@ -97,6 +101,10 @@ void SampleProgressToProto(const std::string& run_id,
   response->set_run_id(run_id);
   response->set_committed_through_step(progress.committed_through_step);
   response->set_samples_stored(progress.samples);
+  if (progress.samples_dropped_at.has_value()) {
+    common::TimeToProto(*progress.samples_dropped_at,
+                        response->mutable_samples_dropped_time());
+  }
 }
 
 }  // namespace placement::services

@@ -65,6 +65,11 @@ ABSL_FLAG(int, max_message_bytes, 8 << 20, "largest message accepted");
 ABSL_FLAG(int, max_concurrent_streams, 64, "concurrent calls per connection");
 ABSL_FLAG(int, stream_idle_timeout_seconds, 60,
           "close a sample stream that sends nothing for this long");
+ABSL_FLAG(int, sample_retention_days, 0,
+          "drop the monthly step_samples partitions whose whole month ended "
+          "more than this many days ago (runs, rollups, cost and plans are "
+          "kept; the runs are marked as having had their samples dropped); "
+          "0: keep every sample; otherwise at least 31");
 ABSL_FLAG(double, fleet_refit_seconds, 10,
           "re-fit the fleet model (memory and step time learned across SKUs "
           "from uploaded runs) at most this often; 0: on every snapshot");
@@ -229,6 +234,20 @@ void ApplySchemaWindowFlag() {
   placement::services::OverrideServedSchemaWindow(window);
 }
 
+// --sample_retention_days; nullopt (having said why) when refused. At least
+// 31 days: the partition maintainer keeps last month's partition created,
+// and a shorter retention would drop it again on every pass.
+std::optional<absl::Duration> SampleRetentionFromFlag() {
+  const int days = absl::GetFlag(FLAGS_sample_retention_days);
+  if (days != 0 && days < 31) {
+    std::cerr << "placementd: --sample_retention_days must be 0 (keep every "
+                 "sample) or at least 31, not "
+              << days << "\n";
+    return std::nullopt;
+  }
+  return absl::Hours(24) * days;
+}
+
 // The server's options from the flags; nullopt (having said why) when a
 // flag's value is refused.
 std::optional<placement::services::ServerOptions> OptionsFromFlags(
@@ -266,6 +285,9 @@ std::optional<placement::services::ServerOptions> OptionsFromFlags(
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.stream_idle_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_stream_idle_timeout_seconds));
+  std::optional<absl::Duration> retention = SampleRetentionFromFlag();
+  if (!retention.has_value()) return std::nullopt;
+  options.sample_retention = *retention;
   if (!options.auth_enabled) {
     std::cerr << "placementd: WARNING: --auth=false: every caller may do "
                  "everything\n";

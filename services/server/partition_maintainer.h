@@ -6,8 +6,21 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "services/metrics/sample_retention_metrics.h"
+#include "storage/db_session.h"
 
 namespace placement::services {
+
+struct PartitionMaintenance {
+  absl::Duration interval = absl::Hours(6);
+  // Catalog tombstones older than this are pruned.
+  absl::Duration tombstone_retention = absl::Hours(1);
+  // Monthly step_samples partitions whose whole range is older than this
+  // are dropped (storage::DropExpiredSamplePartitions); zero: none is.
+  absl::Duration sample_retention = absl::ZeroDuration();
+  // Refreshed each pass when set; must outlive the maintainer.
+  SampleRetentionMetrics* metrics = nullptr;
+};
 
 // The database's housekeeping, on its own connection (a database that is
 // down is simply tried again next time): at start-up, then every
@@ -16,13 +29,17 @@ namespace placement::services {
 //    (from last month to three months ahead);
 //  - prunes the catalog tombstones of deletions older than
 //    `tombstone_retention` (storage::PruneCatalogTombstones): a replica
-//    whose last catalog read is older than that reads in full once.
+//    whose last catalog read is older than that reads in full once;
+//  - with a sample retention, drops the monthly step_samples partitions
+//    older than it (one replica at a time: the others find its advisory
+//    lock held and skip the pass), then measures the samples kept.
 // Every replica runs it; concurrent runs are harmless (each step is
-// idempotent, and pruning serializes on its horizon row).
+// idempotent, pruning serializes on its horizon row, and dropping on the
+// advisory lock).
 class PartitionMaintainer {
  public:
-  PartitionMaintainer(std::string database_url, absl::Duration interval,
-                      absl::Duration tombstone_retention = absl::Hours(1));
+  PartitionMaintainer(std::string database_url,
+                      PartitionMaintenance maintenance);
   ~PartitionMaintainer();
 
   PartitionMaintainer(const PartitionMaintainer&) = delete;
@@ -30,10 +47,13 @@ class PartitionMaintainer {
 
  private:
   void Loop();
+  // Each pass's steps.
+  bool EnsurePartitions(storage::DbSession& session);
+  void PruneTombstones(storage::DbSession& session);
+  void ApplySampleRetention(storage::DbSession& session);
 
   const std::string database_url_;
-  const absl::Duration interval_;
-  const absl::Duration tombstone_retention_;
+  const PartitionMaintenance maintenance_;
   absl::Notification stop_;
   std::thread thread_;
 };

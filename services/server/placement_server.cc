@@ -220,8 +220,14 @@ void PlacementServer::StartBackgroundWork() {
       options_.database_url, server_->GetHealthCheckService(),
       options_.health_interval,
       [evidence = evidence_.get()] { return evidence->Current() != nullptr; });
-  partitions_ = std::make_unique<PartitionMaintainer>(options_.database_url,
-                                                      absl::Hours(6));
+  sample_retention_metrics_ =
+      std::make_unique<SampleRetentionMetrics>(*registry_);
+  PartitionMaintenance maintenance;
+  maintenance.interval = options_.partition_maintenance_interval;
+  maintenance.sample_retention = options_.sample_retention;
+  maintenance.metrics = sample_retention_metrics_.get();
+  partitions_ =
+      std::make_unique<PartitionMaintainer>(options_.database_url, maintenance);
 }
 
 void PlacementServer::Shutdown(absl::Duration grace) {

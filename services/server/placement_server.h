@@ -14,6 +14,7 @@
 #include "services/metrics/db_pool_metrics.h"
 #include "services/metrics/grpc_metrics.h"
 #include "services/metrics/placement_metrics.h"
+#include "services/metrics/sample_retention_metrics.h"
 #include "services/plan/evidence_cache.h"
 #include "services/plan/plan_audit_writer.h"
 #include "services/rpc/catalog_service.h"
@@ -62,6 +63,12 @@ struct ServerOptions {
   int max_message_bytes = 8 << 20;
   int max_concurrent_streams = 64;  // per connection
   absl::Duration stream_idle_timeout = absl::Seconds(60);
+  // Step samples: monthly partitions whose whole range is older than this
+  // are dropped (docs/RELIABILITY.md "Sample retention"); zero keeps every
+  // sample. The partition maintainer runs at start-up and then every
+  // interval.
+  absl::Duration sample_retention = absl::ZeroDuration();
+  absl::Duration partition_maintenance_interval = absl::Hours(6);
 };
 
 // placementd's server: the gRPC services, health, reflection, metrics and the
@@ -107,6 +114,7 @@ class PlacementServer {
   std::unique_ptr<CostService> cost_service_;
   std::unique_ptr<TelemetryService> telemetry_service_;
   std::unique_ptr<PlacementMetrics> placement_metrics_;
+  std::unique_ptr<SampleRetentionMetrics> sample_retention_metrics_;
   std::unique_ptr<EvidenceCache> evidence_;
   std::unique_ptr<Authorizer> auth_;
   std::unique_ptr<PlanAuditWriter> plan_audit_;

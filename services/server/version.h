@@ -21,7 +21,7 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // binary started before `migrate up` still plans, from less, while its
 // writes are refused).
 inline constexpr int kOldestSchemaVersion = 17;
-inline constexpr int kNewestSchemaVersion = 17;
+inline constexpr int kNewestSchemaVersion = 18;
 
 }  // namespace placement::services
 

@@ -1,0 +1,1 @@
+ALTER TABLE sample_streams DROP COLUMN IF EXISTS samples_dropped_at;

@@ -1,0 +1,14 @@
+-- Sample retention (placementd --sample_retention_days): the monthly
+-- step_samples partitions older than the retention are dropped whole
+-- (storage/sample_retention.h), and the runs whose samples went with them
+-- are marked here, in the same transaction as the drop, so that
+-- GetSampleProgress and ListBenchmarkRuns can say so. The run itself
+-- (benchmark_runs), the evidence and cost rollups and the plans are never
+-- touched: they do not read step_samples.
+--
+-- A nullable column without a default: a catalog change only (no rewrite),
+-- under a brief ACCESS EXCLUSIVE on sample_streams. Every binary from 14 on
+-- stays correct with it (none writes it but the retention pass; this
+-- binary's reads find it through to_jsonb, so they work on schema 17 too),
+-- so schema_compatibility.oldest_binary_version is unchanged.
+ALTER TABLE sample_streams ADD COLUMN IF NOT EXISTS samples_dropped_at timestamptz;
