@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "storage/eval_store.h"
 #include "storage/pool_reliability_store.h"
 #include "storage/sku_store.h"
 #include "storage/transaction_horizon.h"
@@ -23,6 +24,7 @@ absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
         rows.rollups = ReadRollups(txn, failure_evidence);
         if (failure_evidence) rows.pool_reliability = ReadPoolReliability(txn);
         rows.tokens = ReadTokens(txn);
+        rows.evals = ReadEvals(txn);
         txn.commit();
         return rows;
       });
@@ -89,6 +91,7 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
           changes.pool_reliability = ReadPoolReliability(txn);
         }
         changes.tokens = ReadTokensChangedSince(txn, since);
+        changes.evals = ReadEvalsChangedSince(txn, since);
         for (const pqxx::row& row :
              txn.exec_params(kListTombstones, since.ToText(), since.xmin)) {
           const std::string table = row[0].as<std::string>();

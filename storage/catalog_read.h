@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/evidence/eval_evidence.h"
 #include "core/evidence/pool_reliability.h"
 #include "core/sku.h"
 #include "storage/db_session.h"
@@ -29,6 +30,8 @@ struct CatalogRows {
   // By (pool name, multi_gpu); empty before migration 0017.
   std::vector<core::PoolReliabilityRollup> pool_reliability;
   std::vector<TokenRecord> tokens;
+  // The evals of stored runs; empty before migration 0019.
+  std::vector<core::EvalEvidence> evals;
 };
 
 // Reads all of it in one REPEATABLE READ, READ ONLY transaction, so that it
@@ -49,6 +52,8 @@ struct CatalogChanges {
   // has no change stamps or tombstones.
   std::vector<core::PoolReliabilityRollup> pool_reliability;
   std::vector<TokenRecord> tokens;
+  // Evals inserted since (rows are never updated nor removed).
+  std::vector<core::EvalEvidence> evals;
   std::vector<std::string> removed_skus;
   std::vector<std::string> removed_pools;                            // names
   std::vector<std::pair<std::string, std::string>> removed_rollups;  // key, SKU

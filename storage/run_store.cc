@@ -9,6 +9,7 @@
 #include "core/units.h"
 #include "storage/cost_store.h"
 #include "storage/double_text.h"
+#include "storage/eval_store.h"
 #include "storage/hex.h"
 #include "storage/pool_reliability_store.h"
 
@@ -284,6 +285,11 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     // The finance rollup, in the same transaction: cost reports never scan
     // raw runs and always agree with them.
     AddRunToCostRollup(txn, run.run_id);
+    // Before migration 0019 (a binary started before `migrate up`) the evals
+    // stay in the upload only.
+    if (!in.evals.empty() && HasEvalResults(txn)) {
+      InsertEvals(txn, run.run_id, run.recipe_key, in.evals);
+    }
 
     RunAck ack{run.run_id,
                run.recipe_key,

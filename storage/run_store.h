@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/evidence/eval_evidence.h"
 #include "core/evidence/evidence.h"
 #include "core/recipe.h"
 #include "storage/db_session.h"
@@ -26,6 +27,9 @@ struct RunToStore {
   double tokens_per_second = 0;
   bool exclusive = false;
   std::string plan_id;  // empty: none
+  // The upload's evals, serving SKUs resolved to ids (run_id, recipe_key and
+  // recorded are the run's; InsertEvals).
+  std::vector<core::EvalEvidence> evals;
 };
 
 // A run that carried out a plan, against what the plan predicted for the
@@ -59,7 +63,8 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run);
 // concurrent uploads never lose an update. A run that names a plan is
 // compared with the plan's prediction for its pool (plan_outcomes), in the
 // same transaction, and so is the run's daily cost rollup row
-// (storage/cost_store.h, at the pool's rates as they are now). Idempotent on
+// (storage/cost_store.h, at the pool's rates as they are now) and its evals
+// (eval_results when the schema has it: storage/eval_store.h). Idempotent on
 // run_id:
 //  - first time: stored, acknowledged;
 //  - same run_id, same upload bytes: the original acknowledgement, nothing

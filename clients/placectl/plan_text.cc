@@ -234,6 +234,25 @@ std::string FailureRateText(const v1::FailureRate& f) {
       f.lost_hours_measured() ? "measured" : "prior");
 }
 
+// Whether an eval meets the requirement: "met by run R: METRIC SCORE on SKU
+// in PRECISION" or "missing: no eval of KEY on SKU in PRECISION".
+std::string EvalStatusText(const v1::EvalStatus& s) {
+  const std::string target =
+      absl::StrCat(s.serving_sku(), " in ",
+                   Short(v1::Precision_descriptor(), s.serving_precision()));
+  if (!s.met()) {
+    return absl::StrCat("missing: no eval of ", s.recipe_key(), " on ", target);
+  }
+  return absl::StrCat("met by run ", s.run_id(), ": ", s.metric_name(), " ",
+                      absl::StrFormat("%g", s.score()), " on ", target);
+}
+
+// The candidate table's EVAL column.
+std::string EvalColumn(const v1::PlacementCandidate& c) {
+  if (!c.has_eval_status()) return "-";
+  return c.eval_status().met() ? "met" : "missing";
+}
+
 void PrintCandidates(const v1::PlacePlanRequest& request,
                      const v1::PlacePlanResponse& plan, std::ostream& out) {
   if (plan.candidates().empty()) {
@@ -243,9 +262,9 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
   Table table({"RANK", "POOL", "SKU", "GPUS", "PARALLELISM", "FIT",
                "PEAK GB [BAND] (HEADROOM)", "STEP S [BAND]", "GPU-H/1K STEPS",
                "START-UP GPU-H", "REWORK GPU-H", "EXPECTED GPU-H", "COST",
-               "LIST-PRICE COST", "WALL TIME", "BASIS", "CONFIDENCE"},
+               "LIST-PRICE COST", "WALL TIME", "BASIS", "CONFIDENCE", "EVAL"},
               {true, false, false, true, false, false, true, true, true, false,
-               true, true, true, true, true, false, false});
+               true, true, true, true, true, false, false, false});
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     table.AddRow(
         {absl::StrCat(c.rank()), c.pool(), c.sku(), absl::StrCat(c.gpu_count()),
@@ -265,7 +284,7 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
              ? core::FormatMicrosAsCents(c.list_price_cost_micros())
              : "-",
          WallTime(c.expected_wall_time()), BasisText(c),
-         Short(v1::Confidence_descriptor(), c.confidence())});
+         Short(v1::Confidence_descriptor(), c.confidence()), EvalColumn(c)});
   }
   out << "\n";
   table.Print(out);
@@ -300,6 +319,9 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
     }
     if (!c.eval_requirement().empty()) {
       out << "    eval:    " << c.eval_requirement() << "\n";
+    }
+    if (c.has_eval_status()) {
+      out << "    eval is: " << EvalStatusText(c.eval_status()) << "\n";
     }
   }
 }
@@ -382,6 +404,9 @@ void PrintPlan(const v1::PlacePlanRequest& request,
   }
   if (!plan.eval_requirement().empty()) {
     out << "\nEVAL REQUIRED: " << plan.eval_requirement() << "\n";
+  }
+  if (plan.has_eval_status()) {
+    out << "EVAL: " << EvalStatusText(plan.eval_status()) << "\n";
   }
   if (!plan.warnings().empty()) out << "\n";
   for (const std::string& warning : plan.warnings()) {

@@ -267,6 +267,34 @@ void InMemoryEvidence::SetPoolReliability(const PoolReliabilityRollup& rollup) {
   pool_reliability_.Put({rollup.pool_name, rollup.multi_gpu}, rollup);
 }
 
+void InMemoryEvidence::AddEval(const EvalEvidence& eval) {
+  const std::tuple<std::string, std::string, int> key{
+      eval.recipe_key, eval.serving_sku_id,
+      static_cast<int>(eval.serving_precision)};
+  const std::vector<EvalEvidence>* found = evals_.Find(key);
+  std::vector<EvalEvidence> evals;
+  if (found != nullptr) evals = *found;
+  bool replaced = false;
+  for (EvalEvidence& existing : evals) {
+    if (existing.run_id == eval.run_id && existing.metric == eval.metric) {
+      existing = eval;
+      replaced = true;
+    }
+  }
+  if (!replaced) evals.push_back(eval);
+  evals_.Put(key, std::move(evals));
+}
+
+std::vector<EvalEvidence> InMemoryEvidence::FindEvals(
+    absl::string_view recipe_key, absl::string_view serving_sku_id,
+    Precision serving_precision) const {
+  const std::vector<EvalEvidence>* found =
+      evals_.Find({std::string(recipe_key), std::string(serving_sku_id),
+                   static_cast<int>(serving_precision)});
+  if (found == nullptr) return {};
+  return *found;
+}
+
 PoolReliabilityRollup InMemoryEvidence::PoolReliability(
     absl::string_view pool_name, bool multi_gpu) const {
   const PoolReliabilityRollup* found =

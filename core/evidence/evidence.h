@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/evidence/eval_evidence.h"
 #include "core/evidence/pool_reliability.h"
 #include "core/persistent_map.h"
 #include "core/recipe.h"
@@ -256,6 +257,11 @@ class EvidenceSource {
   // several; an empty rollup when it has none.
   virtual PoolReliabilityRollup PoolReliability(absl::string_view pool_name,
                                                 bool multi_gpu) const = 0;
+  // The evals of weights trained with `recipe_key`, on the serving SKU in
+  // the serving precision (what serve_what_you_evaluated asks for).
+  virtual std::vector<EvalEvidence> FindEvals(
+      absl::string_view recipe_key, absl::string_view serving_sku_id,
+      Precision serving_precision) const = 0;
 };
 
 // An EvidenceSource kept in memory (tests; the service keeps one refreshed
@@ -278,6 +284,9 @@ class InMemoryEvidence : public EvidenceSource {
   // Makes `rollup` the whole failure record of (pool, GPU scope), replacing
   // what was there (a stored pool_reliability_rollups row read again).
   void SetPoolReliability(const PoolReliabilityRollup& rollup);
+  // Adds an eval of a stored run (eval_results, migration 0019); adding the
+  // same (run id, metric, SKU, precision) again replaces it.
+  void AddEval(const EvalEvidence& eval);
   // Removes the evidence of (recipe key, SKU); false if there was none.
   bool Remove(absl::string_view recipe_key, absl::string_view sku_id);
   // How many stored rollups AddRollup/SetRollup merged into (recipe key,
@@ -302,6 +311,9 @@ class InMemoryEvidence : public EvidenceSource {
       absl::string_view recipe_key) const override;
   PoolReliabilityRollup PoolReliability(absl::string_view pool_name,
                                         bool multi_gpu) const override;
+  std::vector<EvalEvidence> FindEvals(
+      absl::string_view recipe_key, absl::string_view serving_sku_id,
+      Precision serving_precision) const override;
 
  private:
   struct Entry {
@@ -328,6 +340,10 @@ class InMemoryEvidence : public EvidenceSource {
   // (pool name, multi GPU): one small row per pool and scope.
   PersistentMap<std::pair<std::string, bool>, PoolReliabilityRollup>
       pool_reliability_;
+  // (recipe key, serving SKU, serving precision) -> its evals.
+  PersistentMap<std::tuple<std::string, std::string, int>,
+                std::vector<EvalEvidence>>
+      evals_;
 };
 
 // Evidence of a nearby recipe carried over to `target` (TRANSFERRED).

@@ -111,6 +111,9 @@ struct Candidate {
   double prior_peak_memory_gb = 0;
   double prior_step_time_s = 0;
   std::optional<std::string> eval_requirement;  // serve_what_you_evaluated
+  // Whether an eval of this candidate's recipe key on the serving SKU and
+  // precision exists (set with eval_requirement; MatchEval).
+  std::optional<EvalStatus> eval_status;
   std::vector<std::string> reasons;
   std::vector<std::string> warnings;  // e.g. "over_bought: ..."
 };
@@ -169,8 +172,10 @@ struct PlanResult {
   std::vector<Candidate> candidates;  // ranked, best first
   std::vector<Rejection> rejections;  // in pool name order
   std::optional<BakeOff> bake_off;
-  // serve_what_you_evaluated for the best candidate.
+  // serve_what_you_evaluated for the best candidate, and whether an eval
+  // meets it.
   std::optional<std::string> eval_requirement;
+  std::optional<EvalStatus> eval_status;
 };
 
 }  // namespace placement::core

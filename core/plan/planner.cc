@@ -73,6 +73,21 @@ FieldViolations ValidatePlanRequest(const PlanRequest& request) {
   return v;
 }
 
+void MarkEvalStatus(const PlanRequest& request, const EvidenceSource& evidence,
+                    std::vector<Candidate>* candidates) {
+  if (!request.serving) return;
+  for (Candidate& c : *candidates) {
+    if (!c.eval_requirement) continue;
+    const Precision precision =
+        request.serving->precision == Precision::kUnspecified
+            ? c.recipe.precision
+            : request.serving->precision;
+    c.eval_status = MatchEval(
+        evidence.FindEvals(c.recipe_key, request.serving->sku_id, precision),
+        c.recipe_key, request.serving->sku_id, precision);
+  }
+}
+
 void MarkOverBought(const std::vector<GpuSku>& skus,
                     std::vector<Candidate>* candidates) {
   auto memory_of = [&](const std::string& id) {
@@ -459,8 +474,10 @@ absl::StatusOr<PlanResult> PlanValidatedRequest(const PlanRequest& request,
   }
   MarkOverBought(skus, &result.candidates);
   RankCandidates(request.constraints.objective, &result.candidates);
+  MarkEvalStatus(request, evidence, &result.candidates);
   if (!result.candidates.empty()) {
     result.eval_requirement = result.candidates.front().eval_requirement;
+    result.eval_status = result.candidates.front().eval_status;
     if (ctx.open.any()) result.recipe = result.candidates.front().recipe;
   }
   result.recipe_key = RecipeKey(result.recipe);

@@ -79,6 +79,13 @@ absl::StatusOr<PlanResult> PlanValidatedRequest(
 void MarkOverBought(const std::vector<GpuSku>& skus,
                     std::vector<Candidate>* candidates);
 
+// Sets eval_status on each candidate that has an eval_requirement: whether
+// `evidence` holds an eval of the candidate's recipe key on the request's
+// serving SKU, in its serving precision (the candidate's training precision
+// when the request leaves it unspecified).
+void MarkEvalStatus(const PlanRequest& request, const EvidenceSource& evidence,
+                    std::vector<Candidate>* candidates);
+
 // Violations of a request (recipe, total steps up to kMaxTotalSteps,
 // constraints), paths like "recipe.lora_rank" and "total_steps". Empty when
 // valid.

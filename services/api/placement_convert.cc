@@ -1,5 +1,6 @@
 #include "services/api/placement_convert.h"
 
+#include "common/proto_time.h"
 #include "services/api/recipe_convert.h"
 
 namespace placement::services {
@@ -146,6 +147,18 @@ void CandidateEstimateToProto(const core::Candidate& c,
   p->set_prior_step_time_s(c.prior_step_time_s);
 }
 
+void EvalStatusToProto(const core::EvalStatus& s, v1::EvalStatus* p) {
+  p->set_met(s.met);
+  p->set_recipe_key(s.recipe_key);
+  p->set_serving_sku(s.serving_sku_id);
+  p->set_serving_precision(PrecisionToProto(s.serving_precision));
+  if (!s.eval.has_value()) return;
+  p->set_run_id(s.eval->run_id);
+  p->set_metric_name(s.eval->metric);
+  p->set_score(s.eval->score);
+  common::TimeToProto(s.eval->recorded, p->mutable_record_time());
+}
+
 void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {
   p->set_rank(c.rank);
   p->set_pool(c.pool_name);
@@ -164,6 +177,9 @@ void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {
   CandidateEstimateToProto(c, p);
   if (c.eval_requirement.has_value()) {
     p->set_eval_requirement(*c.eval_requirement);
+  }
+  if (c.eval_status.has_value()) {
+    EvalStatusToProto(*c.eval_status, p->mutable_eval_status());
   }
   for (const std::string& reason : c.reasons) p->add_reasons(reason);
   for (const std::string& warning : c.warnings) p->add_warnings(warning);
@@ -215,6 +231,9 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
   }
   if (result.eval_requirement.has_value()) {
     out.set_eval_requirement(*result.eval_requirement);
+  }
+  if (result.eval_status.has_value()) {
+    EvalStatusToProto(*result.eval_status, out.mutable_eval_status());
   }
   MemoryToProto(result.predicted_memory, out.mutable_predicted_memory());
   return out;

@@ -10,10 +10,9 @@
 
 namespace placement::services {
 
-storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
-                                        UploadedRun converted,
-                                        const core::Pool& pool,
-                                        const std::string& sku_id) {
+storage::RunToStore RunToStoreFromProto(
+    const v1::BenchmarkRun& in, UploadedRun converted, const core::Pool& pool,
+    const std::string& sku_id, const std::vector<core::GpuSku>& catalog) {
   storage::RunToStore out;
   out.recipe = std::move(converted.recipe);
   out.recipe_proto = common::DeterministicBytes(RecipeToProto(out.recipe));
@@ -30,7 +29,32 @@ storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& in,
     auto team = pool.labels.find("team");
     if (team != pool.labels.end()) out.run.team = team->second;
   }
+  for (const v1::EvalResult& eval : in.evals()) {
+    core::EvalEvidence e;
+    e.run_id = out.run.run_id;
+    e.recipe_key = out.run.recipe_key;
+    absl::StatusOr<core::GpuSku> serving =
+        core::ResolveSku(eval.serving_sku(), catalog);
+    e.serving_sku_id = serving.ok() ? serving->id : eval.serving_sku();
+    e.serving_precision = PrecisionFromProto(eval.serving_precision());
+    e.metric = eval.metric_name();
+    e.score = eval.score();
+    out.evals.push_back(std::move(e));
+  }
   return out;
+}
+
+void StoredEvalToProto(const storage::StoredEval& stored,
+                       v1::StoredEvalResult* out) {
+  const core::EvalEvidence& e = stored.eval;
+  out->set_run_id(e.run_id);
+  out->set_recipe_key(e.recipe_key);
+  v1::EvalResult* eval = out->mutable_eval();
+  eval->set_serving_sku(e.serving_sku_id);
+  eval->set_serving_precision(PrecisionToProto(e.serving_precision));
+  eval->set_metric_name(e.metric);
+  eval->set_score(e.score);
+  common::TimeToProto(e.recorded, out->mutable_record_time());
 }
 
 void AckToProto(const storage::RunAck& ack,

@@ -6,8 +6,10 @@
 
 #include "absl/status/status.h"
 #include "core/pool.h"
+#include "core/sku.h"
 #include "placement/v1/telemetry.pb.h"
 #include "services/api/run_convert.h"
+#include "storage/eval_store.h"
 #include "storage/run_store.h"
 #include "storage/sample_store.h"
 
@@ -21,11 +23,15 @@ namespace placement::services {
 // A validated upload (ValidateRunFields, ValidateRunAgainstCatalog) ready to
 // store: `converted` (its one conversion, UploadedRunFromProto), the bytes
 // as sent, and the core run with the catalog's SKU id and the pool's name;
-// the team defaults to the pool's "team" label.
-storage::RunToStore RunToStoreFromProto(const v1::BenchmarkRun& run,
-                                        UploadedRun converted,
-                                        const core::Pool& pool,
-                                        const std::string& sku_id);
+// the team defaults to the pool's "team" label. The evals' serving SKUs are
+// resolved in `catalog` (kept as sent where they do not resolve: validation
+// refused those).
+storage::RunToStore RunToStoreFromProto(
+    const v1::BenchmarkRun& run, UploadedRun converted, const core::Pool& pool,
+    const std::string& sku_id, const std::vector<core::GpuSku>& catalog = {});
+
+void StoredEvalToProto(const storage::StoredEval& stored,
+                       v1::StoredEvalResult* out);
 
 void AckToProto(const storage::RunAck& ack,
                 v1::UploadBenchmarkRunResponse* response);

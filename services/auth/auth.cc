@@ -49,6 +49,8 @@ const std::vector<MethodRule>& MethodRules() {
        kAgent | kPlanner | kAdmin, false},
       {"/placement.v1.TelemetryService/ListBenchmarkRuns",
        kAgent | kPlanner | kAdmin, false},
+      {"/placement.v1.TelemetryService/ListEvalResults",
+       kAgent | kPlanner | kAdmin, false},
       // Placement: planners; agents read a plan's bake-off.
       {"/placement.v1.PlacementService/PlacePlan", kPlanner | kAdmin, false},
       {"/placement.v1.PlacementService/GetPlan", kPlanner | kAgent | kAdmin,

@@ -173,6 +173,9 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
     snapshot->evidence.SetPoolReliability(row);
   }
   snapshot->pool_reliability = std::move(rows->pool_reliability);
+  for (const core::EvalEvidence& eval : rows->evals) {
+    snapshot->evidence.AddEval(eval);
+  }
   return snapshot;
 }
 
@@ -193,7 +196,7 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
       changes->removed_skus.size() + changes->removed_pools.size() +
       changes->removed_rollups.size() + changes->removed_tokens.size() +
       changes->skus.size() + changes->pools.size() + changes->rollups.size() +
-      changes->tokens.size());
+      changes->tokens.size() + changes->evals.size());
 
   // Removals first: a key removed and written again is among the rows.
   for (const std::string& id : changes->removed_skus) {
@@ -226,6 +229,9 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
   }
   for (const storage::TokenRecord& token : changes->tokens) {
     PutToken(token, *snapshot);
+  }
+  for (const core::EvalEvidence& eval : changes->evals) {
+    snapshot->evidence.AddEval(eval);
   }
   // Counted as changes, so that a refresh that changed no other row still
   // publishes a changed pool row.

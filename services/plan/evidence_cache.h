@@ -88,6 +88,11 @@ class CatalogSnapshot : public core::EvidenceSource {
                                               bool multi_gpu) const override {
     return evidence.PoolReliability(pool_name, multi_gpu);
   }
+  std::vector<core::EvalEvidence> FindEvals(
+      absl::string_view recipe_key, absl::string_view serving_sku_id,
+      core::Precision serving_precision) const override {
+    return evidence.FindEvals(recipe_key, serving_sku_id, serving_precision);
+  }
 };
 
 // Reads a whole snapshot in one transaction. `local_writes_included`: how

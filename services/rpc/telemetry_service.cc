@@ -388,6 +388,27 @@ absl::StatusOr<storage::RunCursor> RunCursorFromKey(const std::string& key) {
   return storage::RunCursor{last->time, last->id};
 }
 
+// An eval's place in the listing: its ordinal in the run's evals, then
+// after a ':' its run's time and id (TimeIdKeyText).
+std::string EvalCursorKey(const storage::StoredEval& stored) {
+  return absl::StrCat(stored.ordinal, ":",
+                      TimeIdKeyText(stored.eval.recorded, stored.eval.run_id));
+}
+
+absl::StatusOr<storage::EvalCursor> EvalCursorFromKey(const std::string& key) {
+  if (key.empty()) return storage::EvalCursor{};
+  const std::pair<std::string, std::string> parts =
+      absl::StrSplit(key, absl::MaxSplits(':', 1));
+  int ordinal = 0;
+  if (!absl::SimpleAtoi(parts.first, &ordinal) || ordinal < 0) {
+    return core::InvalidArgumentWithViolations(
+        {{"page_token", "is not a page token returned by this service"}});
+  }
+  absl::StatusOr<TimeIdKey> last = ParseTimeIdKey(parts.second);
+  if (!last.ok()) return last.status();
+  return storage::EvalCursor{last->time, last->id, ordinal};
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
@@ -427,7 +448,7 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
           return core::InvalidArgumentWithViolations(violations);
         }
         const storage::RunToStore to_store = RunToStoreFromProto(
-            run, std::move(converted), pool->pool, pool->pool.sku_id);
+            run, std::move(converted), pool->pool, pool->pool.sku_id, *skus);
         absl::StatusOr<storage::RunAck> ack =
             storage::InsertRun(session, to_store);
         if (!ack.ok()) return ack.status();
@@ -532,6 +553,39 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
         if (page->more) {
           response->set_next_page_token(
               EncodePageToken(RunCursorKey(page->runs.back())));
+        }
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* TelemetryService::ListEvalResults(
+    grpc::CallbackServerContext* context,
+    const v1::ListEvalResultsRequest* request,
+    v1::ListEvalResultsResponse* response) {
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
+  }
+  absl::StatusOr<PageRequest> page =
+      ParsePageRequest(request->page_size(), request->page_token());
+  if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
+  absl::StatusOr<storage::EvalCursor> cursor = EvalCursorFromKey(page->after);
+  if (!cursor.ok()) return FinishNow(context, ToGrpcStatus(cursor.status()));
+  storage::EvalFilter filter{request->recipe_key(), request->serving_sku(),
+                             PrecisionFromProto(request->serving_precision())};
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, filter, cursor = *cursor,
+       page_size = page->size](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::EvalPage> page =
+            storage::ListEvals(session, filter, cursor, page_size);
+        if (!page.ok()) return page.status();
+        for (const storage::StoredEval& e : page->evals) {
+          StoredEvalToProto(e, response->add_evals());
+        }
+        if (page->more) {
+          response->set_next_page_token(
+              EncodePageToken(EvalCursorKey(page->evals.back())));
         }
         return absl::OkStatus();
       });

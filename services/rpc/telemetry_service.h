@@ -85,6 +85,10 @@ class TelemetryService final : public v1::TelemetryService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::ListBenchmarkRunsRequest* request,
       v1::ListBenchmarkRunsResponse* response) override;
+  grpc::ServerUnaryReactor* ListEvalResults(
+      grpc::CallbackServerContext* context,
+      const v1::ListEvalResultsRequest* request,
+      v1::ListEvalResultsResponse* response) override;
 
  private:
   storage::DbWorkers& workers_;

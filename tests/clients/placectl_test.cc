@@ -230,6 +230,11 @@ TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
   EXPECT_THAT(out, HasSubstr("MEASUREMENT RUN before standardizing"));
   EXPECT_THAT(out, Not(HasSubstr("BAKE-OFF")));
   EXPECT_THAT(out, HasSubstr("EVAL REQUIRED: "));
+  // No eval was uploaded: the requirement is missing, in the plan and in
+  // the candidate table's last column.
+  EXPECT_THAT(out, HasSubstr("EVAL: missing: no eval of "));
+  EXPECT_THAT(out, HasSubstr(" on L40S-PCIE-48GB in FP8"));
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).back(), "missing");
   const std::vector<std::string> row = RowAfterHeader(out, "  POOL", 0);
   // POOL SKU GPUS RECIPE STEPS COST EXPECTED-SAVING CHANCE WHY.
   ASSERT_EQ(row.size(), 9u) << out;

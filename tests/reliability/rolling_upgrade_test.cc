@@ -162,7 +162,7 @@ TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
     absl::SleepFor(absl::Seconds(5));
     txn.commit();
   }
-  MigrateTo(db, std::nullopt);  // the newest
+  MigrateTo(db, std::nullopt);  // the newest (this build's)
   EXPECT_EQ(db.QueryValue("SELECT max(version) FROM schema_migrations"),
             absl::StrCat(services::kNewestSchemaVersion));
 

@@ -25,6 +25,7 @@
 namespace placement::storage {
 namespace {
 
+using ::placement::testing::MigrationsAbove;
 using ::placement::testing::TestDatabase;
 
 constexpr char kSku[] = "H100-SXM5-80GB";
@@ -327,7 +328,7 @@ TEST_F(FailureEvidenceTest, MigrationDownAndUpBackfillsTheSameFigures) {
 
   Migrator migrator(session_, EmbeddedMigrations());
   const int latest = migrator.LatestVersion();
-  ASSERT_TRUE(migrator.Down(latest - kFailureEvidenceVersion + 1).ok());
+  ASSERT_TRUE(migrator.Down(MigrationsAbove(kFailureEvidenceVersion - 1)).ok());
   ASSERT_EQ(*migrator.CurrentVersion(), kFailureEvidenceVersion - 1);
   EXPECT_EQ(
       db_.QueryValue("SELECT to_regclass('pool_reliability_rollups') IS NULL"),

@@ -11,6 +11,7 @@
 namespace placement::storage {
 namespace {
 
+using ::placement::testing::MigrationsAbove;
 using ::placement::testing::TestDatabase;
 using ::testing::ElementsAre;
 using ::testing::Field;
@@ -106,7 +107,7 @@ TEST(PoolMigrationTest, PoolsOfBeforeTheInterNodeFabricReadAsNeverDeclared) {
   EXPECT_EQ(read->pool.inter_node_fabric, core::InterNodeFabric::kUnspecified);
   EXPECT_EQ(read->pool.inter_node_gb_s_per_gpu, 0);
 
-  ASSERT_TRUE(migrator.Down(*migrator.CurrentVersion() - 6).ok());
+  ASSERT_TRUE(migrator.Down(MigrationsAbove(6)).ok());
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM information_schema.columns "
                           "WHERE table_name = 'pools' AND column_name LIKE "
                           "'inter_node%'"),

@@ -21,6 +21,7 @@
 namespace placement::storage {
 namespace {
 
+using ::placement::testing::MigrationsAbove;
 using ::placement::testing::TestDatabase;
 
 constexpr char kSku[] = "L40S-PCIE-48GB";
@@ -227,7 +228,7 @@ TEST_F(RunStoreTest, MigrationBackfillsSucceededPeaksFromStoredRuns) {
   // rollup row is recomputed from benchmark_runs.
   Migrator migrator(session_, EmbeddedMigrations());
   const int latest = migrator.LatestVersion();
-  ASSERT_TRUE(migrator.Down(latest - kExactPeaksVersion + 1).ok());
+  ASSERT_TRUE(migrator.Down(MigrationsAbove(kExactPeaksVersion - 1)).ok());
   ASSERT_EQ(*migrator.CurrentVersion(), kExactPeaksVersion - 1);
   ASSERT_TRUE(migrator.Up().ok());
   ASSERT_EQ(*migrator.CurrentVersion(), latest);

@@ -102,11 +102,21 @@ v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
   run.set_collectives_opened(gpus > 1);
   run.set_outcome(spec.outcome);
   run.set_exclusive(true);
+  for (const v1::EvalResult& eval : spec.evals) *run.add_evals() = eval;
   v1::UploadBenchmarkRunRequest request;
   *request.mutable_run() = run;
   v1::UploadBenchmarkRunResponse response;
   const grpc::Status status =
       telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response;
+}
+
+v1::ListEvalResultsResponse ApiClient::ListEvalResults(
+    const v1::ListEvalResultsRequest& request) {
+  v1::ListEvalResultsResponse response;
+  const grpc::Status status =
+      telemetry_->ListEvalResults(Deadline().get(), request, &response);
   EXPECT_TRUE(status.ok()) << status.error_message();
   return response;
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "placement/v1/catalog.grpc.pb.h"
@@ -46,8 +47,14 @@ class ApiClient {
     double startup_s = 0;
     double peak_gb = 24;
     v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED;
+    std::vector<v1::EvalResult> evals;  // export-and-evals it carried
   };
   v1::UploadBenchmarkRunResponse UploadTimedRun(const TimedRun& spec);
+
+  // One page of TelemetryService.ListEvalResults; a failed call fails the
+  // test.
+  v1::ListEvalResultsResponse ListEvalResults(
+      const v1::ListEvalResultsRequest& request);
 
   grpc::Status Plan(const v1::PlacePlanRequest& request,
                     v1::PlacePlanResponse* response);

@@ -85,4 +85,12 @@ void TestDatabase::Execute(const std::string& sql) const {
   txn.exec(sql);
 }
 
+int MigrationsAbove(int version) {
+  int above = 0;
+  for (const storage::Migration& m : storage::EmbeddedMigrations()) {
+    if (m.version > version) ++above;
+  }
+  return above;
+}
+
 }  // namespace placement::testing

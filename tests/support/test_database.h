@@ -35,6 +35,11 @@ class TestDatabase {
   std::string url_;
 };
 
+// How many embedded migrations have a version above `version`: the steps
+// Migrator::Down takes from the newest schema back to `version` (versions
+// may have gaps, e.g. a number taken by a change on another branch).
+int MigrationsAbove(int version);
+
 // The admin URL from PLACEMENT_TEST_DATABASE_URL.
 std::string AdminDatabaseUrl();
 

@@ -306,6 +306,11 @@ TEST(PlannerFleetTest, StepTimeOnA100FollowsTheRatioLearnedOnOtherRecipes) {
                                           bool multi_gpu) const override {
       return e_.PoolReliability(pool, multi_gpu);
     }
+    std::vector<EvalEvidence> FindEvals(absl::string_view recipe_key,
+                                        absl::string_view sku_id,
+                                        Precision precision) const override {
+      return e_.FindEvals(recipe_key, sku_id, precision);
+    }
 
    private:
     const InMemoryEvidence& e_;
