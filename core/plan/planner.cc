@@ -425,13 +425,14 @@ PoolVerdict EvaluatePool(const Pool& pool, PlanContext* ctx) {
 // still to come.
 int64_t ClassHistorySteps(const std::vector<Candidate>& candidates,
                           const EvidenceSource& evidence) {
-  std::set<std::pair<std::string, std::string>> seen;
+  // FindAcrossSkus gives every SKU of a key at once: each key is read once,
+  // however many pools propose it.
+  std::set<std::string> seen;
   int64_t steps = 0;
   for (const Candidate& cand : candidates) {
+    if (!seen.insert(cand.recipe_key).second) continue;
     for (const KeyedEvidence& e : evidence.FindAcrossSkus(cand.recipe_key)) {
-      if (seen.emplace(e.stats.recipe_key, e.stats.sku_id).second) {
-        steps += e.stats.steps_succeeded;
-      }
+      steps += e.stats.steps_succeeded;
     }
   }
   return steps;
