@@ -35,6 +35,11 @@ bool IsValidPoolName(const std::string& name) {
   return name.back() != '-';
 }
 
+bool IsValidLabel(const std::string& key, const std::string& value) {
+  return IsValidLabelPart(key, /*allow_empty=*/false) &&
+         IsValidLabelPart(value, /*allow_empty=*/true);
+}
+
 namespace {
 
 // Collects violations, each field named under a prefix ("pool.").
@@ -159,8 +164,7 @@ void ValidateLabels(const Pool& pool, PoolViolations* v) {
     v->Add("labels", absl::StrCat("at most ", kMaxPoolLabels, " labels"));
   }
   for (const auto& [key, value] : pool.labels) {
-    if (!IsValidLabelPart(key, /*allow_empty=*/false) ||
-        !IsValidLabelPart(value, /*allow_empty=*/true)) {
+    if (!IsValidLabel(key, value)) {
       v->Add("labels",
              absl::StrCat("label '", key.substr(0, kMaxLabelLength),
                           "': keys and values are at most ", kMaxLabelLength,

@@ -86,6 +86,9 @@ FieldViolations ValidatePool(const Pool& pool, const GpuSku& sku,
 // Whether `name` is a valid pool name: lower-case letters, digits and '-',
 // starting with a letter, at most kMaxPoolNameLength characters.
 bool IsValidPoolName(const std::string& name);
+// A label's key (not empty) and value (may be empty): at most
+// kMaxLabelLength characters of letters, digits, '-', '_' and '.'.
+bool IsValidLabel(const std::string& key, const std::string& value);
 
 // The one textual form of each enum (core/enum_names.h), and its inverse:
 // nullopt for a name that is not one of them.

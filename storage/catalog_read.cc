@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "storage/eval_criteria_store.h"
 #include "storage/eval_store.h"
 #include "storage/pool_reliability_store.h"
 #include "storage/sku_store.h"
@@ -25,6 +26,7 @@ absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
         if (failure_evidence) rows.pool_reliability = ReadPoolReliability(txn);
         rows.tokens = ReadTokens(txn);
         rows.evals = ReadEvals(txn);
+        rows.eval_criteria = ReadEvalCriteria(txn);
         txn.commit();
         return rows;
       });
@@ -92,6 +94,7 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         }
         changes.tokens = ReadTokensChangedSince(txn, since);
         changes.evals = ReadEvalsChangedSince(txn, since);
+        changes.eval_criteria = ReadEvalCriteria(txn);
         for (const pqxx::row& row :
              txn.exec_params(kListTombstones, since.ToText(), since.xmin)) {
           const std::string table = row[0].as<std::string>();

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/evidence/eval_criterion.h"
 #include "core/evidence/eval_evidence.h"
 #include "core/evidence/pool_reliability.h"
 #include "core/sku.h"
@@ -32,6 +33,8 @@ struct CatalogRows {
   std::vector<TokenRecord> tokens;
   // The evals of stored runs; empty before migration 0019.
   std::vector<core::EvalEvidence> evals;
+  // The declared eval criteria, in name order; empty before migration 0020.
+  std::vector<core::EvalCriterion> eval_criteria;
 };
 
 // Reads all of it in one REPEATABLE READ, READ ONLY transaction, so that it
@@ -54,6 +57,8 @@ struct CatalogChanges {
   std::vector<TokenRecord> tokens;
   // Evals inserted since (rows are never updated nor removed).
   std::vector<core::EvalEvidence> evals;
+  // Every criterion, changed or not (a table of tens of rows).
+  std::vector<core::EvalCriterion> eval_criteria;
   std::vector<std::string> removed_skus;
   std::vector<std::string> removed_pools;                            // names
   std::vector<std::pair<std::string, std::string>> removed_rollups;  // key, SKU

@@ -7,6 +7,7 @@
 #include "clients/common/channel.h"
 #include "clients/placectl/catalog_commands.h"
 #include "clients/placectl/cost_commands.h"
+#include "clients/placectl/eval_criteria_commands.h"
 #include "clients/placectl/flags.h"
 #include "clients/placectl/plan_commands.h"
 #include "clients/placectl/run_commands.h"
@@ -69,6 +70,14 @@ const std::vector<placement::placectl::CommandInfo>& Commands() {
            "a new bearer token, printed once"},
           {"tokens revoke", "tokens revoke TOKEN_ID", "revokes a token"},
           {"tokens list", "tokens list", "every token (never its secret)"},
+          {"eval-criteria list", "eval-criteria list",
+           "what counts as a passing eval, per pool or label"},
+          {"eval-criteria set",
+           "eval-criteria set NAME (--pool P | --label K=V) --metric M "
+           "[--min_score X] [--max_score Y]",
+           "declares (or replaces) an eval criterion"},
+          {"eval-criteria delete", "eval-criteria delete NAME",
+           "deletes an eval criterion"},
       };
   return *commands;
 }
@@ -109,6 +118,9 @@ int main(int argc, char** argv) {
   if (command == "pools") return placement::placectl::RunPools(args);
   if (command == "runs") return placement::placectl::RunRuns(args);
   if (command == "tokens") return placement::placectl::RunTokens(args);
+  if (command == "eval-criteria") {
+    return placement::placectl::RunEvalCriteria(args);
+  }
   if (command == "plan") return placement::placectl::RunPlan(args);
   if (command == "plans") return placement::placectl::RunPlans(args);
   if (command == "cost") return placement::placectl::RunCost(args);

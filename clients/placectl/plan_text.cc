@@ -235,22 +235,54 @@ std::string FailureRateText(const v1::FailureRate& f) {
 }
 
 // Whether an eval meets the requirement: "met by run R: METRIC SCORE on SKU
-// in PRECISION" or "missing: no eval of KEY on SKU in PRECISION".
+// in PRECISION", "missing: no eval of KEY on SKU in PRECISION", or, with
+// criteria, "short: CRITERION: METRIC SCORE of run R, needs >= X" for each
+// that fails.
 std::string EvalStatusText(const v1::EvalStatus& s) {
   const std::string target =
       absl::StrCat(s.serving_sku(), " in ",
                    Short(v1::Precision_descriptor(), s.serving_precision()));
+  if (!s.met() && s.checks_size() > 0) {
+    std::vector<std::string> short_of;
+    for (const v1::EvalCheck& check : s.checks()) {
+      if (check.passed()) continue;
+      std::string need;
+      if (check.has_min_score()) {
+        need = absl::StrFormat(">= %g", check.min_score());
+      }
+      if (check.has_max_score()) {
+        absl::StrAppend(&need, need.empty() ? "" : " and ",
+                        absl::StrFormat("<= %g", check.max_score()));
+      }
+      short_of.push_back(
+          check.run_id().empty()
+              ? absl::StrCat(check.criterion(), ": no ", check.metric_name(),
+                             " eval, needs ", need)
+              : absl::StrCat(check.criterion(), ": ", check.metric_name(), " ",
+                             absl::StrFormat("%g", check.score()), " of run ",
+                             check.run_id(), ", needs ", need));
+    }
+    return absl::StrCat("short on ", target, ": ",
+                        absl::StrJoin(short_of, "; "));
+  }
   if (!s.met()) {
     return absl::StrCat("missing: no eval of ", s.recipe_key(), " on ", target);
   }
-  return absl::StrCat("met by run ", s.run_id(), ": ", s.metric_name(), " ",
-                      absl::StrFormat("%g", s.score()), " on ", target);
+  return absl::StrCat(
+      "met by run ", s.run_id(), ": ", s.metric_name(), " ",
+      absl::StrFormat("%g", s.score()), " on ", target,
+      s.checks_size() > 0
+          ? absl::StrCat(" (", s.checks_size(),
+                         s.checks_size() == 1 ? " criterion" : " criteria",
+                         " passed)")
+          : "");
 }
 
 // The candidate table's EVAL column.
 std::string EvalColumn(const v1::PlacementCandidate& c) {
   if (!c.has_eval_status()) return "-";
-  return c.eval_status().met() ? "met" : "missing";
+  if (c.eval_status().met()) return "met";
+  return c.eval_status().checks_size() > 0 ? "short" : "missing";
 }
 
 void PrintCandidates(const v1::PlacePlanRequest& request,

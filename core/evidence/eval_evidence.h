@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "core/evidence/eval_criterion.h"
 #include "core/recipe.h"
 
 namespace placement::core {
@@ -24,6 +25,15 @@ struct EvalEvidence {
   absl::Time recorded;  // when the run carrying it was stored
 };
 
+// One declared criterion held against the evals that match a requirement.
+struct EvalCheck {
+  EvalCriterion criterion;
+  bool passed = false;
+  // The eval of the criterion's metric that decides it: the best passing
+  // one, else the one closest to passing; unset when none has the metric.
+  std::optional<EvalEvidence> eval;
+};
+
 // Whether a plan's eval requirement is met, and by which eval.
 struct EvalStatus {
   // What is required.
@@ -32,19 +42,25 @@ struct EvalStatus {
   Precision serving_precision = Precision::kUnspecified;
   bool met = false;
   std::optional<EvalEvidence> eval;  // set when met
+  // One per criterion that applies, in name order; empty when none does.
+  std::vector<EvalCheck> checks;
 };
 
 // The eval that meets a requirement to evaluate `recipe_key` on
 // `serving_sku_id` in `serving_precision`, among `evals`: only an eval of
 // that recipe key on exactly that SKU and precision counts (an eval in
-// another precision says nothing about this one). Among those, the metric
-// first in name order, and within it the best (highest) score, then the
-// newest, then the smallest run id. No threshold is applied yet: any
-// matching eval meets the requirement, and its score is shown.
+// another precision says nothing about this one).
+//
+// Without `criteria` any such eval meets the requirement: the metric first
+// in name order, and within it the best (highest) score, then the newest,
+// then the smallest run id, is shown. With criteria (those that apply to the
+// training pool, CriteriaFor), the requirement is met only when every one
+// has a passing eval of its metric; the first criterion's eval is shown.
 EvalStatus MatchEval(const std::vector<EvalEvidence>& evals,
                      const std::string& recipe_key,
                      const std::string& serving_sku_id,
-                     Precision serving_precision);
+                     Precision serving_precision,
+                     const std::vector<EvalCriterion>& criteria = {});
 
 }  // namespace placement::core
 

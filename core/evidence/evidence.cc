@@ -285,6 +285,25 @@ void InMemoryEvidence::AddEval(const EvalEvidence& eval) {
   evals_.Put(key, std::move(evals));
 }
 
+const std::vector<EvalCriterion>& EvidenceSource::EvalCriteria() const {
+  static const std::vector<EvalCriterion>* const kNone =
+      new std::vector<EvalCriterion>();
+  return *kNone;
+}
+
+void InMemoryEvidence::SetEvalCriteria(std::vector<EvalCriterion> criteria) {
+  std::sort(criteria.begin(), criteria.end(),
+            [](const EvalCriterion& a, const EvalCriterion& b) {
+              return a.name < b.name;
+            });
+  eval_criteria_ =
+      std::make_shared<const std::vector<EvalCriterion>>(std::move(criteria));
+}
+
+const std::vector<EvalCriterion>& InMemoryEvidence::EvalCriteria() const {
+  return eval_criteria_ ? *eval_criteria_ : EvidenceSource::EvalCriteria();
+}
+
 std::vector<EvalEvidence> InMemoryEvidence::FindEvals(
     absl::string_view recipe_key, absl::string_view serving_sku_id,
     Precision serving_precision) const {

@@ -262,6 +262,9 @@ class EvidenceSource {
   virtual std::vector<EvalEvidence> FindEvals(
       absl::string_view recipe_key, absl::string_view serving_sku_id,
       Precision serving_precision) const = 0;
+  // The declared eval pass criteria (CatalogService.SetEvalCriterion), in
+  // name order; none by default.
+  virtual const std::vector<EvalCriterion>& EvalCriteria() const;
 };
 
 // An EvidenceSource kept in memory (tests; the service keeps one refreshed
@@ -287,6 +290,8 @@ class InMemoryEvidence : public EvidenceSource {
   // Adds an eval of a stored run (eval_results, migration 0019); adding the
   // same (run id, metric, SKU, precision) again replaces it.
   void AddEval(const EvalEvidence& eval);
+  // Makes `criteria` the whole set of declared eval criteria.
+  void SetEvalCriteria(std::vector<EvalCriterion> criteria);
   // Removes the evidence of (recipe key, SKU); false if there was none.
   bool Remove(absl::string_view recipe_key, absl::string_view sku_id);
   // How many stored rollups AddRollup/SetRollup merged into (recipe key,
@@ -314,6 +319,7 @@ class InMemoryEvidence : public EvidenceSource {
   std::vector<EvalEvidence> FindEvals(
       absl::string_view recipe_key, absl::string_view serving_sku_id,
       Precision serving_precision) const override;
+  const std::vector<EvalCriterion>& EvalCriteria() const override;
 
  private:
   struct Entry {
@@ -344,6 +350,8 @@ class InMemoryEvidence : public EvidenceSource {
   PersistentMap<std::tuple<std::string, std::string, int>,
                 std::vector<EvalEvidence>>
       evals_;
+  // Shared by copies, replaced whole.
+  std::shared_ptr<const std::vector<EvalCriterion>> eval_criteria_;
 };
 
 // Evidence of a nearby recipe carried over to `target` (TRANSFERRED).

@@ -73,18 +73,25 @@ FieldViolations ValidatePlanRequest(const PlanRequest& request) {
   return v;
 }
 
-void MarkEvalStatus(const PlanRequest& request, const EvidenceSource& evidence,
+void MarkEvalStatus(const PlanRequest& request, const std::vector<Pool>& pools,
+                    const EvidenceSource& evidence,
                     std::vector<Candidate>* candidates) {
   if (!request.serving) return;
   for (Candidate& c : *candidates) {
     if (!c.eval_requirement) continue;
+    std::vector<EvalCriterion> criteria;
+    for (const Pool& pool : pools) {
+      if (pool.name == c.pool_name) {
+        criteria = CriteriaFor(evidence.EvalCriteria(), pool);
+      }
+    }
     const Precision precision =
         request.serving->precision == Precision::kUnspecified
             ? c.recipe.precision
             : request.serving->precision;
     c.eval_status = MatchEval(
         evidence.FindEvals(c.recipe_key, request.serving->sku_id, precision),
-        c.recipe_key, request.serving->sku_id, precision);
+        c.recipe_key, request.serving->sku_id, precision, criteria);
   }
 }
 
@@ -475,7 +482,7 @@ absl::StatusOr<PlanResult> PlanValidatedRequest(const PlanRequest& request,
   }
   MarkOverBought(skus, &result.candidates);
   RankCandidates(request.constraints.objective, &result.candidates);
-  MarkEvalStatus(request, evidence, &result.candidates);
+  MarkEvalStatus(request, pools, evidence, &result.candidates);
   if (!result.candidates.empty()) {
     result.eval_requirement = result.candidates.front().eval_requirement;
     result.eval_status = result.candidates.front().eval_status;

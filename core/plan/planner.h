@@ -82,8 +82,10 @@ void MarkOverBought(const std::vector<GpuSku>& skus,
 // Sets eval_status on each candidate that has an eval_requirement: whether
 // `evidence` holds an eval of the candidate's recipe key on the request's
 // serving SKU, in its serving precision (the candidate's training precision
-// when the request leaves it unspecified).
-void MarkEvalStatus(const PlanRequest& request, const EvidenceSource& evidence,
+// when the request leaves it unspecified), that passes the eval criteria
+// declared for the candidate's pool (`pools`, by name; CriteriaFor).
+void MarkEvalStatus(const PlanRequest& request, const std::vector<Pool>& pools,
+                    const EvidenceSource& evidence,
                     std::vector<Candidate>* candidates);
 
 // Violations of a request (recipe, total steps up to kMaxTotalSteps,

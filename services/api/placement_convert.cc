@@ -152,6 +152,18 @@ void EvalStatusToProto(const core::EvalStatus& s, v1::EvalStatus* p) {
   p->set_recipe_key(s.recipe_key);
   p->set_serving_sku(s.serving_sku_id);
   p->set_serving_precision(PrecisionToProto(s.serving_precision));
+  for (const core::EvalCheck& check : s.checks) {
+    v1::EvalCheck* c = p->add_checks();
+    c->set_criterion(check.criterion.name);
+    c->set_metric_name(check.criterion.metric);
+    if (check.criterion.min_score) c->set_min_score(*check.criterion.min_score);
+    if (check.criterion.max_score) c->set_max_score(*check.criterion.max_score);
+    c->set_passed(check.passed);
+    if (check.eval.has_value()) {
+      c->set_run_id(check.eval->run_id);
+      c->set_score(check.eval->score);
+    }
+  }
   if (!s.eval.has_value()) return;
   p->set_run_id(s.eval->run_id);
   p->set_metric_name(s.eval->metric);

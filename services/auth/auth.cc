@@ -38,6 +38,10 @@ const std::vector<MethodRule>& MethodRules() {
       {"/placement.v1.CatalogService/CreateToken", kAdmin, true},
       {"/placement.v1.CatalogService/RevokeToken", kAdmin, true},
       {"/placement.v1.CatalogService/ListTokens", kAdmin, false},
+      {"/placement.v1.CatalogService/SetEvalCriterion", kAdmin, true},
+      {"/placement.v1.CatalogService/DeleteEvalCriterion", kAdmin, true},
+      {"/placement.v1.CatalogService/ListEvalCriteria", kReaders | kAgent,
+       false},
       // Telemetry: written by agents; read back by agents and admins.
       {"/placement.v1.TelemetryService/UploadBenchmarkRun", kAgent | kAdmin,
        true},

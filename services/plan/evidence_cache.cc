@@ -176,6 +176,7 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
   for (const core::EvalEvidence& eval : rows->evals) {
     snapshot->evidence.AddEval(eval);
   }
+  snapshot->evidence.SetEvalCriteria(std::move(rows->eval_criteria));
   return snapshot;
 }
 
@@ -232,6 +233,11 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
   }
   for (const core::EvalEvidence& eval : changes->evals) {
     snapshot->evidence.AddEval(eval);
+  }
+  // Read whole (tens of rows): a change is a difference from the base.
+  if (changes->eval_criteria != snapshot->evidence.EvalCriteria()) {
+    snapshot->evidence.SetEvalCriteria(std::move(changes->eval_criteria));
+    ++snapshot->changes_applied;
   }
   // Counted as changes, so that a refresh that changed no other row still
   // publishes a changed pool row.

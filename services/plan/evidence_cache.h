@@ -93,6 +93,9 @@ class CatalogSnapshot : public core::EvidenceSource {
       core::Precision serving_precision) const override {
     return evidence.FindEvals(recipe_key, serving_sku_id, serving_precision);
   }
+  const std::vector<core::EvalCriterion>& EvalCriteria() const override {
+    return evidence.EvalCriteria();
+  }
 };
 
 // Reads a whole snapshot in one transaction. `local_writes_included`: how

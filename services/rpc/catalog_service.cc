@@ -16,12 +16,14 @@
 #include "core/pool.h"
 #include "core/sku.h"
 #include "services/api/catalog_convert.h"
+#include "services/api/eval_criterion_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/page_token.h"
 #include "services/api/run_validation.h"
 #include "services/api/token_convert.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
+#include "storage/eval_criteria_store.h"
 #include "storage/pool_store.h"
 #include "storage/sku_store.h"
 #include "storage/token_store.h"
@@ -403,6 +405,91 @@ grpc::ServerUnaryReactor* CatalogService::ListTokens(
         }
         return absl::OkStatus();
       });
+}
+
+grpc::ServerUnaryReactor* CatalogService::SetEvalCriterion(
+    grpc::CallbackServerContext* context,
+    const v1::SetEvalCriterionRequest* request,
+    v1::SetEvalCriterionResponse* response) {
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
+  }
+  if (!request->has_criterion()) {
+    return FinishNow(context, InvalidArgument({{"criterion", "is required"}}));
+  }
+  core::EvalCriterion criterion = EvalCriterionFromProto(request->criterion());
+  core::FieldViolations violations =
+      core::ValidateEvalCriterion(criterion, "criterion.");
+  if (!violations.empty()) {
+    return FinishNow(context, InvalidArgument(violations));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [this, response, criterion = std::move(criterion)](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::EvalCriterionRecord> written =
+            storage::SetEvalCriterion(session, criterion);
+        if (!written.ok()) return written.status();
+        PublishChange(session);
+        *response->mutable_criterion() =
+            EvalCriterionToProto(written->criterion, written->update_time);
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::ListEvalCriteria(
+    grpc::CallbackServerContext* context,
+    const v1::ListEvalCriteriaRequest* request,
+    v1::ListEvalCriteriaResponse* response) {
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
+  }
+  absl::StatusOr<PageRequest> page =
+      ParsePageRequest(request->page_size(), request->page_token());
+  if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, page_size = page->size,
+       after = page->after](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<storage::EvalCriterionPage> page =
+            storage::ListEvalCriteria(session, page_size, after);
+        if (!page.ok()) return page.status();
+        for (const storage::EvalCriterionRecord& record : page->criteria) {
+          *response->add_criteria() =
+              EvalCriterionToProto(record.criterion, record.update_time);
+        }
+        if (page->more) {
+          response->set_next_page_token(
+              EncodePageToken(page->criteria.back().criterion.name));
+        }
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* CatalogService::DeleteEvalCriterion(
+    grpc::CallbackServerContext* context,
+    const v1::DeleteEvalCriterionRequest* request,
+    v1::DeleteEvalCriterionResponse* response) {
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
+  }
+  if (!core::IsValidPoolName(request->name())) {
+    return FinishNow(context,
+                     InvalidArgument({{"name", "is not a criterion's name"}}));
+  }
+  return FinishOnDbWorker(context, workers_,
+                          [this, response, name = request->name()](
+                              storage::DbSession& session) -> absl::Status {
+                            absl::StatusOr<bool> deleted =
+                                storage::DeleteEvalCriterion(session, name);
+                            if (!deleted.ok()) return deleted.status();
+                            if (*deleted) PublishChange(session);
+                            response->set_deleted(*deleted);
+                            return absl::OkStatus();
+                          });
 }
 
 void CatalogService::PublishChange(storage::DbSession& session) {

@@ -52,10 +52,22 @@ class CatalogService final : public v1::CatalogService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::ListTokensRequest* request,
       v1::ListTokensResponse* response) override;
+  grpc::ServerUnaryReactor* SetEvalCriterion(
+      grpc::CallbackServerContext* context,
+      const v1::SetEvalCriterionRequest* request,
+      v1::SetEvalCriterionResponse* response) override;
+  grpc::ServerUnaryReactor* ListEvalCriteria(
+      grpc::CallbackServerContext* context,
+      const v1::ListEvalCriteriaRequest* request,
+      v1::ListEvalCriteriaResponse* response) override;
+  grpc::ServerUnaryReactor* DeleteEvalCriterion(
+      grpc::CallbackServerContext* context,
+      const v1::DeleteEvalCriterionRequest* request,
+      v1::DeleteEvalCriterionResponse* response) override;
 
  private:
-  // After a committed change to pools or tokens: every replica's snapshot
-  // follows.
+  // After a committed change to pools, tokens or eval criteria: every
+  // replica's snapshot follows.
   void PublishChange(storage::DbSession& session);
 
   storage::DbWorkers& workers_;

@@ -23,8 +23,10 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // 19 (eval_results) does not move it: every read and write of that table
 // first asks whether the schema has it (storage/eval_store.h), so on 17 this
 // binary plans with no evals and stores evals in the upload only.
+// 20 (eval_criteria) neither: reads find no criteria on an older schema,
+// and writes of criteria are UNAVAILABLE there.
 inline constexpr int kOldestSchemaVersion = 17;
-inline constexpr int kNewestSchemaVersion = 19;
+inline constexpr int kNewestSchemaVersion = 20;
 
 }  // namespace placement::services
 

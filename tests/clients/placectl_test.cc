@@ -259,6 +259,48 @@ TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
   EXPECT_THAT(out, HasSubstr("from 0 failures over 0.0 run-hours"));
 }
 
+// A team's floor on a metric, by label: a plan served in FP8 is short of it
+// (no eval reports the metric) until the criterion is deleted.
+TEST_F(PlacectlTest, EvalCriteriaAreSetListedAndHoldPlansShort) {
+  v1::Pool pool = TrainingPool("l40s-train", kL40s, 1, 8, 1'200'000);
+  (*pool.mutable_labels())["team"] = "nlp";
+  client_->CreatePool(pool);
+  std::string out;
+  ASSERT_EQ(Placectl("eval-criteria set nlp-floor --label team=nlp "
+                     "--metric exact_match --min_score 0.62",
+                     &out),
+            0);
+  EXPECT_EQ(out,
+            "eval criterion nlp-floor: exact_match >= 0.62 for label "
+            "team=nlp\n");
+  ASSERT_EQ(Placectl("eval-criteria list", &out), 0);
+  EXPECT_EQ(RowAfterHeader(out, "NAME", 0),
+            (std::vector<std::string>{"nlp-floor", "label team=nlp",
+                                      "exact_match", ">= 0.62"}));
+  // Refused, field named, exit 1: no selector.
+  EXPECT_EQ(
+      Placectl("eval-criteria set bad --metric m --min_score 1", &out, true),
+      1);
+  EXPECT_THAT(out, HasSubstr("criterion.pool"));
+  EXPECT_EQ(Placectl("eval-criteria set bad --pool l40s-train --metric m "
+                     "--min_score high",
+                     &out, true),
+            2);
+
+  const std::string flags = absl::StrCat(kLora8bFlags,
+                                         " --serving_sku L40S-PCIE-48GB "
+                                         "--serving_precision fp8");
+  ASSERT_EQ(Placectl(flags, &out), 0);
+  EXPECT_THAT(out, HasSubstr("EVAL: short on L40S-PCIE-48GB in fp8: "
+                             "nlp-floor: no exact_match eval, needs >= 0.62"));
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).back(), "short");
+
+  ASSERT_EQ(Placectl("eval-criteria delete nlp-floor", &out), 0);
+  EXPECT_EQ(out, "deleted nlp-floor\n");
+  ASSERT_EQ(Placectl(flags, &out), 0);
+  EXPECT_THAT(out, HasSubstr("EVAL: missing: no eval of "));
+}
+
 TEST_F(PlacectlTest, YamlAndJsonRecipeFilesGiveTheSameRecipeKeyAsFlags) {
   OneL40sPool();
   std::string out;
@@ -866,6 +908,10 @@ TEST_F(PlacectlTest, HelpExitsZeroForEveryCommandAndListsItsOwnFlags) {
       {"tokens create", {"\n  --role=VALUE", "\n  --name=VALUE"}},
       {"tokens revoke", {"usage: placectl tokens revoke"}},
       {"tokens list", {"usage: placectl tokens list"}},
+      {"eval-criteria", {"eval-criteria set", "eval-criteria delete"}},
+      {"eval-criteria set",
+       {"\n  --pool=VALUE", "\n  --label=VALUE", "\n  --metric=VALUE",
+        "\n  --min_score=VALUE", "\n  --max_score=VALUE"}},
   };
   for (const Case& c : cases) {
     std::string out;

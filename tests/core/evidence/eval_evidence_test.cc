@@ -78,7 +78,7 @@ TEST(MarkEvalStatusTest, OnlyCandidatesWithARequirementGetAStatus) {
   candidates[0].recipe_key = "key-a";
   candidates[0].eval_requirement = "export and eval on A100 in FP16";
   candidates[1].recipe_key = "key-a";  // trained on A100 in FP16: none
-  MarkEvalStatus(request, evidence, &candidates);
+  MarkEvalStatus(request, {}, evidence, &candidates);
   ASSERT_TRUE(candidates[0].eval_status.has_value());
   EXPECT_TRUE(candidates[0].eval_status->met);
   EXPECT_EQ(candidates[0].eval_status->eval->run_id, "r1");
@@ -94,7 +94,7 @@ TEST(MarkEvalStatusTest, AnUnspecifiedServingPrecisionIsTheTrainingOne) {
   candidates[0].recipe_key = "key-a";
   candidates[0].recipe.precision = Precision::kBf16;
   candidates[0].eval_requirement = "export and eval on A100 in BF16";
-  MarkEvalStatus(request, evidence, &candidates);
+  MarkEvalStatus(request, {}, evidence, &candidates);
   ASSERT_TRUE(candidates[0].eval_status.has_value());
   EXPECT_TRUE(candidates[0].eval_status->met);
   EXPECT_EQ(candidates[0].eval_status->serving_precision, Precision::kBf16);
