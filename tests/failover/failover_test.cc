@@ -1,0 +1,628 @@
+// Failover of the PostgreSQL primary under load, with a real HA manager: one
+// etcd member and two Patroni nodes (primary and synchronous standby, the
+// configuration of deploy/patroni/) started by patroni_cluster.sh, and two
+// placementd replicas given the libpq multi-host URL with
+// target_session_attrs=read-write. Agents stream samples, upload runs and
+// ask for plans (durable records) through the public API on both replicas
+// while the primary's postmaster is killed with SIGKILL, and again while
+// the primary is switched over cleanly. In both cases: every acknowledged
+// write is on the new primary (nothing lost), nothing is stored twice, both
+// replicas serve again without a restart, and clients saw only codes they
+// retry. The client-visible error window and the throughput before and
+// after are printed, as is the cost of synchronous replication.
+//
+// One cluster serves the whole suite (it takes seconds to start): ctest runs
+// the binary as one test. Skipped, with the reason, where Patroni or etcd is
+// not installed (scripts/install-test-deps installs them).
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "placement/v1/catalog.grpc.pb.h"
+#include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "tests/support/api_client.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/placementd_process.h"
+
+namespace placement {
+namespace {
+
+using ::placement::testing::Deadline;
+using ::placement::testing::NewUuid;
+using ::placement::testing::PlacementdPath;
+using ::placement::testing::PlacementdProcess;
+using ::placement::testing::RunCommand;
+using ::placement::testing::SourceDir;
+using ::placement::testing::SucceededRun;
+using ::placement::testing::TrainingPool;
+
+constexpr char kSku[] = "L40S-PCIE-48GB";
+constexpr char kPool[] = "l40s";
+
+std::string ClusterScript() {
+  return SourceDir() + "/tests/failover/patroni_cluster.sh";
+}
+
+// The cluster of the suite; its folder is removed by Stop().
+class PatroniCluster {
+ public:
+  // Exit code of `patroni_cluster.sh COMMAND DIR ARGS`, stdout in `output`.
+  int Run(const std::string& command, std::string* output = nullptr,
+          const std::string& args = "") const {
+    std::string text;
+    const int code = RunCommand(
+        absl::StrCat(ClusterScript(), " ", command, " ", dir_, " ", args),
+        &text);
+    if (output != nullptr) {
+      *output = std::string(absl::StripTrailingAsciiWhitespace(text));
+    }
+    return code;
+  }
+
+  bool Start(std::string* error) {
+    char dir[] = "/tmp/placement-patroni-XXXXXX";
+    if (mkdtemp(dir) == nullptr) return false;
+    dir_ = dir;
+    std::string output;
+    if (Run("start", &output) != 0) {
+      *error = output;
+      return false;
+    }
+    url_ = output;
+    return true;
+  }
+  void Stop() {
+    if (!dir_.empty()) Run("stop");
+    dir_.clear();
+  }
+
+  // The multi-host URL of the "postgres" database.
+  const std::string& url() const { return url_; }
+
+  // The first column of the first row of `sql` on the primary.
+  std::string Query(const std::string& sql) const {
+    std::string output;
+    RunCommand(absl::StrCat("psql '", url_, "' -qtAc \"", sql, "\" 2>&1"),
+               &output);
+    return std::string(absl::StripTrailingAsciiWhitespace(output));
+  }
+
+ private:
+  std::string dir_;
+  std::string url_;
+};
+
+// What one client call came to.
+struct Call {
+  absl::Time start;
+  absl::Time end;
+  grpc::StatusCode code;
+  bool write;  // an acknowledged write when code is OK
+};
+
+// Every call of the load, for the error window and the throughput.
+class CallLog {
+ public:
+  void Add(absl::Time start, grpc::StatusCode code, bool write) {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back({start, absl::Now(), code, write});
+  }
+  std::vector<Call> Calls() {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<Call> calls_;
+};
+
+bool Retryable(grpc::StatusCode code) {
+  // UNAVAILABLE: no primary, or the connection broke (a COMMIT in doubt
+  // too). DEADLINE_EXCEEDED: a commit waiting for the synchronous standby
+  // outlived the call. ABORTED: a transaction conflict. RESOURCE_EXHAUSTED:
+  // the database queue filled while commits waited ("retry with backoff").
+  return code == grpc::StatusCode::UNAVAILABLE ||
+         code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         code == grpc::StatusCode::ABORTED ||
+         code == grpc::StatusCode::RESOURCE_EXHAUSTED;
+}
+
+bool HasWarning(const v1::PlacePlanResponse& plan, const std::string& prefix) {
+  for (const std::string& w : plan.warnings()) {
+    if (absl::StartsWith(w, prefix)) return true;
+  }
+  return false;
+}
+
+v1::StreamStepSamplesRequest Batch(const std::string& run_id, int64_t first,
+                                   int64_t count) {
+  v1::StreamStepSamplesRequest request;
+  request.set_run_id(run_id);
+  // A hundred steps a second, from a day ago: never in the future.
+  const int64_t start = absl::ToUnixSeconds(absl::Now()) - 86400;
+  for (int64_t step = first; step < first + count; ++step) {
+    v1::StepSample* s = request.add_samples();
+    s->set_step(step);
+    s->mutable_time()->set_seconds(start + step / 100);
+    s->set_step_time_seconds(0.1);
+    s->set_memory_allocated_gb(30);
+    s->set_memory_reserved_gb(32);
+    s->set_tokens(4096);
+  }
+  return request;
+}
+
+// What the clients were told was stored.
+struct Acknowledged {
+  absl::Mutex mu;
+  std::map<std::string, int64_t> samples_through;  // run -> last step acked
+  std::set<std::string> runs;                      // uploads acknowledged
+  std::set<std::string> runs_attempted;
+  std::set<std::string> plans;     // plans answered with their record
+  int64_t plans_not_recorded = 0;  // answered, record refused (said so)
+  std::map<grpc::StatusCode, int64_t> refusals;
+  std::map<grpc::StatusCode, std::string> first_message;  // of each code
+};
+
+// Agents on both replicas: sample streams (resumed from the committed step
+// after a failure), uploads retried under their run_id until acknowledged,
+// and PlacePlan calls. Runs until Stop().
+class Load {
+ public:
+  Load(std::vector<std::shared_ptr<grpc::Channel>> channels, CallLog& log,
+       Acknowledged& acked)
+      : channels_(std::move(channels)), log_(log), acked_(acked) {}
+  ~Load() { Stop(); }
+
+  void Start() {
+    for (int i = 0; i < 4; ++i) {
+      threads_.emplace_back([this, i] { Stream(channels_[i % 2]); });
+    }
+    for (int i = 0; i < 2; ++i) {
+      threads_.emplace_back([this, i] { Upload(channels_[i % 2]); });
+      threads_.emplace_back([this, i] { Plan(channels_[(i + 1) % 2]); });
+    }
+  }
+  void Stop() {
+    stop_ = true;
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  void Refused(const grpc::Status& status, const std::string& call) {
+    absl::MutexLock lock(&acked_.mu);
+    if (acked_.refusals[status.error_code()]++ == 0) {
+      acked_.first_message[status.error_code()] =
+          absl::StrCat(call, ": ", status.error_message());
+    }
+  }
+
+  void Stream(std::shared_ptr<grpc::Channel> channel) {
+    constexpr int64_t kBatch = 50;
+    auto telemetry = v1::TelemetryService::NewStub(channel);
+    const std::string run_id = NewUuid();
+    int64_t next = 0;
+    while (!stop_) {
+      const absl::Time start = absl::Now();
+      auto context = Deadline(5);
+      v1::StreamStepSamplesResponse response;
+      auto writer = telemetry->StreamStepSamples(context.get(), &response);
+      for (int i = 0; i < 2; ++i) {
+        if (!writer->Write(Batch(run_id, next + i * kBatch, kBatch))) break;
+      }
+      writer->WritesDone();
+      const grpc::Status status = writer->Finish();
+      log_.Add(start, status.error_code(), true);
+      if (status.ok()) {
+        absl::MutexLock lock(&acked_.mu);
+        acked_.samples_through[run_id] = response.committed_through_step();
+        next = response.committed_through_step() + 1;
+        continue;
+      }
+      Refused(status, "StreamStepSamples");
+      // Resume from what the service committed: the tail is re-sent.
+      absl::SleepFor(absl::Milliseconds(100));
+      v1::GetSampleProgressRequest request;
+      request.set_run_id(run_id);
+      v1::GetSampleProgressResponse progress;
+      if (telemetry->GetSampleProgress(Deadline(5).get(), request, &progress)
+              .ok()) {
+        next = progress.committed_through_step() + 1;
+      }
+    }
+  }
+
+  void Upload(std::shared_ptr<grpc::Channel> channel) {
+    auto telemetry = v1::TelemetryService::NewStub(channel);
+    std::string pending;
+    while (!stop_) {
+      if (pending.empty()) pending = NewUuid();
+      v1::UploadBenchmarkRunRequest upload;
+      *upload.mutable_run() = SucceededRun(kPool, kSku);
+      upload.mutable_run()->set_run_id(pending);
+      upload.mutable_run()->mutable_start_time()->set_seconds(1'790'000'000);
+      upload.mutable_run()->mutable_end_time()->set_seconds(1'790'003'600);
+      {
+        absl::MutexLock lock(&acked_.mu);
+        acked_.runs_attempted.insert(pending);
+      }
+      const absl::Time start = absl::Now();
+      v1::UploadBenchmarkRunResponse ack;
+      const grpc::Status status =
+          telemetry->UploadBenchmarkRun(Deadline(5).get(), upload, &ack);
+      log_.Add(start, status.error_code(), true);
+      if (status.ok()) {
+        absl::MutexLock lock(&acked_.mu);
+        acked_.runs.insert(pending);
+        pending.clear();
+      } else {
+        Refused(status, "UploadBenchmarkRun");
+        absl::SleepFor(absl::Milliseconds(100));
+      }
+    }
+  }
+
+  void Plan(std::shared_ptr<grpc::Channel> channel) {
+    auto placement = v1::PlacementService::NewStub(channel);
+    v1::PlacePlanRequest request;
+    *request.mutable_recipe() = SucceededRun(kPool, kSku).recipe();
+    request.set_total_steps(1000);
+    while (!stop_) {
+      const absl::Time start = absl::Now();
+      v1::PlacePlanResponse plan;
+      const grpc::Status status =
+          placement->PlacePlan(Deadline(5).get(), request, &plan);
+      const bool recorded = status.ok() && !HasWarning(plan, "not_recorded");
+      log_.Add(start, status.error_code(), recorded);
+      if (!status.ok()) {
+        Refused(status, "PlacePlan");
+      } else {
+        absl::MutexLock lock(&acked_.mu);
+        if (recorded) {
+          acked_.plans.insert(plan.plan_id());
+        } else {
+          ++acked_.plans_not_recorded;
+        }
+      }
+      if (!recorded) absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  CallLog& log_;
+  Acknowledged& acked_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+// Acknowledged writes per second that ended in [from, to).
+double WritesPerSecond(const std::vector<Call>& calls, absl::Time from,
+                       absl::Time to) {
+  int64_t n = 0;
+  for (const Call& c : calls) {
+    if (c.write && c.code == grpc::StatusCode::OK && c.end >= from &&
+        c.end < to) {
+      ++n;
+    }
+  }
+  return n / absl::ToDoubleSeconds(to - from);
+}
+
+struct Window {
+  absl::Duration failed_span;  // the fault to the last failed call's end
+  absl::Duration write_gap;    // longest time without an acknowledged write
+  int64_t failed_calls = 0;
+};
+
+Window ErrorWindow(std::vector<Call> calls, absl::Time fault) {
+  Window w;
+  absl::Time last_failed = absl::InfinitePast();
+  for (const Call& c : calls) {
+    if (c.code == grpc::StatusCode::OK) continue;
+    ++w.failed_calls;
+    last_failed = std::max(last_failed, c.end);
+  }
+  // From the fault until the last failed call ended: every call that
+  // ended later succeeded.
+  w.failed_span =
+      w.failed_calls == 0 ? absl::ZeroDuration() : last_failed - fault;
+  std::sort(calls.begin(), calls.end(),
+            [](const Call& a, const Call& b) { return a.end < b.end; });
+  absl::Time previous = fault;
+  w.write_gap = absl::ZeroDuration();
+  for (const Call& c : calls) {
+    if (!c.write || c.code != grpc::StatusCode::OK || c.end < fault) continue;
+    w.write_gap = std::max(w.write_gap, c.end - previous);
+    previous = c.end;
+  }
+  return w;
+}
+
+class FailoverTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string output;
+    if (RunCommand(ClusterScript() + " check", &output) != 0) {
+      skip_reason_ = new std::string(
+          absl::StripTrailingAsciiWhitespace(output).empty()
+              ? "patroni_cluster.sh check failed"
+              : std::string(absl::StripTrailingAsciiWhitespace(output)));
+      return;
+    }
+    cluster_ = new PatroniCluster;
+    std::string error;
+    if (!cluster_->Start(&error)) {
+      setup_error_ =
+          new std::string("the Patroni cluster did not start:\n" + error);
+      return;
+    }
+    if (RunCommand(
+            absl::StrCat(PlacementdPath(), " migrate up --database_url='",
+                         cluster_->url(), "' 2>&1"),
+            &output) != 0) {
+      setup_error_ = new std::string("migrate up failed:\n" + output);
+    }
+  }
+  static void TearDownTestSuite() {
+    if (cluster_ != nullptr) cluster_->Stop();
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (skip_reason_ != nullptr) GTEST_SKIP() << *skip_reason_;
+    ASSERT_EQ(setup_error_, nullptr) << *setup_error_;
+    ASSERT_EQ(cluster_->Run("wait-healthy", nullptr, "60"), 0);
+    for (int i = 0; i < 2; ++i) {
+      auto process = PlacementdProcess::Start(cluster_->url());
+      ASSERT_TRUE(process.ok()) << process.status();
+      ASSERT_TRUE((*process)->WaitForHealth(true, absl::Seconds(20)))
+          << (*process)->LogTail();
+      replicas_.push_back(*std::move(process));
+    }
+    v1::CreatePoolRequest request;
+    *request.mutable_pool() = TrainingPool(kPool, kSku, 4, 8);
+    v1::CreatePoolResponse response;
+    const grpc::Status status =
+        v1::CatalogService::NewStub(replicas_[0]->channel())
+            ->CreatePool(Deadline().get(), request, &response);
+    ASSERT_TRUE(status.ok() ||
+                status.error_code() == grpc::StatusCode::ALREADY_EXISTS)
+        << status.error_message();
+    // The pool reaches each replica's memory through NOTIFY.
+    for (const auto& replica : replicas_) {
+      testing::ApiClient client(replica->channel());
+      v1::PlacePlanRequest plan;
+      *plan.mutable_recipe() = SucceededRun(kPool, kSku).recipe();
+      plan.set_total_steps(1000);
+      client.PlanUntil(
+          plan,
+          [](const v1::PlacePlanResponse& r) {
+            return r.candidates_size() > 0;
+          },
+          absl::Seconds(10));
+    }
+  }
+
+  std::vector<std::shared_ptr<grpc::Channel>> Channels() const {
+    return {replicas_[0]->channel(), replicas_[1]->channel()};
+  }
+
+  // Load, then `fault` (which returns the old primary's name), then load
+  // until the cluster is healthy again and every client succeeds; then the
+  // assertions of the issue. `what` names the case in the output.
+  void FailOverUnderLoad(const std::string& what,
+                         const std::string& fault_command) {
+    CallLog log;
+    Acknowledged acked;
+    Load load(Channels(), log, acked);
+    load.Start();
+    const absl::Time load_start = absl::Now();
+    absl::SleepFor(absl::Seconds(4));
+    const absl::Time fault = absl::Now();
+    std::string old_primary;
+    ASSERT_EQ(cluster_->Run(fault_command, &old_primary), 0) << old_primary;
+    // The standby promoted, then the old primary back as the synchronous
+    // standby (strict synchronous mode on two nodes: writes wait for it).
+    std::string new_primary;
+    EXPECT_EQ(
+        cluster_->Run("wait-new-leader", &new_primary, old_primary + " 60"), 0);
+    EXPECT_EQ(cluster_->Run("wait-healthy", nullptr, "60"), 0);
+    // Serving again: a second of calls that all succeed.
+    absl::Time recovered = absl::InfiniteFuture();
+    const absl::Time give_up = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < give_up) {
+      absl::SleepFor(absl::Seconds(1));
+      const absl::Time now = absl::Now();
+      bool clean = true;
+      int64_t writes = 0;
+      for (const Call& c : log.Calls()) {
+        if (c.end < now - absl::Seconds(1)) continue;
+        clean = clean && c.code == grpc::StatusCode::OK;
+        writes += c.write && c.code == grpc::StatusCode::OK;
+      }
+      if (clean && writes > 0) {
+        recovered = now;
+        break;
+      }
+    }
+    ASSERT_NE(recovered, absl::InfiniteFuture()) << "calls still fail";
+    absl::SleepFor(absl::Seconds(3));
+    const absl::Time load_end = absl::Now();
+    load.Stop();
+
+    const std::vector<Call> calls = log.Calls();
+    const Window window = ErrorWindow(calls, fault);
+    const double before =
+        WritesPerSecond(calls, load_start + absl::Seconds(1), fault);
+    const double after =
+        WritesPerSecond(calls, load_end - absl::Seconds(3), load_end);
+
+    // Clients saw only codes they retry.
+    std::string refusals;
+    for (const auto& [code, n] : acked.refusals) {
+      EXPECT_TRUE(Retryable(code)) << "code " << code << " seen " << n
+                                   << "x, first: " << acked.first_message[code];
+      absl::StrAppend(&refusals, " code ", code, ": ", n);
+    }
+    // Nothing acknowledged is lost; nothing is stored twice.
+    int64_t lost = 0;
+    int64_t duplicated = 0;
+    int64_t samples = 0;
+    for (const auto& [run, through] : acked.samples_through) {
+      // count, distinct steps, steps up to the acknowledged one
+      const std::string got = cluster_->Query(absl::StrCat(
+          "SELECT count(*) || '/' || count(DISTINCT step) || '/' || "
+          "count(*) FILTER (WHERE step <= ",
+          through, ") FROM step_samples WHERE run_id = '", run, "'"));
+      const std::vector<std::string> parts = absl::StrSplit(got, '/');
+      ASSERT_EQ(parts.size(), 3u) << got;
+      lost += (through + 1) - std::stoll(parts[2]);
+      duplicated += std::stoll(parts[0]) - std::stoll(parts[1]);
+      samples += through + 1;
+    }
+    std::string runs_in;
+    for (const std::string& run : acked.runs) {
+      absl::StrAppend(&runs_in, runs_in.empty() ? "'" : ",'", run, "'");
+    }
+    if (!runs_in.empty()) {
+      lost += acked.runs.size() -
+              std::stoll(cluster_->Query(absl::StrCat(
+                  "SELECT count(DISTINCT run_id) FROM benchmark_runs WHERE "
+                  "run_id IN (",
+                  runs_in, ")")));
+    }
+    std::string plans_in;
+    for (const std::string& plan : acked.plans) {
+      absl::StrAppend(&plans_in, plans_in.empty() ? "'" : ",'", plan, "'");
+    }
+    if (!plans_in.empty()) {
+      lost += acked.plans.size() -
+              std::stoll(cluster_->Query(absl::StrCat(
+                  "SELECT count(DISTINCT plan_id) FROM placements WHERE "
+                  "plan_id IN (",
+                  plans_in, ")")));
+    }
+    duplicated += std::stoll(cluster_->Query(
+        "SELECT count(*) - count(DISTINCT run_id) FROM benchmark_runs"));
+    duplicated += std::stoll(cluster_->Query(
+        "SELECT count(*) - count(DISTINCT plan_id) FROM placements"));
+    EXPECT_EQ(lost, 0);
+    EXPECT_EQ(duplicated, 0);
+    EXPECT_GT(acked.runs.size(), 0u);
+    EXPECT_GT(acked.plans.size(), 0u);
+    EXPECT_GT(samples, 0);
+
+    // Both replicas serve again, without a restart: the same processes.
+    for (const auto& replica : replicas_) {
+      EXPECT_TRUE(replica->WaitForHealth(true, absl::Seconds(10)))
+          << replica->LogTail();
+      v1::UploadBenchmarkRunRequest upload;
+      *upload.mutable_run() = SucceededRun(kPool, kSku);
+      v1::UploadBenchmarkRunResponse ack;
+      EXPECT_TRUE(v1::TelemetryService::NewStub(replica->channel())
+                      ->UploadBenchmarkRun(Deadline().get(), upload, &ack)
+                      .ok())
+          << replica->LogTail();
+      EXPECT_EQ(kill(replica->pid(), 0), 0);
+    }
+
+    std::cout << absl::StrFormat(
+        "%s: primary %s -> %s; acknowledged %d samples, %d uploads, %d plan "
+        "records: lost %d, stored twice %d; %d plans answered without their "
+        "record (said so)\n"
+        "%s: client-visible error window %.1f s (from the fault to the end of "
+        "the last failed call; "
+        "%d failed calls:%s), longest time without an acknowledged write "
+        "%.1f s\n"
+        "%s: acknowledged writes/s before %.0f, after %.0f\n",
+        what, old_primary, new_primary, samples, acked.runs.size(),
+        acked.plans.size(), lost, duplicated, acked.plans_not_recorded, what,
+        absl::ToDoubleSeconds(window.failed_span), window.failed_calls,
+        refusals.empty() ? " none" : refusals,
+        absl::ToDoubleSeconds(window.write_gap), what, before, after);
+  }
+
+  static std::string* skip_reason_;
+  static std::string* setup_error_;
+  static PatroniCluster* cluster_;
+  std::vector<std::unique_ptr<PlacementdProcess>> replicas_;
+};
+
+std::string* FailoverTest::skip_reason_ = nullptr;
+std::string* FailoverTest::setup_error_ = nullptr;
+PatroniCluster* FailoverTest::cluster_ = nullptr;
+
+TEST_F(FailoverTest, KillNineOfThePrimaryLosesNothingAcknowledged) {
+  FailOverUnderLoad("kill -9 of the primary's postmaster", "kill-primary");
+}
+
+TEST_F(FailoverTest, SwitchoverLosesNothingAcknowledged) {
+  FailOverUnderLoad("switchover", "switchover");
+}
+
+// The price of an acknowledged write being on both nodes: the same upload
+// load with synchronous replication (strict) and with asynchronous
+// replication. Printed, not asserted (it depends on the machine).
+TEST_F(FailoverTest, SynchronousReplicationCost) {
+  auto uploads_per_second = [&]() {
+    std::atomic<bool> stop{false};
+    std::atomic<int64_t> acknowledged{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 8; ++c) {
+      clients.emplace_back([&, c] {
+        auto telemetry =
+            v1::TelemetryService::NewStub(replicas_[c % 2]->channel());
+        while (!stop) {
+          v1::UploadBenchmarkRunRequest upload;
+          *upload.mutable_run() = SucceededRun(kPool, kSku);
+          v1::UploadBenchmarkRunResponse ack;
+          if (telemetry->UploadBenchmarkRun(Deadline(5).get(), upload, &ack)
+                  .ok()) {
+            ++acknowledged;
+          }
+        }
+      });
+    }
+    absl::SleepFor(absl::Seconds(1));  // warm up
+    const int64_t from = acknowledged.load();
+    absl::SleepFor(absl::Seconds(4));
+    const int64_t n = acknowledged.load() - from;
+    stop = true;
+    for (std::thread& t : clients) t.join();
+    return n / 4.0;
+  };
+  const double synchronous = uploads_per_second();
+  ASSERT_EQ(cluster_->Run("sync", nullptr, "off"), 0);
+  const double asynchronous = uploads_per_second();
+  ASSERT_EQ(cluster_->Run("sync", nullptr, "on"), 0);
+  EXPECT_GT(synchronous, 0);
+  EXPECT_GT(asynchronous, 0);
+  std::cout << absl::StrFormat(
+      "uploads/s, 8 clients on 2 replicas: synchronous replication %.0f, "
+      "asynchronous %.0f: synchronous/asynchronous = %.2f\n",
+      synchronous, asynchronous,
+      asynchronous > 0 ? synchronous / asynchronous : 0);
+}
+
+}  // namespace
+}  // namespace placement
