@@ -114,15 +114,19 @@ struct Call {
   absl::Time start;
   absl::Time end;
   grpc::StatusCode code;
-  bool write;  // an acknowledged write when code is OK
+  bool write;           // an acknowledged write when code is OK
+  std::string message;  // the error's, with the call's name
 };
 
 // Every call of the load, for the error window and the throughput.
 class CallLog {
  public:
-  void Add(absl::Time start, grpc::StatusCode code, bool write) {
+  void Add(absl::Time start, const grpc::Status& status, bool write,
+           const char* call) {
     absl::MutexLock lock(&mu_);
-    calls_.push_back({start, absl::Now(), code, write});
+    calls_.push_back(
+        {start, absl::Now(), status.error_code(), write,
+         status.ok() ? "" : absl::StrCat(call, ": ", status.error_message())});
   }
   std::vector<Call> Calls() {
     absl::MutexLock lock(&mu_);
@@ -231,7 +235,7 @@ class Load {
       }
       writer->WritesDone();
       const grpc::Status status = writer->Finish();
-      log_.Add(start, status.error_code(), true);
+      log_.Add(start, status, true, "StreamStepSamples");
       if (status.ok()) {
         absl::MutexLock lock(&acked_.mu);
         acked_.samples_through[run_id] = response.committed_through_step();
@@ -269,7 +273,7 @@ class Load {
       v1::UploadBenchmarkRunResponse ack;
       const grpc::Status status =
           telemetry->UploadBenchmarkRun(Deadline(5).get(), upload, &ack);
-      log_.Add(start, status.error_code(), true);
+      log_.Add(start, status, true, "UploadBenchmarkRun");
       if (status.ok()) {
         absl::MutexLock lock(&acked_.mu);
         acked_.runs.insert(pending);
@@ -292,7 +296,7 @@ class Load {
       const grpc::Status status =
           placement->PlacePlan(Deadline(5).get(), request, &plan);
       const bool recorded = status.ok() && !HasWarning(plan, "not_recorded");
-      log_.Add(start, status.error_code(), recorded);
+      log_.Add(start, status, recorded, "PlacePlan");
       if (!status.ok()) {
         Refused(status, "PlacePlan");
       } else {
@@ -331,6 +335,7 @@ struct Window {
   absl::Duration failed_span;  // the fault to the last failed call's end
   absl::Duration write_gap;    // longest time without an acknowledged write
   int64_t failed_calls = 0;
+  std::string last_failure;  // the message of the call that ended it
 };
 
 Window ErrorWindow(std::vector<Call> calls, absl::Time fault) {
@@ -339,7 +344,12 @@ Window ErrorWindow(std::vector<Call> calls, absl::Time fault) {
   for (const Call& c : calls) {
     if (c.code == grpc::StatusCode::OK) continue;
     ++w.failed_calls;
-    last_failed = std::max(last_failed, c.end);
+    if (c.end > last_failed) {
+      last_failed = c.end;
+      w.last_failure =
+          absl::StrFormat("%.1f s after the fault: %s",
+                          absl::ToDoubleSeconds(c.end - fault), c.message);
+    }
   }
   // From the fault until the last failed call ended: every call that
   // ended later succeeded.
@@ -446,7 +456,9 @@ class FailoverTest : public ::testing::Test {
     std::string new_primary;
     EXPECT_EQ(
         cluster_->Run("wait-new-leader", &new_primary, old_primary + " 60"), 0);
+    const absl::Duration promoted = absl::Now() - fault;
     EXPECT_EQ(cluster_->Run("wait-healthy", nullptr, "60"), 0);
+    const absl::Duration healthy = absl::Now() - fault;
     // Serving again: a second of calls that all succeed.
     absl::Time recovered = absl::InfiniteFuture();
     const absl::Time give_up = absl::Now() + absl::Seconds(60);
@@ -472,6 +484,11 @@ class FailoverTest : public ::testing::Test {
 
     const std::vector<Call> calls = log.Calls();
     const Window window = ErrorWindow(calls, fault);
+    int64_t failed_after_healthy = 0;
+    for (const Call& c : calls) {
+      failed_after_healthy +=
+          c.code != grpc::StatusCode::OK && c.end > fault + healthy;
+    }
     const double before =
         WritesPerSecond(calls, load_start + absl::Seconds(1), fault);
     const double after =
@@ -553,13 +570,18 @@ class FailoverTest : public ::testing::Test {
         "%s: client-visible error window %.1f s (from the fault to the end of "
         "the last failed call; "
         "%d failed calls:%s), longest time without an acknowledged write "
-        "%.1f s\n"
+        "%.1f s; the last failure: %s\n"
+        "%s: new primary seen after %.1f s, synchronous standby back after "
+        "%.1f s (as Patroni's REST API reports them, polled); %d calls "
+        "failed after that\n"
         "%s: acknowledged writes/s before %.0f, after %.0f\n",
         what, old_primary, new_primary, samples, acked.runs.size(),
         acked.plans.size(), lost, duplicated, acked.plans_not_recorded, what,
         absl::ToDoubleSeconds(window.failed_span), window.failed_calls,
         refusals.empty() ? " none" : refusals,
-        absl::ToDoubleSeconds(window.write_gap), what, before, after);
+        absl::ToDoubleSeconds(window.write_gap), window.last_failure, what,
+        absl::ToDoubleSeconds(promoted), absl::ToDoubleSeconds(healthy),
+        failed_after_healthy, what, before, after);
   }
 
   static std::string* skip_reason_;
