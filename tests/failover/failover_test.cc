@@ -24,9 +24,11 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -137,6 +139,16 @@ class CallLog {
   absl::Mutex mu_;
   std::vector<Call> calls_;
 };
+
+// `text` as an integer; fails the test (and returns 0) when it is not one,
+// e.g. psql's error when no primary answers.
+int64_t Integer(const std::string& text) {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value)) {
+    ADD_FAILURE() << "not a number: " << text;
+  }
+  return value;
+}
 
 bool Retryable(grpc::StatusCode code) {
   // UNAVAILABLE: no primary, or the connection broke (a COMMIT in doubt
@@ -454,8 +466,18 @@ class FailoverTest : public ::testing::Test {
     // The standby promoted, then the old primary back as the synchronous
     // standby (strict synchronous mode on two nodes: writes wait for it).
     std::string new_primary;
-    EXPECT_EQ(
-        cluster_->Run("wait-new-leader", &new_primary, old_primary + " 60"), 0);
+    if (cluster_->Run("wait-new-leader", &new_primary, old_primary + " 30") !=
+        0) {
+      // Patroni restarts a crashed primary in place instead when it cannot
+      // confirm that the standby is fit to take over (its REST API must
+      // answer within 2 s): nothing is lost that way either, but it is not
+      // the failover under test. Say why, and fail.
+      std::string why;
+      cluster_->Run("failover-log", &why);
+      ADD_FAILURE() << what << ": " << old_primary
+                    << " is still the primary; Patroni said:\n"
+                    << why;
+    }
     const absl::Duration promoted = absl::Now() - fault;
     EXPECT_EQ(cluster_->Run("wait-healthy", nullptr, "60"), 0);
     const absl::Duration healthy = absl::Now() - fault;
@@ -513,8 +535,8 @@ class FailoverTest : public ::testing::Test {
           through, ") FROM step_samples WHERE run_id = '", run, "'"));
       const std::vector<std::string> parts = absl::StrSplit(got, '/');
       ASSERT_EQ(parts.size(), 3u) << got;
-      lost += (through + 1) - std::stoll(parts[2]);
-      duplicated += std::stoll(parts[0]) - std::stoll(parts[1]);
+      lost += (through + 1) - Integer(parts[2]);
+      duplicated += Integer(parts[0]) - Integer(parts[1]);
       samples += through + 1;
     }
     std::string runs_in;
@@ -523,7 +545,7 @@ class FailoverTest : public ::testing::Test {
     }
     if (!runs_in.empty()) {
       lost += acked.runs.size() -
-              std::stoll(cluster_->Query(absl::StrCat(
+              Integer(cluster_->Query(absl::StrCat(
                   "SELECT count(DISTINCT run_id) FROM benchmark_runs WHERE "
                   "run_id IN (",
                   runs_in, ")")));
@@ -534,14 +556,14 @@ class FailoverTest : public ::testing::Test {
     }
     if (!plans_in.empty()) {
       lost += acked.plans.size() -
-              std::stoll(cluster_->Query(absl::StrCat(
+              Integer(cluster_->Query(absl::StrCat(
                   "SELECT count(DISTINCT plan_id) FROM placements WHERE "
                   "plan_id IN (",
                   plans_in, ")")));
     }
-    duplicated += std::stoll(cluster_->Query(
+    duplicated += Integer(cluster_->Query(
         "SELECT count(*) - count(DISTINCT run_id) FROM benchmark_runs"));
-    duplicated += std::stoll(cluster_->Query(
+    duplicated += Integer(cluster_->Query(
         "SELECT count(*) - count(DISTINCT plan_id) FROM placements"));
     EXPECT_EQ(lost, 0);
     EXPECT_EQ(duplicated, 0);
@@ -561,6 +583,20 @@ class FailoverTest : public ::testing::Test {
                       .ok())
           << replica->LogTail();
       EXPECT_EQ(kill(replica->pid(), 0), 0);
+    }
+    // And plan from evidence that includes every run stored, the ones
+    // committed on the new primary by the other replica too: each
+    // replica's snapshot followed the switch (its listener reconnected to
+    // the new primary, then it re-read).
+    const int64_t runs_stored =
+        Integer(cluster_->Query("SELECT count(*) FROM benchmark_runs"));
+    for (const auto& replica : replicas_) {
+      testing::ApiClient client(replica->channel());
+      v1::PlacePlanRequest plan;
+      *plan.mutable_recipe() = SucceededRun(kPool, kSku).recipe();
+      plan.set_total_steps(1000);
+      client.PlanUntil(plan, testing::Measured(kPool, runs_stored),
+                       absl::Seconds(15));
     }
 
     std::cout << absl::StrFormat(
@@ -604,13 +640,15 @@ TEST_F(FailoverTest, SwitchoverLosesNothingAcknowledged) {
 
 // The price of an acknowledged write being on both nodes: the same upload
 // load with synchronous replication (strict) and with asynchronous
-// replication. Printed, not asserted (it depends on the machine).
+// replication, from one client (each commit's latency) and from eight
+// (commits shared by concurrent writers). Printed, not asserted: it
+// depends on the machine.
 TEST_F(FailoverTest, SynchronousReplicationCost) {
-  auto uploads_per_second = [&]() {
+  auto uploads_per_second = [&](int clients_count) {
     std::atomic<bool> stop{false};
     std::atomic<int64_t> acknowledged{0};
     std::vector<std::thread> clients;
-    for (int c = 0; c < 8; ++c) {
+    for (int c = 0; c < clients_count; ++c) {
       clients.emplace_back([&, c] {
         auto telemetry =
             v1::TelemetryService::NewStub(replicas_[c % 2]->channel());
@@ -633,17 +671,25 @@ TEST_F(FailoverTest, SynchronousReplicationCost) {
     for (std::thread& t : clients) t.join();
     return n / 4.0;
   };
-  const double synchronous = uploads_per_second();
+  const double synchronous_1 = uploads_per_second(1);
+  const double synchronous_8 = uploads_per_second(8);
   ASSERT_EQ(cluster_->Run("sync", nullptr, "off"), 0);
-  const double asynchronous = uploads_per_second();
+  const double asynchronous_1 = uploads_per_second(1);
+  const double asynchronous_8 = uploads_per_second(8);
   ASSERT_EQ(cluster_->Run("sync", nullptr, "on"), 0);
-  EXPECT_GT(synchronous, 0);
-  EXPECT_GT(asynchronous, 0);
-  std::cout << absl::StrFormat(
-      "uploads/s, 8 clients on 2 replicas: synchronous replication %.0f, "
-      "asynchronous %.0f: synchronous/asynchronous = %.2f\n",
-      synchronous, asynchronous,
-      asynchronous > 0 ? synchronous / asynchronous : 0);
+  EXPECT_GT(synchronous_1, 0);
+  EXPECT_GT(asynchronous_1, 0);
+  EXPECT_GT(synchronous_8, 0);
+  EXPECT_GT(asynchronous_8, 0);
+  for (const auto& [clients, synchronous, asynchronous] :
+       {std::tuple(1, synchronous_1, asynchronous_1),
+        std::tuple(8, synchronous_8, asynchronous_8)}) {
+    std::cout << absl::StrFormat(
+        "uploads/s, %d client(s) on 2 replicas: synchronous replication "
+        "%.0f, asynchronous %.0f: synchronous/asynchronous = %.2f\n",
+        clients, synchronous, asynchronous,
+        asynchronous > 0 ? synchronous / asynchronous : 0);
+  }
 }
 
 }  // namespace

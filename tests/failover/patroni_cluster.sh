@@ -17,6 +17,8 @@
 #                                          leader other than OLD
 #   patroni_cluster.sh kill-primary DIR    kill -9 the leader's postmaster;
 #                                          prints the leader's name
+#   patroni_cluster.sh failover-log DIR    Patroni's lines on why it failed
+#                                          over after a crash, or did not
 #   patroni_cluster.sh switchover DIR      planned switchover to the standby
 #   patroni_cluster.sh sync DIR on|off     synchronous replication on or off
 #   patroni_cluster.sh stop DIR            stop every daemon (by pid), remove DIR
@@ -321,6 +323,10 @@ case "$cmd" in
   wait-new-leader) wait_new_leader "${3:?old leader}" "${4:-60}" ;;
   kill-primary) kill_primary ;;
   switchover) switchover ;;
+  failover-log)
+    grep -hE 'crashed|Failing over|Request failed|maximum replication lag|Member .* is |failover' \
+      "$dir"/patroni-node*.log | tail -20
+    ;;
   sync) sync_mode "${3:?on or off}" ;;
   stop) stop ;;
   *)
