@@ -31,6 +31,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
@@ -449,42 +450,51 @@ class FailoverTest : public ::testing::Test {
     return {replicas_[0]->channel(), replicas_[1]->channel()};
   }
 
-  // Load, then `fault` (which returns the old primary's name), then load
-  // until the cluster is healthy again and every client succeeds; then the
-  // assertions of the issue. `what` names the case in the output.
-  void FailOverUnderLoad(const std::string& what,
-                         const std::string& fault_command) {
-    CallLog log;
-    Acknowledged acked;
+  // What a fault came to, as the cluster reported it.
+  struct Switch {
+    std::string old_primary;
+    std::string new_primary;
+    absl::Time load_start;
+    absl::Time fault;
+    absl::Duration promoted;  // until a new primary was seen
+    absl::Duration healthy;   // until the old one was its standby
+    absl::Time load_end;
+  };
+
+  // Load, then `fault_command` (which prints the old primary's name), then
+  // load until the cluster is healthy again and a second of calls all
+  // succeeded, and 3 s more.
+  void RunThroughFault(const std::string& what,
+                       const std::string& fault_command, CallLog& log,
+                       Acknowledged& acked, Switch& fault) {
     Load load(Channels(), log, acked);
     load.Start();
-    const absl::Time load_start = absl::Now();
+    fault.load_start = absl::Now();
     absl::SleepFor(absl::Seconds(4));
-    const absl::Time fault = absl::Now();
-    std::string old_primary;
-    ASSERT_EQ(cluster_->Run(fault_command, &old_primary), 0) << old_primary;
+    fault.fault = absl::Now();
+    ASSERT_EQ(cluster_->Run(fault_command, &fault.old_primary), 0)
+        << fault.old_primary;
     // The standby promoted, then the old primary back as the synchronous
     // standby (strict synchronous mode on two nodes: writes wait for it).
-    std::string new_primary;
-    if (cluster_->Run("wait-new-leader", &new_primary, old_primary + " 30") !=
-        0) {
+    if (cluster_->Run("wait-new-leader", &fault.new_primary,
+                      fault.old_primary + " 30") != 0) {
       // Patroni restarts a crashed primary in place instead when it cannot
       // confirm that the standby is fit to take over (its REST API must
-      // answer within 2 s): nothing is lost that way either, but it is not
-      // the failover under test. Say why, and fail.
+      // answer within 2 s, its WAL be within maximum_lag_on_failover):
+      // nothing is lost that way either, but it is not the failover under
+      // test. Say why, and fail.
       std::string why;
       cluster_->Run("failover-log", &why);
-      ADD_FAILURE() << what << ": " << old_primary
+      ADD_FAILURE() << what << ": " << fault.old_primary
                     << " is still the primary; Patroni said:\n"
                     << why;
     }
-    const absl::Duration promoted = absl::Now() - fault;
+    fault.promoted = absl::Now() - fault.fault;
     EXPECT_EQ(cluster_->Run("wait-healthy", nullptr, "60"), 0);
-    const absl::Duration healthy = absl::Now() - fault;
-    // Serving again: a second of calls that all succeed.
-    absl::Time recovered = absl::InfiniteFuture();
+    fault.healthy = absl::Now() - fault.fault;
+    bool recovered = false;
     const absl::Time give_up = absl::Now() + absl::Seconds(60);
-    while (absl::Now() < give_up) {
+    while (!recovered && absl::Now() < give_up) {
       absl::SleepFor(absl::Seconds(1));
       const absl::Time now = absl::Now();
       bool clean = true;
@@ -494,39 +504,22 @@ class FailoverTest : public ::testing::Test {
         clean = clean && c.code == grpc::StatusCode::OK;
         writes += c.write && c.code == grpc::StatusCode::OK;
       }
-      if (clean && writes > 0) {
-        recovered = now;
-        break;
-      }
+      recovered = clean && writes > 0;
     }
-    ASSERT_NE(recovered, absl::InfiniteFuture()) << "calls still fail";
+    ASSERT_TRUE(recovered) << "calls still fail";
     absl::SleepFor(absl::Seconds(3));
-    const absl::Time load_end = absl::Now();
-    load.Stop();
+    fault.load_end = absl::Now();
+  }
 
-    const std::vector<Call> calls = log.Calls();
-    const Window window = ErrorWindow(calls, fault);
-    int64_t failed_after_healthy = 0;
-    for (const Call& c : calls) {
-      failed_after_healthy +=
-          c.code != grpc::StatusCode::OK && c.end > fault + healthy;
-    }
-    const double before =
-        WritesPerSecond(calls, load_start + absl::Seconds(1), fault);
-    const double after =
-        WritesPerSecond(calls, load_end - absl::Seconds(3), load_end);
-
-    // Clients saw only codes they retry.
-    std::string refusals;
-    for (const auto& [code, n] : acked.refusals) {
-      EXPECT_TRUE(Retryable(code)) << "code " << code << " seen " << n
-                                   << "x, first: " << acked.first_message[code];
-      absl::StrAppend(&refusals, " code ", code, ": ", n);
-    }
-    // Nothing acknowledged is lost; nothing is stored twice.
-    int64_t lost = 0;
-    int64_t duplicated = 0;
-    int64_t samples = 0;
+  // Every acknowledged sample, run and plan record against what the new
+  // primary holds.
+  struct Stored {
+    int64_t samples = 0;     // acknowledged
+    int64_t lost = 0;        // acknowledged but not stored
+    int64_t duplicated = 0;  // stored more than once
+  };
+  Stored CheckStored(const Acknowledged& acked) const {
+    Stored stored;
     for (const auto& [run, through] : acked.samples_through) {
       // count, distinct steps, steps up to the acknowledged one
       const std::string got = cluster_->Query(absl::StrCat(
@@ -534,44 +527,38 @@ class FailoverTest : public ::testing::Test {
           "count(*) FILTER (WHERE step <= ",
           through, ") FROM step_samples WHERE run_id = '", run, "'"));
       const std::vector<std::string> parts = absl::StrSplit(got, '/');
-      ASSERT_EQ(parts.size(), 3u) << got;
-      lost += (through + 1) - Integer(parts[2]);
-      duplicated += Integer(parts[0]) - Integer(parts[1]);
-      samples += through + 1;
+      if (parts.size() != 3) {
+        ADD_FAILURE() << got;
+        continue;
+      }
+      stored.lost += (through + 1) - Integer(parts[2]);
+      stored.duplicated += Integer(parts[0]) - Integer(parts[1]);
+      stored.samples += through + 1;
     }
-    std::string runs_in;
-    for (const std::string& run : acked.runs) {
-      absl::StrAppend(&runs_in, runs_in.empty() ? "'" : ",'", run, "'");
-    }
-    if (!runs_in.empty()) {
-      lost += acked.runs.size() -
-              Integer(cluster_->Query(absl::StrCat(
-                  "SELECT count(DISTINCT run_id) FROM benchmark_runs WHERE "
-                  "run_id IN (",
-                  runs_in, ")")));
-    }
-    std::string plans_in;
-    for (const std::string& plan : acked.plans) {
-      absl::StrAppend(&plans_in, plans_in.empty() ? "'" : ",'", plan, "'");
-    }
-    if (!plans_in.empty()) {
-      lost += acked.plans.size() -
-              Integer(cluster_->Query(absl::StrCat(
-                  "SELECT count(DISTINCT plan_id) FROM placements WHERE "
-                  "plan_id IN (",
-                  plans_in, ")")));
-    }
-    duplicated += Integer(cluster_->Query(
+    auto stored_of = [&](const std::set<std::string>& ids,
+                         const std::string& table, const std::string& column) {
+      if (ids.empty()) return int64_t{0};
+      return Integer(cluster_->Query(absl::StrCat(
+          "SELECT count(DISTINCT ", column, ") FROM ", table, " WHERE ", column,
+          " IN ('", absl::StrJoin(ids, "','"), "')")));
+    };
+    stored.lost +=
+        acked.runs.size() - stored_of(acked.runs, "benchmark_runs", "run_id");
+    stored.lost +=
+        acked.plans.size() - stored_of(acked.plans, "placements", "plan_id");
+    stored.duplicated += Integer(cluster_->Query(
         "SELECT count(*) - count(DISTINCT run_id) FROM benchmark_runs"));
-    duplicated += Integer(cluster_->Query(
+    stored.duplicated += Integer(cluster_->Query(
         "SELECT count(*) - count(DISTINCT plan_id) FROM placements"));
-    EXPECT_EQ(lost, 0);
-    EXPECT_EQ(duplicated, 0);
-    EXPECT_GT(acked.runs.size(), 0u);
-    EXPECT_GT(acked.plans.size(), 0u);
-    EXPECT_GT(samples, 0);
+    return stored;
+  }
 
-    // Both replicas serve again, without a restart: the same processes.
+  // Both replicas serve again, without a restart (the same processes), and
+  // plan from evidence that includes every run stored, the ones committed
+  // on the new primary by the other replica too: each replica's snapshot
+  // followed the switch (its listener reconnected to the new primary, then
+  // it re-read).
+  void CheckReplicasServe() const {
     for (const auto& replica : replicas_) {
       EXPECT_TRUE(replica->WaitForHealth(true, absl::Seconds(10)))
           << replica->LogTail();
@@ -584,10 +571,6 @@ class FailoverTest : public ::testing::Test {
           << replica->LogTail();
       EXPECT_EQ(kill(replica->pid(), 0), 0);
     }
-    // And plan from evidence that includes every run stored, the ones
-    // committed on the new primary by the other replica too: each
-    // replica's snapshot followed the switch (its listener reconnected to
-    // the new primary, then it re-read).
     const int64_t runs_stored =
         Integer(cluster_->Query("SELECT count(*) FROM benchmark_runs"));
     for (const auto& replica : replicas_) {
@@ -598,26 +581,64 @@ class FailoverTest : public ::testing::Test {
       client.PlanUntil(plan, testing::Measured(kPool, runs_stored),
                        absl::Seconds(15));
     }
+  }
+
+  // The fault under load, then the assertions of the issue and the
+  // figures. `what` names the case in the output.
+  void FailOverUnderLoad(const std::string& what,
+                         const std::string& fault_command) {
+    CallLog log;
+    Acknowledged acked;
+    Switch fault;
+    RunThroughFault(what, fault_command, log, acked, fault);
+    if (HasFatalFailure()) return;
+
+    const std::vector<Call> calls = log.Calls();
+    const Window window = ErrorWindow(calls, fault.fault);
+    int64_t failed_after_healthy = 0;
+    for (const Call& c : calls) {
+      failed_after_healthy +=
+          c.code != grpc::StatusCode::OK && c.end > fault.fault + fault.healthy;
+    }
+    // Clients saw only codes they retry.
+    std::string refusals;
+    for (const auto& [code, n] : acked.refusals) {
+      EXPECT_TRUE(Retryable(code)) << "code " << code << " seen " << n
+                                   << "x, first: " << acked.first_message[code];
+      absl::StrAppend(&refusals, " code ", code, ": ", n);
+    }
+    // Nothing acknowledged is lost; nothing is stored twice.
+    const Stored stored = CheckStored(acked);
+    EXPECT_EQ(stored.lost, 0);
+    EXPECT_EQ(stored.duplicated, 0);
+    EXPECT_GT(stored.samples, 0);
+    EXPECT_GT(acked.runs.size(), 0u);
+    EXPECT_GT(acked.plans.size(), 0u);
+    CheckReplicasServe();
 
     std::cout << absl::StrFormat(
         "%s: primary %s -> %s; acknowledged %d samples, %d uploads, %d plan "
         "records: lost %d, stored twice %d; %d plans answered without their "
         "record (said so)\n"
         "%s: client-visible error window %.1f s (from the fault to the end of "
-        "the last failed call; "
-        "%d failed calls:%s), longest time without an acknowledged write "
-        "%.1f s; the last failure: %s\n"
+        "the last failed call; %d failed calls:%s), longest time without an "
+        "acknowledged write %.1f s; the last failure: %s\n"
         "%s: new primary seen after %.1f s, synchronous standby back after "
         "%.1f s (as Patroni's REST API reports them, polled); %d calls "
         "failed after that\n"
         "%s: acknowledged writes/s before %.0f, after %.0f\n",
-        what, old_primary, new_primary, samples, acked.runs.size(),
-        acked.plans.size(), lost, duplicated, acked.plans_not_recorded, what,
+        what, fault.old_primary, fault.new_primary, stored.samples,
+        acked.runs.size(), acked.plans.size(), stored.lost, stored.duplicated,
+        acked.plans_not_recorded, what,
         absl::ToDoubleSeconds(window.failed_span), window.failed_calls,
         refusals.empty() ? " none" : refusals,
         absl::ToDoubleSeconds(window.write_gap), window.last_failure, what,
-        absl::ToDoubleSeconds(promoted), absl::ToDoubleSeconds(healthy),
-        failed_after_healthy, what, before, after);
+        absl::ToDoubleSeconds(fault.promoted),
+        absl::ToDoubleSeconds(fault.healthy), failed_after_healthy, what,
+        WritesPerSecond(calls, fault.load_start + absl::Seconds(1),
+                        fault.fault),
+        WritesPerSecond(calls, fault.load_end - absl::Seconds(3),
+                        fault.load_end));
   }
 
   static std::string* skip_reason_;
