@@ -9,6 +9,7 @@
 #                                          or etcd is not installed
 #   patroni_cluster.sh start DIR           start it; prints the multi-host URL
 #                                          of its "postgres" database
+#   patroni_cluster.sh url DIR             that URL again
 #   patroni_cluster.sh wait-healthy DIR S  wait up to S seconds for a running
 #                                          leader and a running sync standby
 #   patroni_cluster.sh leader DIR          the leader's name (node1, node2)
@@ -248,9 +249,7 @@ sync_mode() {
   patronictl_ edit-config --force -s "synchronous_mode=$on" \
     -s "synchronous_mode_strict=$on" >/dev/null
   # Patroni applies it on its next loop: wait until the primary says so.
-  local want='*' deadline=$((SECONDS + 30)) got
-  [ "$on" = true ] || want=''
-  local port
+  local deadline=$((SECONDS + 30)) got port
   while ((SECONDS < deadline)); do
     for node in node1 node2; do
       port=$(sed -n "s/^${node}_pg=//p" "$dir/env")
