@@ -1,5 +1,7 @@
 #include "storage/db_session.h"
 
+#include <poll.h>
+
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -8,6 +10,22 @@ namespace placement::storage {
 namespace {
 
 constexpr int kConnectTimeoutSeconds = 3;
+
+// Whether the server closed `connection` while it sat idle between calls
+// (its backend terminated: the primary crashed or was switched over, or the
+// server restarted), so that it is replaced before a call uses it instead
+// of failing that call. Looks without waiting and sends nothing. A
+// session's connection never LISTENs (ChangeListener has its own), so on an
+// idle one nothing arrives but the server's goodbye: a FATAL message, then
+// the end of the stream. Anything readable counts, whether or not libpq has
+// seen the end yet; a healthy connection is never readable here, and if it
+// were, replacing it would cost only a reconnect.
+bool ClosedWhileIdle(PGconn* connection) {
+  const int socket = PQsocket(connection);
+  if (socket < 0 || PQstatus(connection) == CONNECTION_BAD) return true;
+  pollfd ready{socket, POLLIN, 0};
+  return poll(&ready, 1, 0) != 0;
+}
 
 }  // namespace
 
@@ -51,7 +69,8 @@ DbSession::DbSession(std::string url, SessionLimits limits)
 
 absl::StatusOr<SessionConnection*> DbSession::Connection() {
   if (connection_ == nullptr || !connection_->is_open() ||
-      connection_->handle() == nullptr) {
+      connection_->handle() == nullptr ||
+      ClosedWhileIdle(connection_->handle())) {
     Drop();
     try {
       connection_ = std::make_unique<SessionConnection>(url_);

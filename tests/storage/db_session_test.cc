@@ -1,6 +1,7 @@
 // DbSession against a real PostgreSQL: libpqxx and plain libpq share one
-// connection per session, and the process-wide count of open connections
-// (placement_db_connections_open) follows the sessions.
+// connection per session, the process-wide count of open connections
+// (placement_db_connections_open) follows the sessions, and a connection
+// the server closed while the session was idle is replaced before use.
 #include "storage/db_session.h"
 
 #include <libpq-fe.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "storage/session_connection.h"
 #include "tests/support/test_database.h"
@@ -55,6 +57,40 @@ TEST(DbSessionTest, LibpqxxAndLibpqShareOneConnection) {
     EXPECT_EQ(OpenConnectionCount(), before + 1);
   }
   EXPECT_EQ(OpenConnectionCount(), before);
+}
+
+// What happens to every idle session when the primary fails over or the
+// server restarts: the call that comes next runs on a new connection
+// instead of failing with UNAVAILABLE.
+TEST(DbSessionTest, ConnectionClosedWhileIdleIsReplacedBeforeUse) {
+  TestDatabase db;
+  DbSession session(db.url());
+  absl::StatusOr<int> first = BackendPidThroughLibpqxx(session);
+  ASSERT_TRUE(first.ok()) << first.status();
+  db.Execute("SELECT pg_terminate_backend(" + std::to_string(*first) + ")");
+  // The backend's exit reaches the session's socket.
+  for (int i = 0; i < 100 && db.QueryValue("SELECT count(*) FROM "
+                                           "pg_stat_activity WHERE pid = " +
+                                           std::to_string(*first)) != "0";
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+
+  absl::StatusOr<int> second = BackendPidThroughLibpqxx(session);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(*second, *first);
+
+  // The same through plain libpq.
+  db.Execute("SELECT pg_terminate_backend(" + std::to_string(*second) + ")");
+  for (int i = 0; i < 100 && db.QueryValue("SELECT count(*) FROM "
+                                           "pg_stat_activity WHERE pid = " +
+                                           std::to_string(*second)) != "0";
+       ++i) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  absl::StatusOr<int> third = BackendPidThroughLibpq(session);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_NE(*third, *second);
 }
 
 }  // namespace
