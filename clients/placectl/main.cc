@@ -5,6 +5,7 @@
 
 #include "absl/time/time.h"
 #include "clients/common/channel.h"
+#include "clients/placectl/bakeoff_commands.h"
 #include "clients/placectl/catalog_commands.h"
 #include "clients/placectl/cost_commands.h"
 #include "clients/placectl/flags.h"
@@ -63,6 +64,8 @@ const std::vector<placement::placectl::CommandInfo>& Commands() {
           {"plan", "plan [--recipe FILE] [recipe flags]",
            "a ranked, explained placement"},
           {"plans get", "plans get PLAN_ID", "a recorded plan"},
+          {"bakeoff", "bakeoff PLAN_ID status",
+           "a plan's bake-off: progress, then its verdict"},
           {"plans accuracy", "plans accuracy [--since T] [--until T]",
            "prediction error per SKU"},
           {"tokens create", "tokens create --role R --name N",
@@ -111,6 +114,7 @@ int main(int argc, char** argv) {
   if (command == "tokens") return placement::placectl::RunTokens(args);
   if (command == "plan") return placement::placectl::RunPlan(args);
   if (command == "plans") return placement::placectl::RunPlans(args);
+  if (command == "bakeoff") return placement::placectl::RunBakeOff(args);
   if (command == "cost") return placement::placectl::RunCost(args);
   std::cerr << "placectl: unknown command '" << command
             << "' (placectl --help lists them)\n";

@@ -147,18 +147,6 @@ void CandidateEstimateToProto(const core::Candidate& c,
   p->set_prior_step_time_s(c.prior_step_time_s);
 }
 
-void EvalStatusToProto(const core::EvalStatus& s, v1::EvalStatus* p) {
-  p->set_met(s.met);
-  p->set_recipe_key(s.recipe_key);
-  p->set_serving_sku(s.serving_sku_id);
-  p->set_serving_precision(PrecisionToProto(s.serving_precision));
-  if (!s.eval.has_value()) return;
-  p->set_run_id(s.eval->run_id);
-  p->set_metric_name(s.eval->metric);
-  p->set_score(s.eval->score);
-  common::TimeToProto(s.eval->recorded, p->mutable_record_time());
-}
-
 void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {
   p->set_rank(c.rank);
   p->set_pool(c.pool_name);
@@ -211,6 +199,18 @@ void BakeOffToProto(const core::BakeOff& b, v1::BakeOff* p) {
 }
 
 }  // namespace
+
+void EvalStatusToProto(const core::EvalStatus& s, v1::EvalStatus* p) {
+  p->set_met(s.met);
+  p->set_recipe_key(s.recipe_key);
+  p->set_serving_sku(s.serving_sku_id);
+  p->set_serving_precision(PrecisionToProto(s.serving_precision));
+  if (!s.eval.has_value()) return;
+  p->set_run_id(s.eval->run_id);
+  p->set_metric_name(s.eval->metric);
+  p->set_score(s.eval->score);
+  common::TimeToProto(s.eval->recorded, p->mutable_record_time());
+}
 
 v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
   v1::PlacePlanResponse out;

@@ -55,6 +55,8 @@ const std::vector<MethodRule>& MethodRules() {
       {"/placement.v1.PlacementService/PlacePlan", kPlanner | kAdmin, false},
       {"/placement.v1.PlacementService/GetPlan", kPlanner | kAgent | kAdmin,
        false},
+      {"/placement.v1.PlacementService/GetBakeOffStatus",
+       kPlanner | kAgent | kAdmin, false},
       {"/placement.v1.PlacementService/GetPlanAccuracy",
        kPlanner | kFinance | kAdmin, false},
       // Cost: finance.

@@ -14,17 +14,22 @@
 #include "common/proto_time.h"
 #include "common/sha256.h"
 #include "common/uuid.h"
+#include "core/evidence/eval_evidence.h"
 #include "core/plan/planner.h"
 #include "core/plan/rules.h"
 #include "services/api/accuracy_convert.h"
+#include "services/api/bake_off_convert.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
+#include "services/api/recipe_convert.h"
 #include "services/api/run_validation.h"
 #include "services/plan/plan_response_bytes.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/plan_admission.h"
+#include "storage/bake_off_store.h"
+#include "storage/eval_store.h"
 #include "storage/plan_store.h"
 
 namespace placement::services {
@@ -167,6 +172,51 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
     return absl::DataLossError("stored plan does not parse");
   }
   return absl::OkStatus();
+}
+
+// Evals of one recipe key on one serving target that MatchEval reads: the
+// best few of each metric are enough, newest first.
+constexpr int kMaxEvalsPerBakeOffPool = 1000;
+
+// Everything GetBakeOffStatus reads from the database for `plan_id`.
+absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
+                                            const std::string& plan_id) {
+  absl::StatusOr<storage::StoredPlan> stored =
+      storage::GetPlan(session, plan_id);
+  if (!stored.ok()) return stored.status();
+  BakeOffReadings readings;
+  readings.plan_id = plan_id;
+  if (absl::Status parsed = ResponseFromStored(*stored, &readings.plan);
+      !parsed.ok()) {
+    return parsed;
+  }
+  readings.targets = BakeOffTargets(readings.plan);
+  if (readings.targets.empty()) return readings;
+  absl::StatusOr<std::vector<std::vector<storage::MatchedUpload>>> uploads =
+      storage::FindBakeOffUploads(session, plan_id, stored->created_at,
+                                  readings.targets);
+  if (!uploads.ok()) return uploads.status();
+  readings.uploads = *std::move(uploads);
+  const v1::PlacePlanResponse& plan = readings.plan;
+  if (plan.eval_requirement().empty() || !plan.has_eval_status()) {
+    return readings;
+  }
+  for (const storage::BakeOffTarget& target : readings.targets) {
+    storage::EvalFilter filter;
+    filter.recipe_key = target.recipe_key;
+    filter.serving_sku_id = plan.eval_status().serving_sku();
+    filter.serving_precision =
+        PrecisionFromProto(plan.eval_status().serving_precision());
+    absl::StatusOr<storage::EvalPage> page = storage::ListEvals(
+        session, filter, storage::EvalCursor{}, kMaxEvalsPerBakeOffPool);
+    if (!page.ok()) return page.status();
+    std::vector<core::EvalEvidence> evals;
+    for (const storage::StoredEval& e : page->evals) evals.push_back(e.eval);
+    readings.evals.push_back(core::MatchEval(evals, filter.recipe_key,
+                                             filter.serving_sku_id,
+                                             filter.serving_precision));
+  }
+  return readings;
 }
 
 // A PlacePlan call's reactor: frees its admission slot once the call is
@@ -534,6 +584,47 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
         }
         return absl::OkStatus();
       });
+}
+
+grpc::ServerUnaryReactor* PlacementService::GetBakeOffStatus(
+    grpc::CallbackServerContext* context,
+    const v1::GetBakeOffStatusRequest* request,
+    v1::GetBakeOffStatusResponse* response) {
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
+  }
+  if (!IsUuid(request->plan_id())) {
+    return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
+  }
+  std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
+  if (snapshot == nullptr) {
+    return FinishNow(
+        context,
+        ToGrpcStatus(absl::UnavailableError("pools are not loaded yet")));
+  }
+  const std::string plan_id = absl::AsciiStrToLower(request->plan_id());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto look_up = [this, reactor, context, response, plan_id,
+                  snapshot = std::move(snapshot)] {
+    FinishOnDbWorker(context, reactor, workers_,
+                     [response, plan_id,
+                      snapshot](storage::DbSession& session) -> absl::Status {
+                       absl::StatusOr<BakeOffReadings> readings =
+                           ReadBakeOff(session, plan_id);
+                       if (!readings.ok()) return readings.status();
+                       return BakeOffStatusToProto(*readings, snapshot->pools,
+                                                   snapshot->skus, response);
+                     });
+  };
+  // As GetPlan: a plan of this replica's still queued for its record is
+  // looked up once written.
+  if (records_ == PlanRecords::kDeferred &&
+      audit_.WhenWritten(plan_id, look_up)) {
+    return reactor;
+  }
+  look_up();
+  return reactor;
 }
 
 }  // namespace placement::services

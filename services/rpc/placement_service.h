@@ -85,6 +85,13 @@ class PlacementService final
       grpc::CallbackServerContext* context,
       const v1::GetPlanAccuracyRequest* request,
       v1::GetPlanAccuracyResponse* response) override;
+  // Reads the plan, the uploads matching its bake-off runs and the evals of
+  // their recipe keys on a database worker; pools and SKUs (rates, card
+  // memory) from the snapshot; the verdict is core::JudgeBakeOff.
+  grpc::ServerUnaryReactor* GetBakeOffStatus(
+      grpc::CallbackServerContext* context,
+      const v1::GetBakeOffStatusRequest* request,
+      v1::GetBakeOffStatusResponse* response) override;
 
  private:
   // Plans `request` from `snapshot` and finishes `reactor` (on whichever
