@@ -5,6 +5,7 @@
 #include "storage/eval_store.h"
 #include "storage/pool_reliability_store.h"
 #include "storage/sku_store.h"
+#include "storage/standard_store.h"
 #include "storage/transaction_horizon.h"
 
 namespace placement::storage {
@@ -25,6 +26,7 @@ absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
         if (failure_evidence) rows.pool_reliability = ReadPoolReliability(txn);
         rows.tokens = ReadTokens(txn);
         rows.evals = ReadEvals(txn);
+        rows.standards = ReadActiveStandards(txn);
         txn.commit();
         return rows;
       });
@@ -92,6 +94,8 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         }
         changes.tokens = ReadTokensChangedSince(txn, since);
         changes.evals = ReadEvalsChangedSince(txn, since);
+        // Whole: a handful of rows (the caller compares it with its copy).
+        changes.standards = ReadActiveStandards(txn);
         for (const pqxx::row& row :
              txn.exec_params(kListTombstones, since.ToText(), since.xmin)) {
           const std::string table = row[0].as<std::string>();

@@ -13,6 +13,7 @@
 #include "storage/db_session.h"
 #include "storage/pool_store.h"
 #include "storage/run_store.h"
+#include "storage/standard_records.h"
 #include "storage/token_store.h"
 #include "storage/transaction_horizon.h"
 
@@ -32,6 +33,8 @@ struct CatalogRows {
   std::vector<TokenRecord> tokens;
   // The evals of stored runs; empty before migration 0019.
   std::vector<core::EvalEvidence> evals;
+  // The active standards, by id; empty before migration 0021.
+  std::vector<StandardRecord> standards;
 };
 
 // Reads all of it in one REPEATABLE READ, READ ONLY transaction, so that it
@@ -54,6 +57,9 @@ struct CatalogChanges {
   std::vector<TokenRecord> tokens;
   // Evals inserted since (rows are never updated nor removed).
   std::vector<core::EvalEvidence> evals;
+  // Every active standard, changed or not (as in CatalogRows): the table
+  // is tiny, and has no change stamps or tombstones.
+  std::vector<StandardRecord> standards;
   std::vector<std::string> removed_skus;
   std::vector<std::string> removed_pools;                            // names
   std::vector<std::pair<std::string, std::string>> removed_rollups;  // key, SKU

@@ -1,5 +1,6 @@
 #include "services/api/placement_convert.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
 #include "services/api/recipe_convert.h"
 
@@ -236,6 +237,21 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
     EvalStatusToProto(*result.eval_status, out.mutable_eval_status());
   }
   MemoryToProto(result.predicted_memory, out.mutable_predicted_memory());
+  if (result.standard.has_value()) {
+    const core::StandardApplication& s = *result.standard;
+    v1::StandardApplied* p = out.mutable_standard();
+    p->set_standard_id(s.standard_id);
+    p->set_pool(s.pool_name);
+    p->set_applied(s.applied);
+    p->set_reason(s.reason);
+    p->set_contradicted(s.contradicted);
+    for (const std::string& c : s.contradictions) {
+      p->add_contradictions(c);
+      // The plan's own warnings: the same for every plan of this result.
+      out.add_warnings(absl::StrCat("standard_contradicted: standard ",
+                                    s.standard_id, ": ", c));
+    }
+  }
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "core/evidence/eval_evidence.h"
 #include "core/plan/planner.h"
 #include "core/plan/rules.h"
+#include "core/plan/standard.h"
 #include "services/api/accuracy_convert.h"
 #include "services/api/bake_off_convert.h"
 #include "services/api/catalog_convert.h"
@@ -28,6 +29,7 @@
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/plan_admission.h"
+#include "services/rpc/plan_readings.h"
 #include "storage/bake_off_store.h"
 #include "storage/eval_store.h"
 #include "storage/plan_store.h"
@@ -149,74 +151,6 @@ std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   cached->record = std::move(record);
   cached->result = std::move(result);
   return cached;
-}
-
-// Parses bytes gRPC received or assembled into `message`.
-template <typename Message>
-bool ParseBytes(const grpc::ByteBuffer& bytes, Message* message) {
-  grpc::ByteBuffer shared(bytes);  // references the same slices
-  return grpc::SerializationTraits<Message>::Deserialize(&shared, message).ok();
-}
-
-// The answer for a stored plan, as PlacePlan's bytes.
-grpc::ByteBuffer ResponseBytesFromStored(const storage::StoredPlan& stored) {
-  return PlanResponseBytes(grpc::Slice(stored.result_response),
-                           {stored.plan_id, stored.created_at,
-                            stored.evidence_time, stored.warnings});
-}
-
-// The same answer typed, for GetPlan, which nests it.
-absl::Status ResponseFromStored(const storage::StoredPlan& stored,
-                                v1::PlacePlanResponse* response) {
-  if (!ParseBytes(ResponseBytesFromStored(stored), response)) {
-    return absl::DataLossError("stored plan does not parse");
-  }
-  return absl::OkStatus();
-}
-
-// Evals of one recipe key on one serving target that MatchEval reads: the
-// best few of each metric are enough, newest first.
-constexpr int kMaxEvalsPerBakeOffPool = 1000;
-
-// Everything GetBakeOffStatus reads from the database for `plan_id`.
-absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
-                                            const std::string& plan_id) {
-  absl::StatusOr<storage::StoredPlan> stored =
-      storage::GetPlan(session, plan_id);
-  if (!stored.ok()) return stored.status();
-  BakeOffReadings readings;
-  readings.plan_id = plan_id;
-  if (absl::Status parsed = ResponseFromStored(*stored, &readings.plan);
-      !parsed.ok()) {
-    return parsed;
-  }
-  readings.targets = BakeOffTargets(readings.plan);
-  if (readings.targets.empty()) return readings;
-  absl::StatusOr<std::vector<std::vector<storage::MatchedUpload>>> uploads =
-      storage::FindBakeOffUploads(session, plan_id, stored->created_at,
-                                  readings.targets);
-  if (!uploads.ok()) return uploads.status();
-  readings.uploads = *std::move(uploads);
-  const v1::PlacePlanResponse& plan = readings.plan;
-  if (plan.eval_requirement().empty() || !plan.has_eval_status()) {
-    return readings;
-  }
-  for (const storage::BakeOffTarget& target : readings.targets) {
-    storage::EvalFilter filter;
-    filter.recipe_key = target.recipe_key;
-    filter.serving_sku_id = plan.eval_status().serving_sku();
-    filter.serving_precision =
-        PrecisionFromProto(plan.eval_status().serving_precision());
-    absl::StatusOr<storage::EvalPage> page = storage::ListEvals(
-        session, filter, storage::EvalCursor{}, kMaxEvalsPerBakeOffPool);
-    if (!page.ok()) return page.status();
-    std::vector<core::EvalEvidence> evals;
-    for (const storage::StoredEval& e : page->evals) evals.push_back(e.eval);
-    readings.evals.push_back(core::MatchEval(evals, filter.recipe_key,
-                                             filter.serving_sku_id,
-                                             filter.serving_precision));
-  }
-  return readings;
 }
 
 // A PlacePlan call's reactor: frees its admission slot once the call is
@@ -381,6 +315,9 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();
   }
+  // The standard that governs the recipe, from the same snapshot (no
+  // database read): its pool first while it is a candidate.
+  core::ApplyStandard(snapshot->standards, &*result);
   plan = MakeCachedPlan(*std::move(result));
   cache_.Insert(snapshot, key, plan);
   return plan;
@@ -429,6 +366,9 @@ void PlacementService::CountAnswered(const Answer& answer) {
     return;
   }
   metrics_.PlanAnswered(answer.objective, "placed");
+  if (result.standard.has_value() && result.standard->contradicted) {
+    metrics_.StandardContradicted(result.standard->pool_name);
+  }
   const core::Candidate& chosen = result.candidates.front();
   metrics_.CandidateChosen(chosen.sku_id,
                            core::EvidenceBasisName(chosen.basis));

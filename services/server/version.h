@@ -23,8 +23,11 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // 19 (eval_results) does not move it: every read and write of that table
 // first asks whether the schema has it (storage/eval_store.h), so on 17 this
 // binary plans with no evals and stores evals in the upload only.
+// 21 (standards) does not move it either: every statement on that table
+// first asks whether the schema has it (storage/standard_store.h); before 21
+// plans apply no standard and the standards RPCs answer UNAVAILABLE.
 inline constexpr int kOldestSchemaVersion = 17;
-inline constexpr int kNewestSchemaVersion = 19;
+inline constexpr int kNewestSchemaVersion = 21;
 
 }  // namespace placement::services
 
