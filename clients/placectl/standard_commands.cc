@@ -4,8 +4,10 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "clients/common/channel.h"
 #include "clients/common/rpc_errors.h"
@@ -45,12 +47,15 @@ std::string Time(const google::protobuf::Timestamp& t) {
                           absl::UTCTimeZone());
 }
 
-// The class's set fields, e.g. "meta-llama/Llama-3.1-8B LORA r16 seq 2048
-// BF16".
+// The class's set fields, e.g. "meta-llama/Llama-3.1-8B lora r16 seq 2048
+// bf16".
 std::string ClassText(const v1::Recipe& c) {
   std::string text = c.model();
   if (c.method() != v1::FINE_TUNE_METHOD_UNSPECIFIED) {
-    absl::StrAppend(&text, " ", v1::FineTuneMethod_Name(c.method()));
+    absl::StrAppend(
+        &text, " ",
+        absl::AsciiStrToLower(absl::StripPrefix(
+            v1::FineTuneMethod_Name(c.method()), "FINE_TUNE_METHOD_")));
   }
   if (c.lora_rank() > 0) absl::StrAppend(&text, " r", c.lora_rank());
   if (c.sequence_length() > 0) {
@@ -60,7 +65,9 @@ std::string ClassText(const v1::Recipe& c) {
     absl::StrAppend(&text, " mb ", c.micro_batch_size());
   }
   if (c.precision() != v1::PRECISION_UNSPECIFIED) {
-    absl::StrAppend(&text, " ", v1::Precision_Name(c.precision()));
+    absl::StrAppend(&text, " ",
+                    absl::AsciiStrToLower(absl::StripPrefix(
+                        v1::Precision_Name(c.precision()), "PRECISION_")));
   }
   if (c.gpu_count() > 0) absl::StrAppend(&text, " x", c.gpu_count());
   return text;

@@ -75,21 +75,44 @@ class BakeOffStatusTest : public ::testing::Test {
     return timed;
   }
 
+  // Three unmeasured pools, the L40S cheapest by estimate: a long class
+  // makes both runners-up worth a run.
+  v1::PlacePlanResponse PlanProposingTwoRuns() {
+    client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
+    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'100'000));
+    client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
+    v1::Recipe recipe = Lora8b();
+    recipe.set_gpu_count(1);
+    recipe.set_parallelism(v1::PARALLELISM_SINGLE);
+    return client_->PlanUntil(PlanFor(recipe, 200'000),
+                              [](const v1::PlacePlanResponse& p) {
+                                return p.candidates_size() == 3;
+                              });
+  }
+
+  // The job itself on the plan's first choice, the L40S, needing CPU
+  // offload to finish.
+  void UploadOffloadedJob(const v1::PlacePlanResponse& plan) {
+    ASSERT_EQ(plan.candidates(0).sku(), kL40s);
+    ApiClient::TimedRun job;
+    job.pool = plan.candidates(0).pool();
+    job.sku = kL40s;
+    job.recipe = plan.candidates(0).recipe();
+    job.steps_attempted = job.steps_succeeded = 1000;
+    job.step_s = 0.5;
+    job.peak_gb = 47;
+    job.offload = v1::OFFLOAD_CPU;
+    job.plan_id = plan.plan_id();
+    client_->UploadTimedRun(job);
+  }
+
   TestDatabase db_;
   std::unique_ptr<PlacementdProcess> placementd_;
   std::unique_ptr<ApiClient> client_;
 };
 
 TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {
-  client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
-  client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'100'000));
-  client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
-  v1::Recipe recipe = Lora8b();
-  recipe.set_gpu_count(1);
-  recipe.set_parallelism(v1::PARALLELISM_SINGLE);
-  v1::PlacePlanResponse plan = client_->PlanUntil(
-      PlanFor(recipe, 200'000),
-      [](const v1::PlacePlanResponse& p) { return p.candidates_size() == 3; });
+  const v1::PlacePlanResponse plan = PlanProposingTwoRuns();
   ASSERT_TRUE(plan.has_bake_off());
   ASSERT_EQ(plan.bake_off().runs_size(), 2);
 
@@ -102,16 +125,13 @@ TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {
   EXPECT_FALSE(before.has_verdict());
 
   // The first proposed run carries the plan's id and over-buys its card:
-  // 30 GB peak of 80 GB (or, on the L40S, needs CPU offload: a miss).
+  // 30 GB peak of 80 GB.
   const v1::BakeOffRun& first = plan.bake_off().runs(0);
   const v1::BakeOffRun& second = plan.bake_off().runs(1);
+  ASSERT_NE(first.sku(), kL40s);
   ApiClient::TimedRun first_run = RunOf(plan, first);
   first_run.plan_id = plan.plan_id();
   first_run.peak_gb = 30;
-  if (first.sku() == kL40s) {
-    first_run.peak_gb = 47;
-    first_run.offload = v1::OFFLOAD_CPU;
-  }
   client_->UploadTimedRun(first_run);
   // A run of another recipe on the second pool does not count.
   ApiClient::TimedRun unrelated = RunOf(plan, second);
@@ -131,22 +151,12 @@ TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {
   ApiClient::TimedRun second_run = RunOf(plan, second);
   second_run.step_s = 0.2;
   second_run.startup_s = 0;
-  second_run.peak_gb = second.sku() == kL40s ? 40 : 70;
+  second_run.peak_gb = 70;
   client_->UploadTimedRun(second_run);
 
-  // The job itself ran on the plan's first choice (the L40S) and needed CPU
-  // offload to finish: it did not fit. Not a proposed run, but judged.
-  ASSERT_EQ(plan.candidates(0).sku(), kL40s);
-  ApiClient::TimedRun job;
-  job.pool = plan.candidates(0).pool();
-  job.sku = kL40s;
-  job.recipe = plan.candidates(0).recipe();
-  job.steps_attempted = job.steps_succeeded = 1000;
-  job.step_s = 0.5;
-  job.peak_gb = 47;
-  job.offload = v1::OFFLOAD_CPU;
-  job.plan_id = plan.plan_id();
-  client_->UploadTimedRun(job);
+  // The job itself ran on the plan's first choice and needed CPU offload:
+  // not a proposed run, but judged.
+  UploadOffloadedJob(plan);
 
   const v1::GetBakeOffStatusResponse done = StatusOk(plan.plan_id());
   EXPECT_EQ(done.progress(), "2 of 2 complete");
@@ -159,15 +169,10 @@ TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {
     if (p.pool() == first.pool()) judged_first = &p;
   }
   ASSERT_NE(judged_first, nullptr);
-  if (first.sku() == kL40s) {
-    EXPECT_TRUE(judged_first->offload_miss());
-    EXPECT_FALSE(judged_first->eligible());
-  } else {
-    EXPECT_TRUE(judged_first->over_bought());
-    EXPECT_NEAR(judged_first->idle_memory_gb(), 50, 0.5);
-    EXPECT_THAT(judged_first->findings(),
-                ::testing::Contains(HasSubstr("50 GB idle")));
-  }
+  EXPECT_TRUE(judged_first->over_bought());
+  EXPECT_NEAR(judged_first->idle_memory_gb(), 50, 0.5);
+  EXPECT_THAT(judged_first->findings(),
+              ::testing::Contains(HasSubstr("50 GB idle")));
   const v1::BakeOffPoolVerdict& offloaded = done.verdict().pools(2);
   EXPECT_EQ(offloaded.pool(), "l40s");
   EXPECT_TRUE(offloaded.first_choice());
