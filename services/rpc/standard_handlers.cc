@@ -1,6 +1,7 @@
 // PlacementService's standards: WriteStandard, GetStandard, ListStandards,
 // RetireStandard (docs/CORE.md, Standards).
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "common/proto_bytes.h"
 #include "common/uuid.h"
+#include "core/evidence/pool_reliability.h"
 #include "core/plan/standard.h"
 #include "core/precondition_violation.h"
 #include "services/api/bake_off_convert.h"
@@ -77,11 +79,24 @@ std::vector<PreconditionViolation> MissingEvidence(
   return missing;
 }
 
+// The pool's failure rate for the candidate's layout on `snapshot` now (the
+// bake-off's runs included once the snapshot has them): what a later plan's
+// rate is compared with.
+core::FailureRate FailureRateNow(const CatalogSnapshot& snapshot,
+                                 const v1::PlacementCandidate& candidate) {
+  const int gpus = std::max(1, candidate.gpu_count());
+  return core::EstimateFailureRate(
+      snapshot.PoolReliability(candidate.pool(), false),
+      snapshot.PoolReliability(candidate.pool(), true), gpus > 1,
+      candidate.startup_gpu_hours() / gpus);
+}
+
 // The standard a valid write asks for, from the plan that proves it.
 absl::StatusOr<storage::StandardRecord> StandardOf(
     const v1::WriteStandardRequest& request, const BakeOffReadings& readings,
     const v1::GetBakeOffStatusResponse& status,
-    const v1::PlacementCandidate& candidate, const std::string& written_by) {
+    const v1::PlacementCandidate& candidate,
+    const core::FailureRate& failure_rate, const std::string& written_by) {
   const core::Recipe plan_recipe = RecipeFromProto(readings.plan.recipe());
   core::Recipe recipe_class = core::DefaultRecipeClass(plan_recipe);
   if (request.has_recipe_class()) {
@@ -109,9 +124,7 @@ absl::StatusOr<storage::StandardRecord> StandardOf(
         judged->cost_micros_per_successful_step_band().low(),
         judged->cost_micros_per_successful_step_band().high()};
   }
-  s.failure_rate_per_hour_band = {
-      candidate.failure_rate().per_hour_band().low(),
-      candidate.failure_rate().per_hour_band().high()};
+  s.failure_rate_per_hour_band = failure_rate.per_hour_band;
   record.recipe_class_proto =
       common::DeterministicBytes(RecipeToProto(recipe_class));
   record.model = recipe_class.model;
@@ -189,7 +202,8 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
           return core::FailedPreconditionWithViolations(missing);
         }
         absl::StatusOr<storage::StandardRecord> record =
-            StandardOf(*request, *readings, status, *candidate, written_by);
+            StandardOf(*request, *readings, status, *candidate,
+                       FailureRateNow(*snapshot, *candidate), written_by);
         if (!record.ok()) return record.status();
         absl::StatusOr<storage::StandardRecord> stored =
             storage::InsertStandard(session, *record);
