@@ -14,7 +14,6 @@
 #include "common/proto_time.h"
 #include "common/sha256.h"
 #include "common/uuid.h"
-#include "core/evidence/eval_evidence.h"
 #include "core/plan/planner.h"
 #include "core/plan/rules.h"
 #include "core/plan/standard.h"
@@ -23,15 +22,12 @@
 #include "services/api/catalog_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
-#include "services/api/recipe_convert.h"
 #include "services/api/run_validation.h"
 #include "services/plan/plan_response_bytes.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/plan_admission.h"
 #include "services/rpc/plan_readings.h"
-#include "storage/bake_off_store.h"
-#include "storage/eval_store.h"
 #include "storage/plan_store.h"
 
 namespace placement::services {
