@@ -6,6 +6,7 @@
 #include "storage/eval_store.h"
 #include "storage/pool_reliability_store.h"
 #include "storage/sku_store.h"
+#include "storage/standard_store.h"
 #include "storage/transaction_horizon.h"
 
 namespace placement::storage {
@@ -27,6 +28,7 @@ absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
         rows.tokens = ReadTokens(txn);
         rows.evals = ReadEvals(txn);
         rows.eval_criteria = ReadEvalCriteria(txn);
+        rows.standards = ReadActiveStandards(txn);
         txn.commit();
         return rows;
       });
@@ -95,6 +97,8 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         changes.tokens = ReadTokensChangedSince(txn, since);
         changes.evals = ReadEvalsChangedSince(txn, since);
         changes.eval_criteria = ReadEvalCriteria(txn);
+        // Whole: a handful of rows (the caller compares it with its copy).
+        changes.standards = ReadActiveStandards(txn);
         for (const pqxx::row& row :
              txn.exec_params(kListTombstones, since.ToText(), since.xmin)) {
           const std::string table = row[0].as<std::string>();

@@ -14,6 +14,7 @@
 #include "storage/db_session.h"
 #include "storage/pool_store.h"
 #include "storage/run_store.h"
+#include "storage/standard_records.h"
 #include "storage/token_store.h"
 #include "storage/transaction_horizon.h"
 
@@ -35,6 +36,8 @@ struct CatalogRows {
   std::vector<core::EvalEvidence> evals;
   // The declared eval criteria, in name order; empty before migration 0020.
   std::vector<core::EvalCriterion> eval_criteria;
+  // The active standards, by id; empty before migration 0021.
+  std::vector<StandardRecord> standards;
 };
 
 // Reads all of it in one REPEATABLE READ, READ ONLY transaction, so that it
@@ -59,6 +62,9 @@ struct CatalogChanges {
   std::vector<core::EvalEvidence> evals;
   // Every criterion, changed or not (a table of tens of rows).
   std::vector<core::EvalCriterion> eval_criteria;
+  // Every active standard, changed or not (as in CatalogRows): the table
+  // is tiny, and has no change stamps or tombstones.
+  std::vector<StandardRecord> standards;
   std::vector<std::string> removed_skus;
   std::vector<std::string> removed_pools;                            // names
   std::vector<std::pair<std::string, std::string>> removed_rollups;  // key, SKU

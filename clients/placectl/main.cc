@@ -5,12 +5,14 @@
 
 #include "absl/time/time.h"
 #include "clients/common/channel.h"
+#include "clients/placectl/bakeoff_commands.h"
 #include "clients/placectl/catalog_commands.h"
 #include "clients/placectl/cost_commands.h"
 #include "clients/placectl/eval_criteria_commands.h"
 #include "clients/placectl/flags.h"
 #include "clients/placectl/plan_commands.h"
 #include "clients/placectl/run_commands.h"
+#include "clients/placectl/standard_commands.h"
 #include "clients/placectl/token_commands.h"
 
 // --server and --json: clients/placectl/flags.cc.
@@ -64,8 +66,18 @@ const std::vector<placement::placectl::CommandInfo>& Commands() {
           {"plan", "plan [--recipe FILE] [recipe flags]",
            "a ranked, explained placement"},
           {"plans get", "plans get PLAN_ID", "a recorded plan"},
+          {"bakeoff", "bakeoff PLAN_ID status",
+           "a plan's bake-off: progress, then its verdict"},
           {"plans accuracy", "plans accuracy [--since T] [--until T]",
            "prediction error per SKU"},
+          {"standards list", "standards list [--all]",
+           "active standards (--all: retired ones too), newest first"},
+          {"standards get", "standards get ID", "one standard"},
+          {"standards write",
+           "standards write --plan PLAN --pool POOL --reason TEXT",
+           "a standard, proven by the plan's bake-off and eval"},
+          {"standards retire", "standards retire ID --reason TEXT",
+           "retires a standard: plans stop applying it"},
           {"tokens create", "tokens create --role R --name N",
            "a new bearer token, printed once"},
           {"tokens revoke", "tokens revoke TOKEN_ID", "revokes a token"},
@@ -123,6 +135,10 @@ int main(int argc, char** argv) {
   }
   if (command == "plan") return placement::placectl::RunPlan(args);
   if (command == "plans") return placement::placectl::RunPlans(args);
+  if (command == "bakeoff") return placement::placectl::RunBakeOff(args);
+  if (command == "standards") {
+    return placement::placectl::RunStandards(args);
+  }
   if (command == "cost") return placement::placectl::RunCost(args);
   std::cerr << "placectl: unknown command '" << command
             << "' (placectl --help lists them)\n";

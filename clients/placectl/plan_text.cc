@@ -440,6 +440,13 @@ void PrintPlan(const v1::PlacePlanRequest& request,
   if (plan.has_eval_status()) {
     out << "EVAL: " << EvalStatusText(plan.eval_status()) << "\n";
   }
+  if (plan.has_standard()) {
+    out << "\nSTANDARD " << plan.standard().standard_id() << " ("
+        << plan.standard().pool() << ", "
+        << (plan.standard().applied() ? "applied" : "not applied")
+        << (plan.standard().contradicted() ? ", contradicted" : "")
+        << "): " << plan.standard().reason() << "\n";
+  }
   if (!plan.warnings().empty()) out << "\n";
   for (const std::string& warning : plan.warnings()) {
     out << "WARNING: " << warning << "\n";

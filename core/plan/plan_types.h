@@ -162,6 +162,17 @@ struct BakeOff {
   std::string reason;
 };
 
+// What a plan did with the standard that governs its recipe
+// (core/plan/standard.h).
+struct StandardApplication {
+  std::string standard_id;
+  std::string pool_name;
+  bool applied = false;
+  std::string reason;
+  bool contradicted = false;
+  std::vector<std::string> contradictions;
+};
+
 struct PlanResult {
   // The normalized request, or, when the request left its configuration
   // open, the best candidate's recipe.
@@ -176,6 +187,8 @@ struct PlanResult {
   // meets it.
   std::optional<std::string> eval_requirement;
   std::optional<EvalStatus> eval_status;
+  // Set when an active standard governs the recipe (ApplyStandard).
+  std::optional<StandardApplication> standard;
 };
 
 }  // namespace placement::core

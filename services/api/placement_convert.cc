@@ -1,5 +1,6 @@
 #include "services/api/placement_convert.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
 #include "services/api/recipe_convert.h"
 
@@ -147,30 +148,6 @@ void CandidateEstimateToProto(const core::Candidate& c,
   p->set_prior_step_time_s(c.prior_step_time_s);
 }
 
-void EvalStatusToProto(const core::EvalStatus& s, v1::EvalStatus* p) {
-  p->set_met(s.met);
-  p->set_recipe_key(s.recipe_key);
-  p->set_serving_sku(s.serving_sku_id);
-  p->set_serving_precision(PrecisionToProto(s.serving_precision));
-  for (const core::EvalCheck& check : s.checks) {
-    v1::EvalCheck* c = p->add_checks();
-    c->set_criterion(check.criterion.name);
-    c->set_metric_name(check.criterion.metric);
-    if (check.criterion.min_score) c->set_min_score(*check.criterion.min_score);
-    if (check.criterion.max_score) c->set_max_score(*check.criterion.max_score);
-    c->set_passed(check.passed);
-    if (check.eval.has_value()) {
-      c->set_run_id(check.eval->run_id);
-      c->set_score(check.eval->score);
-    }
-  }
-  if (!s.eval.has_value()) return;
-  p->set_run_id(s.eval->run_id);
-  p->set_metric_name(s.eval->metric);
-  p->set_score(s.eval->score);
-  common::TimeToProto(s.eval->recorded, p->mutable_record_time());
-}
-
 void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {
   p->set_rank(c.rank);
   p->set_pool(c.pool_name);
@@ -224,6 +201,30 @@ void BakeOffToProto(const core::BakeOff& b, v1::BakeOff* p) {
 
 }  // namespace
 
+void EvalStatusToProto(const core::EvalStatus& s, v1::EvalStatus* p) {
+  p->set_met(s.met);
+  p->set_recipe_key(s.recipe_key);
+  p->set_serving_sku(s.serving_sku_id);
+  p->set_serving_precision(PrecisionToProto(s.serving_precision));
+  for (const core::EvalCheck& check : s.checks) {
+    v1::EvalCheck* c = p->add_checks();
+    c->set_criterion(check.criterion.name);
+    c->set_metric_name(check.criterion.metric);
+    if (check.criterion.min_score) c->set_min_score(*check.criterion.min_score);
+    if (check.criterion.max_score) c->set_max_score(*check.criterion.max_score);
+    c->set_passed(check.passed);
+    if (check.eval.has_value()) {
+      c->set_run_id(check.eval->run_id);
+      c->set_score(check.eval->score);
+    }
+  }
+  if (!s.eval.has_value()) return;
+  p->set_run_id(s.eval->run_id);
+  p->set_metric_name(s.eval->metric);
+  p->set_score(s.eval->score);
+  common::TimeToProto(s.eval->recorded, p->mutable_record_time());
+}
+
 v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
   v1::PlacePlanResponse out;
   out.set_recipe_key(result.recipe_key);
@@ -248,6 +249,21 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
     EvalStatusToProto(*result.eval_status, out.mutable_eval_status());
   }
   MemoryToProto(result.predicted_memory, out.mutable_predicted_memory());
+  if (result.standard.has_value()) {
+    const core::StandardApplication& s = *result.standard;
+    v1::StandardApplied* p = out.mutable_standard();
+    p->set_standard_id(s.standard_id);
+    p->set_pool(s.pool_name);
+    p->set_applied(s.applied);
+    p->set_reason(s.reason);
+    p->set_contradicted(s.contradicted);
+    for (const std::string& c : s.contradictions) {
+      p->add_contradictions(c);
+      // The plan's own warnings: the same for every plan of this result.
+      out.add_warnings(absl::StrCat("standard_contradicted: standard ",
+                                    s.standard_id, ": ", c));
+    }
+  }
   return out;
 }
 

@@ -15,6 +15,8 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result);
 
 const char* ObjectiveName(core::Objective objective);
 
+void EvalStatusToProto(const core::EvalStatus& status, v1::EvalStatus* proto);
+
 }  // namespace placement::services
 
 #endif  // PLACEMENT_SERVICES_API_PLACEMENT_CONVERT_H_

@@ -59,8 +59,18 @@ const std::vector<MethodRule>& MethodRules() {
       {"/placement.v1.PlacementService/PlacePlan", kPlanner | kAdmin, false},
       {"/placement.v1.PlacementService/GetPlan", kPlanner | kAgent | kAdmin,
        false},
+      {"/placement.v1.PlacementService/GetBakeOffStatus",
+       kPlanner | kAgent | kAdmin, false},
       {"/placement.v1.PlacementService/GetPlanAccuracy",
        kPlanner | kFinance | kAdmin, false},
+      // Standards: decision records written and retired by operators (a
+      // person answers for each; planners' tokens are held by platforms);
+      // read by whoever plans or reports.
+      {"/placement.v1.PlacementService/WriteStandard", kAdmin, true},
+      {"/placement.v1.PlacementService/RetireStandard", kAdmin, true},
+      {"/placement.v1.PlacementService/GetStandard", kReaders | kAgent, false},
+      {"/placement.v1.PlacementService/ListStandards", kReaders | kAgent,
+       false},
       // Cost: finance.
       {"/placement.v1.CostService/GetCostReport", kFinance | kAdmin, false},
   };
@@ -105,7 +115,8 @@ bool Authorizer::TakeWrite(const std::string& token_id) {
 }
 
 absl::Status Authorizer::Authorize(absl::string_view method,
-                                   const Metadata& metadata) {
+                                   const Metadata& metadata,
+                                   std::optional<Principal>* caller) {
   auto rule = rules_.find(method);
   if (rule == rules_.end()) {
     return absl::PermissionDeniedError(
@@ -127,6 +138,7 @@ absl::Status Authorizer::Authorize(absl::string_view method,
     return absl::UnauthenticatedError("unknown or revoked token");
   }
   if (!principal.ok()) return principal.status();
+  *caller = *principal;
   if ((rule->second->roles & static_cast<uint8_t>(principal->role)) == 0) {
     return absl::PermissionDeniedError(absl::StrCat(
         "role ", RoleName(principal->role), " may not call ", method));
@@ -147,10 +159,13 @@ Authorizer::DecisionShard& Authorizer::ShardOf(
 void Authorizer::Decide(const grpc::ServerContextBase& context,
                         absl::string_view method, const Metadata& metadata) {
   if (!enabled_) return;
-  absl::Status decision = Authorize(method, metadata);
+  std::optional<Principal> caller;
+  absl::Status decision = Authorize(method, metadata, &caller);
+  if (!decision.ok()) caller.reset();
   DecisionShard& shard = ShardOf(context);
   absl::MutexLock lock(&shard.mu);
-  shard.calls.insert_or_assign(&context, std::move(decision));
+  shard.calls.insert_or_assign(
+      &context, DecisionShard::Decided{std::move(decision), std::move(caller)});
 }
 
 void Authorizer::Forget(const grpc::ServerContextBase& context) {
@@ -169,7 +184,17 @@ absl::Status Authorizer::Decision(const grpc::ServerContextBase& context) {
     return absl::PermissionDeniedError(
         "no authorization decision for this call");  // fail closed
   }
-  return it->second;
+  return it->second.status;
+}
+
+std::optional<Principal> Authorizer::Caller(
+    const grpc::ServerContextBase& context) {
+  if (!enabled_) return std::nullopt;
+  DecisionShard& shard = ShardOf(context);
+  absl::MutexLock lock(&shard.mu);
+  auto it = shard.calls.find(&context);
+  if (it == shard.calls.end()) return std::nullopt;
+  return it->second.caller;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,9 @@ class Authorizer {
 
   // The decision on the call of `context`, for its handler.
   absl::Status Decision(const grpc::ServerContextBase& context);
+  // Who made the call of `context`, once it was allowed; nullopt with auth
+  // disabled (or for a call not decided or refused).
+  std::optional<Principal> Caller(const grpc::ServerContextBase& context);
 
   // The interceptor's side: decides a call of `method` (gRPC's full name,
   // "/placement.v1.CatalogService/ListSkus") presenting `metadata`, and
@@ -73,7 +77,9 @@ class Authorizer {
   bool enabled() const { return enabled_; }
 
  private:
-  absl::Status Authorize(absl::string_view method, const Metadata& metadata);
+  // Sets `*caller` when the token resolves.
+  absl::Status Authorize(absl::string_view method, const Metadata& metadata,
+                         std::optional<Principal>* caller);
 
   // Token bucket per token id.
   struct Bucket {
@@ -93,7 +99,11 @@ class Authorizer {
   // calls seldom share a lock.
   struct DecisionShard {
     absl::Mutex mu;
-    absl::flat_hash_map<const grpc::ServerContextBase*, absl::Status> calls
+    struct Decided {
+      absl::Status status;
+      std::optional<Principal> caller;
+    };
+    absl::flat_hash_map<const grpc::ServerContextBase*, Decided> calls
         ABSL_GUARDED_BY(mu);
   };
   DecisionShard& ShardOf(const grpc::ServerContextBase& context);

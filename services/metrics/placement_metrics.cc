@@ -29,6 +29,14 @@ PlacementMetrics::PlacementMetrics(prometheus::Registry& registry)
                  .Help("Plans by the evidence basis of their first candidate "
                        "(MEASURED, TRANSFERRED, ESTIMATED).")
                  .Register(registry)),
+      standard_contradicted_(
+          prometheus::BuildCounter()
+              .Name("placement_standard_contradicted_total")
+              .Help("Plans under a standard that later evidence contradicts "
+                    "(a measured candidate cheaper beyond both bands, or the "
+                    "standard pool's failure rate above its recorded band), "
+                    "by the standard's pool.")
+              .Register(registry)),
       prediction_error_(
           prometheus::BuildHistogram()
               .Name("placement_prediction_error_ratio")
@@ -65,6 +73,10 @@ void PlacementMetrics::CandidateChosen(const std::string& sku,
                                        const std::string& basis) {
   Counter(chosen_sku_, {{"sku", sku}}).Increment();
   Counter(basis_, {{"basis", basis}}).Increment();
+}
+
+void PlacementMetrics::StandardContradicted(const std::string& pool) {
+  Counter(standard_contradicted_, {{"pool", pool}}).Increment();
 }
 
 void PlacementMetrics::PredictionObserved(const storage::PlanOutcome& outcome) {

@@ -20,6 +20,8 @@ namespace placement::services {
 //   placement_plans_total{objective,outcome}
 //   placement_plan_chosen_sku_total{sku}
 //   placement_plan_evidence_basis_total{basis}       (of the chosen candidate)
+//   placement_standard_contradicted_total{pool}      plans under a standard
+//       that later evidence contradicts (the standard's pool)
 //   placement_plan_records_lost_total                plans answered before
 //       their record (deferred records) that could not be recorded
 //   placement_prediction_error_ratio{quantity,sku}   (predicted - observed) /
@@ -33,6 +35,7 @@ class PlacementMetrics {
 
   void PlanAnswered(const std::string& objective, const std::string& outcome);
   void CandidateChosen(const std::string& sku, const std::string& basis);
+  void StandardContradicted(const std::string& pool);
   void PredictionObserved(const storage::PlanOutcome& outcome);
   // Returns how many have been lost since the start.
   int64_t PlanRecordLost();
@@ -45,6 +48,7 @@ class PlacementMetrics {
   prometheus::Family<prometheus::Counter>& plans_;
   prometheus::Family<prometheus::Counter>& chosen_sku_;
   prometheus::Family<prometheus::Counter>& basis_;
+  prometheus::Family<prometheus::Counter>& standard_contradicted_;
   prometheus::Family<prometheus::Histogram>& prediction_error_;
   prometheus::Counter& records_lost_;
   absl::Mutex mu_;

@@ -139,6 +139,37 @@ absl::StatusOr<int64_t> ApplyPoolReliability(
   return changed;
 }
 
+// The active standards as the planner reads them; one whose recipe class
+// does not parse is skipped (and said so).
+std::vector<core::Standard> StandardsFrom(
+    std::vector<storage::StandardRecord> records) {
+  std::vector<core::Standard> standards;
+  standards.reserve(records.size());
+  for (storage::StandardRecord& record : records) {
+    v1::Recipe recipe_class;
+    if (!recipe_class.ParseFromString(record.recipe_class_proto)) {
+      std::cerr << "placementd: skipping standard "
+                << record.standard.standard_id
+                << ": its recipe class does not parse\n";
+      continue;
+    }
+    record.standard.recipe_class =
+        core::RecipeClassOf(RecipeFromProto(recipe_class));
+    standards.push_back(std::move(record.standard));
+  }
+  return standards;
+}
+
+// Whether two lists of active standards (by id) are the same: a standard's
+// row changes only when it is retired, which removes it from the list.
+bool SameStandards(const std::vector<core::Standard>& a,
+                   const std::vector<core::Standard>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const core::Standard& x, const core::Standard& y) {
+                      return x.standard_id == y.standard_id;
+                    });
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
@@ -177,6 +208,7 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
     snapshot->evidence.AddEval(eval);
   }
   snapshot->evidence.SetEvalCriteria(std::move(rows->eval_criteria));
+  snapshot->standards = StandardsFrom(std::move(rows->standards));
   return snapshot;
 }
 
@@ -245,6 +277,14 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
       ApplyPoolReliability(std::move(changes->pool_reliability), *snapshot);
   if (!pool_rows_changed.ok()) return pool_rows_changed.status();
   snapshot->changes_applied += *pool_rows_changed;
+  // A standard written or retired is a change too: plans cached against
+  // the base must not be served (PlanCache is per snapshot).
+  std::vector<core::Standard> standards =
+      StandardsFrom(std::move(changes->standards));
+  if (!SameStandards(standards, snapshot->standards)) {
+    snapshot->standards = std::move(standards);
+    ++snapshot->changes_applied;
+  }
   return snapshot;
 }
 

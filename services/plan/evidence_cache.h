@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "core/evidence/evidence.h"
 #include "core/evidence/fleet_model.h"
+#include "core/plan/standard.h"
 #include "core/pool.h"
 #include "core/sku.h"
 #include "services/auth/principal.h"
@@ -44,6 +45,8 @@ class CatalogSnapshot : public core::EvidenceSource {
   // each also set in `evidence`: what the next incremental read compares
   // the table with (it is read whole each time).
   std::vector<core::PoolReliabilityRollup> pool_reliability;
+  // The active standards, by id (read whole by every refresh).
+  std::vector<core::Standard> standards;
   // Unrevoked API tokens by the SHA-256 of their secret.
   absl::flat_hash_map<std::string, Principal> tokens;
   // When the read that made this snapshot began, by the wall clock: shown

@@ -16,7 +16,9 @@
 #include "common/uuid.h"
 #include "core/plan/planner.h"
 #include "core/plan/rules.h"
+#include "core/plan/standard.h"
 #include "services/api/accuracy_convert.h"
+#include "services/api/bake_off_convert.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
@@ -25,6 +27,7 @@
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/plan_admission.h"
+#include "services/rpc/plan_readings.h"
 #include "storage/plan_store.h"
 
 namespace placement::services {
@@ -144,29 +147,6 @@ std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   cached->record = std::move(record);
   cached->result = std::move(result);
   return cached;
-}
-
-// Parses bytes gRPC received or assembled into `message`.
-template <typename Message>
-bool ParseBytes(const grpc::ByteBuffer& bytes, Message* message) {
-  grpc::ByteBuffer shared(bytes);  // references the same slices
-  return grpc::SerializationTraits<Message>::Deserialize(&shared, message).ok();
-}
-
-// The answer for a stored plan, as PlacePlan's bytes.
-grpc::ByteBuffer ResponseBytesFromStored(const storage::StoredPlan& stored) {
-  return PlanResponseBytes(grpc::Slice(stored.result_response),
-                           {stored.plan_id, stored.created_at,
-                            stored.evidence_time, stored.warnings});
-}
-
-// The same answer typed, for GetPlan, which nests it.
-absl::Status ResponseFromStored(const storage::StoredPlan& stored,
-                                v1::PlacePlanResponse* response) {
-  if (!ParseBytes(ResponseBytesFromStored(stored), response)) {
-    return absl::DataLossError("stored plan does not parse");
-  }
-  return absl::OkStatus();
 }
 
 // A PlacePlan call's reactor: frees its admission slot once the call is
@@ -331,6 +311,9 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();
   }
+  // The standard that governs the recipe, from the same snapshot (no
+  // database read): its pool first while it is a candidate.
+  core::ApplyStandard(snapshot->standards, &*result);
   plan = MakeCachedPlan(*std::move(result));
   cache_.Insert(snapshot, key, plan);
   return plan;
@@ -379,6 +362,9 @@ void PlacementService::CountAnswered(const Answer& answer) {
     return;
   }
   metrics_.PlanAnswered(answer.objective, "placed");
+  if (result.standard.has_value() && result.standard->contradicted) {
+    metrics_.StandardContradicted(result.standard->pool_name);
+  }
   const core::Candidate& chosen = result.candidates.front();
   metrics_.CandidateChosen(chosen.sku_id,
                            core::EvidenceBasisName(chosen.basis));
@@ -534,6 +520,47 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
         }
         return absl::OkStatus();
       });
+}
+
+grpc::ServerUnaryReactor* PlacementService::GetBakeOffStatus(
+    grpc::CallbackServerContext* context,
+    const v1::GetBakeOffStatusRequest* request,
+    v1::GetBakeOffStatusResponse* response) {
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
+  }
+  if (!IsUuid(request->plan_id())) {
+    return FinishNow(context, InvalidArgument({{"plan_id", "must be a UUID"}}));
+  }
+  std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
+  if (snapshot == nullptr) {
+    return FinishNow(
+        context,
+        ToGrpcStatus(absl::UnavailableError("pools are not loaded yet")));
+  }
+  const std::string plan_id = absl::AsciiStrToLower(request->plan_id());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto look_up = [this, reactor, context, response, plan_id,
+                  snapshot = std::move(snapshot)] {
+    FinishOnDbWorker(context, reactor, workers_,
+                     [response, plan_id,
+                      snapshot](storage::DbSession& session) -> absl::Status {
+                       absl::StatusOr<BakeOffReadings> readings =
+                           ReadBakeOff(session, plan_id);
+                       if (!readings.ok()) return readings.status();
+                       return BakeOffStatusToProto(*readings, snapshot->pools,
+                                                   snapshot->skus, response);
+                     });
+  };
+  // As GetPlan: a plan of this replica's still queued for its record is
+  // looked up once written.
+  if (records_ == PlanRecords::kDeferred &&
+      audit_.WhenWritten(plan_id, look_up)) {
+    return reactor;
+  }
+  look_up();
+  return reactor;
 }
 
 }  // namespace placement::services

@@ -85,6 +85,33 @@ class PlacementService final
       grpc::CallbackServerContext* context,
       const v1::GetPlanAccuracyRequest* request,
       v1::GetPlanAccuracyResponse* response) override;
+  // Reads the plan, the uploads matching its bake-off runs and the evals of
+  // their recipe keys on a database worker; pools and SKUs (rates, card
+  // memory) from the snapshot; the verdict is core::JudgeBakeOff.
+  grpc::ServerUnaryReactor* GetBakeOffStatus(
+      grpc::CallbackServerContext* context,
+      const v1::GetBakeOffStatusRequest* request,
+      v1::GetBakeOffStatusResponse* response) override;
+
+  // Standards (services/rpc/standard_handlers.cc): each write commits on a
+  // database worker, then reloads this replica's snapshot on that session
+  // and notifies the others, as a catalog change does.
+  grpc::ServerUnaryReactor* WriteStandard(
+      grpc::CallbackServerContext* context,
+      const v1::WriteStandardRequest* request,
+      v1::WriteStandardResponse* response) override;
+  grpc::ServerUnaryReactor* GetStandard(
+      grpc::CallbackServerContext* context,
+      const v1::GetStandardRequest* request,
+      v1::GetStandardResponse* response) override;
+  grpc::ServerUnaryReactor* ListStandards(
+      grpc::CallbackServerContext* context,
+      const v1::ListStandardsRequest* request,
+      v1::ListStandardsResponse* response) override;
+  grpc::ServerUnaryReactor* RetireStandard(
+      grpc::CallbackServerContext* context,
+      const v1::RetireStandardRequest* request,
+      v1::RetireStandardResponse* response) override;
 
  private:
   // Plans `request` from `snapshot` and finishes `reactor` (on whichever
@@ -120,6 +147,11 @@ class PlacementService final
   static storage::PlacementRecord RecordOf(const v1::PlacePlanRequest& request,
                                            const Answer& answer);
   void CountAnswered(const Answer& answer);
+  // After a standard's write committed on `session`: this replica's next
+  // plan sees it, and the others are notified.
+  void PublishStandardChange(storage::DbSession& session);
+  // Who is calling, as a standard records it.
+  std::string CallerName(const grpc::CallbackServerContext& context);
 
   // The three ways a plan is answered:
   // deferred records: answered at once, the record queued for later;

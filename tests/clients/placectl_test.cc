@@ -301,6 +301,60 @@ TEST_F(PlacectlTest, EvalCriteriaAreSetListedAndHoldPlansShort) {
   EXPECT_THAT(out, HasSubstr("EVAL: missing: no eval of "));
 }
 
+// The guide's method through placectl: the bake-off's progress, a standard
+// refused before its proof and written after, listed, then retired.
+TEST_F(PlacectlTest, BakeOffStatusThenAStandardWrittenAndRetired) {
+  client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8));
+  client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
+  client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
+    return p.candidates_size() == 2;
+  });
+  std::string out;
+  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --json"), &out), 0);
+  const auto plan = FromJson<v1::PlacePlanResponse>(out);
+  ASSERT_TRUE(plan.has_bake_off());
+  ASSERT_EQ(plan.bake_off().runs_size(), 1);
+  const v1::BakeOffRun& proposed = plan.bake_off().runs(0);
+  const std::string status =
+      absl::StrCat("bakeoff ", plan.plan_id(), " status");
+  ASSERT_EQ(Placectl(status, &out), 0);
+  EXPECT_THAT(out, HasSubstr(": 0 of 1 complete"));
+  EXPECT_EQ(RowAfterHeader(out, "POOL", 0).at(0), proposed.pool());
+  const std::string write =
+      absl::StrCat("standards write --plan ", plan.plan_id(), " --pool ",
+                   proposed.pool(), " --reason 'cheaper per step'");
+  EXPECT_EQ(Placectl(write, &out, /*with_stderr=*/true), 1);
+  EXPECT_THAT(out, HasSubstr("bake-off is 0 of 1 complete"));
+
+  ApiClient::TimedRun run;
+  run.pool = proposed.pool();
+  run.sku = proposed.sku();
+  for (const v1::PlacementCandidate& c : plan.candidates()) {
+    if (c.pool() == proposed.pool()) run.recipe = c.recipe();
+  }
+  run.steps_attempted = run.steps_succeeded = proposed.steps();
+  run.plan_id = plan.plan_id();
+  client_->UploadTimedRun(run);
+  ASSERT_EQ(Placectl(status, &out), 0);
+  EXPECT_THAT(out, HasSubstr(": 1 of 1 complete"));
+  EXPECT_THAT(out, HasSubstr("verdict: "));
+  ASSERT_EQ(Placectl(write, &out), 0);
+  EXPECT_THAT(out, HasSubstr(absl::StrCat("  pool:       ", proposed.pool())));
+  ASSERT_EQ(Placectl("standards list", &out), 0);
+  const std::vector<std::string> row = RowAfterHeader(out, "ID", 0);
+  ASSERT_FALSE(row.empty()) << out;
+  EXPECT_EQ(row.back(), "active");
+  ASSERT_EQ(Placectl(absl::StrCat("standards retire ", row[0],
+                                  " --reason 'the graphs say otherwise'"),
+                     &out),
+            0);
+  EXPECT_THAT(out, HasSubstr("(retired)"));
+  ASSERT_EQ(Placectl("standards list", &out), 0);
+  EXPECT_THAT(out, HasSubstr("(no standard)"));
+  EXPECT_EQ(Placectl("bakeoff not-a-plan status", &out), 1);
+  EXPECT_EQ(Placectl(absl::StrCat("bakeoff ", plan.plan_id()), &out), 2);
+}
+
 TEST_F(PlacectlTest, YamlAndJsonRecipeFilesGiveTheSameRecipeKeyAsFlags) {
   OneL40sPool();
   std::string out;

@@ -96,7 +96,9 @@ v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
   run.set_step_time_p95_seconds(spec.step_s * 1.05);
   run.set_tokens_per_second(1000);
   run.set_peak_memory_gb(spec.peak_gb);
-  run.set_offload(v1::OFFLOAD_NONE);
+  run.set_offload(spec.offload);
+  run.set_plan_id(spec.plan_id);
+  run.set_failure_reason(spec.failure_reason);
   run.set_interconnect(gpus == 1 ? v1::INTERCONNECT_NONE
                                  : v1::INTERCONNECT_NVLINK);
   run.set_collectives_opened(gpus > 1);

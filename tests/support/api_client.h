@@ -48,6 +48,9 @@ class ApiClient {
     double peak_gb = 24;
     v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED;
     std::vector<v1::EvalResult> evals;  // export-and-evals it carried
+    std::string plan_id;                // the plan it carried out, if any
+    v1::Offload offload = v1::OFFLOAD_NONE;
+    std::string failure_reason;
   };
   v1::UploadBenchmarkRunResponse UploadTimedRun(const TimedRun& spec);
 

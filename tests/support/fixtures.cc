@@ -30,6 +30,19 @@ std::vector<std::string> ViolatedFields(const grpc::Status& status) {
   return fields;
 }
 
+std::vector<std::string> PreconditionTypes(const grpc::Status& status) {
+  std::vector<std::string> types;
+  google::rpc::Status rich;
+  if (!rich.ParseFromString(status.error_details())) return types;
+  for (const auto& detail : rich.details()) {
+    google::rpc::PreconditionFailure failure;
+    if (detail.UnpackTo(&failure)) {
+      for (const auto& v : failure.violations()) types.push_back(v.type());
+    }
+  }
+  return types;
+}
+
 std::string NewUuid() { return common::NewUuid(); }
 
 v1::Pool TrainingPool(const std::string& name, const std::string& sku,

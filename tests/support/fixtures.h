@@ -21,6 +21,9 @@ std::unique_ptr<grpc::ClientContext> Deadline(int seconds = 10);
 // The field paths named by a status's google.rpc.BadRequest.
 std::vector<std::string> ViolatedFields(const grpc::Status& status);
 
+// The violation types named by a status's google.rpc.PreconditionFailure.
+std::vector<std::string> PreconditionTypes(const grpc::Status& status);
+
 // A random UUID (version 4 form).
 std::string NewUuid();
 

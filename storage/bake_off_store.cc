@@ -1,0 +1,55 @@
+#include "storage/bake_off_store.h"
+
+#include <pqxx/pqxx>
+
+#include "storage/hex.h"
+
+namespace placement::storage {
+namespace {
+
+// The runs that carried out one bake-off run: on its pool, naming the plan,
+// or of its recipe key stored since the plan was made.
+constexpr char kSelectBakeOffUploads[] = R"sql(
+SELECT encode(upload, 'hex'), recipe_key,
+       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds,
+       coalesce(plan_id = $2::uuid, false)
+FROM benchmark_runs
+WHERE pool_name = $1
+  AND (plan_id = $2::uuid
+       OR (recipe_key = $3
+           AND accepted_at >= timestamptz 'epoch' + $4::bigint * interval '1 microsecond'))
+ORDER BY accepted_at DESC, run_id DESC
+LIMIT $5)sql";
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::vector<MatchedUpload>>> FindBakeOffUploads(
+    DbSession& session, const std::string& plan_id, absl::Time plan_created,
+    const std::vector<BakeOffTarget>& targets) {
+  return session.Run(
+      [&](pqxx::connection_base& c)
+          -> absl::StatusOr<std::vector<std::vector<MatchedUpload>>> {
+        pqxx::read_transaction txn(c);
+        std::vector<std::vector<MatchedUpload>> found;
+        found.reserve(targets.size());
+        for (const BakeOffTarget& target : targets) {
+          const pqxx::result rows = txn.exec_params(
+              kSelectBakeOffUploads, target.pool_name, plan_id,
+              target.recipe_key, absl::ToUnixMicros(plan_created),
+              kMaxUploadsPerBakeOffRun);
+          std::vector<MatchedUpload>& uploads = found.emplace_back();
+          for (const pqxx::row& row : rows) {
+            MatchedUpload u;
+            u.upload = HexDecode(row[0].as<std::string>());
+            u.recipe_key = row[1].as<std::string>();
+            u.accepted = absl::FromUnixMicros(row[2].as<int64_t>());
+            u.gpu_microseconds = row[3].as<int64_t>();
+            u.carries_plan_id = row[4].as<bool>();
+            uploads.push_back(std::move(u));
+          }
+        }
+        return found;
+      });
+}
+
+}  // namespace placement::storage

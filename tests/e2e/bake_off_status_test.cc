@@ -1,0 +1,217 @@
+// A plan's bake-off tracked to its verdict through the public API only: a
+// real placementd on a real PostgreSQL. Uploads that carry the plan's id,
+// or run a proposed recipe key on its pool after the plan, complete its
+// runs; once all are in, the verdict names the winner and the guide's
+// findings (over-bought memory, offload as a miss).
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "placement/v1/placement.grpc.pb.h"
+#include "tests/support/api_client.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/placementd_process.h"
+#include "tests/support/test_database.h"
+
+namespace placement {
+namespace {
+
+using ::placement::testing::ApiClient;
+using ::placement::testing::Candidate;
+using ::placement::testing::Lora8b;
+using ::placement::testing::NewUuid;
+using ::placement::testing::PlacementdProcess;
+using ::placement::testing::PlanFor;
+using ::placement::testing::TestDatabase;
+using ::placement::testing::TrainingPool;
+using ::testing::HasSubstr;
+
+constexpr char kL40s[] = "L40S-PCIE-48GB";
+constexpr char kA100[] = "A100-SXM4-80GB";
+constexpr char kH100[] = "H100-SXM5-80GB";
+
+class BakeOffStatusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_.Migrate();
+    auto process = PlacementdProcess::Start(db_.url());
+    ASSERT_TRUE(process.ok()) << process.status();
+    placementd_ = *std::move(process);
+    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
+    client_ = std::make_unique<ApiClient>(placementd_->channel());
+  }
+
+  grpc::Status Status(const std::string& plan_id,
+                      v1::GetBakeOffStatusResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    v1::GetBakeOffStatusRequest request;
+    request.set_plan_id(plan_id);
+    return client_->placement().GetBakeOffStatus(&context, request, response);
+  }
+
+  v1::GetBakeOffStatusResponse StatusOk(const std::string& plan_id) {
+    v1::GetBakeOffStatusResponse response;
+    const grpc::Status status = Status(plan_id, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  }
+
+  // A run of the bake-off's `run`, as the plan configured it for its pool.
+  ApiClient::TimedRun RunOf(const v1::PlacePlanResponse& plan,
+                            const v1::BakeOffRun& run) {
+    const v1::PlacementCandidate* candidate = Candidate(plan, run.pool());
+    EXPECT_NE(candidate, nullptr);
+    ApiClient::TimedRun timed;
+    timed.pool = run.pool();
+    timed.sku = run.sku();
+    timed.recipe = candidate->recipe();
+    timed.steps_attempted = run.steps();
+    timed.steps_succeeded = run.steps();
+    timed.step_s = 1.0;
+    timed.startup_s = 120;
+    return timed;
+  }
+
+  // Three unmeasured pools, the L40S cheapest by estimate: a long class
+  // makes both runners-up worth a run.
+  v1::PlacePlanResponse PlanProposingTwoRuns() {
+    client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
+    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'100'000));
+    client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
+    v1::Recipe recipe = Lora8b();
+    recipe.set_gpu_count(1);
+    recipe.set_parallelism(v1::PARALLELISM_SINGLE);
+    return client_->PlanUntil(PlanFor(recipe, 200'000),
+                              [](const v1::PlacePlanResponse& p) {
+                                return p.candidates_size() == 3;
+                              });
+  }
+
+  // The job itself on the plan's first choice, the L40S, needing CPU
+  // offload to finish.
+  void UploadOffloadedJob(const v1::PlacePlanResponse& plan) {
+    ASSERT_EQ(plan.candidates(0).sku(), kL40s);
+    ApiClient::TimedRun job;
+    job.pool = plan.candidates(0).pool();
+    job.sku = kL40s;
+    job.recipe = plan.candidates(0).recipe();
+    job.steps_attempted = job.steps_succeeded = 1000;
+    job.step_s = 0.5;
+    job.peak_gb = 47;
+    job.offload = v1::OFFLOAD_CPU;
+    job.plan_id = plan.plan_id();
+    client_->UploadTimedRun(job);
+  }
+
+  TestDatabase db_;
+  std::unique_ptr<PlacementdProcess> placementd_;
+  std::unique_ptr<ApiClient> client_;
+};
+
+TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {
+  const v1::PlacePlanResponse plan = PlanProposingTwoRuns();
+  ASSERT_TRUE(plan.has_bake_off());
+  ASSERT_EQ(plan.bake_off().runs_size(), 2);
+
+  const v1::GetBakeOffStatusResponse before = StatusOk(plan.plan_id());
+  EXPECT_TRUE(before.proposed());
+  EXPECT_EQ(before.runs_complete(), 0);
+  EXPECT_EQ(before.runs_total(), 2);
+  EXPECT_EQ(before.progress(), "0 of 2 complete");
+  EXPECT_FALSE(before.complete());
+  EXPECT_FALSE(before.has_verdict());
+
+  // The first proposed run carries the plan's id and over-buys its card:
+  // 30 GB peak of 80 GB.
+  const v1::BakeOffRun& first = plan.bake_off().runs(0);
+  const v1::BakeOffRun& second = plan.bake_off().runs(1);
+  ASSERT_NE(first.sku(), kL40s);
+  ApiClient::TimedRun first_run = RunOf(plan, first);
+  first_run.plan_id = plan.plan_id();
+  first_run.peak_gb = 30;
+  client_->UploadTimedRun(first_run);
+  // A run of another recipe on the second pool does not count.
+  ApiClient::TimedRun unrelated = RunOf(plan, second);
+  unrelated.recipe.set_lora_rank(64);
+  client_->UploadTimedRun(unrelated);
+  const v1::GetBakeOffStatusResponse halfway = StatusOk(plan.plan_id());
+  EXPECT_EQ(halfway.progress(), "1 of 2 complete");
+  EXPECT_FALSE(halfway.complete());
+  ASSERT_EQ(halfway.runs_size(), 2);
+  ASSERT_EQ(halfway.runs(0).uploads_size(), 1);
+  EXPECT_TRUE(halfway.runs(0).uploads(0).carries_plan_id());
+  EXPECT_EQ(halfway.runs(1).uploads_size(), 0);
+  EXPECT_THAT(halfway.reason(), HasSubstr(second.pool()));
+
+  // The second matches by its recipe key on its pool, without the plan id,
+  // at a fifth of the first's GPU time per step and a tight peak.
+  ApiClient::TimedRun second_run = RunOf(plan, second);
+  second_run.step_s = 0.2;
+  second_run.startup_s = 0;
+  second_run.peak_gb = 70;
+  client_->UploadTimedRun(second_run);
+
+  // The job itself ran on the plan's first choice and needed CPU offload:
+  // not a proposed run, but judged.
+  UploadOffloadedJob(plan);
+
+  const v1::GetBakeOffStatusResponse done = StatusOk(plan.plan_id());
+  EXPECT_EQ(done.progress(), "2 of 2 complete");
+  EXPECT_TRUE(done.complete());
+  ASSERT_TRUE(done.has_verdict());
+  EXPECT_EQ(done.verdict().winner_pool(), second.pool());
+  ASSERT_EQ(done.verdict().pools_size(), 3);
+  const v1::BakeOffPoolVerdict* judged_first = nullptr;
+  for (const v1::BakeOffPoolVerdict& p : done.verdict().pools()) {
+    if (p.pool() == first.pool()) judged_first = &p;
+  }
+  ASSERT_NE(judged_first, nullptr);
+  EXPECT_TRUE(judged_first->over_bought());
+  EXPECT_NEAR(judged_first->idle_memory_gb(), 50, 0.5);
+  EXPECT_THAT(judged_first->findings(),
+              ::testing::Contains(HasSubstr("50 GB idle")));
+  const v1::BakeOffPoolVerdict& offloaded = done.verdict().pools(2);
+  EXPECT_EQ(offloaded.pool(), "l40s");
+  EXPECT_TRUE(offloaded.first_choice());
+  EXPECT_TRUE(offloaded.offload_miss());
+  EXPECT_FALSE(offloaded.eligible());
+  EXPECT_THAT(offloaded.findings(),
+              ::testing::Contains(HasSubstr("did not fit")));
+  const v1::BakeOffPoolVerdict& winner = done.verdict().pools(0);
+  EXPECT_EQ(winner.pool(), second.pool());
+  EXPECT_GT(winner.cost_micros_per_successful_step(), 0);
+  EXPECT_LE(winner.cost_micros_per_successful_step_band().low(),
+            winner.cost_micros_per_successful_step());
+  EXPECT_GE(winner.cost_micros_per_successful_step_band().high(),
+            winner.cost_micros_per_successful_step());
+  EXPECT_THAT(done.verdict().summary(), HasSubstr(second.pool() + " wins"));
+}
+
+TEST_F(BakeOffStatusTest, APlanWithoutABakeOffIsCompleteAtZeroOfZero) {
+  client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
+  v1::Recipe recipe = Lora8b();
+  recipe.set_gpu_count(1);
+  recipe.set_parallelism(v1::PARALLELISM_SINGLE);
+  v1::PlacePlanResponse plan;
+  ASSERT_TRUE(client_->Plan(PlanFor(recipe, 100), &plan).ok());
+  ASSERT_FALSE(plan.has_bake_off());
+  const v1::GetBakeOffStatusResponse status = StatusOk(plan.plan_id());
+  EXPECT_FALSE(status.proposed());
+  EXPECT_TRUE(status.complete());
+  EXPECT_EQ(status.progress(), "0 of 0 complete");
+  EXPECT_THAT(status.reason(), HasSubstr("no bake-off proposed"));
+}
+
+TEST_F(BakeOffStatusTest, UnknownAndMalformedPlanIds) {
+  v1::GetBakeOffStatusResponse response;
+  EXPECT_EQ(Status(NewUuid(), &response).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Status("not-a-uuid", &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace placement

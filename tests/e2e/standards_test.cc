@@ -1,0 +1,254 @@
+// Standards end to end, through the public API only: a real placementd on a
+// real PostgreSQL. A standard is refused until the plan's bake-off is
+// complete and its eval requirement met, and accepted after; a plan under
+// it ranks its pool first, warns once measured runs make another pool
+// cheaper beyond both bands, and stops applying it once it is retired.
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "placement/v1/placement.grpc.pb.h"
+#include "tests/support/api_client.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/metrics_scrape.h"
+#include "tests/support/placementd_process.h"
+#include "tests/support/test_database.h"
+
+namespace placement {
+namespace {
+
+using ::placement::testing::ApiClient;
+using ::placement::testing::Candidate;
+using ::placement::testing::Deadline;
+using ::placement::testing::Lora8b;
+using ::placement::testing::PlacementdProcess;
+using ::placement::testing::PlanFor;
+using ::placement::testing::PreconditionTypes;
+using ::placement::testing::TestDatabase;
+using ::placement::testing::TrainingPool;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+constexpr char kL40s[] = "L40S-PCIE-48GB";
+constexpr char kA100[] = "A100-SXM4-80GB";
+constexpr char kH100[] = "H100-SXM5-80GB";
+
+class StandardsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_.Migrate();
+    auto process = PlacementdProcess::Start(db_.url());
+    ASSERT_TRUE(process.ok()) << process.status();
+    placementd_ = *std::move(process);
+    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
+    client_ = std::make_unique<ApiClient>(placementd_->channel());
+    client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
+    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'100'000));
+    client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
+  }
+
+  static v1::PlacePlanRequest Request() {
+    v1::Recipe recipe = Lora8b();
+    recipe.set_gpu_count(1);
+    recipe.set_parallelism(v1::PARALLELISM_SINGLE);
+    v1::PlacePlanRequest request = PlanFor(recipe, 200'000);
+    // Served on the L40S in FP8: the plan requires an eval there.
+    request.mutable_serving()->set_sku(kL40s);
+    request.mutable_serving()->set_precision(v1::PRECISION_FP8);
+    return request;
+  }
+
+  grpc::Status Write(const std::string& request_id, const std::string& plan_id,
+                     const std::string& pool, const std::string& reason,
+                     v1::WriteStandardResponse* response) {
+    v1::WriteStandardRequest request;
+    request.set_request_id(request_id);
+    request.set_plan_id(plan_id);
+    request.set_pool(pool);
+    request.set_reason(reason);
+    return client_->placement().WriteStandard(Deadline().get(), request,
+                                              response);
+  }
+
+  // A run of `pool`'s configuration in `plan` (its candidate's recipe),
+  // `step_s` a step, peaking at 60 GB.
+  ApiClient::TimedRun RunOn(const v1::PlacePlanResponse& plan,
+                            const std::string& pool, double step_s) {
+    const v1::PlacementCandidate* candidate = Candidate(plan, pool);
+    EXPECT_NE(candidate, nullptr);
+    ApiClient::TimedRun run;
+    run.pool = pool;
+    run.sku = candidate->sku();
+    run.recipe = candidate->recipe();
+    run.steps_attempted = run.steps_succeeded = 500;
+    run.step_s = step_s;
+    run.startup_s = 60;
+    run.peak_gb = 40;
+    return run;
+  }
+
+  // The plan, with its bake-off (a100 and h100) carried out: the A100 the
+  // cheaper of the two.
+  v1::PlacePlanResponse PlanWithCompleteBakeOff() {
+    v1::PlacePlanResponse plan =
+        client_->PlanUntil(Request(), [](const v1::PlacePlanResponse& p) {
+          return p.candidates_size() == 3;
+        });
+    EXPECT_TRUE(plan.has_bake_off());
+    for (const v1::BakeOffRun& run : plan.bake_off().runs()) {
+      ApiClient::TimedRun timed =
+          RunOn(plan, run.pool(), run.pool() == "a100" ? 0.5 : 1.5);
+      timed.plan_id = plan.plan_id();
+      client_->UploadTimedRun(timed);
+    }
+    return plan;
+  }
+
+  // An eval of `pool`'s configuration on the serving SKU and precision.
+  void UploadEval(const v1::PlacePlanResponse& plan, const std::string& pool) {
+    ApiClient::TimedRun run = RunOn(plan, pool, 0.5);
+    v1::EvalResult eval;
+    eval.set_serving_sku(kL40s);
+    eval.set_serving_precision(v1::PRECISION_FP8);
+    eval.set_metric_name("mmlu");
+    eval.set_score(0.61);
+    run.evals.push_back(eval);
+    client_->UploadTimedRun(run);
+  }
+
+  TestDatabase db_;
+  std::unique_ptr<PlacementdProcess> placementd_;
+  std::unique_ptr<ApiClient> client_;
+};
+
+TEST_F(StandardsTest, IsRefusedBeforeProofAndAcceptedAfter) {
+  v1::PlacePlanResponse plan = client_->PlanUntil(
+      Request(),
+      [](const v1::PlacePlanResponse& p) { return p.candidates_size() == 3; });
+  ASSERT_TRUE(plan.has_bake_off());
+  ASSERT_FALSE(plan.eval_requirement().empty());
+  v1::WriteStandardResponse response;
+
+  // Before its bake-off: refused, naming what is missing.
+  grpc::Status refused =
+      Write("k1", plan.plan_id(), "a100", "cheapest", &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(PreconditionTypes(refused), Contains("BAKE_OFF_INCOMPLETE"));
+  EXPECT_THAT(PreconditionTypes(refused), Contains("EVAL_MISSING"));
+  EXPECT_THAT(refused.error_message(), HasSubstr("0 of 2 complete"));
+  // A pool the plan did not rank is never provable by it.
+  refused = Write("k2", plan.plan_id(), "nowhere", "x", &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(PreconditionTypes(refused), Contains("POOL_NOT_A_CANDIDATE"));
+
+  // The bake-off done, the eval still missing.
+  for (const v1::BakeOffRun& run : plan.bake_off().runs()) {
+    ApiClient::TimedRun timed = RunOn(plan, run.pool(), 0.5);
+    timed.plan_id = plan.plan_id();
+    client_->UploadTimedRun(timed);
+  }
+  refused = Write("k1", plan.plan_id(), "a100", "cheapest", &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(PreconditionTypes(refused),
+              ::testing::ElementsAre("EVAL_MISSING"));
+
+  // With the eval on the serving SKU: written, and a retry returns it.
+  UploadEval(plan, "a100");
+  ASSERT_TRUE(Write("k1", plan.plan_id(), "a100", "cheapest", &response).ok());
+  const v1::Standard& standard = response.standard();
+  EXPECT_EQ(standard.pool(), "a100");
+  EXPECT_EQ(standard.sku(), kA100);
+  EXPECT_EQ(standard.plan_id(), plan.plan_id());
+  EXPECT_TRUE(standard.active());
+  EXPECT_EQ(standard.recipe_class().model(), plan.recipe().model());
+  EXPECT_EQ(standard.recipe_class().lora_rank(), 16);
+  EXPECT_EQ(standard.recipe_class().gpu_count(), 0);  // the layout is open
+  EXPECT_GT(standard.cost_micros_per_successful_step_band().high(), 0);
+  v1::WriteStandardResponse again;
+  ASSERT_TRUE(Write("k1", plan.plan_id(), "a100", "cheapest", &again).ok());
+  EXPECT_EQ(again.standard().standard_id(), standard.standard_id());
+  EXPECT_EQ(
+      Write("k1", plan.plan_id(), "a100", "other words", &again).error_code(),
+      grpc::StatusCode::ALREADY_EXISTS);
+
+  v1::GetStandardRequest get;
+  get.set_standard_id(standard.standard_id());
+  v1::GetStandardResponse got;
+  ASSERT_TRUE(
+      client_->placement().GetStandard(Deadline().get(), get, &got).ok());
+  EXPECT_EQ(got.standard().reason(), "cheapest");
+  v1::ListStandardsResponse listed;
+  ASSERT_TRUE(
+      client_->placement().ListStandards(Deadline().get(), {}, &listed).ok());
+  ASSERT_EQ(listed.standards_size(), 1);
+}
+
+TEST_F(StandardsTest, RanksItsPoolFirstWarnsWhenContradictedAndStopsOnRetire) {
+  // A second replica on the same database learns of standards as it learns
+  // of pools: by notification, without a database read per plan.
+  auto other_process = PlacementdProcess::Start(db_.url());
+  ASSERT_TRUE(other_process.ok()) << other_process.status();
+  ASSERT_TRUE((*other_process)->WaitForHealth(true, absl::Seconds(10)));
+  ApiClient other((*other_process)->channel());
+  const v1::PlacePlanResponse plan = PlanWithCompleteBakeOff();
+  UploadEval(plan, "a100");
+  v1::WriteStandardResponse written;
+  ASSERT_TRUE(
+      Write("std-1", plan.plan_id(), "a100", "won the bake-off", &written)
+          .ok());
+  const std::string id = written.standard().standard_id();
+
+  // The writing replica's next plan applies it: a100 first.
+  v1::PlacePlanResponse under;
+  ASSERT_TRUE(client_->Plan(Request(), &under).ok());
+  ASSERT_TRUE(under.has_standard());
+  EXPECT_EQ(under.standard().standard_id(), id);
+  EXPECT_TRUE(under.standard().applied());
+  EXPECT_FALSE(under.standard().contradicted());
+  EXPECT_EQ(under.candidates(0).pool(), "a100");
+  EXPECT_EQ(under.candidates(0).rank(), 1);
+  const v1::PlacePlanResponse elsewhere =
+      other.PlanUntil(Request(), [&](const v1::PlacePlanResponse& p) {
+        return p.has_standard() && p.standard().standard_id() == id;
+      });
+  EXPECT_EQ(elsewhere.candidates(0).pool(), "a100");
+
+  // Measured runs make the L40S far cheaper: still first, with a warning.
+  for (int i = 0; i < 5; ++i) {
+    client_->UploadTimedRun(RunOn(plan, "l40s", 0.05));
+  }
+  const v1::PlacePlanResponse contradicted =
+      client_->PlanUntil(Request(), [](const v1::PlacePlanResponse& p) {
+        return p.has_standard() && p.standard().contradicted();
+      });
+  EXPECT_EQ(contradicted.candidates(0).pool(), "a100");
+  EXPECT_THAT(contradicted.standard().contradictions(0),
+              HasSubstr("l40s measured cheaper beyond both bands"));
+  EXPECT_THAT(contradicted.warnings(),
+              Contains(HasSubstr("standard_contradicted")));
+  EXPECT_THAT(
+      testing::ScrapeMetrics(placementd_->metrics_port()),
+      HasSubstr("placement_standard_contradicted_total{pool=\"a100\"}"));
+
+  // Retired: plans stop applying it.
+  v1::RetireStandardRequest retire;
+  retire.set_standard_id(id);
+  retire.set_reason("the graphs say otherwise");
+  v1::RetireStandardResponse retired;
+  ASSERT_TRUE(client_->placement()
+                  .RetireStandard(Deadline().get(), retire, &retired)
+                  .ok());
+  EXPECT_FALSE(retired.standard().active());
+  EXPECT_EQ(retired.standard().retire_reason(), "the graphs say otherwise");
+  v1::PlacePlanResponse after;
+  ASSERT_TRUE(client_->Plan(Request(), &after).ok());
+  EXPECT_FALSE(after.has_standard());
+  EXPECT_EQ(after.candidates(0).pool(), "l40s");
+  other.PlanUntil(Request(), [](const v1::PlacePlanResponse& p) {
+    return !p.has_standard();
+  });
+}
+
+}  // namespace
+}  // namespace placement
