@@ -97,7 +97,7 @@ TEST(BakeOffVerdictTest, MultiGpuCollectivesOnPcieAreCalledOut) {
 TEST(BakeOffVerdictTest, AMissingEvalMakesAPoolIneligible) {
   BakeOffSubject s = Subject("l40s", 48, 1'000'000);
   s.uploads.push_back(Succeeded("a", 1.0, 1000, 40));
-  s.eval = EvalStatus{"key-l40s", "L40S", Precision::kFp8, false, {}};
+  s.eval = EvalStatus{"key-l40s", "L40S", Precision::kFp8, false, {}, {}};
   const BakeOffPoolVerdict v = JudgePool(s);
   EXPECT_FALSE(v.eligible);
   EXPECT_THAT(v.findings, Contains(HasSubstr("eval missing")));
