@@ -145,6 +145,9 @@ void ApplyStandard(const std::vector<Standard>& standards, PlanResult* result) {
   for (size_t i = 0; i < ranked.size(); ++i) {
     ranked[i].rank = static_cast<int>(i) + 1;
   }
+  // The plan's eval requirement is its first candidate's (PlanResult).
+  result->eval_requirement = ranked.front().eval_requirement;
+  result->eval_status = ranked.front().eval_status;
   applied.applied = true;
   applied.reason = absl::StrCat(
       "standard ", standard->standard_id, " (written by ", standard->written_by,

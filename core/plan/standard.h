@@ -68,7 +68,8 @@ const Standard* ChooseStandard(const std::vector<Standard>& standards,
 // Applies the standard that governs `result->recipe` (ChooseStandard), if
 // any: when its pool is a candidate (every rule passes for it) it is ranked
 // first, the others keep their order after it, and ranks are renumbered;
-// otherwise nothing moves and the reason names the rejection. Contradicted
+// otherwise nothing moves and the reason names the rejection. The plan's
+// eval requirement and status follow its new first candidate. Contradicted
 // when, among the candidates now, another MEASURED candidate's expected
 // cost band (its expected cost scaled by its step-time band) lies wholly
 // below the standard pool's (its high < the standard pool's low), or the

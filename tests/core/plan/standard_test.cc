@@ -101,6 +101,25 @@ TEST(StandardTest, RanksTheStandardPoolFirstWhileItIsACandidate) {
   EXPECT_EQ(result.candidates[1].rank, 2);
 }
 
+TEST(StandardTest, ThePlansEvalStatusIsThatOfTheStandardPool) {
+  PlanResult result;
+  result.recipe = Lora(16, 2048);
+  result.candidates = {Measured("l40s", 100'000'000, 1, {0.95, 1.05}),
+                       Measured("a100", 110'000'000, 1, {0.95, 1.05})};
+  for (Candidate& c : result.candidates) {
+    c.eval_requirement = "export and eval on L4 in FP8";
+    c.eval_status.emplace();
+  }
+  result.candidates[1].eval_status->met = true;
+  result.eval_requirement = result.candidates[0].eval_requirement;
+  result.eval_status = result.candidates[0].eval_status;
+  ApplyStandard({On("s", "a100", DefaultRecipeClass(result.recipe),
+                    absl::FromUnixSeconds(1))},
+                &result);
+  ASSERT_TRUE(result.eval_status.has_value());
+  EXPECT_TRUE(result.eval_status->met);
+}
+
 TEST(StandardTest, ACandidateCheaperBeyondBothBandsContradictsIt) {
   PlanResult result;
   result.recipe = Lora(16, 2048);
