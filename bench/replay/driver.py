@@ -2,12 +2,14 @@
 
 import time
 
-from execution import Layout, OUT_OF_MEMORY, run_job
+from execution import Layout, OUT_OF_MEMORY, run_job, run_records
 from service import Service
 
-# Runs are dated from here: far enough back that the whole trace ends
-# before now (the API refuses runs that end in the future).
+# Runs are dated from the midnight (UTC) this far back: far enough that the
+# whole trace ends before now (the API refuses runs that end in the future),
+# and a midnight so that the replay's clock (execution.py) tells the hour.
 HISTORY_S = 2 * 365 * 86400
+DAY_S = 86400
 
 
 class JobResult:
@@ -22,6 +24,10 @@ class JobResult:
         self.choice = ""  # the pool that ran the job (the last one tried)
         self.spend_by_pool = {}  # every attempt's cost, bake-offs included
         self.oom_keys = []  # (recipe key, SKU) of each out-of-memory attempt
+        self.records = 0  # run records uploaded or refused
+        self.refused = 0  # of them, refused by the service as invalid
+        self.faulty_records = 0  # records with a clock fault
+        self.faulty_refused = 0
 
     def charge(self, attempts):
         for a in attempts:
@@ -55,15 +61,24 @@ def _options(world, svc, job, plan, excluded, card_memory):
     return out
 
 
-def _upload_all(svc, attempts, start_s, plan_id, job, tag):
-    for n, a in enumerate(attempts):
-        svc.upload(a, start_s, plan_id, job.team,
-                   f"{job.id}|{tag}|{a.layout.identity()}|{n}")
-        start_s += a.seconds
-    return start_s
+def _upload_all(world, svc, attempts, epoch_s, plan_id, job, tag, result):
+    """Uploads `attempts` (one layout's, in order) as the world's agents
+    report them; returns when the last ended on the replay's clock. A run
+    record's name (its id) is its first attempt's, as it always was."""
+    for record in run_records(world, job.id, tag, attempts):
+        first = record.attempts[0]
+        stored = svc.upload(record, epoch_s, plan_id, job.team,
+                            f"{job.id}|{tag}|{first.layout.identity()}|"
+                            f"{first.index}")
+        result.records += 1
+        result.refused += not stored
+        if record.fault:
+            result.faulty_records += 1
+            result.faulty_refused += not stored
+    return attempts[-1].start_s + attempts[-1].seconds
 
 
-def _bakeoff(world, svc, job, plan, options, clock, result):
+def _bakeoff(world, svc, job, plan, options, clock, epoch_s, result):
     """Runs each proposed measurement run once, for the steps the plan asks
     (world.bakeoff_steps when it does not say); returns when the last ends."""
     by_pool = {c.pool: layout for c, layout in options}
@@ -73,10 +88,11 @@ def _bakeoff(world, svc, job, plan, options, clock, result):
         if layout is None:
             continue
         steps = run.steps or world.bakeoff_steps
-        attempts, _ = run_job(world, job.id, layout, steps,
-                              purpose="bakeoff", max_attempts=1)
-        end = max(end, _upload_all(svc, attempts, clock, plan.plan_id, job,
-                                   "bakeoff"))
+        # One run record: the agent's `run` with its retries, if any.
+        attempts, _ = run_job(world, job.id, layout, steps, clock,
+                              purpose="bakeoff", max_records=1)
+        end = max(end, _upload_all(world, svc, attempts, epoch_s,
+                                   plan.plan_id, job, "bakeoff", result))
         spent = sum(a.cost for a in attempts)
         result.charge(attempts)
         result.exploration += spent
@@ -87,23 +103,25 @@ def _bakeoff(world, svc, job, plan, options, clock, result):
     return end
 
 
-def _replay_job(world, svc, policy, job, clock, card_memory):
+def _replay_job(world, svc, policy, job, clock, epoch_s, card_memory):
     result = JobResult(job)
     plan = svc.plan(job)
     excluded = set()
     options = _options(world, svc, job, plan, excluded, card_memory)
     if policy.bakeoff and options and plan.bake_off.runs:
-        clock = _bakeoff(world, svc, job, plan, options, clock, result)
+        clock = _bakeoff(world, svc, job, plan, options, clock, epoch_s,
+                         result)
         plan = svc.plan(job)  # again, now with the measurements
         options = _options(world, svc, job, plan, excluded, card_memory)
     while options:
-        layout = policy.choose(world, job, options)
+        layout = policy.choose(world, job, options, clock)
         if layout is None:
             break
         result.placed = True
         result.choice = layout.pool
-        attempts, completed = run_job(world, job.id, layout, job.steps)
-        clock = _upload_all(svc, attempts, clock, plan.plan_id, job, "job")
+        attempts, completed = run_job(world, job.id, layout, job.steps, clock)
+        clock = _upload_all(world, svc, attempts, epoch_s, plan.plan_id, job,
+                            "job", result)
         result.cost += sum(a.cost for a in attempts)
         result.charge(attempts)
         result.attempts += len(attempts)
@@ -123,13 +141,13 @@ def replay(world, policy_class, index):
     policy = policy_class()
     run = PolicyRun(world, policy)
     started = time.monotonic()
-    base = time.time() - HISTORY_S
+    epoch_s = (time.time() - HISTORY_S) // DAY_S * DAY_S
     with Service(f"replay{index}") as svc:
         svc.create_pools(world.pools)
         card_memory = {}
         for job in world.jobs:
-            clock = base + job.index * world.arrival_gap_s
+            clock = job.index * world.arrival_gap_s
             run.jobs.append(_replay_job(world, svc, policy, job, clock,
-                                        card_memory))
+                                        epoch_s, card_memory))
     run.seconds = time.monotonic() - started
     return run

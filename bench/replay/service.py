@@ -5,6 +5,7 @@ would call them."""
 import hashlib
 import uuid
 
+import grpc
 from google.protobuf import duration_pb2  # noqa: F401  (stub dependency)
 
 from placement.v1 import catalog_pb2
@@ -81,39 +82,23 @@ class Service:
         return self.placement.PlacePlan(request, timeout=TIMEOUT_S,
                                         metadata=self.metadata)
 
-    def upload(self, attempt, start_s, plan_id, team, run_name):
-        """Uploads one attempt as an agent would, its times on the simulated
-        clock (seconds since the epoch)."""
-        layout = attempt.layout
-        recipe = layout.recipe
-        tokens = (recipe.sequence_length * recipe.micro_batch_size *
-                  max(1, recipe.data_parallel_degree) *
-                  max(1, recipe.gradient_accumulation_steps))
-        multi = layout.gpu_count > 1
-        run = telemetry_pb2.BenchmarkRun(
-            run_id=str(uuid.UUID(bytes=hashlib.sha256(
-                run_name.encode()).digest()[:16], version=4)),
-            agent_id="fleet-replay", pool=layout.pool, sku=layout.sku,
-            gpu_count=layout.gpu_count, recipe=recipe,
-            steps_attempted=attempt.steps_attempted,
-            steps_succeeded=attempt.steps_kept,
-            step_time_mean_seconds=attempt.step_mean_s,
-            step_time_p50_seconds=attempt.step_p50_s,
-            step_time_p95_seconds=attempt.step_p95_s,
-            tokens_per_second=tokens / attempt.step_mean_s,
-            peak_memory_gb=attempt.peak_gb,
-            offload=telemetry_pb2.OFFLOAD_NONE,
-            interconnect=(
-                (telemetry_pb2.INTERCONNECT_NVLINK if layout.fabric == "nvlink"
-                 else telemetry_pb2.INTERCONNECT_PCIE) if multi
-                else telemetry_pb2.INTERCONNECT_NONE),
-            collectives_opened=multi, retries=0, outcome=attempt.outcome,
-            failure_reason=attempt.failure_reason, exclusive=True,
-            plan_id=plan_id, team=team)
-        run.start_time.FromNanoseconds(int(start_s * 1e9))
-        run.end_time.FromNanoseconds(int((start_s + attempt.seconds) * 1e9))
-        reply = self.telemetry.UploadBenchmarkRun(
-            telemetry_pb2.UploadBenchmarkRunRequest(run=run),
-            timeout=TIMEOUT_S, metadata=self.metadata)
+    def upload(self, record, epoch_s, plan_id, team, run_name):
+        """Uploads one run record (execution.RunRecord) as an agent would,
+        its times on the replay's clock from `epoch_s` (seconds since the
+        Unix epoch), its id derived from `run_name`. Returns False when the
+        service refuses it as invalid (INVALID_ARGUMENT), as an agent's
+        rejected/ would keep it; any other error raises."""
+        run_id = str(uuid.UUID(bytes=hashlib.sha256(
+            run_name.encode()).digest()[:16], version=4))
+        run = record.message(epoch_s, plan_id, team, run_id)
+        try:
+            reply = self.telemetry.UploadBenchmarkRun(
+                telemetry_pb2.UploadBenchmarkRunRequest(run=run),
+                timeout=TIMEOUT_S, metadata=self.metadata)
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                return False
+            raise
         self.evidence_version = max(self.evidence_version,
                                     reply.evidence_version)
+        return True
