@@ -49,14 +49,22 @@ def main(argv):
             rows.append(report.summarize(run, oracle))
             print(f"   {policy.name}: {run.seconds:.1f} s", file=sys.stderr)
         rows.append(report.summarize(oracle, oracle))
+    verdict = report.verdict(rows)
     if args.json:
-        print(json.dumps(report.json_safe(rows), indent=1))
+        print(json.dumps(report.json_safe(
+            {"rows": rows, "verdict": verdict}), indent=1))
     else:
         print(report.markdown(rows))
         print()
         print("Pools chosen (jobs / share of the policy's spending):")
         print()
         print(report.pools_markdown(rows))
+        if verdict is not None:
+            print()
+            print("The verdict (as advised = service, bake-offs run; "
+                  "docs/DECISIONS.md):")
+            print()
+            print(report.verdict_markdown(verdict))
     return 0
 
 

@@ -2,7 +2,7 @@
 is named by its path, a base file is merged under the world's own keys, and
 the draws depend on (job, pool, layout, attempt) and nothing else; failure
 rates by layout size and hour of the day; run records as an agent or a Slurm
-requeue reports them; agents whose clocks are wrong."""
+requeue reports them; agents whose clocks are wrong; the report's verdict."""
 
 import json
 import math
@@ -17,6 +17,7 @@ from placement.v1 import recipe_pb2
 from placement.v1 import telemetry_pb2
 
 import execution
+import report
 import world as world_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -534,6 +535,48 @@ class WrongClocks(_TempWorlds):
         b, _ = execution.run_job(wrong, "job001", _layout(wrong), 2000)
         self.assertEqual([(x.seconds, x.outcome) for x in a],
                          [(x.seconds, x.outcome) for x in b])
+
+
+def _row(world, policy, cost, oracle_cost, within, prior_right=False):
+    return {"world": world, "policy": policy, "prior_right": prior_right,
+            "reporting": "agent", "cost": cost, "oracle_cost": oracle_cost,
+            "cost_over_oracle": cost / oracle_cost,
+            "within_10pct_share": within / 80, "within_10pct_jobs": within,
+            "compared_jobs": 80, "oracle_choice_share": 0.9}
+
+
+class Verdict(unittest.TestCase):
+    def test_each_world_is_held_to_its_bar_and_the_mean_to_the_oracles(self):
+        rows = [
+            # Prior right: up to 1% above list price passes.
+            _row("right", report.ADVISED, 100.9, 100.0, 76, True),
+            _row("right", report.LIST_PRICE, 100.0, 100.0, 80, True),
+            # Prior wrong: anything above list price misses.
+            _row("wrong", report.ADVISED, 101.5, 100.0, 72),
+            _row("wrong", report.LIST_PRICE, 101.0, 100.0, 80),
+            # Within 10%: 71 of 80 is under 90%; 1.03 over the oracle.
+            _row("few", report.ADVISED, 103.0, 100.0, 71),
+            _row("few", report.LIST_PRICE, 110.0, 100.0, 60),
+            _row("few", report.ORACLE, 100.0, 100.0, 80),
+        ]
+        v = report.verdict(rows)
+        misses = {w["world"]: w["misses"] for w in v["worlds"]}
+        self.assertEqual(misses["right"], [])
+        self.assertEqual(misses["wrong"], ["list price x1.0050 > 1.00"])
+        self.assertEqual(misses["few"], ["oracle x1.0300 > 1.02",
+                                         "within 10% 88.8% < 90%"])
+        self.assertAlmostEqual(v["overall"]["mean_advised_over_oracle"],
+                               (1.009 + 1.015 + 1.03) / 3)
+        self.assertAlmostEqual(v["overall"]["within_10pct_share"],
+                               (76 + 72 + 71) / 240)
+        self.assertFalse(v["overall"]["pass"])
+        self.assertIn("| right | right | agent | 1.009 | 1.000 | 1.009 "
+                      "(<= 1.01) | 90% | 95% | pass |",
+                      report.verdict_markdown(v))
+
+    def test_no_verdict_without_the_advised_and_list_price_policies(self):
+        self.assertIsNone(report.verdict(
+            [_row("w", report.ADVISED, 1.0, 1.0, 80)]))
 
 
 if __name__ == "__main__":
