@@ -25,6 +25,7 @@ class JobResult:
         self.spend_by_pool = {}  # every attempt's cost, bake-offs included
         self.oom_keys = []  # (recipe key, SKU) of each out-of-memory attempt
         self.records = 0  # run records uploaded or refused
+        self.retried = 0  # of them, records with retries
         self.refused = 0  # of them, refused by the service as invalid
         self.faulty_records = 0  # records with a clock fault
         self.faulty_refused = 0
@@ -71,6 +72,7 @@ def _upload_all(world, svc, attempts, epoch_s, plan_id, job, tag, result):
                             f"{job.id}|{tag}|{first.layout.identity()}|"
                             f"{first.index}")
         result.records += 1
+        result.retried += record.retries > 0
         result.refused += not stored
         if record.fault:
             result.faulty_records += 1

@@ -88,6 +88,7 @@ def summarize(run, oracle):
                                             for k in j.oom_keys]),
         "attempts": sum(j.attempts for j in run.jobs),
         "run_records": sum(j.records for j in run.jobs),
+        "retried_records": sum(j.retried for j in run.jobs),
         "refused_records": sum(j.refused for j in run.jobs),
         "clock_fault_records": sum(j.faulty_records for j in run.jobs),
         "clock_fault_refused": sum(j.faulty_refused for j in run.jobs),
@@ -124,7 +125,7 @@ def markdown(rows):
     """A Markdown table, one line per (world, policy)."""
     head = ("| world | policy | cost / oracle | oracle's pool | within 10% | "
             "regret p50 | regret p90 | exploration | OOM attempts (repeated) | "
-            "never placed | runs uploaded (refused) | "
+            "never placed | run records / with retries / refused | "
             "cost / oracle by job quarter | s |")
     lines = [head, "|" + " --- |" * 13]
     for r in rows:
@@ -140,7 +141,8 @@ def markdown(rows):
             f"{100 * r['exploration_share']:.1f}% | "
             f"{r['oom_attempts']} ({r['repeated_oom_attempts']}) | "
             f"{r['never_placed']} | "
-            f"{r['run_records']} ({r['refused_records']}) | "
+            f"{r['run_records']} / {r['retried_records']} / "
+            f"{r['refused_records']} | "
             f"{curve} | {r['seconds']} |")
     return "\n".join(lines)
 
