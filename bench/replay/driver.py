@@ -23,19 +23,24 @@ class JobResult:
         self.placed = False
         self.choice = ""  # the pool that ran the job (the last one tried)
         self.spend_by_pool = {}  # every attempt's cost, bake-offs included
-        self.oom_keys = []  # (recipe key, SKU) of each out-of-memory attempt
+        # (recipe key, SKU) of each run record that ended out of memory:
+        # an agent's retries of one are not the planner's to prevent.
+        self.oom_keys = []
         self.records = 0  # run records uploaded or refused
         self.retried = 0  # of them, records with retries
         self.refused = 0  # of them, refused by the service as invalid
         self.faulty_records = 0  # records with a clock fault
         self.faulty_refused = 0
 
-    def charge(self, attempts):
+    def charge(self, world, attempts):
         for a in attempts:
             self.spend_by_pool[a.layout.pool] = (
                 self.spend_by_pool.get(a.layout.pool, 0.0) + a.cost)
-            if a.outcome == OUT_OF_MEMORY:
-                self.oom_keys.append((a.layout.recipe_key, a.layout.sku))
+        for record in world.reporting.records(attempts):
+            last = record[-1]
+            if last.outcome == OUT_OF_MEMORY:
+                self.oom_keys.append((last.layout.recipe_key, last.layout.sku))
+        self.oom_attempts += sum(a.outcome == OUT_OF_MEMORY for a in attempts)
 
 
 class PolicyRun:
@@ -96,12 +101,10 @@ def _bakeoff(world, svc, job, plan, options, clock, epoch_s, result):
         end = max(end, _upload_all(world, svc, attempts, epoch_s,
                                    plan.plan_id, job, "bakeoff", result))
         spent = sum(a.cost for a in attempts)
-        result.charge(attempts)
+        result.charge(world, attempts)
         result.exploration += spent
         result.cost += spent
         result.attempts += len(attempts)
-        result.oom_attempts += sum(a.outcome == OUT_OF_MEMORY
-                                   for a in attempts)
     return end
 
 
@@ -125,13 +128,12 @@ def _replay_job(world, svc, policy, job, clock, epoch_s, card_memory):
         clock = _upload_all(world, svc, attempts, epoch_s, plan.plan_id, job,
                             "job", result)
         result.cost += sum(a.cost for a in attempts)
-        result.charge(attempts)
+        result.charge(world, attempts)
         result.attempts += len(attempts)
         if completed or attempts[-1].outcome != OUT_OF_MEMORY:
             result.completed = completed
             break
         # Out of memory at start: the team asks again and tries elsewhere.
-        result.oom_attempts += 1
         excluded.add(layout.pool)
         plan = svc.plan(job)
         options = _options(world, svc, job, plan, excluded, card_memory)

@@ -82,8 +82,9 @@ def summarize(run, oracle):
         "exploration_share": _ratio(sum(j.exploration for j in run.jobs),
                                     total),
         "oom_attempts": sum(j.oom_attempts for j in run.jobs),
-        # Out-of-memory attempts after the first of their (recipe key, SKU):
-        # the ones evidence should have prevented.
+        # Out-of-memory runs (records) after the first of their (recipe key,
+        # SKU): the ones evidence should have prevented. An agent's retries
+        # inside one run are the agent's, not the planner's.
         "repeated_oom_attempts": _repeated([k for j in run.jobs
                                             for k in j.oom_keys]),
         "attempts": sum(j.attempts for j in run.jobs),
