@@ -223,12 +223,13 @@ def verdict_markdown(v):
             f"{'; '.join(w['misses']) if w['misses'] else 'pass'} |")
     o = v["overall"]
     lines.append("")
+    mean = o["mean_advised_over_oracle"]
     lines.append(
         f"Overall: as advised / oracle, mean over {o['worlds']} worlds "
-        f"{o['mean_advised_over_oracle']:.3f} "
-        f"(limit {o['oracle_limit']:.2f}); "
-        f"jobs within 10% of hindsight {_share(o['within_10pct_share'])} of "
-        f"all; worlds passing {o['worlds_passing']} of {o['worlds']}: "
+        f"{mean:.4f} ({'at or below' if mean <= o['oracle_limit'] else 'above'}"
+        f" {o['oracle_limit']:.2f}); jobs within 10% of hindsight "
+        f"{_share(o['within_10pct_share'])} of all; worlds passing "
+        f"{o['worlds_passing']} of {o['worlds']}: "
         f"{'PASS' if o['pass'] else 'FAIL'}")
     return "\n".join(lines)
 

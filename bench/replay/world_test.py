@@ -570,9 +570,12 @@ class Verdict(unittest.TestCase):
         self.assertAlmostEqual(v["overall"]["within_10pct_share"],
                                (76 + 72 + 71) / 240)
         self.assertFalse(v["overall"]["pass"])
+        text = report.verdict_markdown(v)
         self.assertIn("| right | right | agent | 1.009 | 1.000 | 1.009 "
-                      "(<= 1.01) | 90% | 95% | pass |",
-                      report.verdict_markdown(v))
+                      "(<= 1.01) | 90% | 95% | pass |", text)
+        self.assertIn("mean over 3 worlds 1.0180 (at or below 1.02); jobs "
+                      "within 10% of hindsight 91% of all; worlds passing 1 "
+                      "of 3: FAIL", text)
 
     def test_no_verdict_without_the_advised_and_list_price_policies(self):
         self.assertIsNone(report.verdict(
