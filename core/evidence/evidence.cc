@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/enum_names.h"
+#include "core/evidence/run_attempts.h"
 #include "core/models/memory_model.h"
 #include "core/models/step_time_model.h"
 
@@ -74,6 +75,31 @@ double PeakMemorySums::MeanGb() const {
   return runs > 0 ? sum_gb / static_cast<double>(runs) : 0;
 }
 
+namespace {
+
+// The per-attempt figures of EvidenceRollup::Add (migration 0022).
+void AddAttempts(const MeasuredRun& run, EvidenceRollup* r) {
+  const RunAttempts a = AttemptsOf(run);
+  const double gpus = std::max(0, run.gpu_count);
+  r->counted_gpu_hours += gpus * a.counted_hours;
+  r->lost_gpu_hours += gpus * a.lost_hours;
+  if (run.outcome == RunOutcome::kSucceeded) {
+    r->succeeded_attempts += a.attempts;
+    r->succeeded_counted_gpu_hours += gpus * a.counted_hours;
+    // Whole seconds, as the database keeps them; under a second counts in
+    // the first bucket.
+    r->startup_hist.Add(
+        kStartupHistogram,
+        std::max(0.5, std::round(a.overhead_hours_per_attempt * 3600)),
+        a.attempts);
+  }
+  if (run.steps_attempted > 0) {
+    r->step_time_mean_hist.Add(kStepTimeHistogram, run.step_time_mean_s);
+  }
+}
+
+}  // namespace
+
 void EvidenceRollup::Add(const MeasuredRun& run) {
   if (recipe_key.empty()) recipe_key = run.recipe_key;
   if (sku_id.empty()) sku_id = run.sku_id;
@@ -108,6 +134,7 @@ void EvidenceRollup::Add(const MeasuredRun& run) {
     step_time_p95_hist.Add(kStepTimeHistogram, run.step_time_p95_s);
   }
   peak_memory_hist.Add(kPeakMemoryHistogram, run.peak_memory_gb);
+  AddAttempts(run, this);
 }
 
 void EvidenceRollup::Merge(const EvidenceRollup& o) {
@@ -134,7 +161,39 @@ void EvidenceRollup::Merge(const EvidenceRollup& o) {
   step_time_p50_hist.Merge(o.step_time_p50_hist);
   step_time_p95_hist.Merge(o.step_time_p95_hist);
   peak_memory_hist.Merge(o.peak_memory_hist);
+  counted_gpu_hours += o.counted_gpu_hours;
+  lost_gpu_hours += o.lost_gpu_hours;
+  succeeded_attempts += o.succeeded_attempts;
+  succeeded_counted_gpu_hours += o.succeeded_counted_gpu_hours;
+  startup_hist.Merge(o.startup_hist);
+  step_time_mean_hist.Merge(o.step_time_mean_hist);
 }
+
+namespace {
+
+// The per-attempt figures of Summarize (core/evidence/run_attempts.h).
+void SummarizeAttempts(const EvidenceRollup& r, EvidenceStats* s) {
+  s->attempts = r.runs + r.retries;
+  s->failed_attempts = r.runs - r.successful_runs + r.retries;
+  s->exposure_gpu_hours = r.counted_gpu_hours;
+  s->lost_gpu_hours = r.lost_gpu_hours;
+  if (r.succeeded_attempts > 0 && r.startup_hist.Total() > 0) {
+    s->median_startup_hours_per_attempt =
+        r.startup_hist.Quantile(kStartupHistogram, 0.5) / 3600;
+    s->mean_startup_gpu_hours_per_attempt =
+        std::max(0.0, r.succeeded_counted_gpu_hours -
+                          r.succeeded_busy_gpu_hours) /
+        static_cast<double>(r.succeeded_attempts);
+  }
+  s->median_run_step_time_s =
+      r.step_time_mean_hist.Quantile(kStepTimeHistogram, 0.5);
+  s->run_step_time_p10_s =
+      r.step_time_mean_hist.Quantile(kStepTimeHistogram, 0.1);
+  s->run_step_time_p90_s =
+      r.step_time_mean_hist.Quantile(kStepTimeHistogram, 0.9);
+}
+
+}  // namespace
 
 EvidenceStats Summarize(const EvidenceRollup& r) {
   EvidenceStats s;
@@ -158,6 +217,7 @@ EvidenceStats Summarize(const EvidenceRollup& r) {
   }
   s.median_step_time_s = r.step_time_p50_hist.Quantile(kStepTimeHistogram, 0.5);
   s.p95_step_time_s = r.step_time_p95_hist.Quantile(kStepTimeHistogram, 0.95);
+  SummarizeAttempts(r, &s);
   s.max_peak_memory_gb = r.max_peak_memory_gb;
   s.succeeded_peak = r.succeeded_peak;
   s.succeeded_allocated = r.succeeded_allocated;
@@ -485,6 +545,9 @@ std::optional<TransferredEvidence> TransferEvidence(const KeyedEvidence& source,
   }
   s.median_step_time_s *= t.step_time_scale;
   s.p95_step_time_s *= t.step_time_scale;
+  s.median_run_step_time_s *= t.step_time_scale;
+  s.run_step_time_p10_s *= t.step_time_scale;
+  s.run_step_time_p90_s *= t.step_time_scale;
   s.peak_memory_gb *= t.memory_scale;
   s.max_peak_memory_gb *= t.memory_scale;
   s.succeeded_peak.Scale(t.memory_scale);

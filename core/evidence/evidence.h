@@ -71,6 +71,10 @@ struct MeasuredRun {
   Interconnect interconnect = Interconnect::kUnspecified;
   bool collectives_opened = false;
   int retries = 0;  // restarts inside this run (each costs GPU time)
+  // Why each attempt before the last failed, in order, when the run says
+  // (empty: each retry took the run's outcome as its cause,
+  // core/evidence/run_attempts.h).
+  std::vector<RunOutcome> retry_outcomes;
   RunOutcome outcome = RunOutcome::kUnspecified;
 
   // GPU-hours consumed: gpu_count x wall time (0 if ended <= started).
@@ -92,6 +96,11 @@ inline constexpr int kHistogramBuckets = 64;
 inline constexpr LogHistogramSpec kStepTimeHistogram{0.01, 1.189207115, 64};
 // Peak memory: 0.5 GB .. ~800 GB, 12% wide buckets (2^(1/6)).
 inline constexpr LogHistogramSpec kPeakMemoryHistogram{0.5, 1.12246204831, 64};
+// Start-up per attempt: 1 s .. ~18 h, 19% wide buckets (2^(1/4)).
+inline constexpr LogHistogramSpec kStartupHistogram{1, 1.189207115, 64};
+// How far the mean start-up may sit from the median attempt's: one run of
+// an odd start-up moves the mean by its share, never past this factor.
+inline constexpr double kMaxStartupPullFromMedian = 1.25;
 
 struct LogHistogram {
   std::array<int64_t, kHistogramBuckets> counts{};
@@ -166,6 +175,25 @@ struct EvidenceRollup {
   LogHistogram step_time_p50_hist;
   LogHistogram step_time_p95_hist;
   LogHistogram peak_memory_hist;  // every run
+  // Per attempt (core/evidence/run_attempts.h; migration 0022), over every
+  // run, in GPU-hours: the wall time counted (at most the steps' time plus
+  // kMaxCountedOverheadSeconds an attempt) and, of it, the time lost to
+  // failed attempts. The failed attempts themselves are runs -
+  // successful_runs + retries.
+  double counted_gpu_hours = 0;
+  double lost_gpu_hours = 0;
+  // The succeeded runs' attempts and counted GPU-hours, and each succeeded
+  // run's start-up per attempt in seconds (its counted time less its
+  // steps' time, over its attempts), weighted by its attempts: the mean
+  // start-up is what a projection uses, but never further than
+  // kMaxStartupPullFromMedian from that histogram's median, so that one run
+  // moves it by its share at most.
+  int64_t succeeded_attempts = 0;
+  double succeeded_counted_gpu_hours = 0;
+  LogHistogram startup_hist;
+  // Each run's mean step time, one count a run: its median bounds how far
+  // one run can pull the step time a projection uses.
+  LogHistogram step_time_mean_hist;
 
   void Add(const MeasuredRun& run);
   void Merge(const EvidenceRollup& other);
@@ -196,6 +224,25 @@ struct EvidenceStats {
   std::optional<double> startup_gpu_hours_per_run;
   double median_step_time_s = 0;
   double p95_step_time_s = 0;
+  // Per attempt (core/evidence/run_attempts.h): attempts made (runs +
+  // retries), those that failed, whatever the cause, and the GPU-hours the
+  // runs held the SKU as counted, with the GPU-hours of them lost to the
+  // failed attempts (0 in rollups that do not keep them).
+  int64_t attempts = 0;
+  int64_t failed_attempts = 0;
+  double exposure_gpu_hours = 0;
+  double lost_gpu_hours = 0;
+  // A succeeded run's attempt outside its steps (start-up): the median in
+  // wall hours (within the histogram's 19% bucket) and the mean in
+  // GPU-hours; nullopt / 0 without a succeeded run that kept them. A
+  // projection uses the mean within kMaxStartupPullFromMedian of the median.
+  std::optional<double> median_startup_hours_per_attempt;
+  double mean_startup_gpu_hours_per_attempt = 0;
+  // The median of the runs' mean step times, and their p10 and p90 (0 when
+  // not kept; within the histogram's 19% buckets).
+  double median_run_step_time_s = 0;
+  double run_step_time_p10_s = 0;
+  double run_step_time_p90_s = 0;
   // The peak memory per GPU that the planner fits with (basis MEASURED) and
   // carries to other SKUs and nearby recipes: the LARGEST peak of a
   // succeeded run, exactly as reported (the conservative figure for a fit

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/evidence/evidence.h"
+#include "core/evidence/run_attempts.h"
 
 namespace placement::core {
 namespace {
@@ -45,37 +46,33 @@ double RegularizedGammaP(double a, double x) {
 
 }  // namespace
 
-bool PoolReliabilityRollup::IsPoolFailure(RunOutcome outcome) {
-  return outcome == RunOutcome::kPreempted ||
-         outcome == RunOutcome::kHardwareError ||
-         outcome == RunOutcome::kCollectiveTimeout;
-}
-
 void PoolReliabilityRollup::Add(const MeasuredRun& run) {
   if (pool_name.empty()) pool_name = run.pool_name;
   multi_gpu = run.gpu_count > 1;
+  const RunAttempts a = AttemptsOf(run);
   ++runs;
-  const double wall_hours =
-      run.gpu_count > 0 ? run.GpuHours() / run.gpu_count : 0;
-  run_hours += wall_hours;
-  if (!IsPoolFailure(run.outcome)) return;
-  if (run.outcome == RunOutcome::kPreempted) ++preempted_runs;
-  if (run.outcome == RunOutcome::kHardwareError) ++hardware_error_runs;
-  if (run.outcome == RunOutcome::kCollectiveTimeout) {
-    ++collective_timeout_runs;
+  attempts += a.attempts;
+  run_hours += a.counted_hours;
+  preempted_attempts += a.failures_by_cause[static_cast<int>(
+      AttemptFailureCause::kPreempted)];
+  hardware_error_attempts += a.failures_by_cause[static_cast<int>(
+      AttemptFailureCause::kHardwareError)];
+  collective_timeout_attempts += a.failures_by_cause[static_cast<int>(
+      AttemptFailureCause::kCollectiveTimeout)];
+  if (a.failed_attempts > 0) {
+    failure_lost_hours += a.lost_hours * static_cast<double>(a.PoolFailures()) /
+                          static_cast<double>(a.failed_attempts);
   }
-  const double kept_hours =
-      std::max<int64_t>(0, run.steps_succeeded) * run.step_time_mean_s / 3600;
-  failure_lost_hours += std::max(0.0, wall_hours - kept_hours);
 }
 
 void PoolReliabilityRollup::Merge(const PoolReliabilityRollup& o) {
   if (pool_name.empty()) pool_name = o.pool_name;
   runs += o.runs;
+  attempts += o.attempts;
   run_hours += o.run_hours;
-  preempted_runs += o.preempted_runs;
-  hardware_error_runs += o.hardware_error_runs;
-  collective_timeout_runs += o.collective_timeout_runs;
+  preempted_attempts += o.preempted_attempts;
+  hardware_error_attempts += o.hardware_error_attempts;
+  collective_timeout_attempts += o.collective_timeout_attempts;
   failure_lost_hours += o.failure_lost_hours;
 }
 
@@ -101,10 +98,10 @@ FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
   // Node failures count over every run of the pool; fabric failures over
   // the multi-GPU runs, and only for a layout that opens collectives.
   const int64_t node_failures =
-      single_gpu.preempted_runs + single_gpu.hardware_error_runs +
-      multi_gpu.preempted_runs + multi_gpu.hardware_error_runs;
-  const int64_t fabric_failures =
-      single_gpu.collective_timeout_runs + multi_gpu.collective_timeout_runs;
+      single_gpu.preempted_attempts + single_gpu.hardware_error_attempts +
+      multi_gpu.preempted_attempts + multi_gpu.hardware_error_attempts;
+  const int64_t fabric_failures = single_gpu.collective_timeout_attempts +
+                                  multi_gpu.collective_timeout_attempts;
   const double hours = single_gpu.run_hours + multi_gpu.run_hours;
   const double node_shape = kFailurePriorShape + node_failures;
   const double node_hours = kFailurePriorHours + hours;
@@ -125,11 +122,42 @@ FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
   const double lost =
       single_gpu.failure_lost_hours + multi_gpu.failure_lost_hours;
   const int64_t all_failures = node_failures + fabric_failures;
+  const int64_t attempts = single_gpu.attempts + multi_gpu.attempts;
   if (all_failures > 0) {
     rate.lost_hours_per_failure = lost / static_cast<double>(all_failures);
+    if (attempts > 0 && hours > 0) {
+      rate.lost_hours_per_failure =
+          std::min(rate.lost_hours_per_failure,
+                   kMaxLossInAttempts * hours / static_cast<double>(attempts));
+    }
     rate.lost_hours_measured = true;
   } else {
     rate.lost_hours_per_failure = kPriorLostHoursPerFailure + startup_hours;
+  }
+  return rate;
+}
+
+FailureRate EstimateRecipeFailureRate(int64_t attempts, int64_t failed_attempts,
+                                      double exposure_hours, double lost_hours,
+                                      const FailureRate& pool) {
+  if (attempts <= 0 || !(exposure_hours > 0)) return pool;
+  FailureRate rate = pool;
+  rate.recipe_measured = true;
+  const double mean_attempt_hours =
+      exposure_hours / static_cast<double>(attempts);
+  const double failures = static_cast<double>(std::max<int64_t>(0, failed_attempts));
+  const double shape = pool.per_hour * mean_attempt_hours + failures;
+  const double hours = mean_attempt_hours + exposure_hours;
+  rate.failures = failed_attempts;
+  rate.hours = exposure_hours;
+  rate.per_hour = shape / hours;
+  rate.per_hour_band = {GammaQuantile(shape, hours, 0.1),
+                        GammaQuantile(shape, hours, 0.9)};
+  if (failed_attempts > 0) {
+    rate.lost_hours_per_failure =
+        std::min(std::max(0.0, lost_hours) / failures,
+                 kMaxLossInAttempts * mean_attempt_hours);
+    rate.lost_hours_measured = true;
   }
   return rate;
 }

@@ -4,11 +4,15 @@
 // How often a pool's runs fail, whatever they trained: a preemption or a
 // hardware error is evidence about the pool's nodes, across recipes; a
 // collective timeout about its fabric, for layouts that open collectives.
-// An out-of-memory run is evidence about the recipe on the SKU and is not
-// counted here (EvidenceRollup keeps it). Failures are counted per hour a
-// run held the pool and estimated as a rate with its uncertainty (a
-// Gamma-Poisson posterior), so one preemption prices a pool a little
-// higher instead of banning it.
+// An out-of-memory or an unexplained failure is evidence about the recipe
+// on the SKU and is not counted here (EvidenceRollup keeps it). Failures
+// are counted per failed ATTEMPT (a run's retries are failed attempts,
+// core/evidence/run_attempts.h) over the hours the runs held the pool, and
+// estimated as a rate with its uncertainty (a Gamma-Poisson posterior), so
+// one preemption prices a pool a little higher instead of banning it.
+//
+// This is the rate a recipe with no failure record of its own is priced
+// at, and the prior of a measured recipe's own rate (EstimateRecipeFailureRate).
 
 #include <cstdint>
 #include <string>
@@ -22,28 +26,27 @@ struct MeasuredRun;
 enum class RunOutcome;
 
 // Mergeable sums over the runs of one pool with one or with several GPUs
-// (what the storage table pool_reliability_rollups keeps per row).
+// (what the storage table pool_reliability_rollups keeps per row, the
+// per-attempt columns of migration 0022).
 struct PoolReliabilityRollup {
   std::string pool_name;
   bool multi_gpu = false;
   int64_t runs = 0;
-  // Wall hours the runs held the pool (ended - started), failures included.
+  int64_t attempts = 0;  // runs + their retries
+  // Wall hours the runs held the pool as counted (RunAttempts: at most
+  // their steps plus a bounded overhead an attempt), failures included.
   double run_hours = 0;
-  int64_t preempted_runs = 0;
-  int64_t hardware_error_runs = 0;
-  int64_t collective_timeout_runs = 0;
-  // Over the runs counted above as failures: the wall hours that produced
-  // no kept step (start-up, progress since the last checkpoint, the time
-  // until the failure was detected): wall - steps_succeeded x mean step.
+  // Failed attempts by the pool's causes.
+  int64_t preempted_attempts = 0;
+  int64_t hardware_error_attempts = 0;
+  int64_t collective_timeout_attempts = 0;
+  // Over those attempts: the wall hours that produced no kept step (their
+  // share of their runs' lost hours, RunAttempts::lost_hours).
   double failure_lost_hours = 0;
 
-  // Adds `run` (of this pool and GPU scope; out-of-memory and other
-  // outcomes add hours but no failure).
+  // Adds `run` (of this pool and GPU scope).
   void Add(const MeasuredRun& run);
   void Merge(const PoolReliabilityRollup& other);
-  // Whether `outcome` is a failure of the pool (preempted, hardware error,
-  // or a collective timeout).
-  static bool IsPoolFailure(RunOutcome outcome);
 
   friend bool operator==(const PoolReliabilityRollup&,
                          const PoolReliabilityRollup&) = default;
@@ -55,12 +58,15 @@ struct PoolReliabilityRollup {
 struct FailureRate {
   double per_hour = 0;
   Band per_hour_band;
-  int64_t failures = 0;  // observed, that bear on this layout
+  int64_t failures = 0;  // observed failed attempts that bear on it
   double hours = 0;      // observed run hours they were counted over
   // Wall hours lost per failure: measured when failures were observed,
   // else kPriorLostHoursPerFailure plus the start-up given.
   double lost_hours_per_failure = 0;
   bool lost_hours_measured = false;
+  // Whether the rate rests on the recipe's own attempts on the SKU
+  // (EstimateRecipeFailureRate), not on the pool's alone.
+  bool recipe_measured = false;
 };
 
 // The prior on a pool's failure rate before any of its runs: a Gamma with
@@ -84,6 +90,24 @@ inline constexpr double kPriorLostHoursPerFailure = 0.5;
 FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
                                 const PoolReliabilityRollup& multi_gpu,
                                 bool layout_is_multi_gpu, double startup_hours);
+
+// The rate of a measured recipe's layout: its own failed attempts, whatever
+// their cause, over the hours its runs held the SKU (`failed_attempts`,
+// `exposure_hours`, `attempts`), with the pool's rate for the layout
+// (`pool`) as the prior, weighed as one more attempt of the recipe's mean
+// length: the recipe's own record decides once it has a few attempts, so
+// that its projected cost agrees with what its runs cost. The loss per
+// failure is the recipe's own (`lost_hours` over its failed attempts),
+// capped at kMaxLossInAttempts of its mean attempt, else the pool's. With
+// no exposure it is `pool`.
+FailureRate EstimateRecipeFailureRate(int64_t attempts, int64_t failed_attempts,
+                                      double exposure_hours, double lost_hours,
+                                      const FailureRate& pool);
+
+// One failed attempt loses at most this many of the recipe's mean attempts
+// (a failure cannot lose more than the attempt it ended and a relaunch; the
+// cap keeps one implausible report from pricing every later failure).
+inline constexpr double kMaxLossInAttempts = 2;
 
 // The q-quantile (0 < q < 1) of a Gamma(shape, rate) distribution.
 double GammaQuantile(double shape, double rate, double q);

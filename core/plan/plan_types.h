@@ -15,6 +15,7 @@
 #include "core/evidence/pool_reliability.h"
 #include "core/models/fit.h"
 #include "core/models/memory_model.h"
+#include "core/plan/job_cost.h"
 #include "core/plan/rules.h"
 #include "core/recipe.h"
 
@@ -76,6 +77,9 @@ struct Candidate {
   // expected_gpu_hours = startup_gpu_hours + total_steps x step_gpu_hours
   // + rework_gpu_hours: what each term rests on is in the reasons.
   double expected_gpu_hours = 0;
+  // Its band: the projection at the step-time band's low edge and the
+  // failure rate's p10, and at the high edge and the rate's p90.
+  Band expected_gpu_hours_band;
   // Loading the model, compiling, warming up: once per run (measured as the
   // succeeded runs' wall time less their busy time, else a prior).
   double startup_gpu_hours = 0;
@@ -89,6 +93,12 @@ struct Candidate {
   // what an attempt that runs out of memory costs.
   double rework_gpu_hours = 0;
   FailureRate failure_rate;  // of this layout on the pool
+  // MEASURED only: what the layout's runs cost per successful step as they
+  // ran, with its band (core/plan/job_cost.h, ObservedJobCost), and this
+  // plan's projection of a job as long as those runs: the projection rests
+  // on them and lies in that band.
+  std::optional<ObservedCost> observed;
+  double projected_gpu_hours_per_successful_step_at_observed = 0;
   // The step figure is GPU-hours per successful step of runs that did not
   // report busy time: start-up and failures are in it, not added again.
   bool failures_in_step_figure = false;
