@@ -106,6 +106,28 @@ std::string DatabaseUrl() {
   return url;
 }
 
+// One line per backfill the migrations registered: done (when, after how
+// many batches) or pending (a `migrate up` continues it).
+void PrintBackfills(Migrator& migrator) {
+  absl::StatusOr<std::vector<placement::storage::BackfillState>> backfills =
+      migrator.Backfills();
+  if (!backfills.ok()) {
+    std::cerr << "backfills: " << backfills.status() << "\n";
+    return;
+  }
+  for (const auto& backfill : *backfills) {
+    std::cout << (backfill.done_at ? "done    " : "pending ") << "backfill "
+              << backfill.name << " (migration " << backfill.migration << ", "
+              << backfill.batches << " batch(es))";
+    if (backfill.done_at) {
+      std::cout << "  "
+                << absl::FormatTime(absl::RFC3339_sec, *backfill.done_at,
+                                    absl::UTCTimeZone());
+    }
+    std::cout << "\n";
+  }
+}
+
 int Migrate(const std::vector<char*>& args, const std::string& url) {
   const std::string usage = "usage: placementd migrate up|down [N]|status";
   if (args.size() < 3) {
@@ -123,6 +145,7 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
     }
     std::cout << "applied " << *applied << " migration(s); schema at version "
               << migrator.LatestVersion() << "\n";
+    PrintBackfills(migrator);
     return 0;
   }
   if (command == "down") {
@@ -156,6 +179,7 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
       }
       std::cout << "\n";
     }
+    PrintBackfills(migrator);
     return 0;
   }
   std::cerr << usage << "\n";
