@@ -75,8 +75,10 @@ CREATE TABLE IF NOT EXISTS schema_backfills (
 ))sql";
 
 struct BackfillOptions {
-  // Rows a batch may do: what each step's function is called with.
-  int batch_size = 2000;
+  // Rows a batch may do: what each step's function is called with. At 500,
+  // migration 0027's batches take ~20 ms (reading runs) and ~250 ms
+  // (locking and recounting rollup rows) on a loaded 2-core machine.
+  int batch_size = 500;
   // Stop after this many batches in all, done or not (an interrupted
   // backfill, for tests); nullopt: run every step to its end.
   std::optional<int64_t> max_batches;

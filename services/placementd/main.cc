@@ -4,6 +4,7 @@
 //   placementd migrate up|down [N]|status   manage the schema
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -84,6 +85,10 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, role, "",
           "tokens create: agent, planner, finance or admin");
 ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
+ABSL_FLAG(int, backfill_batch_size,
+          placement::storage::BackfillOptions().batch_size,
+          "migrate up: rows per backfill batch (one transaction each; "
+          "smaller holds each batch's row locks for less time)");
 ABSL_FLAG(int, newest_schema_version, 0,
           "testing only: serve as a build whose newest migration is this "
           "version (the previous release, in rolling-upgrade tests); 0: "
@@ -135,7 +140,10 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
     return 2;
   }
   DbSession session(url);
-  Migrator migrator(session, EmbeddedMigrations());
+  placement::storage::BackfillOptions backfill_options;
+  backfill_options.batch_size =
+      std::max(1, absl::GetFlag(FLAGS_backfill_batch_size));
+  Migrator migrator(session, EmbeddedMigrations(), backfill_options);
   const std::string command = args[2];
   if (command == "up") {
     absl::StatusOr<int> applied = migrator.Up();
