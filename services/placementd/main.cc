@@ -4,6 +4,7 @@
 //   placementd migrate up|down [N]|status   manage the schema
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -84,6 +85,10 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, role, "",
           "tokens create: agent, planner, finance or admin");
 ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
+ABSL_FLAG(int, backfill_batch_size,
+          placement::storage::BackfillOptions().batch_size,
+          "migrate up: rows per backfill batch (one transaction each; "
+          "smaller holds each batch's row locks for less time)");
 ABSL_FLAG(int, newest_schema_version, 0,
           "testing only: serve as a build whose newest migration is this "
           "version (the previous release, in rolling-upgrade tests); 0: "
@@ -106,6 +111,28 @@ std::string DatabaseUrl() {
   return url;
 }
 
+// One line per backfill the migrations registered: done (when, after how
+// many batches) or pending (a `migrate up` continues it).
+void PrintBackfills(Migrator& migrator) {
+  absl::StatusOr<std::vector<placement::storage::BackfillState>> backfills =
+      migrator.Backfills();
+  if (!backfills.ok()) {
+    std::cerr << "backfills: " << backfills.status() << "\n";
+    return;
+  }
+  for (const auto& backfill : *backfills) {
+    std::cout << (backfill.done_at ? "done    " : "pending ") << "backfill "
+              << backfill.name << " (migration " << backfill.migration << ", "
+              << backfill.batches << " batch(es))";
+    if (backfill.done_at) {
+      std::cout << "  "
+                << absl::FormatTime(absl::RFC3339_sec, *backfill.done_at,
+                                    absl::UTCTimeZone());
+    }
+    std::cout << "\n";
+  }
+}
+
 int Migrate(const std::vector<char*>& args, const std::string& url) {
   const std::string usage = "usage: placementd migrate up|down [N]|status";
   if (args.size() < 3) {
@@ -113,7 +140,10 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
     return 2;
   }
   DbSession session(url);
-  Migrator migrator(session, EmbeddedMigrations());
+  placement::storage::BackfillOptions backfill_options;
+  backfill_options.batch_size =
+      std::max(1, absl::GetFlag(FLAGS_backfill_batch_size));
+  Migrator migrator(session, EmbeddedMigrations(), backfill_options);
   const std::string command = args[2];
   if (command == "up") {
     absl::StatusOr<int> applied = migrator.Up();
@@ -123,6 +153,7 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
     }
     std::cout << "applied " << *applied << " migration(s); schema at version "
               << migrator.LatestVersion() << "\n";
+    PrintBackfills(migrator);
     return 0;
   }
   if (command == "down") {
@@ -156,6 +187,7 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
       }
       std::cout << "\n";
     }
+    PrintBackfills(migrator);
     return 0;
   }
   std::cerr << usage << "\n";
