@@ -7,17 +7,18 @@
 namespace placement::storage {
 namespace {
 
-// The runs that carried out one bake-off run: on its pool, naming the plan,
-// or of its recipe key stored since the plan was made.
+// The runs that carried out one bake-off run: on its pool, of the recipe
+// key the plan chose there (its layout included), naming the plan or stored
+// since it was made. A run naming the plan with another recipe or layout
+// measured something else and does not count.
 constexpr char kSelectBakeOffUploads[] = R"sql(
 SELECT encode(upload, 'hex'), recipe_key,
        (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds,
        coalesce(plan_id = $2::uuid, false)
 FROM benchmark_runs
-WHERE pool_name = $1
+WHERE pool_name = $1 AND recipe_key = $3
   AND (plan_id = $2::uuid
-       OR (recipe_key = $3
-           AND accepted_at >= timestamptz 'epoch' + $4::bigint * interval '1 microsecond'))
+       OR accepted_at >= timestamptz 'epoch' + $4::bigint * interval '1 microsecond')
 ORDER BY accepted_at DESC, run_id DESC
 LIMIT $5)sql";
 

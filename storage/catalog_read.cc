@@ -22,9 +22,9 @@ absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
         rows.horizon = *std::move(horizon);
         rows.skus = ReadSkus(txn);
         rows.pools = ReadAllPools(txn);
-        const bool failure_evidence = HasFailureEvidence(txn);
+        const FailureEvidence failure_evidence = FailureEvidenceIn(txn);
         rows.rollups = ReadRollups(txn, failure_evidence);
-        if (failure_evidence) rows.pool_reliability = ReadPoolReliability(txn);
+        rows.pool_reliability = ReadPoolReliability(txn, failure_evidence);
         rows.tokens = ReadTokens(txn);
         rows.evals = ReadEvals(txn);
         rows.eval_criteria = ReadEvalCriteria(txn);
@@ -88,12 +88,10 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         }
         changes.skus = ReadSkusChangedSince(txn, since);
         changes.pools = ReadPoolsChangedSince(txn, since);
-        const bool failure_evidence = HasFailureEvidence(txn);
+        const FailureEvidence failure_evidence = FailureEvidenceIn(txn);
         changes.rollups = ReadRollupsChangedSince(txn, since, failure_evidence);
         // Whole: pools x 2 rows (the caller compares it with its copy).
-        if (failure_evidence) {
-          changes.pool_reliability = ReadPoolReliability(txn);
-        }
+        changes.pool_reliability = ReadPoolReliability(txn, failure_evidence);
         changes.tokens = ReadTokensChangedSince(txn, since);
         changes.evals = ReadEvalsChangedSince(txn, since);
         changes.eval_criteria = ReadEvalCriteria(txn);

@@ -16,21 +16,46 @@
 namespace placement::storage {
 namespace {
 
-constexpr char kInsertRun[] = R"sql(
-INSERT INTO benchmark_runs (
-  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, model,
-  method, gpu_count, started_at, ended_at, gpu_microseconds, steps_attempted,
-  steps_succeeded, step_time_mean_s, step_time_p50_s, step_time_p95_s,
-  tokens_per_second, peak_memory_gb, offload, interconnect, collectives_opened,
-  retries, outcome, exclusive, plan_id, upload, evidence_version,
-  peak_memory_allocated_gb, peak_memory_reserved_gb)
-VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10,
-        to_timestamp($11::float8 / 1e6), to_timestamp($12::float8 / 1e6), $13,
-        $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-        $27::uuid, decode($2, 'hex'), pg_current_xact_id()::text::bigint,
-        nullif($28::float8, 0), nullif($29::float8, 0))
-ON CONFLICT (run_id) DO NOTHING
-RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint, evidence_version)sql";
+#define PLACEMENT_INSERT_RUN_COLUMNS                                          \
+  "INSERT INTO benchmark_runs ("                                             \
+  "  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, "   \
+  "  model, method, gpu_count, started_at, ended_at, gpu_microseconds, "     \
+  "  steps_attempted, steps_succeeded, step_time_mean_s, step_time_p50_s, "  \
+  "  step_time_p95_s, tokens_per_second, peak_memory_gb, offload, "          \
+  "  interconnect, collectives_opened, retries, outcome, exclusive, "        \
+  "  plan_id, upload, evidence_version, peak_memory_allocated_gb, "          \
+  "  peak_memory_reserved_gb"
+#define PLACEMENT_INSERT_RUN_VALUES                                          \
+  "VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10, " \
+  "        to_timestamp($11::float8 / 1e6), to_timestamp($12::float8 / 1e6)," \
+  "        $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,"  \
+  "        $26, $27::uuid, decode($2, 'hex'),"                               \
+  "        pg_current_xact_id()::text::bigint, nullif($28::float8, 0),"      \
+  "        nullif($29::float8, 0)"
+#define PLACEMENT_INSERT_RUN_CONFLICT                                        \
+  " ON CONFLICT (run_id) DO NOTHING "                                        \
+  "RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint, "             \
+  "evidence_version"
+
+constexpr char kInsertRun[] = PLACEMENT_INSERT_RUN_COLUMNS
+    ") " PLACEMENT_INSERT_RUN_VALUES ")" PLACEMENT_INSERT_RUN_CONFLICT;
+// With why each retried attempt failed (migration 0022), for a run that
+// reported it: in the INSERT itself, since the database's deferred rollup
+// triggers read the row as inserted.
+constexpr char kInsertRunWithRetryOutcomes[] =
+    PLACEMENT_INSERT_RUN_COLUMNS ", retry_outcomes) " PLACEMENT_INSERT_RUN_VALUES
+    ", $30::text[])" PLACEMENT_INSERT_RUN_CONFLICT;
+
+#undef PLACEMENT_INSERT_RUN_CONFLICT
+#undef PLACEMENT_INSERT_RUN_VALUES
+#undef PLACEMENT_INSERT_RUN_COLUMNS
+
+// Whether benchmark_runs keeps retry causes (migration 0022 adds the
+// column; its down keeps it).
+constexpr char kHasRetryOutcomes[] = R"sql(
+SELECT EXISTS (SELECT 1 FROM pg_attribute
+               WHERE attrelid = 'benchmark_runs'::regclass
+                 AND attname = 'retry_outcomes' AND NOT attisdropped))sql";
 
 constexpr char kSelectExistingRun[] = R"sql(
 SELECT fingerprint = sha256(decode($2, 'hex')), recipe_key,
@@ -143,13 +168,25 @@ LIMIT $6)sql";
 #define PLACEMENT_BUSY_COLUMNS                            \
   ", busy_gpu_microseconds, succeeded_gpu_microseconds, " \
   "succeeded_busy_gpu_microseconds"
+// Migration 0022's (also the database's), after those.
+#define PLACEMENT_ATTEMPT_COLUMNS                                        \
+  ", counted_gpu_microseconds, lost_gpu_microseconds, "                  \
+  "succeeded_attempts, succeeded_counted_gpu_microseconds, "             \
+  "startup_hist::text, step_time_mean_hist::text"
 #define PLACEMENT_ROLLUP_ORDER " ORDER BY recipe_key, sku_id"
 #define PLACEMENT_ROLLUP_CHANGED \
   " FROM evidence_rollups WHERE" PLACEMENT_CHANGED_SINCE("change_xid")
 
-constexpr char kListRollups[] = PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS
+constexpr char kListRollups[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ATTEMPT_COLUMNS
     " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
 constexpr char kListChangedRollups[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ATTEMPT_COLUMNS
+        PLACEMENT_ROLLUP_CHANGED PLACEMENT_ROLLUP_ORDER;
+// On a schema before 0022.
+constexpr char kListRollupsPerRun[] = PLACEMENT_ROLLUP_COLUMNS
+    PLACEMENT_BUSY_COLUMNS " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
+constexpr char kListChangedRollupsPerRun[] =
     PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ROLLUP_CHANGED
         PLACEMENT_ROLLUP_ORDER;
 // On a schema before 0017 (a binary started before `migrate up`).
@@ -160,8 +197,18 @@ constexpr char kListChangedRollupsWithoutBusy[] =
 
 #undef PLACEMENT_ROLLUP_CHANGED
 #undef PLACEMENT_ROLLUP_ORDER
+#undef PLACEMENT_ATTEMPT_COLUMNS
 #undef PLACEMENT_BUSY_COLUMNS
 #undef PLACEMENT_ROLLUP_COLUMNS
+
+// The run's retry causes as a text[] literal ("{PREEMPTED,FAILED}").
+std::string RetryOutcomesLiteral(const core::MeasuredRun& run) {
+  std::vector<const char*> names;
+  for (core::RunOutcome o : run.retry_outcomes) {
+    names.push_back(core::RunOutcomeName(o));
+  }
+  return absl::StrCat("{", absl::StrJoin(names, ","), "}");
+}
 
 std::string CountsLiteral(const core::LogHistogram& histogram) {
   return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
@@ -266,18 +313,31 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     const int64_t gpu_us = GpuMicroseconds(run);
     pqxx::work txn(c);
     const std::string upload_hex = HexEncode(in.upload);
-    const pqxx::result inserted = txn.exec_params(
-        kInsertRun, run.run_id, upload_hex, in.agent_id, run.pool_name,
-        run.sku_id, run.team, run.recipe_key, in.recipe.model,
-        core::FineTuneMethodName(in.recipe.method), run.gpu_count,
-        absl::ToUnixMicros(run.started), absl::ToUnixMicros(run.ended), gpu_us,
-        run.steps_attempted, run.steps_succeeded, run.step_time_mean_s,
-        run.step_time_p50_s, run.step_time_p95_s, in.tokens_per_second,
-        run.peak_memory_gb, core::OffloadName(run.offload),
-        core::InterconnectName(run.interconnect), run.collectives_opened,
-        run.retries, core::RunOutcomeName(run.outcome), in.exclusive,
-        in.plan_id.empty() ? nullptr : in.plan_id.c_str(),
-        run.peak_memory_allocated_gb, run.peak_memory_reserved_gb);
+    // Asked only for a run that reported its retries' causes: a schema
+    // that never had 0022 keeps them in the upload bytes alone.
+    const bool with_retry_outcomes =
+        !run.retry_outcomes.empty() &&
+        txn.exec(kHasRetryOutcomes)[0][0].as<bool>();
+    auto insert = [&](const char* statement, auto... retry_outcomes) {
+      return txn.exec_params(
+          statement, run.run_id, upload_hex, in.agent_id, run.pool_name,
+          run.sku_id, run.team, run.recipe_key, in.recipe.model,
+          core::FineTuneMethodName(in.recipe.method), run.gpu_count,
+          absl::ToUnixMicros(run.started), absl::ToUnixMicros(run.ended),
+          gpu_us, run.steps_attempted, run.steps_succeeded,
+          run.step_time_mean_s, run.step_time_p50_s, run.step_time_p95_s,
+          in.tokens_per_second, run.peak_memory_gb,
+          core::OffloadName(run.offload),
+          core::InterconnectName(run.interconnect), run.collectives_opened,
+          run.retries, core::RunOutcomeName(run.outcome), in.exclusive,
+          in.plan_id.empty() ? nullptr : in.plan_id.c_str(),
+          run.peak_memory_allocated_gb, run.peak_memory_reserved_gb,
+          retry_outcomes...);
+    };
+    const pqxx::result inserted =
+        with_retry_outcomes
+            ? insert(kInsertRunWithRetryOutcomes, RetryOutcomesLiteral(run))
+            : insert(kInsertRun);
     // The run_id is taken: a retry of the same upload, or a conflict.
     if (inserted.empty()) return AckOfExistingRun(txn, run.run_id, upload_hex);
 
@@ -411,6 +471,15 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
       r.succeeded_busy_gpu_hours =
           core::HoursFromMicroseconds(row[29].as<int64_t>());
     }
+    if (row.size() > 30) {  // and with the per-attempt columns
+      r.counted_gpu_hours = core::HoursFromMicroseconds(row[30].as<int64_t>());
+      r.lost_gpu_hours = core::HoursFromMicroseconds(row[31].as<int64_t>());
+      r.succeeded_attempts = row[32].as<int64_t>();
+      r.succeeded_counted_gpu_hours =
+          core::HoursFromMicroseconds(row[33].as<int64_t>());
+      r.startup_hist = CountsFromLiteral(row[34].as<std::string>());
+      r.step_time_mean_hist = CountsFromLiteral(row[35].as<std::string>());
+    }
     rollups.push_back(std::move(stored));
   }
   return rollups;
@@ -419,24 +488,35 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
 }  // namespace
 
 std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn,
-                                      bool with_busy) {
-  return RollupsFromRows(
-      txn.exec(with_busy ? kListRollups : kListRollupsWithoutBusy));
+                                      FailureEvidence schema) {
+  switch (schema) {
+    case FailureEvidence::kPerAttempt:
+      return RollupsFromRows(txn.exec(kListRollups));
+    case FailureEvidence::kPerRun:
+      return RollupsFromRows(txn.exec(kListRollupsPerRun));
+    case FailureEvidence::kNone:
+      break;
+  }
+  return RollupsFromRows(txn.exec(kListRollupsWithoutBusy));
 }
 
 std::vector<StoredRollup> ReadRollupsChangedSince(
     pqxx::transaction_base& txn, const TransactionHorizon& since,
-    bool with_busy) {
-  return RollupsFromRows(txn.exec_params(
-      with_busy ? kListChangedRollups : kListChangedRollupsWithoutBusy,
-      since.ToText(), since.xmin));
+    FailureEvidence schema) {
+  const char* statement = kListChangedRollupsWithoutBusy;
+  if (schema == FailureEvidence::kPerAttempt) statement = kListChangedRollups;
+  if (schema == FailureEvidence::kPerRun) {
+    statement = kListChangedRollupsPerRun;
+  }
+  return RollupsFromRows(
+      txn.exec_params(statement, since.ToText(), since.xmin));
 }
 
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {
   return session.Run([&](pqxx::connection_base& c)
                          -> absl::StatusOr<std::vector<StoredRollup>> {
     pqxx::read_transaction txn(c);
-    return ReadRollups(txn, HasFailureEvidence(txn));
+    return ReadRollups(txn, FailureEvidenceIn(txn));
   });
 }
 

@@ -11,6 +11,7 @@
 #include "core/evidence/evidence.h"
 #include "core/recipe.h"
 #include "storage/db_session.h"
+#include "storage/pool_reliability_store.h"
 #include "storage/transaction_horizon.h"
 
 namespace placement::storage {
@@ -133,16 +134,16 @@ struct StoredRollup {
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session);
 // The same inside the caller's transaction `txn` (for reads that must see
 // one point in time, see ReadCatalog); throws what libpqxx throws, so call it
-// only inside DbSession::Run. `with_busy`: whether the schema has migration
-// 0017's busy and succeeded GPU time (HasFailureEvidence); without it they
-// are left at 0.
+// only inside DbSession::Run. `schema` (FailureEvidenceIn) says which of
+// migration 0017's busy and succeeded GPU time and 0022's per-attempt
+// figures the schema has; what it lacks is left at 0.
 std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn,
-                                      bool with_busy);
+                                      FailureEvidence schema);
 // Only the rows inserted or updated by transactions `since` did not see
 // (migration 0009), inside the caller's transaction.
 std::vector<StoredRollup> ReadRollupsChangedSince(
     pqxx::transaction_base& txn, const TransactionHorizon& since,
-    bool with_busy);
+    FailureEvidence schema);
 
 }  // namespace placement::storage
 

@@ -140,6 +140,16 @@ absl::StatusOr<StandardRecord> InsertStandard(DbSession& session,
       });
 }
 
+absl::StatusOr<std::optional<StandardRecord>> FindStandardByRequestId(
+    DbSession& session, const std::string& request_id) {
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<std::optional<StandardRecord>> {
+    pqxx::read_transaction txn(c);
+    if (!HasStandards(txn)) return NoTable();
+    return SelectOne(txn, kSelectByRequestId, request_id);
+  });
+}
+
 absl::StatusOr<StandardRecord> GetStandard(DbSession& session,
                                            const std::string& standard_id) {
   return session.Run(

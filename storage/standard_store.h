@@ -7,6 +7,7 @@
 // the table (HasStandards): before 0021 the snapshot has none and the RPCs
 // get UNAVAILABLE.
 
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -28,6 +29,11 @@ std::vector<StandardRecord> ReadActiveStandards(pqxx::transaction_base& txn);
 // returned if its fingerprint is the same, ALREADY_EXISTS if not.
 absl::StatusOr<StandardRecord> InsertStandard(DbSession& session,
                                               const StandardRecord& record);
+
+// The standard `request_id` wrote, if any (a retry of a committed write
+// answers it before the proof is judged again).
+absl::StatusOr<std::optional<StandardRecord>> FindStandardByRequestId(
+    DbSession& session, const std::string& request_id);
 
 // NOT_FOUND when no standard has that id.
 absl::StatusOr<StandardRecord> GetStandard(DbSession& session,

@@ -55,11 +55,6 @@ v1::Fit FitToProto(core::Fit fit) {
   return v1::FIT_UNSPECIFIED;
 }
 
-void BandToProto(const core::Band& band, v1::Band* out) {
-  out->set_low(band.low);
-  out->set_high(band.high);
-}
-
 void MemoryToProto(const core::MemoryBreakdown& m, v1::MemoryEstimate* out) {
   out->set_weights_gb(m.weights_gb);
   out->set_gradients_gb(m.gradients_gb);
@@ -75,6 +70,11 @@ void MemoryToProto(const core::MemoryBreakdown& m, v1::MemoryEstimate* out) {
 }
 
 }  // namespace
+
+void BandToProto(const core::Band& band, v1::Band* out) {
+  out->set_low(band.low);
+  out->set_high(band.high);
+}
 
 const char* ObjectiveName(core::Objective objective) {
   return objective == core::Objective::kShortestTime ? "SHORTEST_TIME"
@@ -107,8 +107,6 @@ core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
   return request;
 }
 
-namespace {
-
 void FailureRateToProto(const core::FailureRate& in, v1::FailureRate* out) {
   out->set_per_hour(in.per_hour);
   BandToProto(in.per_hour_band, out->mutable_per_hour_band());
@@ -116,7 +114,18 @@ void FailureRateToProto(const core::FailureRate& in, v1::FailureRate* out) {
   out->set_run_hours(in.hours);
   out->set_lost_hours_per_failure(in.lost_hours_per_failure);
   out->set_lost_hours_measured(in.lost_hours_measured);
+  out->set_recipe_measured(in.recipe_measured);
 }
+
+void ObservedCostToProto(const core::ObservedCost& in, double projected,
+                         v1::ObservedCost* out) {
+  out->set_gpu_hours_per_successful_step(in.gpu_hours_per_successful_step);
+  BandToProto(in.band, out->mutable_band());
+  out->set_job_steps(in.job_steps);
+  if (projected > 0) out->set_projected_gpu_hours_per_successful_step(projected);
+}
+
+namespace {
 
 // The estimate's figures and what they rest on.
 void CandidateEstimateToProto(const core::Candidate& c,
@@ -146,6 +155,12 @@ void CandidateEstimateToProto(const core::Candidate& c,
   p->set_transferred_from_sku(c.transferred_from_sku_id);
   p->set_prior_peak_memory_gb(c.prior_peak_memory_gb);
   p->set_prior_step_time_s(c.prior_step_time_s);
+  BandToProto(c.expected_gpu_hours_band, p->mutable_expected_gpu_hours_band());
+  if (c.observed.has_value()) {
+    ObservedCostToProto(*c.observed,
+                        c.projected_gpu_hours_per_successful_step_at_observed,
+                        p->mutable_observed());
+  }
 }
 
 void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {

@@ -17,6 +17,15 @@ const char* ObjectiveName(core::Objective objective);
 
 void EvalStatusToProto(const core::EvalStatus& status, v1::EvalStatus* proto);
 
+void BandToProto(const core::Band& band, v1::Band* out);
+
+void FailureRateToProto(const core::FailureRate& in, v1::FailureRate* out);
+
+// What a measured layout's runs cost and, when `projected` > 0, the
+// projection of a job as long as theirs per successful step.
+void ObservedCostToProto(const core::ObservedCost& in, double projected,
+                         v1::ObservedCost* out);
+
 }  // namespace placement::services
 
 #endif  // PLACEMENT_SERVICES_API_PLACEMENT_CONVERT_H_

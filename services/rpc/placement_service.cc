@@ -549,8 +549,13 @@ grpc::ServerUnaryReactor* PlacementService::GetBakeOffStatus(
                        absl::StatusOr<BakeOffReadings> readings =
                            ReadBakeOff(session, plan_id);
                        if (!readings.ok()) return readings.status();
-                       return BakeOffStatusToProto(*readings, snapshot->pools,
-                                                   snapshot->skus, response);
+                       absl::StatusOr<std::vector<core::BakeOffUpload>>
+                           uploads = UploadsOf(*readings);
+                       if (!uploads.ok()) return uploads.status();
+                       BakeOffStatusToProto(
+                           *readings, RecordedPlanOn(*snapshot, *readings),
+                           *uploads, response);
+                       return absl::OkStatus();
                      });
   };
   // As GetPlan: a plan of this replica's still queued for its record is

@@ -2,9 +2,11 @@
 
 #include <grpcpp/support/proto_buffer_reader.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "placement/v1/placement.grpc.pb.h"
+#include "core/plan/job_cost.h"
 #include "services/api/recipe_convert.h"
 #include "services/plan/plan_response_bytes.h"
 #include "storage/bake_off_store.h"
@@ -40,11 +42,11 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<core::EvalStatus>> EvalFor(
+absl::StatusOr<std::vector<core::EvalEvidence>> EvalsFor(
     storage::DbSession& session, const v1::PlacePlanResponse& plan,
     const std::string& recipe_key) {
   if (plan.eval_requirement().empty() || !plan.has_eval_status()) {
-    return std::nullopt;
+    return std::vector<core::EvalEvidence>{};
   }
   storage::EvalFilter filter;
   filter.recipe_key = recipe_key;
@@ -56,22 +58,41 @@ absl::StatusOr<std::optional<core::EvalStatus>> EvalFor(
   if (!page.ok()) return page.status();
   std::vector<core::EvalEvidence> evals;
   for (const storage::StoredEval& e : page->evals) evals.push_back(e.eval);
-  return core::MatchEval(evals, filter.recipe_key, filter.serving_sku_id,
-                         filter.serving_precision);
+  return evals;
+}
+
+core::RecordedPlan RecordedPlanOn(const CatalogSnapshot& snapshot,
+                                  const BakeOffReadings& readings) {
+  core::RecordedPlan plan = RecordedPlanOf(
+      readings, {&snapshot.pools, &snapshot.skus, &snapshot.EvalCriteria()});
+  for (core::BakeOffTarget& target : plan.targets) {
+    const int gpus = std::max(1, target.gpu_count);
+    // The prior start-up, as the planner prices a pool's prior loss.
+    target.pool_rate = core::EstimateFailureRate(
+        snapshot.PoolReliability(target.pool_name, false),
+        snapshot.PoolReliability(target.pool_name, true), gpus > 1,
+        core::kPriorStartupSeconds / 3600);
+  }
+  return plan;
 }
 
 absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
-                                            const std::string& plan_id) {
+                                            const std::string& plan_id,
+                                            const std::string& also) {
   absl::StatusOr<storage::StoredPlan> stored =
       storage::GetPlan(session, plan_id);
   if (!stored.ok()) return stored.status();
   BakeOffReadings readings;
   readings.plan_id = plan_id;
+  readings.created = stored->created_at;
   if (absl::Status parsed = ResponseFromStored(*stored, &readings.plan);
       !parsed.ok()) {
     return parsed;
   }
-  readings.targets = BakeOffTargets(readings.plan);
+  if (!readings.request.ParseFromString(stored->request)) {
+    return absl::DataLossError("stored plan request does not parse");
+  }
+  readings.targets = BakeOffTargets(readings.plan, also);
   if (readings.targets.empty()) return readings;
   absl::StatusOr<std::vector<std::vector<storage::MatchedUpload>>> uploads =
       storage::FindBakeOffUploads(session, plan_id, stored->created_at,
@@ -79,10 +100,10 @@ absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
   if (!uploads.ok()) return uploads.status();
   readings.uploads = *std::move(uploads);
   for (const storage::BakeOffTarget& target : readings.targets) {
-    absl::StatusOr<std::optional<core::EvalStatus>> eval =
-        EvalFor(session, readings.plan, target.recipe_key);
-    if (!eval.ok()) return eval.status();
-    readings.evals.push_back(*std::move(eval));
+    absl::StatusOr<std::vector<core::EvalEvidence>> evals =
+        EvalsFor(session, readings.plan, target.recipe_key);
+    if (!evals.ok()) return evals.status();
+    readings.evals.push_back(*std::move(evals));
   }
   return readings;
 }

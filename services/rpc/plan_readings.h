@@ -9,11 +9,14 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/evidence/eval_evidence.h"
 #include "placement/v1/placement.pb.h"
+#include "core/plan/recorded_plan.h"
 #include "services/api/bake_off_convert.h"
+#include "services/plan/evidence_cache.h"
 #include "storage/db_session.h"
 #include "storage/plan_store.h"
 
@@ -26,16 +29,24 @@ grpc::ByteBuffer ResponseBytesFromStored(const storage::StoredPlan& stored);
 absl::Status ResponseFromStored(const storage::StoredPlan& stored,
                                 v1::PlacePlanResponse* response);
 
-// Whether a stored eval meets `plan`'s eval requirement for `recipe_key`
-// (the plan's serving SKU and precision); nullopt when the plan has none.
-absl::StatusOr<std::optional<core::EvalStatus>> EvalFor(
+// The stored evals that could meet `plan`'s eval requirement for
+// `recipe_key` (the plan's serving SKU and precision); none when the plan
+// has no requirement.
+absl::StatusOr<std::vector<core::EvalEvidence>> EvalsFor(
     storage::DbSession& session, const v1::PlacePlanResponse& plan,
     const std::string& recipe_key);
 
-// Everything GetBakeOffStatus reads from the database for `plan_id`:
+// The plan of `readings` as core judges it, with what the replica's
+// `snapshot` knows of its pools: rates, cards, failure records, criteria.
+core::RecordedPlan RecordedPlanOn(const CatalogSnapshot& snapshot,
+                                  const BakeOffReadings& readings);
+
+// Everything GetBakeOffStatus and WriteStandard read from the database for
+// `plan_id` (with `also`, a pool the plan ranked, among the targets):
 // NOT_FOUND for an unknown plan.
 absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
-                                            const std::string& plan_id);
+                                            const std::string& plan_id,
+                                            const std::string& also = "");
 
 }  // namespace placement::services
 

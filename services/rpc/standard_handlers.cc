@@ -13,7 +13,9 @@
 #include "common/proto_bytes.h"
 #include "common/uuid.h"
 #include "core/evidence/pool_reliability.h"
+#include "core/plan/bake_off_verdict.h"
 #include "core/plan/standard.h"
+#include "core/plan/standard_proof.h"
 #include "core/precondition_violation.h"
 #include "services/api/bake_off_convert.h"
 #include "services/api/grpc_status.h"
@@ -40,43 +42,12 @@ const v1::PlacementCandidate* CandidateOn(const v1::PlacePlanResponse& plan,
   return nullptr;
 }
 
-const v1::BakeOffPoolVerdict* VerdictOn(
-    const v1::GetBakeOffStatusResponse& status, const std::string& pool) {
-  for (const v1::BakeOffPoolVerdict& p : status.verdict().pools()) {
-    if (p.pool() == pool) return &p;
+const core::BakeOffPoolVerdict* VerdictOn(const core::BakeOffVerdict& verdict,
+                                          const std::string& pool) {
+  for (const core::BakeOffPoolVerdict& p : verdict.pools) {
+    if (p.pool_name == pool) return &p;
   }
   return nullptr;
-}
-
-// What the plan's evidence lacks for a standard on `pool`: its bake-off
-// complete, the pool not a miss in it, the eval requirement met.
-std::vector<PreconditionViolation> MissingEvidence(
-    const v1::GetBakeOffStatusResponse& status,
-    const std::optional<core::EvalStatus>& eval, const std::string& pool) {
-  std::vector<PreconditionViolation> missing;
-  const std::string plan = absl::StrCat("plans/", status.plan_id());
-  if (!status.complete()) {
-    missing.push_back({"BAKE_OFF_INCOMPLETE", plan,
-                       absl::StrCat("the plan's bake-off is ",
-                                    status.progress(), ": ", status.reason())});
-  }
-  if (const v1::BakeOffPoolVerdict* judged = VerdictOn(status, pool);
-      judged != nullptr && !judged->eligible() &&
-      !(judged->has_eval_status() && !judged->eval_status().met())) {
-    missing.push_back(
-        {"POOL_FAILED_BAKE_OFF", absl::StrCat("pools/", pool),
-         absl::StrCat(pool, " did not pass the bake-off (",
-                      absl::StrJoin(judged->findings(), "; "), ")")});
-  }
-  if (eval.has_value() && !eval->met) {
-    missing.push_back(
-        {"EVAL_MISSING", absl::StrCat("recipe_keys/", eval->recipe_key),
-         absl::StrCat("no eval of ", eval->recipe_key, " on ",
-                      eval->serving_sku_id, " in ",
-                      core::PrecisionName(eval->serving_precision),
-                      " is stored (the plan's eval requirement)")});
-  }
-  return missing;
 }
 
 // The pool's failure rate for the candidate's layout on `snapshot` now (the
@@ -94,7 +65,7 @@ core::FailureRate FailureRateNow(const CatalogSnapshot& snapshot,
 // The standard a valid write asks for, from the plan that proves it.
 absl::StatusOr<storage::StandardRecord> StandardOf(
     const v1::WriteStandardRequest& request, const BakeOffReadings& readings,
-    const v1::GetBakeOffStatusResponse& status,
+    const core::BakeOffVerdict& verdict,
     const v1::PlacementCandidate& candidate,
     const core::FailureRate& failure_rate, const std::string& written_by) {
   const core::Recipe plan_recipe = RecipeFromProto(readings.plan.recipe());
@@ -118,11 +89,10 @@ absl::StatusOr<storage::StandardRecord> StandardOf(
   s.written_by = written_by;
   s.team = request.team();
   s.reason = request.reason();
-  if (const v1::BakeOffPoolVerdict* judged =
-          VerdictOn(status, candidate.pool())) {
-    s.cost_micros_per_successful_step_band = {
-        judged->cost_micros_per_successful_step_band().low(),
-        judged->cost_micros_per_successful_step_band().high()};
+  if (const core::BakeOffPoolVerdict* judged =
+          VerdictOn(verdict, candidate.pool())) {
+    s.cost_micros_per_successful_step_band =
+        judged->cost_micros_per_successful_step_band;
   }
   s.failure_rate_per_hour_band = failure_rate.per_hour_band;
   record.recipe_class_proto =
@@ -174,36 +144,37 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
        written_by = CallerName(*context),
        plan_id = absl::AsciiStrToLower(request->plan_id())](
           storage::DbSession& session) -> absl::Status {
+        // A retry of a committed write answers what the first answered.
+        absl::StatusOr<std::optional<storage::StandardRecord>> written =
+            storage::FindStandardByRequestId(session, request->request_id());
+        if (!written.ok()) return written.status();
+        if (written->has_value()) {
+          if ((*written)->fingerprint != WriteStandardFingerprint(*request)) {
+            return absl::AlreadyExistsError(absl::StrCat(
+                "request_id ", request->request_id(),
+                " already wrote standard ", (*written)->standard.standard_id,
+                " with other content"));
+          }
+          StandardToProto(**written, response->mutable_standard());
+          return absl::OkStatus();
+        }
         absl::StatusOr<BakeOffReadings> readings =
-            ReadBakeOff(session, plan_id);
+            ReadBakeOff(session, plan_id, request->pool());
         if (!readings.ok()) return readings.status();
-        const v1::PlacementCandidate* candidate =
-            CandidateOn(readings->plan, request->pool());
-        if (candidate == nullptr) {
-          return core::FailedPreconditionWithViolations(
-              {{"POOL_NOT_A_CANDIDATE", absl::StrCat("pools/", request->pool()),
-                absl::StrCat(request->pool(), " was not a candidate of plan ",
-                             plan_id,
-                             ": its bake-off proves nothing about "
-                             "it")}});
-        }
-        v1::GetBakeOffStatusResponse status;
-        if (absl::Status s = BakeOffStatusToProto(*readings, snapshot->pools,
-                                                  snapshot->skus, &status);
-            !s.ok()) {
-          return s;
-        }
-        absl::StatusOr<std::optional<core::EvalStatus>> eval =
-            EvalFor(session, readings->plan, candidate->recipe_key());
-        if (!eval.ok()) return eval.status();
+        absl::StatusOr<std::vector<core::BakeOffUpload>> uploads =
+            UploadsOf(*readings);
+        if (!uploads.ok()) return uploads.status();
+        const core::RecordedPlan plan = RecordedPlanOn(*snapshot, *readings);
         std::vector<PreconditionViolation> missing =
-            MissingEvidence(status, *eval, request->pool());
+            core::MissingProof(plan, *uploads, request->pool());
         if (!missing.empty()) {
           return core::FailedPreconditionWithViolations(missing);
         }
-        absl::StatusOr<storage::StandardRecord> record =
-            StandardOf(*request, *readings, status, *candidate,
-                       FailureRateNow(*snapshot, *candidate), written_by);
+        const v1::PlacementCandidate* candidate =
+            CandidateOn(readings->plan, request->pool());
+        absl::StatusOr<storage::StandardRecord> record = StandardOf(
+            *request, *readings, core::JudgeBakeOff(plan, *uploads),
+            *candidate, FailureRateNow(*snapshot, *candidate), written_by);
         if (!record.ok()) return record.status();
         absl::StatusOr<storage::StandardRecord> stored =
             storage::InsertStandard(session, *record);
