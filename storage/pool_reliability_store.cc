@@ -36,10 +36,9 @@ std::vector<core::PoolReliabilityRollup> ReadPoolReliability(
     pqxx::transaction_base& txn, FailureEvidence schema) {
   std::vector<core::PoolReliabilityRollup> rollups;
   if (schema == FailureEvidence::kNone) return rollups;
-  for (const pqxx::row& row :
-       txn.exec(schema == FailureEvidence::kPerAttempt
-                    ? kListPoolReliability
-                    : kListPoolReliabilityPerRun)) {
+  for (const pqxx::row& row : txn.exec(schema == FailureEvidence::kPerAttempt
+                                           ? kListPoolReliability
+                                           : kListPoolReliabilityPerRun)) {
     core::PoolReliabilityRollup r;
     r.pool_name = row[0].as<std::string>();
     r.multi_gpu = row[1].as<bool>();

@@ -16,25 +16,25 @@
 namespace placement::storage {
 namespace {
 
-#define PLACEMENT_INSERT_RUN_COLUMNS                                          \
-  "INSERT INTO benchmark_runs ("                                             \
-  "  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, "   \
-  "  model, method, gpu_count, started_at, ended_at, gpu_microseconds, "     \
-  "  steps_attempted, steps_succeeded, step_time_mean_s, step_time_p50_s, "  \
-  "  step_time_p95_s, tokens_per_second, peak_memory_gb, offload, "          \
-  "  interconnect, collectives_opened, retries, outcome, exclusive, "        \
-  "  plan_id, upload, evidence_version, peak_memory_allocated_gb, "          \
+#define PLACEMENT_INSERT_RUN_COLUMNS                                        \
+  "INSERT INTO benchmark_runs ("                                            \
+  "  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, "  \
+  "  model, method, gpu_count, started_at, ended_at, gpu_microseconds, "    \
+  "  steps_attempted, steps_succeeded, step_time_mean_s, step_time_p50_s, " \
+  "  step_time_p95_s, tokens_per_second, peak_memory_gb, offload, "         \
+  "  interconnect, collectives_opened, retries, outcome, exclusive, "       \
+  "  plan_id, upload, evidence_version, peak_memory_allocated_gb, "         \
   "  peak_memory_reserved_gb"
-#define PLACEMENT_INSERT_RUN_VALUES                                          \
-  "VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10, " \
+#define PLACEMENT_INSERT_RUN_VALUES                                           \
+  "VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10, "  \
   "        to_timestamp($11::float8 / 1e6), to_timestamp($12::float8 / 1e6)," \
   "        $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,"  \
-  "        $26, $27::uuid, decode($2, 'hex'),"                               \
-  "        pg_current_xact_id()::text::bigint, nullif($28::float8, 0),"      \
+  "        $26, $27::uuid, decode($2, 'hex'),"                                \
+  "        pg_current_xact_id()::text::bigint, nullif($28::float8, 0),"       \
   "        nullif($29::float8, 0)"
-#define PLACEMENT_INSERT_RUN_CONFLICT                                        \
-  " ON CONFLICT (run_id) DO NOTHING "                                        \
-  "RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint, "             \
+#define PLACEMENT_INSERT_RUN_CONFLICT                           \
+  " ON CONFLICT (run_id) DO NOTHING "                           \
+  "RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint, " \
   "evidence_version"
 
 constexpr char kInsertRun[] = PLACEMENT_INSERT_RUN_COLUMNS
@@ -42,8 +42,8 @@ constexpr char kInsertRun[] = PLACEMENT_INSERT_RUN_COLUMNS
 // With why each retried attempt failed (migration 0022), for a run that
 // reported it: in the INSERT itself, since the database's deferred rollup
 // triggers read the row as inserted.
-constexpr char kInsertRunWithRetryOutcomes[] =
-    PLACEMENT_INSERT_RUN_COLUMNS ", retry_outcomes) " PLACEMENT_INSERT_RUN_VALUES
+constexpr char kInsertRunWithRetryOutcomes[] = PLACEMENT_INSERT_RUN_COLUMNS
+    ", retry_outcomes) " PLACEMENT_INSERT_RUN_VALUES
     ", $30::text[])" PLACEMENT_INSERT_RUN_CONFLICT;
 
 #undef PLACEMENT_INSERT_RUN_CONFLICT
@@ -169,9 +169,9 @@ LIMIT $6)sql";
   ", busy_gpu_microseconds, succeeded_gpu_microseconds, " \
   "succeeded_busy_gpu_microseconds"
 // Migration 0022's (also the database's), after those.
-#define PLACEMENT_ATTEMPT_COLUMNS                                        \
-  ", counted_gpu_microseconds, lost_gpu_microseconds, "                  \
-  "succeeded_attempts, succeeded_counted_gpu_microseconds, "             \
+#define PLACEMENT_ATTEMPT_COLUMNS                            \
+  ", counted_gpu_microseconds, lost_gpu_microseconds, "      \
+  "succeeded_attempts, succeeded_counted_gpu_microseconds, " \
   "startup_hist::text, step_time_mean_hist::text"
 #define PLACEMENT_ROLLUP_ORDER " ORDER BY recipe_key, sku_id"
 #define PLACEMENT_ROLLUP_CHANGED \
@@ -184,8 +184,9 @@ constexpr char kListChangedRollups[] =
     PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ATTEMPT_COLUMNS
         PLACEMENT_ROLLUP_CHANGED PLACEMENT_ROLLUP_ORDER;
 // On a schema before 0022.
-constexpr char kListRollupsPerRun[] = PLACEMENT_ROLLUP_COLUMNS
-    PLACEMENT_BUSY_COLUMNS " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
+constexpr char kListRollupsPerRun[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS
+    " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
 constexpr char kListChangedRollupsPerRun[] =
     PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ROLLUP_CHANGED
         PLACEMENT_ROLLUP_ORDER;

@@ -181,8 +181,8 @@ void SummarizeAttempts(const EvidenceRollup& r, EvidenceStats* s) {
     s->median_startup_hours_per_attempt =
         r.startup_hist.Quantile(kStartupHistogram, 0.5) / 3600;
     s->mean_startup_gpu_hours_per_attempt =
-        std::max(0.0, r.succeeded_counted_gpu_hours -
-                          r.succeeded_busy_gpu_hours) /
+        std::max(0.0,
+                 r.succeeded_counted_gpu_hours - r.succeeded_busy_gpu_hours) /
         static_cast<double>(r.succeeded_attempts);
   }
   s->median_run_step_time_s =

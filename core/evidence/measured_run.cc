@@ -99,7 +99,8 @@ void CheckWallTime(const MeasuredRun& run, FieldViolations& v) {
                       " s is not explained by its steps: steps attempted x "
                       "mean step time = ",
                       busy_seconds, " s, plus at most ",
-                      kMaxPlausibleOverheadSeconds, " s of start-up and "
+                      kMaxPlausibleOverheadSeconds,
+                      " s of start-up and "
                       "detection for each of its ",
                       attempts, " attempt(s)")});
   }

@@ -53,8 +53,8 @@ void PoolReliabilityRollup::Add(const MeasuredRun& run) {
   ++runs;
   attempts += a.attempts;
   run_hours += a.counted_hours;
-  preempted_attempts += a.failures_by_cause[static_cast<int>(
-      AttemptFailureCause::kPreempted)];
+  preempted_attempts +=
+      a.failures_by_cause[static_cast<int>(AttemptFailureCause::kPreempted)];
   hardware_error_attempts += a.failures_by_cause[static_cast<int>(
       AttemptFailureCause::kHardwareError)];
   collective_timeout_attempts += a.failures_by_cause[static_cast<int>(
@@ -145,7 +145,8 @@ FailureRate EstimateRecipeFailureRate(int64_t attempts, int64_t failed_attempts,
   rate.recipe_measured = true;
   const double mean_attempt_hours =
       exposure_hours / static_cast<double>(attempts);
-  const double failures = static_cast<double>(std::max<int64_t>(0, failed_attempts));
+  const double failures =
+      static_cast<double>(std::max<int64_t>(0, failed_attempts));
   const double shape = pool.per_hour * mean_attempt_hours + failures;
   const double hours = mean_attempt_hours + exposure_hours;
   rate.failures = failed_attempts;

@@ -12,7 +12,8 @@
 // one preemption prices a pool a little higher instead of banning it.
 //
 // This is the rate a recipe with no failure record of its own is priced
-// at, and the prior of a measured recipe's own rate (EstimateRecipeFailureRate).
+// at, and the prior of a measured recipe's own rate
+// (EstimateRecipeFailureRate).
 
 #include <cstdint>
 #include <string>

@@ -58,20 +58,19 @@ RunAttempts AttemptsOf(const MeasuredRun& run) {
 
   const double step_s = std::max(0.0, run.step_time_mean_s);
   a.wall_hours = run.gpu_count > 0 ? run.GpuHours() / run.gpu_count : 0;
-  a.busy_hours = std::min(
-      a.wall_hours,
-      static_cast<double>(std::max<int64_t>(0, run.steps_attempted)) * step_s /
-          3600);
-  a.counted_hours =
-      std::min(a.wall_hours, a.busy_hours + static_cast<double>(a.attempts) *
-                                                kMaxCountedOverheadSeconds /
-                                                3600);
+  a.busy_hours =
+      std::min(a.wall_hours,
+               static_cast<double>(std::max<int64_t>(0, run.steps_attempted)) *
+                   step_s / 3600);
+  a.counted_hours = std::min(
+      a.wall_hours, a.busy_hours + static_cast<double>(a.attempts) *
+                                       kMaxCountedOverheadSeconds / 3600);
   a.overhead_hours_per_attempt =
       (a.counted_hours - a.busy_hours) / static_cast<double>(a.attempts);
-  a.kept_hours = std::min(
-      a.busy_hours,
-      static_cast<double>(std::max<int64_t>(0, run.steps_succeeded)) * step_s /
-          3600);
+  a.kept_hours =
+      std::min(a.busy_hours,
+               static_cast<double>(std::max<int64_t>(0, run.steps_succeeded)) *
+                   step_s / 3600);
   if (a.failed_attempts > 0) {
     a.lost_hours =
         std::max(0.0, a.counted_hours - a.kept_hours -

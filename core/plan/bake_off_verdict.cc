@@ -110,8 +110,8 @@ std::vector<std::string> Missing(const BakeOffVerdict& verdict) {
     if (p.measured) {
       ++measured;
     } else {
-      missing.push_back(absl::StrCat(p.pool_name, " has no run of ",
-                                     p.recipe_key, " yet"));
+      missing.push_back(
+          absl::StrCat(p.pool_name, " has no run of ", p.recipe_key, " yet"));
     }
   }
   if (measured < 2) {
@@ -127,8 +127,8 @@ std::vector<std::string> Missing(const BakeOffVerdict& verdict) {
     if (!other.eligible) continue;
     if (winner.cost_micros_per_successful_step_band.high >=
         other.cost_micros_per_successful_step_band.low) {
-      missing.push_back(absl::StrCat(other.pool_name,
-                                     " is within the winner's band"));
+      missing.push_back(
+          absl::StrCat(other.pool_name, " is within the winner's band"));
     }
   }
   return missing;
@@ -201,8 +201,8 @@ BakeOffVerdict JudgeBakeOff(const RecordedPlan& plan,
         ", each pool projected to the plan's ", plan.total_steps, " steps");
   }
   if (!verdict.missing.empty()) {
-    absl::StrAppend(&verdict.summary, "; not decisive: ",
-                    absl::StrJoin(verdict.missing, "; "));
+    absl::StrAppend(&verdict.summary,
+                    "; not decisive: ", absl::StrJoin(verdict.missing, "; "));
   }
   return verdict;
 }

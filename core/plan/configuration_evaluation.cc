@@ -131,8 +131,9 @@ bool HasMeasuredSteps(const EvidenceInUse& ev) {
 // when the projection's inputs come from the runs.
 double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
                             const Pool& pool, const GpuSku& sku,
-                            const EvidenceInUse& ev, const FailureRate& pool_rate,
-                            bool explain, Candidate* cand,
+                            const EvidenceInUse& ev,
+                            const FailureRate& pool_rate, bool explain,
+                            Candidate* cand,
                             std::optional<JobCostInputs>* inputs) {
   const EvidenceStats& stats = *ev.same_sku;
   *inputs = MeasuredJobInputs(stats, recipe.gpu_count, pool_rate);
@@ -145,15 +146,16 @@ double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
                    in.step_gpu_hours_band.high * 3600 / recipe.gpu_count}
             : StepTimeBand(cand->step_time_s);
     cand->startup_gpu_hours = in.startup_gpu_hours;
-    cand->startup_measured = stats.median_startup_hours_per_attempt.has_value() ||
-                             stats.startup_gpu_hours_per_run.has_value();
+    cand->startup_measured =
+        stats.median_startup_hours_per_attempt.has_value() ||
+        stats.startup_gpu_hours_per_run.has_value();
   } else {
     // Runs without busy time: their GPU-hours per successful step already
     // hold their start-up and failures.
-    cand->step_time_s = stats.median_step_time_s > 0
-                            ? stats.median_step_time_s
-                            : *stats.gpu_hours_per_successful_step * 3600 /
-                                  recipe.gpu_count;
+    cand->step_time_s =
+        stats.median_step_time_s > 0
+            ? stats.median_step_time_s
+            : *stats.gpu_hours_per_successful_step * 3600 / recipe.gpu_count;
     cand->step_time_s_band =
         ev.measured != nullptr
             ? Band{cand->step_time_s,
@@ -353,8 +355,7 @@ void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
         "%.2f h each",
         kRetriesCostMoneyRule, measured.runs, measured.successful_runs,
         measured.attempts, measured.failed_attempts, per_step_gpu_hours,
-        cand->startup_gpu_hours,
-        cand->startup_measured ? "measured" : "prior",
+        cand->startup_gpu_hours, cand->startup_measured ? "measured" : "prior",
         cand->failure_rate.per_hour, cand->failure_rate.per_hour_band.low,
         cand->failure_rate.per_hour_band.high,
         cand->failure_rate.recipe_measured
@@ -366,8 +367,7 @@ void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
           "%s: its runs cost %.4g GPU-hours per successful step (band "
           "%.4g-%.4g); this projection gives %.4g for a job as long as "
           "theirs (%d steps)",
-          kRetriesCostMoneyRule,
-          cand->observed->gpu_hours_per_successful_step,
+          kRetriesCostMoneyRule, cand->observed->gpu_hours_per_successful_step,
           cand->observed->band.low, cand->observed->band.high,
           cand->projected_gpu_hours_per_successful_step_at_observed,
           cand->observed->job_steps));
@@ -457,9 +457,9 @@ ConfigurationOutcome EvaluateConfiguration(
   FillFitAndBasis(pool, sku, recipe, out.fit, ev, &cand);
   cand.prior_peak_memory_gb = out.predicted_memory.total_gb;
   // The prior start-up: the pool's prior loss per failure includes one.
-  const FailureRate pool_rate = PoolRateFor(
-      evidence, recipe.gpu_count,
-      recipe.gpu_count * kPriorStartupSeconds / 3600);
+  const FailureRate pool_rate =
+      PoolRateFor(evidence, recipe.gpu_count,
+                  recipe.gpu_count * kPriorStartupSeconds / 3600);
   std::optional<JobCostInputs> measured_inputs;
   const double per_step_gpu_hours =
       HasMeasuredSteps(ev)

@@ -18,8 +18,9 @@ struct StepsAndRework {
 
 // Each failure holds every GPU for `lost_hours` more, during which failures
 // arrive too: rate x run hours x (1 + r + r^2 ...), r = rate x lost.
-StepsAndRework Project(int gpus, double startup_gpu_hours, double step_gpu_hours,
-                   int64_t steps, double per_hour, double lost_hours) {
+StepsAndRework Project(int gpus, double startup_gpu_hours,
+                       double step_gpu_hours, int64_t steps, double per_hour,
+                       double lost_hours) {
   StepsAndRework p;
   p.run_gpu_hours = std::max(0.0, startup_gpu_hours) +
                     std::max(0.0, step_gpu_hours) * static_cast<double>(steps);
@@ -55,9 +56,9 @@ Band MeasuredStepBand(const EvidenceStats& m, double step_gpu_hours,
 JobCost ProjectJobCost(const JobCostInputs& in, int64_t steps) {
   const int gpus = std::max(1, in.gpus);
   const double lost = in.failure.lost_hours_per_failure;
-  const StepsAndRework nominal = Project(gpus, in.startup_gpu_hours,
-                                     in.step_gpu_hours, steps,
-                                     in.failure.per_hour, lost);
+  const StepsAndRework nominal =
+      Project(gpus, in.startup_gpu_hours, in.step_gpu_hours, steps,
+              in.failure.per_hour, lost);
   JobCost cost;
   cost.startup_gpu_hours = std::max(0.0, in.startup_gpu_hours);
   cost.steps_gpu_hours =
@@ -73,20 +74,19 @@ JobCost ProjectJobCost(const JobCostInputs& in, int64_t steps) {
   const double step_high =
       has_step_band ? std::max(in.step_gpu_hours, in.step_gpu_hours_band.high)
                     : in.step_gpu_hours;
-  const double rate_low = std::min(in.failure.per_hour,
-                                   in.failure.per_hour_band.low);
-  const double rate_high = std::max(in.failure.per_hour,
-                                    in.failure.per_hour_band.high);
+  const double rate_low =
+      std::min(in.failure.per_hour, in.failure.per_hour_band.low);
+  const double rate_high =
+      std::max(in.failure.per_hour, in.failure.per_hour_band.high);
   cost.total_gpu_hours_band = {
-      Total(Project(gpus, in.startup_gpu_hours, step_low, steps, rate_low,
-                    lost)),
+      Total(
+          Project(gpus, in.startup_gpu_hours, step_low, steps, rate_low, lost)),
       Total(Project(gpus, in.startup_gpu_hours, step_high, steps, rate_high,
                     lost))};
   return cost;
 }
 
-std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m,
-                                               int gpus,
+std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m, int gpus,
                                                const FailureRate& pool_rate) {
   if (!m.busy_gpu_hours_per_step) return std::nullopt;
   JobCostInputs in;
@@ -102,10 +102,9 @@ std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m,
   in.step_gpu_hours_band = MeasuredStepBand(m, in.step_gpu_hours, g);
   if (m.median_startup_hours_per_attempt) {
     const double median = *m.median_startup_hours_per_attempt * g;
-    in.startup_gpu_hours =
-        std::clamp(m.mean_startup_gpu_hours_per_attempt,
-                   median / kMaxStartupPullFromMedian,
-                   median * kMaxStartupPullFromMedian);
+    in.startup_gpu_hours = std::clamp(m.mean_startup_gpu_hours_per_attempt,
+                                      median / kMaxStartupPullFromMedian,
+                                      median * kMaxStartupPullFromMedian);
   } else if (m.startup_gpu_hours_per_run) {
     in.startup_gpu_hours = *m.startup_gpu_hours_per_run;
   } else {
@@ -117,8 +116,7 @@ std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m,
   return in;
 }
 
-std::optional<ObservedCost> ObservedJobCost(const EvidenceStats& m,
-                                            int gpus) {
+std::optional<ObservedCost> ObservedJobCost(const EvidenceStats& m, int gpus) {
   if (m.steps_succeeded <= 0 || !(m.exposure_gpu_hours > 0) ||
       !m.busy_gpu_hours_per_step) {
     return std::nullopt;

@@ -33,8 +33,8 @@ inline constexpr double kMaxStepPullFromMedianRun = 1.25;
 
 struct JobCostInputs {
   int gpus = 1;
-  double step_gpu_hours = 0;  // per step, start-up and failures left out
-  Band step_gpu_hours_band;   // {0, 0}: the step figure alone
+  double step_gpu_hours = 0;     // per step, start-up and failures left out
+  Band step_gpu_hours_band;      // {0, 0}: the step figure alone
   double startup_gpu_hours = 0;  // per attempt, every GPU counted
   FailureRate failure;           // of the layout on the pool
 };

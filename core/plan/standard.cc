@@ -17,10 +17,10 @@ Band CostBand(const Candidate& c) {
     return {cost, cost};
   }
   const double per_gpu_hour = cost / c.expected_gpu_hours;
-  return {per_gpu_hour * std::min(c.expected_gpu_hours,
-                                  c.expected_gpu_hours_band.low),
-          per_gpu_hour * std::max(c.expected_gpu_hours,
-                                  c.expected_gpu_hours_band.high)};
+  return {per_gpu_hour *
+              std::min(c.expected_gpu_hours, c.expected_gpu_hours_band.low),
+          per_gpu_hour *
+              std::max(c.expected_gpu_hours, c.expected_gpu_hours_band.high)};
 }
 
 std::vector<std::string> Contradictions(const Standard& standard,

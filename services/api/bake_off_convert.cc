@@ -184,10 +184,10 @@ core::RecordedPlan RecordedPlanOf(const BakeOffReadings& readings,
       target.card_memory_gb = sku->memory_gb;
     }
     static const std::vector<core::EvalEvidence> kNoEvals;
-    target.eval = EvalOf(plan, t.recipe_key,
-                         i < readings.evals.size() ? readings.evals[i]
-                                                   : kNoEvals,
-                         pool, catalog.criteria);
+    target.eval =
+        EvalOf(plan, t.recipe_key,
+               i < readings.evals.size() ? readings.evals[i] : kNoEvals, pool,
+               catalog.criteria);
     recorded.targets.push_back(std::move(target));
   }
   return recorded;

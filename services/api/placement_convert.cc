@@ -122,7 +122,8 @@ void ObservedCostToProto(const core::ObservedCost& in, double projected,
   out->set_gpu_hours_per_successful_step(in.gpu_hours_per_successful_step);
   BandToProto(in.band, out->mutable_band());
   out->set_job_steps(in.job_steps);
-  if (projected > 0) out->set_projected_gpu_hours_per_successful_step(projected);
+  if (projected > 0)
+    out->set_projected_gpu_hours_per_successful_step(projected);
 }
 
 namespace {

@@ -543,20 +543,20 @@ grpc::ServerUnaryReactor* PlacementService::GetBakeOffStatus(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto look_up = [this, reactor, context, response, plan_id,
                   snapshot = std::move(snapshot)] {
-    FinishOnDbWorker(context, reactor, workers_,
-                     [response, plan_id,
-                      snapshot](storage::DbSession& session) -> absl::Status {
-                       absl::StatusOr<BakeOffReadings> readings =
-                           ReadBakeOff(session, plan_id);
-                       if (!readings.ok()) return readings.status();
-                       absl::StatusOr<std::vector<core::BakeOffUpload>>
-                           uploads = UploadsOf(*readings);
-                       if (!uploads.ok()) return uploads.status();
-                       BakeOffStatusToProto(
-                           *readings, RecordedPlanOn(*snapshot, *readings),
-                           *uploads, response);
-                       return absl::OkStatus();
-                     });
+    FinishOnDbWorker(
+        context, reactor, workers_,
+        [response, plan_id,
+         snapshot](storage::DbSession& session) -> absl::Status {
+          absl::StatusOr<BakeOffReadings> readings =
+              ReadBakeOff(session, plan_id);
+          if (!readings.ok()) return readings.status();
+          absl::StatusOr<std::vector<core::BakeOffUpload>> uploads =
+              UploadsOf(*readings);
+          if (!uploads.ok()) return uploads.status();
+          BakeOffStatusToProto(*readings, RecordedPlanOn(*snapshot, *readings),
+                               *uploads, response);
+          return absl::OkStatus();
+        });
   };
   // As GetPlan: a plan of this replica's still queued for its record is
   // looked up once written.

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "placement/v1/placement.grpc.pb.h"
 #include "core/plan/job_cost.h"
+#include "placement/v1/placement.grpc.pb.h"
 #include "services/api/recipe_convert.h"
 #include "services/plan/plan_response_bytes.h"
 #include "storage/bake_off_store.h"

@@ -13,8 +13,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/evidence/eval_evidence.h"
-#include "placement/v1/placement.pb.h"
 #include "core/plan/recorded_plan.h"
+#include "placement/v1/placement.pb.h"
 #include "services/api/bake_off_convert.h"
 #include "services/plan/evidence_cache.h"
 #include "storage/db_session.h"

@@ -173,8 +173,8 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
         const v1::PlacementCandidate* candidate =
             CandidateOn(readings->plan, request->pool());
         absl::StatusOr<storage::StandardRecord> record = StandardOf(
-            *request, *readings, core::JudgeBakeOff(plan, *uploads),
-            *candidate, FailureRateNow(*snapshot, *candidate), written_by);
+            *request, *readings, core::JudgeBakeOff(plan, *uploads), *candidate,
+            FailureRateNow(*snapshot, *candidate), written_by);
         if (!record.ok()) return record.status();
         absl::StatusOr<storage::StandardRecord> stored =
             storage::InsertStandard(session, *record);

@@ -251,8 +251,8 @@ TEST_F(BakeOffStatusTest, AnUnmeasuredFirstChoiceKeepsTheVerdictOpen) {
   EXPECT_FALSE(done.verdict().decisive());
   ASSERT_EQ(done.verdict().pools_size(), 3);
   EXPECT_THAT(done.verdict().missing(),
-              ::testing::Contains(HasSubstr(plan.candidates(0).pool() +
-                                            " has no run")));
+              ::testing::Contains(
+                  HasSubstr(plan.candidates(0).pool() + " has no run")));
 }
 
 TEST_F(BakeOffStatusTest, APlanWithoutABakeOffIsCompleteAtZeroOfZero) {

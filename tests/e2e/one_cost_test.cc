@@ -55,8 +55,7 @@ class OneCostTest : public ::testing::Test {
     v1::UploadBenchmarkRunRequest request;
     *request.mutable_run() = run;
     v1::UploadBenchmarkRunResponse response;
-    return telemetry_->UploadBenchmarkRun(Deadline().get(), request,
-                                          &response);
+    return telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
   }
 
   // The guide's 2-GPU DDP LoRA.
@@ -157,7 +156,8 @@ TEST_F(OneCostTest, AProjectionRestsOnTheRunsItWasUploadedFrom) {
   };
   std::map<std::string, Expected> expected;
   for (const auto& [pool, sku, step_s, fail] :
-       {std::tuple{"a100", kA100, 0.5, 0.1}, std::tuple{"l40s", kL40s, 0.8, 0.4}}) {
+       {std::tuple{"a100", kA100, 0.5, 0.1},
+        std::tuple{"l40s", kL40s, 0.8, 0.4}}) {
     for (int r = 0; r < 8; ++r) {
       ApiClient::TimedRun run = Run(pool, sku, recipe, 300, step_s, 90);
       run.steps_attempted = 0;
@@ -174,8 +174,7 @@ TEST_F(OneCostTest, AProjectionRestsOnTheRunsItWasUploadedFrom) {
           run.retry_outcomes.push_back(v1::RUN_OUTCOME_PREEMPTED);
         }
       }
-      run.steps_succeeded =
-          run.outcome == v1::RUN_OUTCOME_SUCCEEDED ? 300 : 0;
+      run.steps_succeeded = run.outcome == v1::RUN_OUTCOME_SUCCEEDED ? 300 : 0;
       client_->UploadTimedRun(run);
       expected[pool].gpu_seconds +=
           (run.retries + 1) * 90 + run.steps_attempted * step_s;

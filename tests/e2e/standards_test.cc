@@ -306,7 +306,8 @@ TEST_F(StandardsTest, AnEvalShortOfThePoolsCriterionIsNoProof) {
   v1::WriteStandardResponse response;
   grpc::Status refused = Write("c1", plan.plan_id(), "a100", "x", &response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_THAT(PreconditionTypes(refused), ::testing::ElementsAre("EVAL_MISSING"));
+  EXPECT_THAT(PreconditionTypes(refused),
+              ::testing::ElementsAre("EVAL_MISSING"));
   EXPECT_THAT(refused.error_message(), HasSubstr("mmlu-floor"));
 
   UploadEval(plan, "a100", 0.74);

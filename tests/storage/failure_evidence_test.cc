@@ -122,7 +122,13 @@ std::vector<RunShape> BriefRuns() {
           {1, 7200, 1500, 1000, 4.0, core::RunOutcome::kPreempted},
           {1, 600, 0, 0, 0.5, core::RunOutcome::kOom},
           {4, 1800, 200, 100, 5.0, core::RunOutcome::kCollectiveTimeout},
-          {2, 7200, 3000, 1000, 2.0, core::RunOutcome::kSucceeded, 2,
+          {2,
+           7200,
+           3000,
+           1000,
+           2.0,
+           core::RunOutcome::kSucceeded,
+           2,
            {core::RunOutcome::kPreempted, core::RunOutcome::kHardwareError}},
           {1, 7 * 24 * 3600, 100, 0, 1.2, core::RunOutcome::kPreempted},
           {2, 3 * 180, 600, 0, 0.6, core::RunOutcome::kCollectiveTimeout, 2}};
@@ -173,11 +179,12 @@ class FailureEvidenceTest : public ::testing::Test {
   // The per-attempt columns of every row, one line each.
   std::string AttemptColumns() {
     return db_.QueryValue(
-        "SELECT string_agg(concat_ws('|', pool_name, multi_gpu, attempts, "
-        "counted_run_microseconds, preempted_attempts, "
-        "hardware_error_attempts, collective_timeout_attempts, "
-        "attempt_lost_microseconds), ',' ORDER BY pool_name, multi_gpu) "
-        "FROM pool_reliability_rollups") +
+               "SELECT string_agg(concat_ws('|', pool_name, multi_gpu, "
+               "attempts, "
+               "counted_run_microseconds, preempted_attempts, "
+               "hardware_error_attempts, collective_timeout_attempts, "
+               "attempt_lost_microseconds), ',' ORDER BY pool_name, multi_gpu) "
+               "FROM pool_reliability_rollups") +
            db_.QueryValue(
                "SELECT string_agg(concat_ws('|', counted_gpu_microseconds, "
                "lost_gpu_microseconds, succeeded_attempts, startup_hist, "
@@ -211,8 +218,7 @@ void ExpectSameRollup(const core::EvidenceRollup& stored,
               expected.succeeded_busy_gpu_hours, 1e-9);
   EXPECT_NEAR(stored.counted_gpu_hours, expected.counted_gpu_hours,
               kHoursTolerance);
-  EXPECT_NEAR(stored.lost_gpu_hours, expected.lost_gpu_hours,
-              kHoursTolerance);
+  EXPECT_NEAR(stored.lost_gpu_hours, expected.lost_gpu_hours, kHoursTolerance);
   EXPECT_EQ(stored.succeeded_attempts, expected.succeeded_attempts);
   EXPECT_NEAR(stored.succeeded_counted_gpu_hours,
               expected.succeeded_counted_gpu_hours, kHoursTolerance);
@@ -427,8 +433,9 @@ TEST_F(FailureEvidenceTest, MigrationDownAndUpBackfillsTheSameFigures) {
             "0");
   // Stored at 16 (this binary's statements are those of 14 to 16: the new
   // figures are not its to write), then backfilled.
-  runs.push_back(MakeRun(recipe, static_cast<int>(runs.size()),
-                         {1, 900, 300, 300, 2.0, core::RunOutcome::kSucceeded}));
+  runs.push_back(
+      MakeRun(recipe, static_cast<int>(runs.size()),
+              {1, 900, 300, 300, 2.0, core::RunOutcome::kSucceeded}));
   ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
   ASSERT_TRUE(migrator.Up().ok());
   ASSERT_EQ(*migrator.CurrentVersion(), latest);
@@ -470,9 +477,9 @@ TEST_F(FailureEvidenceTest, AnInterruptedBackfillCountsEveryRunOnce) {
   ASSERT_NE(m, nullptr);
   db_.Execute(kCreateSchemaBackfills);
   db_.Execute(m->up_sql);
-  db_.Execute(absl::StrCat(
-      "INSERT INTO schema_migrations (version, name) VALUES (",
-      kAttemptEvidenceVersion, ", '", m->name, "')"));
+  db_.Execute(
+      absl::StrCat("INSERT INTO schema_migrations (version, name) VALUES (",
+                   kAttemptEvidenceVersion, ", '", m->name, "')"));
   EXPECT_NE(db_.QueryValue("SELECT placement_backfill_run_attempts(NULL, 7)"),
             "");
   EXPECT_EQ(db_.QueryValue(
@@ -482,9 +489,10 @@ TEST_F(FailureEvidenceTest, AnInterruptedBackfillCountsEveryRunOnce) {
   runs.push_back(MakeRun(recipe, 30, BriefRuns()[4]));
   ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
   ASSERT_TRUE(migrator.Up().ok());
-  EXPECT_EQ(db_.QueryValue(
-                "SELECT count(*) FROM benchmark_runs WHERE NOT attempts_counted"),
-            "0");
+  EXPECT_EQ(
+      db_.QueryValue(
+          "SELECT count(*) FROM benchmark_runs WHERE NOT attempts_counted"),
+      "0");
   ExpectCoreFigures(runs, RollupOf(recipe), PoolRows());
 }
 

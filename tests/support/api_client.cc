@@ -78,10 +78,10 @@ v1::BenchmarkRun ApiClient::RunOf(const TimedRun& spec) {
   const int gpus = std::max(1, spec.recipe.gpu_count());
   run.set_gpu_count(gpus);
   run.mutable_recipe()->set_gpu_count(gpus);
-  const double wall_s =
-      spec.wall_s > 0 ? spec.wall_s
-                      : (spec.retries + 1) * spec.startup_s +
-                            spec.steps_attempted * spec.step_s;
+  const double wall_s = spec.wall_s > 0
+                            ? spec.wall_s
+                            : (spec.retries + 1) * spec.startup_s +
+                                  spec.steps_attempted * spec.step_s;
   const absl::Time end = absl::Now() - absl::Minutes(1);
   const absl::Time start = end - absl::Seconds(wall_s);
   run.mutable_start_time()->set_seconds(absl::ToUnixSeconds(start));

@@ -9,7 +9,7 @@ namespace {
 constexpr double kHour = 3600;
 
 MeasuredRun RunOf(double wall_s, int64_t steps, int64_t kept, double step_s,
-                int retries, RunOutcome outcome) {
+                  int retries, RunOutcome outcome) {
   MeasuredRun run;
   run.gpu_count = 2;
   run.started = absl::FromUnixSeconds(1'700'000'000);
@@ -53,7 +53,8 @@ TEST(RunAttemptsTest, RetriesOfAFailedRunTakeItsOutcome) {
 // unknown unless the run names it. One attempt's start-up is what the
 // success needed anyway, not a loss.
 TEST(RunAttemptsTest, ASucceededRunWithRetriesFailedOncePerRetry) {
-  MeasuredRun run = RunOf(3 * 100 + 600, 600, 200, 1, 2, RunOutcome::kSucceeded);
+  MeasuredRun run =
+      RunOf(3 * 100 + 600, 600, 200, 1, 2, RunOutcome::kSucceeded);
   RunAttempts a = AttemptsOf(run);
   EXPECT_EQ(a.failed_attempts, 2);
   EXPECT_EQ(Count(a, AttemptFailureCause::kOther), 2);
@@ -72,8 +73,8 @@ TEST(RunAttemptsTest, ASucceededRunWithRetriesFailedOncePerRetry) {
 // A year between start and end for 100 steps of 1.2 s counts as its steps
 // and half an hour: a wrong clock weighs as one plausible attempt.
 TEST(RunAttemptsTest, WallTimeTheStepsDoNotExplainIsNotCounted) {
-  const RunAttempts a =
-      AttemptsOf(RunOf(365 * 24 * kHour, 100, 0, 1.2, 0, RunOutcome::kPreempted));
+  const RunAttempts a = AttemptsOf(
+      RunOf(365 * 24 * kHour, 100, 0, 1.2, 0, RunOutcome::kPreempted));
   EXPECT_DOUBLE_EQ(a.wall_hours, 365 * 24);
   EXPECT_DOUBLE_EQ(a.counted_hours, (120 + kMaxCountedOverheadSeconds) / kHour);
   EXPECT_DOUBLE_EQ(a.lost_hours, a.counted_hours);
@@ -96,8 +97,8 @@ TEST(RunAttemptsTest, EvidenceRollupCountsAttemptsAndTheMedianStartUp) {
   EXPECT_NEAR(*s.median_startup_hours_per_attempt * kHour, 60, 60 * 0.1);
   EXPECT_NEAR(s.mean_startup_gpu_hours_per_attempt * kHour, 2 * 495, 1e-6);
   // GPU-hours: 2 GPUs each.
-  EXPECT_NEAR(s.exposure_gpu_hours * kHour,
-              2 * (3 * 260 + (200 + 1800) + 520), 1e-6);
+  EXPECT_NEAR(s.exposure_gpu_hours * kHour, 2 * (3 * 260 + (200 + 1800) + 520),
+              1e-6);
   EXPECT_NEAR(s.lost_gpu_hours * kHour, 2 * 520, 1e-6);
   EXPECT_NEAR(s.median_run_step_time_s, 1, 0.1);
 }

@@ -60,7 +60,8 @@ RecordedPlan PlanOf(std::vector<BakeOffTarget> targets, int64_t steps) {
 
 TEST(BakeOffVerdictTest, APoolIsProjectedToThePlansJobFromItsRuns) {
   const BakeOffTarget t = Target("l40s", 48, 1'000'000);
-  BakeOffUpload failed = Ran(t, "b", 500, 1, 100, 40, RunOutcome::kHardwareError);
+  BakeOffUpload failed =
+      Ran(t, "b", 500, 1, 100, 40, RunOutcome::kHardwareError);
   failed.failure_reason = "Xid 79";
   const BakeOffPoolVerdict v =
       JudgePool(t, {Ran(t, "a", 1000, 1, 100, 40), failed}, 10'000);
@@ -189,10 +190,10 @@ TEST(BakeOffVerdictTest, TheCheapestEligiblePoolWinsDecisivelyBeyondBands) {
   const BakeOffTarget cheap = Target("cheap", 24, 100'000);
   BakeOffUpload miss = Ran(cheap, "c", 1000, 1, 10, 23);
   miss.run.offload = Offload::kCpu;
-  const BakeOffVerdict verdict = JudgeBakeOff(
-      PlanOf({a100, cheap, l40s}, 1000),
-      {Ran(l40s, "a", 1000, 1, 10, 40), Ran(a100, "b", 1000, 0.8, 10, 30),
-       miss});
+  const BakeOffVerdict verdict =
+      JudgeBakeOff(PlanOf({a100, cheap, l40s}, 1000),
+                   {Ran(l40s, "a", 1000, 1, 10, 40),
+                    Ran(a100, "b", 1000, 0.8, 10, 30), miss});
   EXPECT_EQ(verdict.winner_pool, "l40s");
   EXPECT_TRUE(verdict.decisive) << verdict.summary;
   ASSERT_EQ(verdict.pools.size(), 3u);
@@ -203,9 +204,9 @@ TEST(BakeOffVerdictTest, TheCheapestEligiblePoolWinsDecisivelyBeyondBands) {
 TEST(BakeOffVerdictTest, WithinTheBandItIsNotDecisive) {
   const BakeOffTarget a = Target("a", 48, 1'000'000);
   const BakeOffTarget b = Target("b", 48, 1'000'000);
-  const BakeOffVerdict verdict =
-      JudgeBakeOff(PlanOf({a, b}, 1000), {Ran(a, "x", 1000, 1, 10, 40),
-                                          Ran(b, "y", 1000, 1.02, 10, 40)});
+  const BakeOffVerdict verdict = JudgeBakeOff(
+      PlanOf({a, b}, 1000),
+      {Ran(a, "x", 1000, 1, 10, 40), Ran(b, "y", 1000, 1.02, 10, 40)});
   EXPECT_EQ(verdict.winner_pool, "a");
   EXPECT_FALSE(verdict.decisive);
   EXPECT_THAT(verdict.missing, Contains(HasSubstr("b is within")));

@@ -156,8 +156,7 @@ TEST(OneCostTest, TheCollectiveTimeoutCaseIsPlacedOnTheA100) {
   const double observed = ObservedFromRuns(l40s);
   EXPECT_NEAR(observed * 1000, 2.0, 1e-9);
   ASSERT_TRUE(on_l40s->observed.has_value());
-  EXPECT_NEAR(on_l40s->observed->gpu_hours_per_successful_step, observed,
-              1e-9);
+  EXPECT_NEAR(on_l40s->observed->gpu_hours_per_successful_step, observed, 1e-9);
   // Nine failed attempts, all the fabric's.
   EXPECT_EQ(on_l40s->failure_rate.failures, 9);
   EXPECT_TRUE(on_l40s->failure_rate.recipe_measured);
@@ -200,17 +199,16 @@ std::vector<MeasuredRun> Generate(std::mt19937& rng, const World& w,
       const double startup = w.startup_s * noise(rng);
       if (u(rng) < w.fail_per_attempt) {
         const int64_t ran = 1 + static_cast<int64_t>(u(rng) * (steps - 1));
-        attempts.push_back(
-            {ran, static_cast<int64_t>(ran * w.kept_share),
-             startup + ran * step_s + 60 * u(rng), w.cause});
+        attempts.push_back({ran, static_cast<int64_t>(ran * w.kept_share),
+                            startup + ran * step_s + 60 * u(rng), w.cause});
       } else {
         attempts.push_back(
             {steps, steps, startup + steps * step_s, RunOutcome::kSucceeded});
         break;
       }
     }
-    out.push_back(RunOf(pool, sku, gpus, attempts, step_s, 30,
-                        kEpoch + absl::Hours(r)));
+    out.push_back(
+        RunOf(pool, sku, gpus, attempts, step_s, 30, kEpoch + absl::Hours(r)));
   }
   return out;
 }
@@ -218,16 +216,15 @@ std::vector<MeasuredRun> Generate(std::mt19937& rng, const World& w,
 World RandomWorld(std::mt19937& rng, int gpus) {
   std::uniform_real_distribution<double> u(0, 1);
   World w;
-  w.step_s = 0.3 * std::pow(10, u(rng));      // 0.3 .. 3 s
-  w.startup_s = 20 * std::pow(30, u(rng));    // 20 s .. 10 min
+  w.step_s = 0.3 * std::pow(10, u(rng));    // 0.3 .. 3 s
+  w.startup_s = 20 * std::pow(30, u(rng));  // 20 s .. 10 min
   const double rates[] = {0, 0, 0.05, 0.15, 0.3, 0.5};
   w.fail_per_attempt = rates[static_cast<int>(u(rng) * 6)];
   w.kept_share = u(rng) < 0.5 ? 0 : 0.5;
   w.max_retries = u(rng) < 0.5 ? 0 : 2;
-  const RunOutcome causes[] = {RunOutcome::kPreempted,
-                               RunOutcome::kHardwareError,
-                               RunOutcome::kOom, RunOutcome::kFailed,
-                               RunOutcome::kCollectiveTimeout};
+  const RunOutcome causes[] = {
+      RunOutcome::kPreempted, RunOutcome::kHardwareError, RunOutcome::kOom,
+      RunOutcome::kFailed, RunOutcome::kCollectiveTimeout};
   w.cause = causes[static_cast<int>(u(rng) * (gpus > 1 ? 5 : 4))];
   return w;
 }
@@ -306,19 +303,19 @@ std::vector<MeasuredRun> Honest(const std::string& pool, int runs,
   std::vector<MeasuredRun> out;
   for (int i = 0; i < runs; ++i) {
     const bool fail = i < failures;
-    const Attempt attempt{500, fail ? 0 : 500, 180 + 500 * 1.2,
-                          fail ? RunOutcome::kPreempted
-                               : RunOutcome::kSucceeded};
-    out.push_back(RunOf(pool, kA100, 1, {attempt}, 1.2, 30,
-                        kEpoch + absl::Hours(i)));
+    const Attempt attempt{
+        500, fail ? 0 : 500, 180 + 500 * 1.2,
+        fail ? RunOutcome::kPreempted : RunOutcome::kSucceeded};
+    out.push_back(
+        RunOf(pool, kA100, 1, {attempt}, 1.2, 30, kEpoch + absl::Hours(i)));
   }
   return out;
 }
 
 // The expected GPU-hours of a 500-step job of `recipe` on the pool whose
 // runs are `runs` (all of `measured`).
-double CostOn(const std::vector<MeasuredRun>& runs, const Recipe& measured_recipe,
-              const Recipe& recipe) {
+double CostOn(const std::vector<MeasuredRun>& runs,
+              const Recipe& measured_recipe, const Recipe& recipe) {
   InMemoryEvidence evidence;
   for (const MeasuredRun& run : runs) evidence.AddRun(measured_recipe, run);
   const std::vector<Pool> pools = {
@@ -345,8 +342,8 @@ TEST(OneCostTest, OneOddUploadMovesAPoolByNoMoreThanItsShare) {
   auto lie = [](double wall_s, int64_t steps, double step_s,
                 RunOutcome outcome) {
     return RunOf("a100", kA100, 1,
-                 {{steps, outcome == RunOutcome::kSucceeded ? steps : 0,
-                   wall_s, outcome}},
+                 {{steps, outcome == RunOutcome::kSucceeded ? steps : 0, wall_s,
+                   outcome}},
                  step_s, 30, kEpoch + absl::Hours(100));
   };
   const std::vector<Liar> liars = {

@@ -89,7 +89,8 @@ TEST(StandardProofTest, AnIncompleteBakeOffAndAPoolBeatenBeyondItsBand) {
   const std::vector<PreconditionViolation> missing =
       MissingProof(plan, both, "slow");
   EXPECT_THAT(Types(missing), ElementsAre("POOL_NOT_THE_WINNER"));
-  EXPECT_THAT(missing[0].description, HasSubstr("fast wins beyond slow's band"));
+  EXPECT_THAT(missing[0].description,
+              HasSubstr("fast wins beyond slow's band"));
   EXPECT_THAT(MissingProof(plan, both, "fast"), IsEmpty());
   // Within the winner's band it may be standardized.
   const std::vector<PreconditionViolation> within =
@@ -100,10 +101,10 @@ TEST(StandardProofTest, AnIncompleteBakeOffAndAPoolBeatenBeyondItsBand) {
 
 TEST(StandardProofTest, APoolThatFailedItsRunsIsNotProven) {
   const BakeOffTarget t = Target("l40s", true);
-  EXPECT_THAT(Types(MissingProof(PlanOf({t}),
-                                 {Ran(t, 1, RunOutcome::kCollectiveTimeout)},
-                                 "l40s")),
-              ElementsAre("MEASURED_RUNS_MISSING"));
+  EXPECT_THAT(
+      Types(MissingProof(PlanOf({t}),
+                         {Ran(t, 1, RunOutcome::kCollectiveTimeout)}, "l40s")),
+      ElementsAre("MEASURED_RUNS_MISSING"));
   BakeOffUpload offloaded = Ran(t, 1);
   offloaded.run.offload = Offload::kCpu;
   EXPECT_THAT(Types(MissingProof(PlanOf({t}), {offloaded}, "l40s")),
