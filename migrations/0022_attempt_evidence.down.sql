@@ -15,10 +15,14 @@ ALTER TABLE pool_reliability_rollups
   DROP COLUMN preempted_attempts,
   DROP COLUMN hardware_error_attempts,
   DROP COLUMN collective_timeout_attempts,
-  DROP COLUMN attempt_lost_microseconds;
+  DROP COLUMN attempt_lost_microseconds,
+  DROP COLUMN run_hours_hist,
+  DROP COLUMN run_microseconds_by_bucket;
 ALTER TABLE evidence_rollups
   DROP COLUMN counted_gpu_microseconds,
   DROP COLUMN lost_gpu_microseconds,
+  DROP COLUMN node_failed_attempts,
+  DROP COLUMN fabric_failed_attempts,
   DROP COLUMN succeeded_attempts,
   DROP COLUMN succeeded_counted_gpu_microseconds,
   DROP COLUMN startup_hist,

@@ -14,14 +14,18 @@
 --    lost to failed attempts (counted - kept, less one attempt's start-up
 --    for a run that succeeded).
 -- 3. evidence_rollups gains, per (recipe key, SKU): counted and lost
---    GPU-microseconds, the succeeded runs' attempts and counted
+--    GPU-microseconds, the failed attempts of the pool's nodes (preempted,
+--    hardware error) and of its fabric (collective timeout), the succeeded runs' attempts and counted
 --    GPU-microseconds, a histogram of their
 --    start-up per attempt (seconds, core::kStartupHistogram, weighted by
 --    attempts) and one of every run's mean step time (core::kStepTimeHistogram,
 --    one count a run). pool_reliability_rollups gains, per pool and GPU
 --    scope: attempts, counted wall microseconds, failed attempts by the
 --    pool's causes and the microseconds they lost (each run's lost time
---    shared over its failed attempts).
+--    shared over its failed attempts), and a histogram of each run's
+--    counted hours with the exact microseconds of each bucket's runs
+--    (core::PoolReliabilityRollup::ExposureHours bounds one run's weight
+--    by them).
 --    Both are added by deferred constraint triggers at commit, as 0017's
 --    are (whichever binary stored the run: no binary writes them).
 --
@@ -154,6 +158,8 @@ CREATE AGGREGATE placement_sum_counts(bigint[]) (
 ALTER TABLE evidence_rollups
   ADD COLUMN counted_gpu_microseconds bigint NOT NULL DEFAULT 0,
   ADD COLUMN lost_gpu_microseconds bigint NOT NULL DEFAULT 0,
+  ADD COLUMN node_failed_attempts bigint NOT NULL DEFAULT 0,
+  ADD COLUMN fabric_failed_attempts bigint NOT NULL DEFAULT 0,
   ADD COLUMN succeeded_attempts bigint NOT NULL DEFAULT 0,
   ADD COLUMN succeeded_counted_gpu_microseconds bigint NOT NULL DEFAULT 0,
   ADD COLUMN startup_hist bigint[] NOT NULL
@@ -167,7 +173,11 @@ ALTER TABLE pool_reliability_rollups
   ADD COLUMN preempted_attempts bigint NOT NULL DEFAULT 0,
   ADD COLUMN hardware_error_attempts bigint NOT NULL DEFAULT 0,
   ADD COLUMN collective_timeout_attempts bigint NOT NULL DEFAULT 0,
-  ADD COLUMN attempt_lost_microseconds bigint NOT NULL DEFAULT 0;
+  ADD COLUMN attempt_lost_microseconds bigint NOT NULL DEFAULT 0,
+  ADD COLUMN run_hours_hist bigint[] NOT NULL
+    DEFAULT array_fill(0::bigint, ARRAY[64]),
+  ADD COLUMN run_microseconds_by_bucket bigint[] NOT NULL
+    DEFAULT array_fill(0::bigint, ARRAY[64]);
 
 -- What a set of runs of one (recipe key, SKU), or of one pool and GPU
 -- scope, adds: the trigger adds one run, a backfill batch many.
@@ -176,6 +186,8 @@ RETURNS void LANGUAGE sql AS $$
   UPDATE evidence_rollups e
   SET counted_gpu_microseconds = e.counted_gpu_microseconds + d.counted,
       lost_gpu_microseconds = e.lost_gpu_microseconds + d.lost,
+      node_failed_attempts = e.node_failed_attempts + d.node,
+      fabric_failed_attempts = e.fabric_failed_attempts + d.fabric,
       succeeded_attempts = e.succeeded_attempts + d.succeeded_attempts,
       succeeded_counted_gpu_microseconds =
         e.succeeded_counted_gpu_microseconds + d.succeeded_counted,
@@ -187,6 +199,9 @@ RETURNS void LANGUAGE sql AS $$
            coalesce(sum(round((r).gpu_count * (a).counted_us)), 0)::bigint
              AS counted,
            coalesce(sum(round((r).gpu_count * (a).lost_us)), 0)::bigint AS lost,
+           coalesce(sum((a).preempted_attempts + (a).hardware_error_attempts),
+                    0) AS node,
+           coalesce(sum((a).collective_timeout_attempts), 0) AS fabric,
            coalesce(sum((a).attempts) FILTER (WHERE (r).outcome = 'SUCCEEDED'),
                     0) AS succeeded_attempts,
            coalesce(sum(round((r).gpu_count * (a).counted_us))
@@ -214,16 +229,22 @@ RETURNS void LANGUAGE sql AS $$
     hardware_error_runs, collective_timeout_runs, failure_lost_microseconds,
     attempts, counted_run_microseconds, preempted_attempts,
     hardware_error_attempts, collective_timeout_attempts,
-    attempt_lost_microseconds)
+    attempt_lost_microseconds, run_hours_hist, run_microseconds_by_bucket)
   SELECT min((r).pool_name), min((r).gpu_count) > 1, 0, 0, 0, 0, 0, 0,
          coalesce(sum((a).attempts), 0),
          coalesce(sum(round((a).counted_us)), 0),
          coalesce(sum((a).preempted_attempts), 0),
          coalesce(sum((a).hardware_error_attempts), 0),
          coalesce(sum((a).collective_timeout_attempts), 0),
-         coalesce(sum(round((a).pool_lost_us)), 0)
-  FROM (SELECT x AS r, placement_run_attempts(x) AS a
-        FROM unnest(runs) AS x) t
+         coalesce(sum(round((a).pool_lost_us)), 0),
+         placement_sum_counts(placement_one_count(bucket, 1)),
+         placement_sum_counts(
+           placement_one_count(bucket, round((a).counted_us)::bigint))
+  FROM (SELECT x AS r, a,
+               -- core::kRunHoursHistogram: 1 minute, 2^(1/4).
+               placement_log_bucket((a).counted_us / 3.6e9, 1.0 / 60,
+                                    1.189207115, 64) AS bucket
+        FROM unnest(runs) AS x, placement_run_attempts(x) AS a) t
   HAVING count(*) > 0
   ON CONFLICT (pool_name, multi_gpu) DO UPDATE SET
     attempts = p.attempts + EXCLUDED.attempts,
@@ -236,6 +257,10 @@ RETURNS void LANGUAGE sql AS $$
       p.collective_timeout_attempts + EXCLUDED.collective_timeout_attempts,
     attempt_lost_microseconds =
       p.attempt_lost_microseconds + EXCLUDED.attempt_lost_microseconds,
+    run_hours_hist = placement_add_counts(p.run_hours_hist,
+                                          EXCLUDED.run_hours_hist),
+    run_microseconds_by_bucket = placement_add_counts(
+      p.run_microseconds_by_bucket, EXCLUDED.run_microseconds_by_bucket),
     updated_at = now()
 $$;
 

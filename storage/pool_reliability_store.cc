@@ -1,6 +1,7 @@
 #include "storage/pool_reliability_store.h"
 
 #include "core/units.h"
+#include "storage/histogram_text.h"
 
 namespace placement::storage {
 namespace {
@@ -13,7 +14,8 @@ constexpr char kFailureEvidenceIn[] =
 constexpr char kListPoolReliability[] = R"sql(
 SELECT pool_name, multi_gpu, runs, attempts, counted_run_microseconds,
        preempted_attempts, hardware_error_attempts,
-       collective_timeout_attempts, attempt_lost_microseconds
+       collective_timeout_attempts, attempt_lost_microseconds,
+       run_hours_hist::text, run_microseconds_by_bucket::text
 FROM pool_reliability_rollups
 ORDER BY pool_name COLLATE "C", multi_gpu)sql";
 
@@ -49,6 +51,11 @@ std::vector<core::PoolReliabilityRollup> ReadPoolReliability(
     r.hardware_error_attempts = row[6].as<int64_t>();
     r.collective_timeout_attempts = row[7].as<int64_t>();
     r.failure_lost_hours = core::HoursFromMicroseconds(row[8].as<int64_t>());
+    if (row.size() > 9) {  // per attempt (0022)
+      r.run_hours_hist = CountsFromLiteral(row[9].as<std::string>());
+      r.run_microseconds_by_bucket =
+          CountsFromLiteral(row[10].as<std::string>());
+    }
     rollups.push_back(std::move(r));
   }
   return rollups;

@@ -11,6 +11,7 @@
 #include "storage/double_text.h"
 #include "storage/eval_store.h"
 #include "storage/hex.h"
+#include "storage/histogram_text.h"
 #include "storage/pool_reliability_store.h"
 
 namespace placement::storage {
@@ -172,7 +173,8 @@ LIMIT $6)sql";
 #define PLACEMENT_ATTEMPT_COLUMNS                            \
   ", counted_gpu_microseconds, lost_gpu_microseconds, "      \
   "succeeded_attempts, succeeded_counted_gpu_microseconds, " \
-  "startup_hist::text, step_time_mean_hist::text"
+  "startup_hist::text, step_time_mean_hist::text, "          \
+  "node_failed_attempts, fabric_failed_attempts"
 #define PLACEMENT_ROLLUP_ORDER " ORDER BY recipe_key, sku_id"
 #define PLACEMENT_ROLLUP_CHANGED \
   " FROM evidence_rollups WHERE" PLACEMENT_CHANGED_SINCE("change_xid")
@@ -209,24 +211,6 @@ std::string RetryOutcomesLiteral(const core::MeasuredRun& run) {
     names.push_back(core::RunOutcomeName(o));
   }
   return absl::StrCat("{", absl::StrJoin(names, ","), "}");
-}
-
-std::string CountsLiteral(const core::LogHistogram& histogram) {
-  return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
-}
-
-core::LogHistogram CountsFromLiteral(absl::string_view text) {
-  core::LogHistogram histogram;
-  absl::ConsumePrefix(&text, "{");
-  absl::ConsumeSuffix(&text, "}");
-  int i = 0;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    if (i >= core::kHistogramBuckets) break;
-    int64_t value = 0;
-    if (absl::SimpleAtoi(part, &value)) histogram.counts[i] = value;
-    ++i;
-  }
-  return histogram;
 }
 
 }  // namespace
@@ -480,6 +464,8 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
           core::HoursFromMicroseconds(row[33].as<int64_t>());
       r.startup_hist = CountsFromLiteral(row[34].as<std::string>());
       r.step_time_mean_hist = CountsFromLiteral(row[35].as<std::string>());
+      r.node_failed_attempts = row[36].as<int64_t>();
+      r.fabric_failed_attempts = row[37].as<int64_t>();
     }
     rollups.push_back(std::move(stored));
   }

@@ -16,43 +16,6 @@ double MeasuredRun::GpuHours() const {
   return gpu_count * absl::ToDoubleHours(ended - started);
 }
 
-int LogHistogram::BucketOf(const LogHistogramSpec& spec, double value) {
-  if (!(value > spec.lowest)) return 0;
-  const int bucket = static_cast<int>(
-      std::floor(std::log(value / spec.lowest) / std::log(spec.growth)));
-  return std::clamp(bucket, 0, std::min(spec.buckets, kHistogramBuckets) - 1);
-}
-
-void LogHistogram::Add(const LogHistogramSpec& spec, double value,
-                       int64_t weight) {
-  if (value <= 0 || weight <= 0) return;
-  counts[BucketOf(spec, value)] += weight;
-}
-
-void LogHistogram::Merge(const LogHistogram& other) {
-  for (int i = 0; i < kHistogramBuckets; ++i) counts[i] += other.counts[i];
-}
-
-int64_t LogHistogram::Total() const {
-  int64_t total = 0;
-  for (int64_t c : counts) total += c;
-  return total;
-}
-
-double LogHistogram::Quantile(const LogHistogramSpec& spec, double q) const {
-  const int64_t total = Total();
-  if (total == 0) return 0;
-  // The smallest bucket whose cumulative count reaches ceil(q * total).
-  const int64_t rank = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * total)));
-  int64_t seen = 0;
-  for (int i = 0; i < kHistogramBuckets; ++i) {
-    seen += counts[i];
-    if (seen >= rank) return spec.lowest * std::pow(spec.growth, i + 0.5);
-  }
-  return spec.lowest * std::pow(spec.growth, kHistogramBuckets - 0.5);
-}
-
 void PeakMemorySums::Add(double peak_gb) {
   if (!(peak_gb > 0) || !std::isfinite(peak_gb)) return;
   ++runs;
@@ -83,6 +46,13 @@ void AddAttempts(const MeasuredRun& run, EvidenceRollup* r) {
   const double gpus = std::max(0, run.gpu_count);
   r->counted_gpu_hours += gpus * a.counted_hours;
   r->lost_gpu_hours += gpus * a.lost_hours;
+  auto failures = [&](AttemptFailureCause cause) {
+    return a.failures_by_cause[static_cast<int>(cause)];
+  };
+  r->node_failed_attempts += failures(AttemptFailureCause::kPreempted) +
+                             failures(AttemptFailureCause::kHardwareError);
+  r->fabric_failed_attempts +=
+      failures(AttemptFailureCause::kCollectiveTimeout);
   if (run.outcome == RunOutcome::kSucceeded) {
     r->succeeded_attempts += a.attempts;
     r->succeeded_counted_gpu_hours += gpus * a.counted_hours;
@@ -163,6 +133,8 @@ void EvidenceRollup::Merge(const EvidenceRollup& o) {
   peak_memory_hist.Merge(o.peak_memory_hist);
   counted_gpu_hours += o.counted_gpu_hours;
   lost_gpu_hours += o.lost_gpu_hours;
+  node_failed_attempts += o.node_failed_attempts;
+  fabric_failed_attempts += o.fabric_failed_attempts;
   succeeded_attempts += o.succeeded_attempts;
   succeeded_counted_gpu_hours += o.succeeded_counted_gpu_hours;
   startup_hist.Merge(o.startup_hist);
@@ -175,6 +147,8 @@ namespace {
 void SummarizeAttempts(const EvidenceRollup& r, EvidenceStats* s) {
   s->attempts = r.runs + r.retries;
   s->failed_attempts = r.runs - r.successful_runs + r.retries;
+  s->node_failed_attempts = r.node_failed_attempts;
+  s->fabric_failed_attempts = r.fabric_failed_attempts;
   s->exposure_gpu_hours = r.counted_gpu_hours;
   s->lost_gpu_hours = r.lost_gpu_hours;
   if (r.succeeded_attempts > 0 && r.startup_hist.Total() > 0) {

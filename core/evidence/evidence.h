@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/evidence/eval_evidence.h"
+#include "core/evidence/log_histogram.h"
 #include "core/evidence/pool_reliability.h"
 #include "core/persistent_map.h"
 #include "core/recipe.h"
@@ -81,17 +82,6 @@ struct MeasuredRun {
   double GpuHours() const;
 };
 
-// A fixed log-bucket histogram: bucket i counts values in
-// [lowest * growth^i, lowest * growth^(i+1)); values below `lowest` fall in
-// bucket 0, values above the last edge in the last bucket. Being a fixed
-// array of counters it merges by addition, so a SQL rollup row can keep it
-// as a bigint[] updated in the same transaction as the run insert.
-struct LogHistogramSpec {
-  double lowest = 0;
-  double growth = 0;
-  int buckets = 0;
-};
-inline constexpr int kHistogramBuckets = 64;
 // Step time: 10 ms .. ~10 min, 19% wide buckets (2^(1/4)).
 inline constexpr LogHistogramSpec kStepTimeHistogram{0.01, 1.189207115, 64};
 // Peak memory: 0.5 GB .. ~800 GB, 12% wide buckets (2^(1/6)).
@@ -101,20 +91,6 @@ inline constexpr LogHistogramSpec kStartupHistogram{1, 1.189207115, 64};
 // How far the mean start-up may sit from the median attempt's: one run of
 // an odd start-up moves the mean by its share, never past this factor.
 inline constexpr double kMaxStartupPullFromMedian = 1.25;
-
-struct LogHistogram {
-  std::array<int64_t, kHistogramBuckets> counts{};
-
-  void Add(const LogHistogramSpec& spec, double value, int64_t weight = 1);
-  void Merge(const LogHistogram& other);
-  int64_t Total() const;
-  // The q-quantile (0..1) as the geometric middle of its bucket; 0 if empty.
-  // Accurate to half a bucket (~9% for step time, ~6% for memory).
-  double Quantile(const LogHistogramSpec& spec, double q) const;
-  static int BucketOf(const LogHistogramSpec& spec, double value);
-
-  friend bool operator==(const LogHistogram&, const LogHistogram&) = default;
-};
 
 // Exact figures of one kind of peak memory over the runs that reported it:
 // a count, a sum and a maximum, which merge by addition and max (so a SQL
@@ -182,6 +158,10 @@ struct EvidenceRollup {
   // successful_runs + retries.
   double counted_gpu_hours = 0;
   double lost_gpu_hours = 0;
+  // Of the failed attempts, those of the pool's nodes (preempted, hardware
+  // error) and of its fabric (collective timeout).
+  int64_t node_failed_attempts = 0;
+  int64_t fabric_failed_attempts = 0;
   // The succeeded runs' attempts and counted GPU-hours, and each succeeded
   // run's start-up per attempt in seconds (its counted time less its
   // steps' time, over its attempts), weighted by its attempts: the mean
@@ -230,6 +210,8 @@ struct EvidenceStats {
   // failed attempts (0 in rollups that do not keep them).
   int64_t attempts = 0;
   int64_t failed_attempts = 0;
+  int64_t node_failed_attempts = 0;    // preempted, hardware error
+  int64_t fabric_failed_attempts = 0;  // collective timeout
   double exposure_gpu_hours = 0;
   double lost_gpu_hours = 0;
   // A succeeded run's attempt outside its steps (start-up): the median in

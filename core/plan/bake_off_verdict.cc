@@ -154,7 +154,7 @@ BakeOffPoolVerdict JudgePool(const BakeOffTarget& target,
   const EvidenceStats stats = Summarize(rollup);
   const int gpus = std::max(1, target.gpu_count);
   const std::optional<JobCostInputs> inputs =
-      v.measured ? MeasuredJobInputs(stats, gpus, target.pool_rate)
+      v.measured ? MeasuredJobInputs(stats, gpus, target.pool_failures)
                  : std::nullopt;
   if (inputs.has_value() && total_steps > 0) {
     const JobCost job = ProjectJobCost(*inputs, total_steps);

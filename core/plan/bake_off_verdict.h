@@ -98,8 +98,8 @@ struct BakeOffStatus {
 // Judges one pool from its uploads (only those of the target's recipe key
 // and pool count: UploadsFor):
 //  - its cost: the planner's projection of a `total_steps`-step job from
-//    the runs (MeasuredJobInputs with the target's pool rate as the prior
-//    of their failure rate), per successful step, with its band;
+//    the runs (MeasuredJobInputs, their failures against the target's
+//    pool's), per successful step, with its band;
 //  - over-bought: a succeeded run whose peak is under kOverBoughtPeakShare
 //    of the card's memory (the idle GB is the card's memory less the
 //    largest succeeded peak);

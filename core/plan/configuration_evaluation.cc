@@ -132,11 +132,11 @@ bool HasMeasuredSteps(const EvidenceInUse& ev) {
 double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
                             const Pool& pool, const GpuSku& sku,
                             const EvidenceInUse& ev,
-                            const FailureRate& pool_rate, bool explain,
+                            const PoolFailures& pool_failures, bool explain,
                             Candidate* cand,
                             std::optional<JobCostInputs>* inputs) {
   const EvidenceStats& stats = *ev.same_sku;
-  *inputs = MeasuredJobInputs(stats, recipe.gpu_count, pool_rate);
+  *inputs = MeasuredJobInputs(stats, recipe.gpu_count, pool_failures);
   if (inputs->has_value()) {
     const JobCostInputs& in = **inputs;
     cand->step_time_s = in.step_gpu_hours * 3600 / recipe.gpu_count;
@@ -242,15 +242,12 @@ double StepTimeFromModel(const Recipe& recipe, const ModelArchitecture& arch,
   return cand->step_time_s * recipe.gpu_count / 3600;
 }
 
-// The pool's failure rate for the layout (what an unmeasured recipe is
-// priced at, and the prior of a measured one's own).
-FailureRate PoolRateFor(const ConfigurationEvidence& ev, int gpus,
-                        double startup_gpu_hours) {
-  const PoolReliabilityRollup none;
-  return EstimateFailureRate(
-      ev.pool_single_gpu != nullptr ? *ev.pool_single_gpu : none,
-      ev.pool_multi_gpu != nullptr ? *ev.pool_multi_gpu : none, gpus > 1,
-      startup_gpu_hours / gpus);
+// The pool's failure sums (none when it has no runs).
+PoolFailures PoolFailuresOf(const ConfigurationEvidence& ev) {
+  PoolFailures pool;
+  if (ev.pool_single_gpu != nullptr) pool.single_gpu = *ev.pool_single_gpu;
+  if (ev.pool_multi_gpu != nullptr) pool.multi_gpu = *ev.pool_multi_gpu;
+  return pool;
 }
 
 // GPU-hours, cost (saturated: never wrapping to a cheap-looking figure) and
@@ -456,14 +453,16 @@ ConfigurationOutcome EvaluateConfiguration(
   Candidate& cand = out.candidate;
   FillFitAndBasis(pool, sku, recipe, out.fit, ev, &cand);
   cand.prior_peak_memory_gb = out.predicted_memory.total_gb;
-  // The prior start-up: the pool's prior loss per failure includes one.
+  // The pool's rate for a recipe with no record of its own there; its
+  // prior loss per failure includes the prior start-up.
+  const PoolFailures pool_failures = PoolFailuresOf(evidence);
   const FailureRate pool_rate =
-      PoolRateFor(evidence, recipe.gpu_count,
-                  recipe.gpu_count * kPriorStartupSeconds / 3600);
+      EstimateFailureRate(pool_failures.single_gpu, pool_failures.multi_gpu,
+                          recipe.gpu_count > 1, kPriorStartupSeconds / 3600);
   std::optional<JobCostInputs> measured_inputs;
   const double per_step_gpu_hours =
       HasMeasuredSteps(ev)
-          ? StepTimeFromEvidence(recipe, arch, pool, sku, ev, pool_rate,
+          ? StepTimeFromEvidence(recipe, arch, pool, sku, ev, pool_failures,
                                  explain, &cand, &measured_inputs)
           : StepTimeFromModel(recipe, arch, pool, sku, ev,
                               evidence.fleet_step_time, explain, &cand);

@@ -87,7 +87,7 @@ JobCost ProjectJobCost(const JobCostInputs& in, int64_t steps) {
 }
 
 std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m, int gpus,
-                                               const FailureRate& pool_rate) {
+                                               const PoolFailures& pool) {
   if (!m.busy_gpu_hours_per_step) return std::nullopt;
   JobCostInputs in;
   in.gpus = std::max(1, gpus);
@@ -110,9 +110,15 @@ std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m, int gpus,
   } else {
     in.startup_gpu_hours = g * kPriorStartupSeconds / 3600;
   }
-  in.failure = EstimateRecipeFailureRate(m.attempts, m.failed_attempts,
-                                         m.exposure_gpu_hours / g,
-                                         m.lost_gpu_hours / g, pool_rate);
+  RecipeFailures own;
+  own.attempts = m.attempts;
+  own.failed_attempts = m.failed_attempts;
+  own.node_failed_attempts = m.node_failed_attempts;
+  own.fabric_failed_attempts = m.fabric_failed_attempts;
+  own.exposure_hours = m.exposure_gpu_hours / g;
+  own.lost_hours = m.lost_gpu_hours / g;
+  in.failure = EstimateLayoutFailureRate(pool, in.gpus > 1,
+                                         in.startup_gpu_hours / g, own);
   return in;
 }
 

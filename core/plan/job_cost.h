@@ -60,20 +60,20 @@ struct JobCost {
 JobCost ProjectJobCost(const JobCostInputs& inputs, int64_t steps);
 
 // The inputs of a layout measured on its SKU (`measured`: the rollup of the
-// recipe key's runs, `gpus` GPUs each), with `pool_rate` the pool's rate
-// for the layout (EstimateFailureRate), nullopt when the runs kept no busy
-// time (rollups stored before it was kept):
+// recipe key's runs, `gpus` GPUs each) on a pool whose failure sums are
+// `pool`, nullopt when the runs kept no busy time (rollups stored before it
+// was kept):
 //  - the step: the runs' GPU time per attempted step, within
 //    kMaxStepPullFromMedianRun of the median run's mean step; its band the
 //    p10-p90 of the runs' mean steps, at least half a histogram bucket
 //    (9%) either side;
 //  - the start-up: the succeeded attempts' mean, within
 //    kMaxStartupPullFromMedian of their median, else the prior;
-//  - the failures: the recipe's own attempts on the SKU with the pool's
-//    rate as their prior (EstimateRecipeFailureRate).
+//  - the failures: the recipe's own attempts on the SKU against the pool's
+//    (EstimateLayoutFailureRate).
 std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& measured,
                                                int gpus,
-                                               const FailureRate& pool_rate);
+                                               const PoolFailures& pool);
 
 // What a layout's runs cost per successful step, as they ran: their
 // GPU-hours (as counted, core/evidence/run_attempts.h) over their

@@ -32,9 +32,9 @@ struct BakeOffTarget {
   bool first_choice = false;  // the plan's first candidate
   double card_memory_gb = 0;
   int64_t internal_rate_micros_per_gpu_hour = 0;
-  // The pool's failure rate for the layout now (EstimateFailureRate): the
-  // prior of the runs' own, as the planner uses it.
-  FailureRate pool_rate;
+  // The pool's failure sums now: what the runs' own failures are judged
+  // against, as the planner does (EstimateLayoutFailureRate).
+  PoolFailures pool_failures;
   // The plan's eval requirement for this pool's recipe key under the
   // criteria that apply to the pool; nullopt when the plan has none.
   std::optional<EvalStatus> eval;

@@ -51,8 +51,8 @@ struct BakeOffCatalog {
   const std::vector<core::EvalCriterion>* criteria = nullptr;
 };
 
-// The plan as core judges it; each target's pool_rate is left for the
-// caller, who has the pools' failure records.
+// The plan as core judges it; each target's pool_failures are left for
+// the caller, who has the pools' failure records.
 core::RecordedPlan RecordedPlanOf(const BakeOffReadings& readings,
                                   const BakeOffCatalog& catalog);
 

@@ -2,10 +2,8 @@
 
 #include <grpcpp/support/proto_buffer_reader.h>
 
-#include <algorithm>
 #include <vector>
 
-#include "core/plan/job_cost.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "services/api/recipe_convert.h"
 #include "services/plan/plan_response_bytes.h"
@@ -66,12 +64,8 @@ core::RecordedPlan RecordedPlanOn(const CatalogSnapshot& snapshot,
   core::RecordedPlan plan = RecordedPlanOf(
       readings, {&snapshot.pools, &snapshot.skus, &snapshot.EvalCriteria()});
   for (core::BakeOffTarget& target : plan.targets) {
-    const int gpus = std::max(1, target.gpu_count);
-    // The prior start-up, as the planner prices a pool's prior loss.
-    target.pool_rate = core::EstimateFailureRate(
-        snapshot.PoolReliability(target.pool_name, false),
-        snapshot.PoolReliability(target.pool_name, true), gpus > 1,
-        core::kPriorStartupSeconds / 3600);
+    target.pool_failures = {snapshot.PoolReliability(target.pool_name, false),
+                            snapshot.PoolReliability(target.pool_name, true)};
   }
   return plan;
 }

@@ -219,6 +219,8 @@ void ExpectSameRollup(const core::EvidenceRollup& stored,
   EXPECT_NEAR(stored.counted_gpu_hours, expected.counted_gpu_hours,
               kHoursTolerance);
   EXPECT_NEAR(stored.lost_gpu_hours, expected.lost_gpu_hours, kHoursTolerance);
+  EXPECT_EQ(stored.node_failed_attempts, expected.node_failed_attempts);
+  EXPECT_EQ(stored.fabric_failed_attempts, expected.fabric_failed_attempts);
   EXPECT_EQ(stored.succeeded_attempts, expected.succeeded_attempts);
   EXPECT_NEAR(stored.succeeded_counted_gpu_hours,
               expected.succeeded_counted_gpu_hours, kHoursTolerance);
@@ -239,6 +241,12 @@ void ExpectSamePoolRow(const core::PoolReliabilityRollup& stored,
             expected.collective_timeout_attempts);
   EXPECT_NEAR(stored.failure_lost_hours, expected.failure_lost_hours,
               kHoursTolerance);
+  EXPECT_EQ(stored.run_hours_hist, expected.run_hours_hist);
+  for (int i = 0; i < core::kHistogramBuckets; ++i) {
+    EXPECT_NEAR(stored.run_microseconds_by_bucket.counts[i],
+                expected.run_microseconds_by_bucket.counts[i], 10)
+        << "bucket " << i;
+  }
 }
 
 // The stored figures equal what core makes of the same runs (one GPU's

@@ -61,7 +61,7 @@ TEST(FailureRateTest, GammaQuantiles) {
 
 PoolReliabilityRollup Pool(double hours, int hardware_errors) {
   PoolReliabilityRollup r;
-  r.pool_name = "p";
+  r.pool_name = std::string(1, 'p');
   r.runs = 4;
   r.attempts = 4;
   r.run_hours = hours;
@@ -84,8 +84,10 @@ TEST(FailureRateTest, ThePriorIsWeakAndEvidenceNarrowsTheBand) {
   EXPECT_DOUBLE_EQ(thin.lost_hours_per_failure, 0.75);
   // Twenty-five in a hundred: the same order of rate, a narrower band.
   const FailureRate thick = EstimateFailureRate(Pool(100, 25), empty, false, 0);
+  // The prior weighs one of the pool's attempts (25 hours here).
   EXPECT_NEAR(thick.per_hour,
-              (kFailurePriorShape + 25) / (kFailurePriorHours + 100), 1e-12);
+              (kFailurePriorShape / kFailurePriorHours * 25 + 25) / (25 + 100),
+              1e-12);
   EXPECT_LT(thick.per_hour_band.high / thick.per_hour_band.low,
             thin.per_hour_band.high / thin.per_hour_band.low);
 }
