@@ -1,6 +1,7 @@
 #include "storage/eval_store.h"
 
 #include "absl/status/status.h"
+#include "storage/schema_requirement.h"
 
 namespace placement::storage {
 namespace {
@@ -91,9 +92,7 @@ absl::StatusOr<EvalPage> ListEvals(DbSession& session, const EvalFilter& filter,
   return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<EvalPage> {
     pqxx::read_transaction txn(c);
     if (!HasEvalResults(txn)) {
-      return absl::UnavailableError(
-          "the schema has no eval_results (migration 0019): run `placementd "
-          "migrate up`");
+      return SchemaLacks("stored evals", 19);
     }
     const int64_t cursor_micros =
         after.run_id.empty() ? 0 : absl::ToUnixMicros(after.recorded);

@@ -60,7 +60,7 @@ struct EvalPage {
 };
 
 // Newest first (recorded time, then run id and ordinal, descending).
-// UNAVAILABLE on a schema before 0019.
+// FAILED_PRECONDITION on a schema before 0019 (SchemaLacks).
 absl::StatusOr<EvalPage> ListEvals(DbSession& session, const EvalFilter& filter,
                                    const EvalCursor& after, int page_size);
 

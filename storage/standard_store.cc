@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "storage/hex.h"
+#include "storage/schema_requirement.h"
 
 namespace placement::storage {
 namespace {
@@ -82,10 +83,7 @@ StandardRecord RecordFromRow(const pqxx::row& row) {
   return r;
 }
 
-absl::Status NoTable() {
-  return absl::UnavailableError(
-      "standards need schema version 21: run placementd migrate up");
-}
+absl::Status NoTable() { return SchemaLacks("standards", 21); }
 
 std::optional<StandardRecord> SelectOne(pqxx::transaction_base& txn,
                                         const char* query,

@@ -5,7 +5,7 @@
 // standards RPCs; the active ones read whole by every catalog read (the
 // planner's snapshot). Every statement first asks whether the schema has
 // the table (HasStandards): before 0021 the snapshot has none and the RPCs
-// get UNAVAILABLE.
+// get FAILED_PRECONDITION (SchemaLacks).
 
 #include <pqxx/pqxx>
 #include <string>

@@ -24,10 +24,11 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // first asks whether the schema has it (storage/eval_store.h), so on 17 this
 // binary plans with no evals and stores evals in the upload only.
 // 20 (eval_criteria) neither: reads find no criteria on an older schema,
-// and writes of criteria are UNAVAILABLE there.
+// and writes and listings of criteria are FAILED_PRECONDITION there.
 // 21 (standards) does not move it either: every statement on that table
 // first asks whether the schema has it (storage/standard_store.h); before 21
-// plans apply no standard and the standards RPCs answer UNAVAILABLE.
+// plans apply no standard and the standards RPCs answer
+// FAILED_PRECONDITION.
 inline constexpr int kOldestSchemaVersion = 17;
 inline constexpr int kNewestSchemaVersion = 21;
 

@@ -6,9 +6,13 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "storage/migrations.h"
 #include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/metrics_scrape.h"
@@ -248,6 +252,48 @@ TEST_F(StandardsTest, RanksItsPoolFirstWarnsWhenContradictedAndStopsOnRetire) {
   other.PlanUntil(Request(), [](const v1::PlacePlanResponse& p) {
     return !p.has_standard();
   });
+}
+
+// A binary serves schemas older than its newest migration (its window
+// starts at 17): on 18, the RPCs of the tables 19 to 21 add answer
+// FAILED_PRECONDITION naming the version they need, never UNAVAILABLE
+// (which clients retry for ever) nor, for a list, an empty page.
+TEST(MissingTableTest, NewRpcsOnAnOlderSchemaAnswerFailedPrecondition) {
+  TestDatabase db;
+  {
+    storage::DbSession session(db.url());
+    storage::Migrator migrator(session, storage::EmbeddedMigrations());
+    ASSERT_TRUE(migrator.Up(18).ok());
+  }
+  auto process = PlacementdProcess::Start(db.url());
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_TRUE((*process)->WaitForHealth(true, absl::Seconds(10)));
+  auto catalog = v1::CatalogService::NewStub((*process)->channel());
+  auto telemetry = v1::TelemetryService::NewStub((*process)->channel());
+  auto placement = v1::PlacementService::NewStub((*process)->channel());
+  auto expect_needs = [](const grpc::Status& status, const char* version) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+        << status.error_message();
+    EXPECT_THAT(status.error_message(),
+                HasSubstr(absl::StrCat("schema version ", version)));
+  };
+  v1::ListStandardsResponse standards;
+  expect_needs(placement->ListStandards(Deadline().get(), {}, &standards),
+               "21");
+  v1::GetStandardRequest get;
+  get.set_standard_id(testing::NewUuid());
+  v1::GetStandardResponse got;
+  expect_needs(placement->GetStandard(Deadline().get(), get, &got), "21");
+  v1::ListEvalCriteriaResponse criteria;
+  expect_needs(catalog->ListEvalCriteria(Deadline().get(), {}, &criteria),
+               "20");
+  v1::DeleteEvalCriterionRequest remove;
+  remove.set_name("exact-match");
+  v1::DeleteEvalCriterionResponse removed;
+  expect_needs(catalog->DeleteEvalCriterion(Deadline().get(), remove, &removed),
+               "20");
+  v1::ListEvalResultsResponse evals;
+  expect_needs(telemetry->ListEvalResults(Deadline().get(), {}, &evals), "19");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Standards (migration 0021): written once per request id, read, listed
 // newest first by page, retired; the active ones read whole for the
 // planner's snapshot; and before 0021 the snapshot has none and the rest is
-// UNAVAILABLE.
+// FAILED_PRECONDITION.
 #include "storage/standard_store.h"
 
 #include <cstdio>
@@ -126,10 +126,12 @@ TEST_F(StandardStoreTest, BeforeMigration21ThereAreNone) {
   Migrator migrator(session_, EmbeddedMigrations());
   ASSERT_TRUE(migrator.Down(MigrationsAbove(kStandardsVersion - 1)).ok());
   EXPECT_TRUE(Active().empty());
+  // Not UNAVAILABLE, which a client retries for ever: no retry helps until
+  // `migrate up`.
   EXPECT_EQ(InsertStandard(session_, Record(1, "k")).status().code(),
-            absl::StatusCode::kUnavailable);
+            absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(ListStandards(session_, StandardCursor{}, 10, true).status().code(),
-            absl::StatusCode::kUnavailable);
+            absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(migrator.Up().ok());
   EXPECT_TRUE(InsertStandard(session_, Record(1, "k")).ok());
 }
