@@ -11,6 +11,7 @@ import errno
 import fcntl
 import os
 import shutil
+import stat
 import sys
 import time
 
@@ -47,6 +48,34 @@ def spool_dir_or_default(spool_dir):
     return spool_dir or default_spool_dir()
 
 
+class SpoolRefused(PermissionError):
+    """The spool folder is not this user's alone (see check_spool_dir)."""
+
+
+def check_spool_dir(spool_dir):
+    """Refuses a spool folder that another user owns or that group or other
+    users may write into, as placement-agent does: whatever is spooled is
+    uploaded with this user's token, so such a folder could hold forged
+    runs. A folder that does not exist yet is fine (it is created 0700).
+    Raises SpoolRefused naming the owner or the mode."""
+    try:
+        st = os.stat(spool_dir)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        raise SpoolRefused(f"spool {spool_dir} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise SpoolRefused(
+            f"refusing spool {spool_dir}: owned by uid {st.st_uid}, not by "
+            f"this user (uid {os.geteuid()}); its runs would be uploaded "
+            f"with this user's token")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise SpoolRefused(
+            f"refusing spool {spool_dir}: mode {st.st_mode & 0o7777:04o} lets "
+            f"other users write into it; its runs would be uploaded with this "
+            f"user's token (chmod 700 {spool_dir})")
+
+
 def list_spooled_runs(spool_dir=None):
     spool_dir = spool_dir_or_default(spool_dir)
     try:
@@ -63,6 +92,7 @@ class SpoolRun:
         self.spool_dir = spool_dir
         self.run_id = run_id
         self.dir = os.path.join(spool_dir, run_id)
+        check_spool_dir(spool_dir)
         if create:
             os.makedirs(spool_dir, mode=0o700, exist_ok=True)
             os.mkdir(self.dir, 0o700)  # FileExistsError if taken
@@ -197,8 +227,10 @@ def flush_spool(connection, spool_dir=None, log=sys.stderr):
     a run it cannot complete for any other reason is reported and skipped.
     Returns a dict of counts: uploaded, left, rejected, kept, in_progress,
     incomplete, and in "runs" what became of each run id it tried
-    ("uploaded", "rejected", "left", "kept", "incomplete")."""
+    ("uploaded", "rejected", "left", "kept", "incomplete"). Raises
+    SpoolRefused for a folder that is not this user's alone."""
     spool_dir = spool_dir_or_default(spool_dir)
+    check_spool_dir(spool_dir)
     report = dict(uploaded=0, left=0, rejected=0, kept=0, in_progress=0,
                   incomplete=0, runs={})
 
