@@ -8,7 +8,8 @@ namespace placement::storage {
 namespace {
 
 // The runs that carried out one bake-off run: on its pool, naming the plan,
-// or of its recipe key stored since the plan was made.
+// or of its recipe key stored since the plan was made (and of the plan's
+// team, when it has one: $6).
 constexpr char kSelectBakeOffUploads[] = R"sql(
 SELECT encode(upload, 'hex'), recipe_key,
        (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds,
@@ -17,7 +18,8 @@ FROM benchmark_runs
 WHERE pool_name = $1
   AND (plan_id = $2::uuid
        OR (recipe_key = $3
-           AND accepted_at >= timestamptz 'epoch' + $4::bigint * interval '1 microsecond'))
+           AND accepted_at >= timestamptz 'epoch' + $4::bigint * interval '1 microsecond'
+           AND ($6 = '' OR team = $6)))
 ORDER BY accepted_at DESC, run_id DESC
 LIMIT $5)sql";
 
@@ -25,7 +27,7 @@ LIMIT $5)sql";
 
 absl::StatusOr<std::vector<std::vector<MatchedUpload>>> FindBakeOffUploads(
     DbSession& session, const std::string& plan_id, absl::Time plan_created,
-    const std::vector<BakeOffTarget>& targets) {
+    const std::vector<BakeOffTarget>& targets, const std::string& plan_team) {
   return session.Run(
       [&](pqxx::connection_base& c)
           -> absl::StatusOr<std::vector<std::vector<MatchedUpload>>> {
@@ -36,7 +38,7 @@ absl::StatusOr<std::vector<std::vector<MatchedUpload>>> FindBakeOffUploads(
           const pqxx::result rows = txn.exec_params(
               kSelectBakeOffUploads, target.pool_name, plan_id,
               target.recipe_key, absl::ToUnixMicros(plan_created),
-              kMaxUploadsPerBakeOffRun);
+              kMaxUploadsPerBakeOffRun, plan_team);
           std::vector<MatchedUpload>& uploads = found.emplace_back();
           for (const pqxx::row& row : rows) {
             MatchedUpload u;

@@ -40,6 +40,8 @@ struct EvalFilter {
   std::string recipe_key;      // empty: any
   std::string serving_sku_id;  // empty: any
   core::Precision serving_precision = core::Precision::kUnspecified;  // any
+  // Only evals of runs of these teams; empty: any team.
+  std::vector<std::string> teams;
 };
 
 // Position in the newest-first listing: the last row of the previous page.

@@ -33,10 +33,11 @@ absl::StatusOr<StandardRecord> InsertStandard(DbSession& session,
 absl::StatusOr<StandardRecord> GetStandard(DbSession& session,
                                            const std::string& standard_id);
 
-// Newest first (created time, then id, descending).
-absl::StatusOr<StandardPage> ListStandards(DbSession& session,
-                                           const StandardCursor& after,
-                                           int page_size, bool include_retired);
+// Newest first (created time, then id, descending). With `teams`, only the
+// standards of those teams and the fleet-wide ones (team '').
+absl::StatusOr<StandardPage> ListStandards(
+    DbSession& session, const StandardCursor& after, int page_size,
+    bool include_retired, const std::vector<std::string>& teams);
 
 // Retires an active standard now; a retired one is returned unchanged.
 // NOT_FOUND when no standard has that id.

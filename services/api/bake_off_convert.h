@@ -27,6 +27,7 @@ std::vector<storage::BakeOffTarget> BakeOffTargets(
 // What GetBakeOffStatus read for one plan.
 struct BakeOffReadings {
   std::string plan_id;
+  std::string team;  // the plan's: only its runs and evals count
   v1::PlacePlanResponse plan;
   std::vector<storage::BakeOffTarget> targets;  // BakeOffTargets(plan)
   // Per target, newest first.

@@ -14,6 +14,7 @@
 #include "core/evidence/eval_evidence.h"
 #include "placement/v1/placement.pb.h"
 #include "services/api/bake_off_convert.h"
+#include "services/auth/principal.h"
 #include "storage/db_session.h"
 #include "storage/plan_store.h"
 
@@ -28,14 +29,18 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
 
 // Whether a stored eval meets `plan`'s eval requirement for `recipe_key`
 // (the plan's serving SKU and precision); nullopt when the plan has none.
+// For a plan of a team (`team` not empty), only evals of that team's runs.
 absl::StatusOr<std::optional<core::EvalStatus>> EvalFor(
     storage::DbSession& session, const v1::PlacePlanResponse& plan,
-    const std::string& recipe_key);
+    const std::string& recipe_key, const std::string& team);
 
 // Everything GetBakeOffStatus reads from the database for `plan_id`:
-// NOT_FOUND for an unknown plan.
-absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
-                                            const std::string& plan_id);
+// NOT_FOUND for an unknown plan, PERMISSION_DENIED for a plan of a team
+// `caller` does not reach (services/auth/team_access.h). For a plan of a
+// team, the uploads of that team's runs and those naming the plan count.
+absl::StatusOr<BakeOffReadings> ReadBakeOff(
+    storage::DbSession& session, const std::string& plan_id,
+    const std::optional<Principal>& caller);
 
 }  // namespace placement::services
 

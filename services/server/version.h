@@ -29,8 +29,13 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // first asks whether the schema has it (storage/standard_store.h); before 21
 // plans apply no standard and the standards RPCs answer
 // FAILED_PRECONDITION.
+// 23 (token teams, a stream's team) neither: token and sample stream reads
+// take their teams through to_jsonb (none before 23: every token unbound),
+// a stream's team is written only where the column exists, and creating a
+// token bound to teams is FAILED_PRECONDITION before 23 (storage/
+// token_store.h, sample_store.h).
 inline constexpr int kOldestSchemaVersion = 17;
-inline constexpr int kNewestSchemaVersion = 21;
+inline constexpr int kNewestSchemaVersion = 23;
 
 }  // namespace placement::services
 

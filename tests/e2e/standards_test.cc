@@ -255,7 +255,7 @@ TEST_F(StandardsTest, RanksItsPoolFirstWarnsWhenContradictedAndStopsOnRetire) {
 }
 
 // A binary serves schemas older than its newest migration (its window
-// starts at 17): on 18, the RPCs of the tables 19 to 21 add answer
+// starts at 17): on 18, the RPCs of the tables and columns 19 to 23 add answer
 // FAILED_PRECONDITION naming the version they need, never UNAVAILABLE
 // (which clients retry for ever) nor, for a list, an empty page.
 TEST(MissingTableTest, NewRpcsOnAnOlderSchemaAnswerFailedPrecondition) {
@@ -294,6 +294,14 @@ TEST(MissingTableTest, NewRpcsOnAnOlderSchemaAnswerFailedPrecondition) {
                "20");
   v1::ListEvalResultsResponse evals;
   expect_needs(telemetry->ListEvalResults(Deadline().get(), {}, &evals), "19");
+  // A token's teams need 23; an unbound token is made as before.
+  v1::CreateTokenRequest token;
+  token.set_name("agent-a");
+  token.set_role(v1::ROLE_AGENT);
+  v1::CreateTokenResponse created;
+  EXPECT_TRUE(catalog->CreateToken(Deadline().get(), token, &created).ok());
+  token.add_teams("a");
+  expect_needs(catalog->CreateToken(Deadline().get(), token, &created), "23");
 }
 
 }  // namespace
