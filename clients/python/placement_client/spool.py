@@ -172,9 +172,10 @@ class SpoolRun:
             self._lock.close()
 
 
-def sync_samples(connection, run_id, samples, retry=True):
+def sync_samples(connection, run_id, samples, retry=True, team=""):
     """Streams the samples after the service's committed step; returns the
-    committed step. Raises grpc.RpcError."""
+    committed step. `team`: the run's (empty: the service takes the token's
+    when it is bound to one). Raises grpc.RpcError."""
     stub = telemetry_pb2_grpc.TelemetryServiceStub(connection.channel)
     progress = connection.call(
         stub.GetSampleProgress,
@@ -191,7 +192,7 @@ def sync_samples(connection, run_id, samples, retry=True):
         def batches(pending=pending):
             for b in range(0, len(pending), BATCH):
                 yield telemetry_pb2.StreamStepSamplesRequest(
-                    run_id=run_id, samples=pending[b:b + BATCH])
+                    run_id=run_id, samples=pending[b:b + BATCH], team=team)
 
         try:
             response = stub.StreamStepSamples(
@@ -266,7 +267,8 @@ def _flush_run(connection, run, log):
     samples = run.read_samples()
     summary = run.read_run()
     try:
-        committed = sync_samples(connection, run_id, samples)
+        committed = sync_samples(connection, run_id, samples,
+                                 team=summary.team if summary else "")
         last = max((s.step for s in samples), default=-1)
         if committed < last:
             # The service commits steps without gaps: a step missing from
