@@ -152,6 +152,18 @@ std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   return cached;
 }
 
+// The team a plan is for, set in `request`: one of the caller's
+// (services/auth/team_access.h), recorded with the plan.
+absl::Status SetPlanTeam(Authorizer& auth,
+                         const grpc::ServerContextBase& context,
+                         v1::PlacePlanRequest& request) {
+  absl::StatusOr<std::string> team =
+      TeamOfRequest(auth.Caller(context), request.team(), "the plan");
+  if (!team.ok()) return team.status();
+  if (*team != request.team()) request.set_team(*std::move(team));
+  return absl::OkStatus();
+}
+
 // A PlacePlan call's reactor: frees its admission slot once the call is
 // done (answered, refused later on, or cancelled).
 class AdmittedReactor final : public grpc::ServerUnaryReactor {
@@ -171,6 +183,9 @@ class AdmittedReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
+// Over 80 lines: each refusal before planning (the request's shape, its
+// team, the deadline and admission, the evidence version) is an early
+// return, kept in the order they are checked.
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response) {
@@ -189,13 +204,8 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                                        "must be an evidence_version from an "
                                        "UploadBenchmarkRunResponse, or 0"}}));
   }
-  // The team it is for: one of the caller's, recorded with the plan.
-  if (absl::StatusOr<std::string> team =
-          TeamOfRequest(auth_.Caller(*context), request.team(), "the plan");
-      !team.ok()) {
-    return FinishNow(context, ToGrpcStatus(team.status()));
-  } else if (*team != request.team()) {
-    request.set_team(*std::move(team));
+  if (absl::Status team = SetPlanTeam(auth_, *context, request); !team.ok()) {
+    return FinishNow(context, ToGrpcStatus(team));
   }
   // Shed what cannot be answered in time before any planning (past its
   // deadline, or beyond what is in flight): under a burst the cores go to

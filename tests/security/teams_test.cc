@@ -63,6 +63,19 @@ struct Owned {
   std::string retirable_standard_id;
 };
 
+// One RPC of the matrix: the role that calls it, the codes for (bound to
+// "a", on "a"'s), (bound to "a", on "b"'s) and (unbound, on "b"'s), and the
+// call on `owned`'s things.
+struct Row {
+  std::string rpc;
+  v1::Role role;
+  StatusCode own;
+  StatusCode other;
+  StatusCode unbound;
+  std::function<grpc::Status(const std::string& secret, const Owned& owned)>
+      call;
+};
+
 class TeamsTest : public ::testing::Test {
  protected:
   TeamsTest()
@@ -227,6 +240,13 @@ class TeamsTest : public ::testing::Test {
     return owned;
   }
 
+  // The matrix, by service (the tables are below the fixture).
+  std::vector<Row> CatalogRows();
+  std::vector<Row> TelemetryRows();
+  std::vector<Row> PlacementRows();
+  void ExpectListsKeepToTheCallersTeams(const Owned& a, const Owned& b,
+                                        const std::string& fleet_standard);
+
   InProcessServer server_;
   std::unique_ptr<v1::CatalogService::Stub> catalog_;
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
@@ -236,31 +256,14 @@ class TeamsTest : public ::testing::Test {
   std::map<v1::Role, std::string> bound_a_;
   std::map<v1::Role, std::string> unbound_;
   v1::PlacePlanResponse plan_;  // the last plan Own() made
+  int made_ = 0;                // fresh names for what the calls create
 };
 
-// One RPC of the matrix: the role that calls it, the codes for (bound to
-// "a", on "a"'s), (bound to "a", on "b"'s) and (unbound, on "b"'s), and the
-// call on `owned`'s things.
-struct Row {
-  std::string rpc;
-  v1::Role role;
-  StatusCode own;
-  StatusCode other;
-  StatusCode unbound;
-  std::function<grpc::Status(const std::string& secret, const Owned& owned)>
-      call;
-};
-
-TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
-  const Owned a = Own("a");
-  const Owned b = Own("b");
-  const std::string fleet_standard =
-      InsertStandard("", "a100", testing::Qlora70b());
-  int made = 0;  // fresh names for what the calls create
-
-  // Pools, SKUs and eval criteria are the fleet's: every team reads them,
-  // only unbound admins change them.
-  const std::vector<Row> rows = {
+// Over 80 lines: a table, one row per RPC.
+// Pools, SKUs and eval criteria are the fleet's: every team reads them,
+// only unbound admins change them.
+std::vector<Row> TeamsTest::CatalogRows() {
+  return {
       {"CatalogService/ListSkus", v1::ROLE_PLANNER, kOk, kOk, kOk,
        [&](const std::string& s, const Owned&) {
          v1::ListSkusResponse r;
@@ -289,7 +292,7 @@ TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
        [&](const std::string& s, const Owned&) {
          v1::CreatePoolRequest q;
          *q.mutable_pool() =
-             TrainingPool(absl::StrCat("extra-", ++made), kL40s, 1, 8);
+             TrainingPool(absl::StrCat("extra-", ++made_), kL40s, 1, 8);
          v1::CreatePoolResponse r;
          return catalog_->CreatePool(As(s).get(), q, &r);
        }},
@@ -333,7 +336,7 @@ TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
       {"CatalogService/SetEvalCriterion", v1::ROLE_ADMIN, kDenied, kDenied, kOk,
        [&](const std::string& s, const Owned&) {
          v1::SetEvalCriterionRequest q;
-         q.mutable_criterion()->set_name(absl::StrCat("c-", ++made));
+         q.mutable_criterion()->set_name(absl::StrCat("c-", ++made_));
          q.mutable_criterion()->set_pool("a100");
          q.mutable_criterion()->set_metric_name("mmlu");
          q.mutable_criterion()->set_min_score(0.5);
@@ -353,14 +356,19 @@ TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
          v1::ListEvalCriteriaResponse r;
          return catalog_->ListEvalCriteria(As(s).get(), {}, &r);
        }},
-      // Runs: uploaded for, and read by, their team.
+  };
+}
+
+// Runs: uploaded for, and read by, their team.
+std::vector<Row> TeamsTest::TelemetryRows() {
+  return {
       {"TelemetryService/UploadBenchmarkRun", v1::ROLE_AGENT, kOk, kDenied, kOk,
        [&](const std::string& s, const Owned& owned) {
          return Upload(s, RunOf(plan_, "a100", owned.team));
        }},
       {"TelemetryService/StreamStepSamples", v1::ROLE_AGENT, kOk, kDenied, kOk,
        [&](const std::string& s, const Owned& owned) {
-         return Stream(s, owned.run_id, "", ++made);
+         return Stream(s, owned.run_id, "", ++made_);
        }},
       {"TelemetryService/GetSampleProgress", v1::ROLE_AGENT, kOk, kDenied, kOk,
        [&](const std::string& s, const Owned& owned) {
@@ -387,7 +395,12 @@ TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
          v1::ListEvalResultsResponse r;
          return telemetry_->ListEvalResults(As(s).get(), {}, &r);
        }},
-      // Plans, bake-offs and standards: their team's.
+  };
+}
+
+// Plans, bake-offs and standards: their team's; cost, its teams'.
+std::vector<Row> TeamsTest::PlacementRows() {
+  return {
       {"PlacementService/PlacePlan", v1::ROLE_PLANNER, kOk, kDenied, kOk,
        [&](const std::string& s, const Owned& owned) {
          v1::PlacePlanResponse r;
@@ -418,7 +431,7 @@ TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
        StatusCode::FAILED_PRECONDITION,
        [&](const std::string& s, const Owned& owned) {
          v1::WriteStandardRequest q;
-         q.set_request_id(absl::StrCat("w-", ++made));
+         q.set_request_id(absl::StrCat("w-", ++made_));
          q.set_plan_id(owned.plan_id);
          q.set_pool("l40s");
          q.set_reason("cheapest");
@@ -458,52 +471,13 @@ TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
          return cost_->GetCostReport(As(s).get(), q, &r);
        }},
   };
+}
 
-  std::set<std::string> in_matrix;
-  for (const Row& row : rows) {
-    SCOPED_TRACE(row.rpc);
-    in_matrix.insert(absl::StrCat("/placement.v1.", row.rpc));
-    const grpc::Status own = row.call(bound_a_[row.role], a);
-    EXPECT_EQ(own.error_code(), row.own) << own.error_message();
-    const grpc::Status other = row.call(bound_a_[row.role], b);
-    EXPECT_EQ(other.error_code(), row.other) << other.error_message();
-    if (row.other == kDenied) {
-      // Named: the other team, or (fleet-wide) the token's own.
-      EXPECT_THAT(other.error_message(),
-                  ::testing::AnyOf(HasSubstr("team 'b'"), HasSubstr("team a")));
-    }
-    const grpc::Status unbound = row.call(unbound_[row.role], b);
-    EXPECT_EQ(unbound.error_code(), row.unbound) << unbound.error_message();
-  }
-  std::set<std::string> in_table;
-  for (const services::MethodRule& rule : services::MethodRules()) {
-    in_table.insert(rule.method);
-  }
-  EXPECT_EQ(in_matrix, in_table) << "every RPC of the API is in the matrix";
-
-  // Nothing of team b was changed by the refused calls: its run stream has
-  // the sample of its own stream and the unbound caller's only, its
-  // standard is active, and the runs of team b are the setup's and the
-  // unbound caller's.
-  v1::GetSampleProgressRequest progress_request;
-  progress_request.set_run_id(b.run_id);
-  v1::GetSampleProgressResponse progress;
-  ASSERT_TRUE(telemetry_
-                  ->GetSampleProgress(As(unbound_[v1::ROLE_AGENT]).get(),
-                                      progress_request, &progress)
-                  .ok());
-  EXPECT_EQ(progress.samples_stored(), 2);
-  EXPECT_EQ(server_.db().QueryValue(
-                "SELECT count(*) FROM benchmark_runs WHERE team = 'b'"),
-            "2");
-  EXPECT_EQ(
-      server_.db().QueryValue(absl::StrCat(
-          "SELECT retired_at IS NULL FROM standards WHERE standard_id = '",
-          b.standard_id, "'")),
-      "t");
-
-  // Lists: a token of team a sees team a's rows (and the fleet's
-  // standards); an unbound one every team's.
+// Lists and reports: a token of team a sees team a's rows (and the fleet's
+// standards); an unbound one every team's. `fleet_standard` was written
+// with no team.
+void TeamsTest::ExpectListsKeepToTheCallersTeams(
+    const Owned& a, const Owned& b, const std::string& fleet_standard) {
   auto run_teams = [&](const std::string& secret) {
     v1::ListBenchmarkRunsResponse runs;
     EXPECT_TRUE(
@@ -579,6 +553,62 @@ TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
           .ok());
   ASSERT_EQ(report.rows_size(), 1);
   EXPECT_EQ(report.rows(0).team(), "a");
+}
+
+TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
+  const Owned a = Own("a");
+  const Owned b = Own("b");
+  const std::string fleet_standard =
+      InsertStandard("", "a100", testing::Qlora70b());
+  std::vector<Row> rows = CatalogRows();
+  for (std::vector<Row> more : {TelemetryRows(), PlacementRows()}) {
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+
+  std::set<std::string> in_matrix;
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.rpc);
+    in_matrix.insert(absl::StrCat("/placement.v1.", row.rpc));
+    const grpc::Status own = row.call(bound_a_[row.role], a);
+    EXPECT_EQ(own.error_code(), row.own) << own.error_message();
+    const grpc::Status other = row.call(bound_a_[row.role], b);
+    EXPECT_EQ(other.error_code(), row.other) << other.error_message();
+    if (row.other == kDenied) {
+      // Named: the other team, or (fleet-wide) the token's own.
+      EXPECT_THAT(other.error_message(),
+                  ::testing::AnyOf(HasSubstr("team 'b'"), HasSubstr("team a")));
+    }
+    const grpc::Status unbound = row.call(unbound_[row.role], b);
+    EXPECT_EQ(unbound.error_code(), row.unbound) << unbound.error_message();
+  }
+  std::set<std::string> in_table;
+  for (const services::MethodRule& rule : services::MethodRules()) {
+    in_table.insert(rule.method);
+  }
+  EXPECT_EQ(in_matrix, in_table) << "every RPC of the API is in the matrix";
+
+  // Nothing of team b was changed by the refused calls: its run stream has
+  // the sample of its own stream and the unbound caller's only, its
+  // standard is active, and the runs of team b are the setup's and the
+  // unbound caller's.
+  v1::GetSampleProgressRequest progress_request;
+  progress_request.set_run_id(b.run_id);
+  v1::GetSampleProgressResponse progress;
+  ASSERT_TRUE(telemetry_
+                  ->GetSampleProgress(As(unbound_[v1::ROLE_AGENT]).get(),
+                                      progress_request, &progress)
+                  .ok());
+  EXPECT_EQ(progress.samples_stored(), 2);
+  EXPECT_EQ(server_.db().QueryValue(
+                "SELECT count(*) FROM benchmark_runs WHERE team = 'b'"),
+            "2");
+  EXPECT_EQ(
+      server_.db().QueryValue(absl::StrCat(
+          "SELECT retired_at IS NULL FROM standards WHERE standard_id = '",
+          b.standard_id, "'")),
+      "t");
+
+  ExpectListsKeepToTheCallersTeams(a, b, fleet_standard);
 }
 
 // Which runs a team's bake-off counts, who may name its plan, and which
