@@ -13,6 +13,7 @@
 #include "storage/hex.h"
 #include "storage/histogram_text.h"
 #include "storage/pool_reliability_store.h"
+#include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
@@ -58,8 +59,12 @@ SELECT EXISTS (SELECT 1 FROM pg_attribute
                WHERE attrelid = 'benchmark_runs'::regclass
                  AND attname = 'retry_outcomes' AND NOT attisdropped))sql";
 
+// The team of the plan a run names (no row: not recorded, or not yet).
+constexpr char kSelectPlanTeam[] =
+    "SELECT team FROM placements WHERE plan_id = $1::uuid";
+
 constexpr char kSelectExistingRun[] = R"sql(
-SELECT fingerprint = sha256(decode($2, 'hex')), recipe_key,
+SELECT fingerprint = sha256(decode($2, 'hex')) AND team = $3, recipe_key,
        (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds,
        coalesce(evidence_version, 0)
 FROM benchmark_runs WHERE run_id = $1)sql";
@@ -129,7 +134,7 @@ RETURNING sku_id, basis, predicted_peak_memory_gb,
 
 constexpr char kSelectRun[] = R"sql(
 SELECT encode(upload, 'hex'), recipe_key,
-       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds
+       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds, team
 FROM benchmark_runs WHERE run_id = $1)sql";
 
 // Newest first; the cursor is the (accepted_at, run_id) of the last row.
@@ -151,6 +156,7 @@ WHERE ($1 = '' OR pool_name = $1)
   AND ($2 = '' OR sku_id = $2)
   AND ($3 = '' OR recipe_key = $3)
   AND ($4 = '' OR (accepted_at, run_id) < (to_timestamp($5::float8 / 1e6), $4::uuid))
+  AND (cardinality($7::text[]) = 0 OR team = ANY ($7::text[]))
 ORDER BY accepted_at DESC, run_id DESC
 LIMIT $6)sql";
 
@@ -227,9 +233,10 @@ namespace {
 // conflict.
 absl::StatusOr<RunAck> AckOfExistingRun(pqxx::work& txn,
                                         const std::string& run_id,
-                                        const std::string& upload_hex) {
+                                        const std::string& upload_hex,
+                                        const std::string& team) {
   const pqxx::result existing =
-      txn.exec_params(kSelectExistingRun, run_id, upload_hex);
+      txn.exec_params(kSelectExistingRun, run_id, upload_hex, team);
   if (existing.empty()) {
     return absl::AbortedError("run_id conflict; retry the upload");
   }
@@ -297,6 +304,13 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     const core::MeasuredRun& run = in.run;
     const int64_t gpu_us = GpuMicroseconds(run);
     pqxx::work txn(c);
+    if (!in.plan_id.empty() && in.may_name_plan) {
+      const pqxx::result plan = txn.exec_params(kSelectPlanTeam, in.plan_id);
+      if (!plan.empty()) {
+        absl::Status allowed = in.may_name_plan(plan[0][0].as<std::string>());
+        if (!allowed.ok()) return allowed;
+      }
+    }
     const std::string upload_hex = HexEncode(in.upload);
     // Asked only for a run that reported its retries' causes: a schema
     // that never had 0022 keeps them in the upload bytes alone.
@@ -324,7 +338,9 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
             ? insert(kInsertRunWithRetryOutcomes, RetryOutcomesLiteral(run))
             : insert(kInsertRun);
     // The run_id is taken: a retry of the same upload, or a conflict.
-    if (inserted.empty()) return AckOfExistingRun(txn, run.run_id, upload_hex);
+    if (inserted.empty()) {
+      return AckOfExistingRun(txn, run.run_id, upload_hex, run.team);
+    }
 
     AddRunToEvidenceRollup(txn, in, gpu_us);
     // The finance rollup, in the same transaction: cost reports never scan
@@ -363,6 +379,7 @@ absl::StatusOr<StoredRun> GetRun(DbSession& session,
         stored.ack = RunAck{run_id, rows[0][1].as<std::string>(),
                             absl::FromUnixMicros(rows[0][2].as<int64_t>()),
                             rows[0][3].as<int64_t>(), std::nullopt};
+        stored.team = rows[0][4].as<std::string>();
         return stored;
       });
 }
@@ -373,9 +390,9 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
     pqxx::read_transaction txn(c);
     const int64_t cursor_micros =
         after.run_id.empty() ? 0 : absl::ToUnixMicros(after.accept_time);
-    const pqxx::result rows =
-        txn.exec_params(kListRuns, filter.pool, filter.sku, filter.recipe_key,
-                        after.run_id, cursor_micros, page_size + 1);
+    const pqxx::result rows = txn.exec_params(
+        kListRuns, filter.pool, filter.sku, filter.recipe_key, after.run_id,
+        cursor_micros, page_size + 1, TextArrayLiteral(filter.teams));
     RunPage page;
     for (const pqxx::row& row : rows) {
       if (static_cast<int>(page.runs.size()) == page_size) {

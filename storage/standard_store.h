@@ -5,7 +5,7 @@
 // standards RPCs; the active ones read whole by every catalog read (the
 // planner's snapshot). Every statement first asks whether the schema has
 // the table (HasStandards): before 0021 the snapshot has none and the RPCs
-// get UNAVAILABLE.
+// get FAILED_PRECONDITION (SchemaLacks).
 
 #include <optional>
 #include <pqxx/pqxx>
@@ -39,10 +39,11 @@ absl::StatusOr<std::optional<StandardRecord>> FindStandardByRequestId(
 absl::StatusOr<StandardRecord> GetStandard(DbSession& session,
                                            const std::string& standard_id);
 
-// Newest first (created time, then id, descending).
-absl::StatusOr<StandardPage> ListStandards(DbSession& session,
-                                           const StandardCursor& after,
-                                           int page_size, bool include_retired);
+// Newest first (created time, then id, descending). With `teams`, only the
+// standards of those teams and the fleet-wide ones (team '').
+absl::StatusOr<StandardPage> ListStandards(
+    DbSession& session, const StandardCursor& after, int page_size,
+    bool include_retired, const std::vector<std::string>& teams);
 
 // Retires an active standard now; a retired one is returned unchanged.
 // NOT_FOUND when no standard has that id.

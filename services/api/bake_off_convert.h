@@ -33,6 +33,7 @@ std::vector<storage::BakeOffTarget> BakeOffTargets(
 // What GetBakeOffStatus and WriteStandard read for one plan.
 struct BakeOffReadings {
   std::string plan_id;
+  std::string team;  // the plan's: only its runs and evals count
   v1::PlacePlanResponse plan;
   v1::PlacePlanRequest request;
   absl::Time created = absl::InfinitePast();

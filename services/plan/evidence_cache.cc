@@ -32,7 +32,7 @@ constexpr absl::Duration kCoalesce = absl::Milliseconds(50);
 constexpr absl::Duration kPollInterval = absl::Seconds(30);
 
 void PutToken(const storage::TokenRecord& token, CatalogSnapshot& snapshot) {
-  Principal principal{token.token_id, token.name, Role::kAgent};
+  Principal principal{token.token_id, token.name, Role::kAgent, token.teams};
   if (token.revoked_at.has_value() || !ParseRole(token.role, &principal.role)) {
     snapshot.tokens.erase(token.secret_hash);
     return;
@@ -417,6 +417,23 @@ void EvidenceCache::ServeWaiters(bool all) {
 std::shared_ptr<const CatalogSnapshot> EvidenceCache::Current() const {
   absl::MutexLock lock(&mu_);
   return current_;
+}
+
+std::vector<core::Standard> CatalogSnapshot::StandardsFor(
+    absl::string_view team) const {
+  std::vector<core::Standard> applying;
+  for (const core::Standard& standard : standards) {
+    if (standard.team.empty() || standard.team == team) {
+      applying.push_back(standard);
+    }
+  }
+  return applying;
+}
+
+bool CatalogSnapshot::HasTeamStandards() const {
+  return std::any_of(
+      standards.begin(), standards.end(),
+      [](const core::Standard& standard) { return !standard.team.empty(); });
 }
 
 absl::StatusOr<Principal> EvidenceCache::FindToken(

@@ -47,6 +47,12 @@ class CatalogSnapshot : public core::EvidenceSource {
   std::vector<core::PoolReliabilityRollup> pool_reliability;
   // The active standards, by id (read whole by every refresh).
   std::vector<core::Standard> standards;
+  // The active standards that apply to a plan of `team`: the fleet-wide
+  // ones (written with no team) and those written for that team.
+  std::vector<core::Standard> StandardsFor(absl::string_view team) const;
+  // Whether an active standard is written for a team (then two teams' plans
+  // of one request may differ).
+  bool HasTeamStandards() const;
   // Unrevoked API tokens by the SHA-256 of their secret.
   absl::flat_hash_map<std::string, Principal> tokens;
   // When the read that made this snapshot began, by the wall clock: shown

@@ -23,6 +23,7 @@
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
 #include "services/api/run_validation.h"
+#include "services/auth/team_access.h"
 #include "services/plan/plan_response_bytes.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
@@ -119,12 +120,14 @@ bool HasTrainingPool(const std::vector<core::Pool>& pools) {
   return false;
 }
 
-// What makes two requests the same plan: everything the planner reads.
+// What makes two requests the same plan: everything the planner reads (the
+// team too while a standard is written for one: it decides which apply).
 std::string CacheKey(const v1::PlacePlanRequest& request,
-                     const core::PlanRequest& plan_request) {
+                     const core::PlanRequest& plan_request,
+                     bool team_decides_standards) {
   v1::PlacePlanRequest key = request;
   key.clear_request_id();
-  key.clear_team();
+  if (!team_decides_standards) key.clear_team();
   key.clear_min_evidence_version();  // decides when, not what, to plan
   if (plan_request.serving.has_value()) {
     key.mutable_serving()->set_sku(plan_request.serving->sku_id);
@@ -149,6 +152,18 @@ std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   return cached;
 }
 
+// The team a plan is for, set in `request`: one of the caller's
+// (services/auth/team_access.h), recorded with the plan.
+absl::Status SetPlanTeam(Authorizer& auth,
+                         const grpc::ServerContextBase& context,
+                         v1::PlacePlanRequest& request) {
+  absl::StatusOr<std::string> team =
+      TeamOfRequest(auth.Caller(context), request.team(), "the plan");
+  if (!team.ok()) return team.status();
+  if (*team != request.team()) request.set_team(*std::move(team));
+  return absl::OkStatus();
+}
+
 // A PlacePlan call's reactor: frees its admission slot once the call is
 // done (answered, refused later on, or cancelled).
 class AdmittedReactor final : public grpc::ServerUnaryReactor {
@@ -168,6 +183,9 @@ class AdmittedReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
+// Over 80 lines: each refusal before planning (the request's shape, its
+// team, the deadline and admission, the evidence version) is an early
+// return, kept in the order they are checked.
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response) {
@@ -185,6 +203,9 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                      InvalidArgument({{"min_evidence_version",
                                        "must be an evidence_version from an "
                                        "UploadBenchmarkRunResponse, or 0"}}));
+  }
+  if (absl::Status team = SetPlanTeam(auth_, *context, request); !team.ok()) {
+    return FinishNow(context, ToGrpcStatus(team));
   }
   // Shed what cannot be answered in time before any planning (past its
   // deadline, or beyond what is in flight): under a burst the cores go to
@@ -299,7 +320,8 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
         "CatalogService.CreatePool (purpose TRAINING)");
   }
   // Plan from the snapshot, or reuse the same request's plan against it.
-  const std::string key = CacheKey(request, plan_request);
+  const std::string key =
+      CacheKey(request, plan_request, snapshot->HasTeamStandards());
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan != nullptr) return plan;
   // ValidateRequest ran core::ValidatePlanRequest: plan without validating
@@ -312,8 +334,9 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
     return result.status();
   }
   // The standard that governs the recipe, from the same snapshot (no
-  // database read): its pool first while it is a candidate.
-  core::ApplyStandard(snapshot->standards, &*result);
+  // database read): its pool first while it is a candidate. Only the
+  // fleet's standards and the plan's team's apply.
+  core::ApplyStandard(snapshot->StandardsFor(request.team()), &*result);
   plan = MakeCachedPlan(*std::move(result));
   cache_.Insert(snapshot, key, plan);
   return plan;
@@ -429,16 +452,25 @@ void PlacementService::AnswerOnceRecorded(Answer answer,
 void PlacementService::AnswerOncePerRequestId(Answer answer,
                                               storage::PlacementRecord record) {
   // With an idempotency key, a retry returns the plan recorded first.
+  // The key is the fleet's: a plan another team recorded under it is
+  // answered only to a caller who may read that team's plans.
   grpc::CallbackServerContext* context = answer.context;
   grpc::ServerUnaryReactor* reactor = answer.reactor;
   FinishOnDbWorker(
       context, reactor, workers_,
-      [this, answer = std::move(answer), record = std::move(record)](
+      [this, answer = std::move(answer), record = std::move(record),
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
+        const std::string what = absl::StrCat(
+            "the plan recorded for request_id ", record.request_id);
         absl::StatusOr<std::optional<storage::StoredPlan>> existing =
             storage::FindPlanByRequestId(session, record.request_id);
         if (!existing.ok()) return existing.status();
         if (existing->has_value()) {
+          if (absl::Status s = CheckTeam(caller, (*existing)->team, what);
+              !s.ok()) {
+            return s;
+          }
           *answer.response = ResponseBytesFromStored(**existing);
           return absl::OkStatus();
         }
@@ -449,6 +481,9 @@ void PlacementService::AnswerOncePerRequestId(Answer answer,
           absl::StatusOr<storage::StoredPlan> first =
               storage::GetPlan(session, **raced);
           if (!first.ok()) return first.status();
+          if (absl::Status s = CheckTeam(caller, first->team, what); !s.ok()) {
+            return s;
+          }
           *answer.response = ResponseBytesFromStored(*first);
           return absl::OkStatus();
         }
@@ -471,13 +506,20 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto look_up = [this, reactor, context, response,
-                  plan_id = absl::AsciiStrToLower(request->plan_id())] {
+                  plan_id = absl::AsciiStrToLower(request->plan_id()),
+                  caller = auth_.Caller(*context)] {
     FinishOnDbWorker(
         context, reactor, workers_,
-        [response, plan_id](storage::DbSession& session) -> absl::Status {
+        [response, plan_id,
+         caller](storage::DbSession& session) -> absl::Status {
           absl::StatusOr<storage::StoredPlan> stored =
               storage::GetPlan(session, plan_id);
           if (!stored.ok()) return stored.status();
+          if (absl::Status s = CheckTeam(caller, stored->team,
+                                         absl::StrCat("plan ", plan_id));
+              !s.ok()) {
+            return s;
+          }
           if (!response->mutable_request()->ParseFromString(stored->request)) {
             return absl::DataLossError("stored request does not parse");
           }
@@ -511,9 +553,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
                             : absl::InfiniteFuture();
   return FinishOnDbWorker(
       context, workers_,
-      [response, from, to](storage::DbSession& session) -> absl::Status {
+      [response, from, to, teams = TeamsOfListing(auth_.Caller(*context))](
+          storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<storage::SkuAccuracyRow>> rows =
-            storage::PlanAccuracy(session, from, to);
+            storage::PlanAccuracy(session, from, to, teams);
         if (!rows.ok()) return rows.status();
         for (const storage::SkuAccuracyRow& row : *rows) {
           SkuAccuracyToProto(row, response->add_skus());
@@ -542,13 +585,14 @@ grpc::ServerUnaryReactor* PlacementService::GetBakeOffStatus(
   const std::string plan_id = absl::AsciiStrToLower(request->plan_id());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto look_up = [this, reactor, context, response, plan_id,
-                  snapshot = std::move(snapshot)] {
+                  snapshot = std::move(snapshot),
+                  caller = auth_.Caller(*context)] {
     FinishOnDbWorker(
         context, reactor, workers_,
-        [response, plan_id,
-         snapshot](storage::DbSession& session) -> absl::Status {
+        [response, plan_id, snapshot,
+         caller](storage::DbSession& session) -> absl::Status {
           absl::StatusOr<BakeOffReadings> readings =
-              ReadBakeOff(session, plan_id);
+              ReadBakeOff(session, plan_id, caller);
           if (!readings.ok()) return readings.status();
           absl::StatusOr<std::vector<core::BakeOffUpload>> uploads =
               UploadsOf(*readings);

@@ -4,8 +4,10 @@
 
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "services/api/recipe_convert.h"
+#include "services/auth/team_access.h"
 #include "services/plan/plan_response_bytes.h"
 #include "storage/bake_off_store.h"
 #include "storage/eval_store.h"
@@ -42,7 +44,7 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
 
 absl::StatusOr<std::vector<core::EvalEvidence>> EvalsFor(
     storage::DbSession& session, const v1::PlacePlanResponse& plan,
-    const std::string& recipe_key) {
+    const std::string& recipe_key, const std::string& team) {
   if (plan.eval_requirement().empty() || !plan.has_eval_status()) {
     return std::vector<core::EvalEvidence>{};
   }
@@ -51,6 +53,7 @@ absl::StatusOr<std::vector<core::EvalEvidence>> EvalsFor(
   filter.serving_sku_id = plan.eval_status().serving_sku();
   filter.serving_precision =
       PrecisionFromProto(plan.eval_status().serving_precision());
+  if (!team.empty()) filter.teams = {team};
   absl::StatusOr<storage::EvalPage> page = storage::ListEvals(
       session, filter, storage::EvalCursor{}, kMaxEvalsPerRecipeKey);
   if (!page.ok()) return page.status();
@@ -70,15 +73,21 @@ core::RecordedPlan RecordedPlanOn(const CatalogSnapshot& snapshot,
   return plan;
 }
 
-absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
-                                            const std::string& plan_id,
-                                            const std::string& also) {
+absl::StatusOr<BakeOffReadings> ReadBakeOff(
+    storage::DbSession& session, const std::string& plan_id,
+    const std::optional<Principal>& caller, const std::string& also) {
   absl::StatusOr<storage::StoredPlan> stored =
       storage::GetPlan(session, plan_id);
   if (!stored.ok()) return stored.status();
+  if (absl::Status s =
+          CheckTeam(caller, stored->team, absl::StrCat("plan ", plan_id));
+      !s.ok()) {
+    return s;
+  }
   BakeOffReadings readings;
   readings.plan_id = plan_id;
   readings.created = stored->created_at;
+  readings.team = stored->team;
   if (absl::Status parsed = ResponseFromStored(*stored, &readings.plan);
       !parsed.ok()) {
     return parsed;
@@ -90,12 +99,12 @@ absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
   if (readings.targets.empty()) return readings;
   absl::StatusOr<std::vector<std::vector<storage::MatchedUpload>>> uploads =
       storage::FindBakeOffUploads(session, plan_id, stored->created_at,
-                                  readings.targets);
+                                  readings.targets, stored->team);
   if (!uploads.ok()) return uploads.status();
   readings.uploads = *std::move(uploads);
   for (const storage::BakeOffTarget& target : readings.targets) {
     absl::StatusOr<std::vector<core::EvalEvidence>> evals =
-        EvalsFor(session, readings.plan, target.recipe_key);
+        EvalsFor(session, readings.plan, target.recipe_key, readings.team);
     if (!evals.ok()) return evals.status();
     readings.evals.push_back(*std::move(evals));
   }

@@ -23,6 +23,7 @@
 #include "services/api/recipe_convert.h"
 #include "services/api/run_validation.h"
 #include "services/api/standard_convert.h"
+#include "services/auth/team_access.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/placement_service.h"
@@ -132,6 +133,12 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
       !violations.empty()) {
     return FinishNow(context, InvalidArgument(violations));
   }
+  // Whose plans it applies to: a team of the caller's, or (unbound callers
+  // only) the whole fleet's.
+  std::optional<Principal> caller = auth_.Caller(*context);
+  absl::StatusOr<std::string> team =
+      TeamOfRequest(caller, request->team(), "the standard");
+  if (!team.ok()) return FinishNow(context, ToGrpcStatus(team.status()));
   std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
   if (snapshot == nullptr) {
     return FinishNow(
@@ -141,7 +148,8 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
   return FinishOnDbWorker(
       context, workers_,
       [this, request, response, snapshot = std::move(snapshot),
-       written_by = CallerName(*context),
+       written_by = CallerName(*context), caller = std::move(caller),
+       team = *std::move(team),
        plan_id = absl::AsciiStrToLower(request->plan_id())](
           storage::DbSession& session) -> absl::Status {
         // A retry of a committed write answers what the first answered.
@@ -149,6 +157,13 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
             storage::FindStandardByRequestId(session, request->request_id());
         if (!written.ok()) return written.status();
         if (written->has_value()) {
+          // Idempotency keys are fleet-wide: another team's is not told.
+          if (absl::Status s = CheckTeam(
+                  caller, (*written)->standard.team,
+                  absl::StrCat("request_id ", request->request_id()));
+              !s.ok()) {
+            return s;
+          }
           if ((*written)->fingerprint != WriteStandardFingerprint(*request)) {
             return absl::AlreadyExistsError(absl::StrCat(
                 "request_id ", request->request_id(),
@@ -159,7 +174,7 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
           return absl::OkStatus();
         }
         absl::StatusOr<BakeOffReadings> readings =
-            ReadBakeOff(session, plan_id, request->pool());
+            ReadBakeOff(session, plan_id, caller, request->pool());
         if (!readings.ok()) return readings.status();
         absl::StatusOr<std::vector<core::BakeOffUpload>> uploads =
             UploadsOf(*readings);
@@ -176,9 +191,18 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
             *request, *readings, core::JudgeBakeOff(plan, *uploads), *candidate,
             FailureRateNow(*snapshot, *candidate), written_by);
         if (!record.ok()) return record.status();
+        record->standard.team = team;
         absl::StatusOr<storage::StandardRecord> stored =
             storage::InsertStandard(session, *record);
         if (!stored.ok()) return stored.status();
+        // A retry under a key another caller used answers only what this
+        // caller may read.
+        if (absl::Status s = CheckTeamOrFleet(
+                caller, stored->standard.team,
+                absl::StrCat("standard ", stored->standard.standard_id));
+            !s.ok()) {
+          return s;
+        }
         PublishStandardChange(session);
         StandardToProto(*stored, response->mutable_standard());
         return absl::OkStatus();
@@ -198,11 +222,17 @@ grpc::ServerUnaryReactor* PlacementService::GetStandard(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, id = absl::AsciiStrToLower(request->standard_id())](
+      [response, id = absl::AsciiStrToLower(request->standard_id()),
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::StandardRecord> stored =
             storage::GetStandard(session, id);
         if (!stored.ok()) return stored.status();
+        if (absl::Status s = CheckTeamOrFleet(caller, stored->standard.team,
+                                              absl::StrCat("standard ", id));
+            !s.ok()) {
+          return s;
+        }
         StandardToProto(*stored, response->mutable_standard());
         return absl::OkStatus();
       });
@@ -228,10 +258,12 @@ grpc::ServerUnaryReactor* PlacementService::ListStandards(
   return FinishOnDbWorker(
       context, workers_,
       [response, cursor, page_size = page->size,
-       include_retired = request->include_retired()](
+       include_retired = request->include_retired(),
+       teams = TeamsOfListing(auth_.Caller(*context))](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::StandardPage> standards =
-            storage::ListStandards(session, cursor, page_size, include_retired);
+            storage::ListStandards(session, cursor, page_size, include_retired,
+                                   teams);
         if (!standards.ok()) return standards.status();
         for (const storage::StandardRecord& record : standards->standards) {
           StandardToProto(record, response->add_standards());
@@ -260,9 +292,19 @@ grpc::ServerUnaryReactor* PlacementService::RetireStandard(
   return FinishOnDbWorker(
       context, workers_,
       [this, response, reason = request->reason(),
-       retired_by = CallerName(*context),
+       retired_by = CallerName(*context), caller = auth_.Caller(*context),
        id = absl::AsciiStrToLower(request->standard_id())](
           storage::DbSession& session) -> absl::Status {
+        // Its team never changes: checked before the retirement, on its
+        // own read. A fleet-wide one is retired by an unbound caller only.
+        absl::StatusOr<storage::StandardRecord> current =
+            storage::GetStandard(session, id);
+        if (!current.ok()) return current.status();
+        if (absl::Status s = CheckTeam(caller, current->standard.team,
+                                       absl::StrCat("standard ", id));
+            !s.ok()) {
+          return s;
+        }
         absl::StatusOr<storage::StandardRecord> stored =
             storage::RetireStandard(session, id, retired_by, reason);
         if (!stored.ok()) return stored.status();

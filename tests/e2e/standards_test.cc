@@ -8,10 +8,13 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "storage/migrations.h"
 #include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/metrics_scrape.h"
@@ -320,6 +323,56 @@ TEST_F(StandardsTest, AnEvalShortOfThePoolsCriterionIsNoProof) {
   ASSERT_TRUE(Write("c1", plan.plan_id(), "a100", "x", &retried).ok());
   EXPECT_EQ(retried.standard().standard_id(),
             response.standard().standard_id());
+}
+
+// A binary serves schemas older than its newest migration (its window
+// starts at 17): on 18, the RPCs of the tables and columns 19 to 23 add answer
+// FAILED_PRECONDITION naming the version they need, never UNAVAILABLE
+// (which clients retry for ever) nor, for a list, an empty page.
+TEST(MissingTableTest, NewRpcsOnAnOlderSchemaAnswerFailedPrecondition) {
+  TestDatabase db;
+  {
+    storage::DbSession session(db.url());
+    storage::Migrator migrator(session, storage::EmbeddedMigrations());
+    ASSERT_TRUE(migrator.Up(18).ok());
+  }
+  auto process = PlacementdProcess::Start(db.url());
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_TRUE((*process)->WaitForHealth(true, absl::Seconds(10)));
+  auto catalog = v1::CatalogService::NewStub((*process)->channel());
+  auto telemetry = v1::TelemetryService::NewStub((*process)->channel());
+  auto placement = v1::PlacementService::NewStub((*process)->channel());
+  auto expect_needs = [](const grpc::Status& status, const char* version) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+        << status.error_message();
+    EXPECT_THAT(status.error_message(),
+                HasSubstr(absl::StrCat("schema version ", version)));
+  };
+  v1::ListStandardsResponse standards;
+  expect_needs(placement->ListStandards(Deadline().get(), {}, &standards),
+               "21");
+  v1::GetStandardRequest get;
+  get.set_standard_id(testing::NewUuid());
+  v1::GetStandardResponse got;
+  expect_needs(placement->GetStandard(Deadline().get(), get, &got), "21");
+  v1::ListEvalCriteriaResponse criteria;
+  expect_needs(catalog->ListEvalCriteria(Deadline().get(), {}, &criteria),
+               "20");
+  v1::DeleteEvalCriterionRequest remove;
+  remove.set_name("exact-match");
+  v1::DeleteEvalCriterionResponse removed;
+  expect_needs(catalog->DeleteEvalCriterion(Deadline().get(), remove, &removed),
+               "20");
+  v1::ListEvalResultsResponse evals;
+  expect_needs(telemetry->ListEvalResults(Deadline().get(), {}, &evals), "19");
+  // A token's teams need 23; an unbound token is made as before.
+  v1::CreateTokenRequest token;
+  token.set_name("agent-a");
+  token.set_role(v1::ROLE_AGENT);
+  v1::CreateTokenResponse created;
+  EXPECT_TRUE(catalog->CreateToken(Deadline().get(), token, &created).ok());
+  token.add_teams("a");
+  expect_needs(catalog->CreateToken(Deadline().get(), token, &created), "23");
 }
 
 }  // namespace

@@ -468,7 +468,8 @@ class RunRecorder:
                 continue
             try:
                 committed = spool_lib.sync_samples(
-                    self.connection, self.run_id, samples, retry=False)
+                    self.connection, self.run_id, samples, retry=False,
+                    team=self.team)
                 failures = 0
             except grpc.RpcError:
                 failures += 1
