@@ -554,8 +554,8 @@ inline MappedRow MapExplicitRow(const CsvRow& row, int line) {
                                                  : FineTuneMethod::kLora;
   if (r.method != FineTuneMethod::kFull) {
     r.lora_rank = static_cast<int>(Number(get("lora_rank")).value_or(8));
-    r.target_modules = absl::StrSplit(get("target_modules"), ',',
-                                      absl::SkipWhitespace());
+    r.target_modules =
+        absl::StrSplit(get("target_modules"), ',', absl::SkipWhitespace());
   }
   r.sequence_length = static_cast<int>(Number(get("seq_len")).value_or(0));
   r.micro_batch_size = static_cast<int>(Number(get("micro_batch")).value_or(0));
@@ -567,8 +567,8 @@ inline MappedRow MapExplicitRow(const CsvRow& row, int line) {
     r.double_quantization = absl::StrContains(precision, "double") ||
                             absl::StrContains(precision, "compressed");
   } else {
-    r.precision = absl::StartsWith(precision, "fp8") ? Precision::kFp8
-                                                     : Precision::kBf16;
+    r.precision =
+        absl::StartsWith(precision, "fp8") ? Precision::kFp8 : Precision::kBf16;
     // A full fine-tune under mixed precision keeps fp32 master weights.
     r.fp32_master_weights = r.method == FineTuneMethod::kFull &&
                             (absl::StrContains(precision, "master") ||
@@ -579,10 +579,10 @@ inline MappedRow MapExplicitRow(const CsvRow& row, int line) {
   r.optimizer = absl::StrContains(optimizer, "8-bit") ? Optimizer::kAdamW8bit
                                                       : Optimizer::kAdamW;
   const std::string ckpt = get("grad_checkpointing");
-  r.activation_checkpointing = absl::StartsWith(ckpt, "yes") ||
-                                       absl::StartsWith(ckpt, "selective")
-                                   ? ActivationCheckpointing::kOn
-                                   : ActivationCheckpointing::kOff;
+  r.activation_checkpointing =
+      absl::StartsWith(ckpt, "yes") || absl::StartsWith(ckpt, "selective")
+          ? ActivationCheckpointing::kOn
+          : ActivationCheckpointing::kOff;
   r.attention = ParseAttentionImplementation(get("attention"))
                     .value_or(AttentionImplementation::kSdpa);
   r.framework = ParseTrainingFramework(get("framework"))
@@ -596,9 +596,9 @@ inline MappedRow MapExplicitRow(const CsvRow& row, int line) {
   r.reported_peak = ParsePeakMemoryKind(get("reported_peak"))
                         .value_or(PeakMemoryKind::kDeviceUsed);
   r.gpu_count = static_cast<int>(Number(get("gpu_count")).value_or(1));
-  r.parallelism = ParseParallelism(get("parallelism"))
-                      .value_or(r.gpu_count > 1 ? Parallelism::kDdp
-                                                : Parallelism::kSingle);
+  r.parallelism =
+      ParseParallelism(get("parallelism"))
+          .value_or(r.gpu_count > 1 ? Parallelism::kDdp : Parallelism::kSingle);
   r.tensor_parallel_degree =
       static_cast<int>(Number(get("tensor_parallel")).value_or(0));
   r.pipeline_parallel_degree =
@@ -626,7 +626,8 @@ inline MappedRow MapExplicitRow(const CsvRow& row, int line) {
   // --- Measurements. ---
   out.memory_skip_reason = get("skip_memory");
   out.step_time_skip_reason = get("skip_step_time");
-  if (auto p = Number(get("peak_mem_gb")); p && out.memory_skip_reason.empty()) {
+  if (auto p = Number(get("peak_mem_gb"));
+      p && out.memory_skip_reason.empty()) {
     out.peak_gb = *p;
   }
   if (auto t = Number(get("tokens_per_s"));
@@ -668,8 +669,7 @@ inline std::vector<MappedRow> LoadCalibrationRows() {
 
 // Publications no fit ever sees: the hold-out test of the shipped constants.
 inline std::vector<MappedRow> LoadHoldOutRows() {
-  std::vector<MappedRow> rows =
-      LoadExplicitRows(kHoldOutMeasurementsCsv, true);
+  std::vector<MappedRow> rows = LoadExplicitRows(kHoldOutMeasurementsCsv, true);
   for (MappedRow& row : rows) row.line += kHoldOutLineOffset;
   return rows;
 }
@@ -678,6 +678,9 @@ inline std::vector<MappedRow> LoadHoldOutRows() {
 // cross-validation test and the learning-curve benchmark make them.
 inline MemoryObservation MemoryObservationOf(const MappedRow& row) {
   MemoryObservation o{row.recipe, row.arch};
+  // A row whose memory the source does not let us compare says nothing,
+  // not even that it fit.
+  if (!row.memory_skip_reason.empty()) return o;
   if (row.peak_gb) {
     o.measured_gb = *row.peak_gb;
   } else if (row.ran) {
