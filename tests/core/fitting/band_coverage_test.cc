@@ -273,9 +273,10 @@ void CheckQuantity(Quantity q, const std::vector<HeldOutResidual>& residuals) {
   // What the calibrated band claims of a publication it never saw.
   EXPECT_GE(nested.share(), kBandMinCoverage) << what;
   EXPECT_LE(nested.above_share(), kBandMaxExceedance + 1e-12) << what;
-  // fit.h's p10..p90, rounded outwards: about 80% (ties at an edge may
-  // leave a row or two out).
-  EXPECT_GE(fixed.share(), 0.75) << what << ": fit.h's p10..p90";
+  // fit.h's p10..p90, rounded outwards: about 80% for memory (ties at an
+  // edge may leave a row or two out); for step time its lower edge is kept
+  // above the p10 (fit.h), so less.
+  EXPECT_GE(fixed.share(), memory ? 0.75 : 0.70) << what << ": fit.h's band";
 }
 
 TEST(ModelCrossValidationBandsTest, CalibratedBandsCoverHeldOutRuns) {

@@ -198,7 +198,9 @@ std::vector<Judged> JudgeAll(const std::vector<HeldOutResidual>& calibration,
     }
     const BandFactors memory_band =
         BandAt(memory, kMemoryBandLowTailShare, kMemoryBandHighTailShare);
-    const BandFactors time_band = BandAt(time, 0.1, 0.1);
+    // The step-time lower edge is the planner's decision (fit.h).
+    const BandFactors time_band = {kStepTimeBandLowFactor,
+                                   BandAt(time, 0.1, 0.1).high};
     for (const HeldOutResidual& r : calibration) {
       if (r.group != p) continue;
       out.push_back({&r, MemoryBandOf(r, memory_band), time_band});
