@@ -291,12 +291,13 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
     out << "\nNo pool can take this recipe; each one's rule is below.\n";
     return;
   }
-  Table table({"RANK", "POOL", "SKU", "GPUS", "PARALLELISM", "FIT",
-               "PEAK GB [BAND] (HEADROOM)", "STEP S [BAND]", "GPU-H/1K STEPS",
-               "START-UP GPU-H", "REWORK GPU-H", "EXPECTED GPU-H", "COST",
-               "LIST-PRICE COST", "WALL TIME", "BASIS", "CONFIDENCE", "EVAL"},
-              {true, false, false, true, false, false, true, true, true, false,
-               true, true, true, true, true, false, false, false});
+  Table table(
+      {"RANK", "POOL", "SKU", "GPUS", "PARALLELISM", "FIT",
+       "PEAK GB [BAND] (HEADROOM)", "STEP S [BAND]", "JOB GPU-H/1K STEPS",
+       "START-UP GPU-H", "REWORK GPU-H", "EXPECTED GPU-H", "COST",
+       "LIST-PRICE COST", "WALL TIME", "BASIS", "CONFIDENCE", "EVAL"},
+      {true, false, false, true, false, false, true, true, true, false, true,
+       true, true, true, true, false, false, false});
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     table.AddRow(
         {absl::StrCat(c.rank()), c.pool(), c.sku(), absl::StrCat(c.gpu_count()),
@@ -320,6 +321,13 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
   }
   out << "\n";
   table.Print(out);
+  // The headline per-1,000-steps figure is the job's, not a step's: read
+  // as a step's, it overstates one (a 1,000-step job with the priors alone
+  // pays about 1.4 x its steps).
+  out << "JOB GPU-H/1K STEPS is the job's expected GPU-hours per 1,000 "
+         "successful steps: its steps plus START-UP and REWORK (the start-up "
+         "and failure priors when nothing is measured); one step alone is "
+         "STEP S x GPUS.\n";
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
         << c.gpu_count() << ", " << FitText(c.fit())

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/check.h"
+#include "core/models/band_calibration.h"
 #include "core/models/step_time_model.h"
 #include "core/money.h"
 #include "core/plan/job_cost.h"
@@ -79,12 +80,13 @@ EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
 
 // The fit verdict of the predicted memory (scaled) or the observed one.
 FitVerdict CheckFit(const MemoryBreakdown& predicted, const EvidenceInUse& ev,
-                    const GpuSku& sku, double headroom_fraction, bool explain) {
+                    const GpuSku& sku, double headroom_fraction, bool explain,
+                    BandFactors estimate_band) {
   const EvidenceStats* observed = ev.observed();
   return CheckFitWithoutOffload(
       predicted.total_gb * ev.memory_scale, predicted.optimizer_may_page_to_cpu,
       sku, observed, headroom_fraction,
-      ev.measured == nullptr && observed != nullptr, explain);
+      ev.measured == nullptr && observed != nullptr, explain, estimate_band);
 }
 
 // The candidate's pool, card, fit and evidence basis (the basis may turn
@@ -443,7 +445,8 @@ ConfigurationOutcome EvaluateConfiguration(
   }
   const EvidenceInUse ev = ResolveEvidence(evidence);
   out.fit =
-      CheckFit(out.predicted_memory, ev, sku, c.headroom_fraction, explain);
+      CheckFit(out.predicted_memory, ev, sku, c.headroom_fraction, explain,
+               MemoryBandFactors(recipe, MemoryExtrapolationOf(recipe, arch)));
   if (!out.fit.fits) {
     if (!explain) return reject({kFitWithoutOffloadRule, ""});
     return reject({kFitWithoutOffloadRule,

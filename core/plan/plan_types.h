@@ -73,6 +73,9 @@ struct Candidate {
   // priced into rework_gpu_hours as that share of a failed start.
   double oom_probability = 0;
   double headroom_gb = 0;  // card memory - peak_memory_gb
+  // expected_gpu_hours / total_steps x 1000: the job's, start-up and
+  // rework included (their priors when nothing is measured), not a step's
+  // (a step alone is step_time_s x gpu_count).
   double gpu_hours_per_1k_successful_steps = 0;
   // expected_gpu_hours = startup_gpu_hours + total_steps x step_gpu_hours
   // + rework_gpu_hours: what each term rests on is in the reasons.

@@ -50,7 +50,7 @@ class StandardsTest : public ::testing::Test {
     ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
     client_ = std::make_unique<ApiClient>(placementd_->channel());
     client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
-    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'100'000));
+    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'300'000));
     client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
   }
 
