@@ -30,6 +30,9 @@ struct RunToStore {
   // The upload's evals, serving SKUs resolved to ids (run_id, recipe_key and
   // recorded are the run's; InsertEvals).
   std::vector<core::EvalEvidence> evals;
+  // The job's wait for the pool (start less submission), when the upload
+  // carried its submission time: it joins the pool's waits (pool_states).
+  std::optional<double> queue_wait_s;
 };
 
 // A run that carried out a plan, against what the plan predicted for the
@@ -64,7 +67,8 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run);
 // compared with the plan's prediction for its pool (plan_outcomes), in the
 // same transaction, and so is the run's daily cost rollup row
 // (storage/cost_store.h, at the pool's rates as they are now) and its evals
-// (eval_results when the schema has it: storage/eval_store.h). Idempotent on
+// (eval_results when the schema has it: storage/eval_store.h), and its wait
+// (pool_states, when it carries one and the schema has it). Idempotent on
 // run_id:
 //  - first time: stored, acknowledged;
 //  - same run_id, same upload bytes: the original acknowledgement, nothing
