@@ -135,8 +135,10 @@ TimeKey KeyOf(const PlanRequest& request, const Candidate& c) {
   const double cost = RankingValue(c, Objective::kLowestCost);
   if (request.constraints.objective == Objective::kFinishByDeadline) {
     const bool meets = MeetsDeadline(c, DeadlineSeconds(request));
-    // Those that meet it by cost; the others by how early they finish.
-    return {!meets, !fits,
+    // FITS before BORDERLINE, as the planner ranks them (a BORDERLINE one
+    // may run out of memory: its finish is not one to promise); then those
+    // that meet it by cost, the others by how early they finish.
+    return {!fits, !meets,
             meets ? cost : (known ? c.timing->finish_p90_s : kInfinity), cost};
   }
   const double delay_cost =
@@ -144,7 +146,7 @@ TimeKey KeyOf(const PlanRequest& request, const Candidate& c) {
                   request.constraints.delay_cost_micros_per_hour) *
                   c.timing->finish_mean_s / 3600
             : 0;
-  return {!known, !fits, cost + delay_cost, cost};
+  return {!fits, !known, cost + delay_cost, cost};
 }
 
 void ExplainDeadline(double deadline_s, Candidate* c) {

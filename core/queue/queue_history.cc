@@ -51,8 +51,11 @@ struct Seen {
 
 double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
 
+// Only jobs no plan of this service placed: their run times are what a
+// job without a plan is drawn from (a placed job's is its plan's).
 void LearnRunTime(const QueuedJob& job, absl::Time ended,
                   QueueHistory* history) {
+  if (!job.plan_id.empty()) return;
   if (!job.started.has_value() || ended < *job.started) return;
   AppendBounded(&history->durations_s, Seconds(ended - *job.started),
                 kMaxHistoryDurations);

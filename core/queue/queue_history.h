@@ -26,8 +26,9 @@ inline constexpr size_t kMaxHistoryPits = 256;
 inline constexpr int kPredictionLevels = 21;
 
 struct QueueHistory {
-  // Run times of finished jobs, seconds, oldest first, each with the time
-  // limit the job had (0: none): the same length.
+  // Run times of finished jobs that no plan of this service placed,
+  // seconds, oldest first, each with the time limit the job had (0: none):
+  // the same length.
   std::vector<double> durations_s;
   std::vector<double> limits_s;
   // Waits (start less submission), seconds, oldest first: of jobs seen
@@ -64,7 +65,8 @@ void AppendBounded(std::vector<double>* series, double value, size_t limit);
 double PredictionPit(const std::vector<double>& delay_s, double actual_s);
 
 // Learns from `current`, the report after `previous` (null for a pool's
-// first): the run time of each finished job (its reported start and end;
+// first): the run time of each finished job no plan of this service placed
+// (a placed job's run time is its plan's; its reported start and end;
 // a running job of `previous` gone from `current` without being reported
 // finished ended between the two reports, taken at their midpoint), the
 // wait of each job seen started for the first time (when its submission
