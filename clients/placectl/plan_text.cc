@@ -347,13 +347,13 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
        "COST",
        "LIST-PRICE COST",
        "WALL TIME",
-       "START P50 [P90]",
-       "FINISH P50 [P90]",
        "BASIS",
        "CONFIDENCE",
-       "EVAL"},
-      {true, false, false, true, false, false, true, true,  true,  false,
-       true, true,  true,  true, true,  true,  true, false, false, false});
+       "EVAL",
+       "START P50 [P90]",
+       "FINISH P50 [P90]"},
+      {true, false, false, true, false, false, true,  true,  true, false,
+       true, true,  true,  true, true,  false, false, false, true, true});
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     table.AddRow(
         {absl::StrCat(c.rank()),
@@ -378,11 +378,11 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
              ? core::FormatMicrosAsCents(c.list_price_cost_micros())
              : "-",
          WallTime(c.expected_wall_time()),
-         StartColumn(c.timing()),
-         FinishColumn(c.timing()),
          BasisText(c),
          Short(v1::Confidence_descriptor(), c.confidence()),
-         EvalColumn(c)});
+         EvalColumn(c),
+         StartColumn(c.timing()),
+         FinishColumn(c.timing())});
   }
   out << "\n";
   table.Print(out);
