@@ -11,6 +11,8 @@ from google.protobuf import json_format
 from placement.v1 import recipe_pb2
 from placement.v1 import telemetry_pb2
 
+import queues
+
 FAILURE_OUTCOMES = ("PREEMPTED", "HARDWARE_ERROR", "COLLECTIVE_TIMEOUT")
 FABRICS = ("nvlink", "pcie")
 INTER_NODE_FABRICS = ("none", "ethernet", "roce", "infiniband")
@@ -334,7 +336,8 @@ def load(path, max_jobs=None):
     data = _load_json(path, frozenset())
     c = _Checker(path)
     c.obj(data, "", ("pools", "recipe_classes", "trace"),
-          ("truth", "bakeoff_steps", "arrival_gap_s", "description"))
+          ("truth", "bakeoff_steps", "arrival_gap_s", "description",
+           "queues"))
     world = World(path)
     world.description = data.get("description", "")
     world.pools = _parse_pools(c, data["pools"])
@@ -348,6 +351,11 @@ def load(path, max_jobs=None):
                                    "arrival_gap_s", 0)
     _parse_truth(c, data.get("truth", {}), world,
                  {p["name"] for p in world.pools})
+    world.queues = None
+    if "queues" in data:
+        world.queues = queues.parse(c, data["queues"],
+                                    {p["name"] for p in world.pools})
+        queues.assign_kinds(world.queues, world.jobs)
     return world
 
 
