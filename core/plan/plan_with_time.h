@@ -10,9 +10,10 @@
 //     shown; a deadline still bounds the run alone, and a candidate whose
 //     finish at the 90th percentile passes it says so);
 //   - finish by a deadline: the cheapest candidate whose finish meets the
-//     deadline at the 90th percentile (FITS before BORDERLINE, as always); when none can, the earliest finish
-//     first, and the plan says so (DeadlineVerdict). A candidate whose wait
-//     is unknown cannot be shown to meet it;
+//     deadline at the 90th percentile (FITS before BORDERLINE, as always); when
+//     none can, the earliest finish first, and the plan says so
+//     (DeadlineVerdict). A candidate whose wait is unknown cannot be shown to
+//     meet it;
 //   - cost of delay: cost + delay_cost_micros_per_hour x the expected hours
 //     to finish (unknown waits after known ones).
 // For the last two, each pool's configuration is the cheaper or the faster
