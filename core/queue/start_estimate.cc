@@ -50,7 +50,14 @@ double CalibratedLevel(const std::vector<double>& sorted_pits, double q) {
 namespace {
 
 std::string Minutes(double seconds) {
+  if (seconds < 30) return "0m";
   return absl::FormatDuration(absl::Seconds(std::round(seconds / 60) * 60));
+}
+
+// How long ago a report arrived, to the second.
+std::string Ago(absl::Duration age) {
+  if (age < absl::Seconds(1)) return "under a second";
+  return absl::FormatDuration(absl::Trunc(age, absl::Seconds(1)));
 }
 
 }  // namespace
@@ -103,12 +110,15 @@ StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
              static_cast<double>(e.delay_s.size());
   e.status = StartStatus::kKnown;
   e.reason = absl::StrCat(
-      "start p50 in ", Minutes(e.Quantile(0.5)), ", p90 in ",
-      Minutes(e.Quantile(0.9)), " behind ", f.pending_jobs, " waiting jobs (",
-      f.pending_gpus, " GPUs), from the report observed ",
+      e.Quantile(0.9) < 30
+          ? std::string("starts at once (p90)")
+          : absl::StrCat("start p50 in ", Minutes(e.Quantile(0.5)), ", p90 in ",
+                         Minutes(e.Quantile(0.9))),
+      ", behind ", f.pending_jobs, " waiting jobs (", f.pending_gpus,
+      " GPUs), ", f.gpus_total - queue->state.gpus_allocated, " of ",
+      f.gpus_total, " GPUs free, from the report observed ",
       absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", e.observed, absl::UTCTimeZone()),
-      " (arrived ", absl::FormatDuration(absl::Trunc(e.age, absl::Seconds(1))),
-      " ago): ", f.basis, "; ",
+      " (arrived ", Ago(e.age), " ago): ", f.basis, "; ",
       e.calibrated
           ? absl::StrCat("read through ", pits.size(),
                          " earlier forecasts checked against the starts that "
