@@ -158,7 +158,18 @@ QueueForecast ForecastQueue(const PoolState& state, const QueueHistory& history,
     ++f.pending_jobs;
     f.pending_gpus += job.gpus;
   }
-  const RunTimeModel model(history);
+  // The jobs running that no plan placed are part of the pool's run-time
+  // distribution too: they ran at least this long.
+  std::vector<StillRunning> running;
+  for (const QueuedJob& job : state.running) {
+    if (PlannedFor(planned, job) != nullptr || !job.started.has_value()) {
+      continue;
+    }
+    running.push_back(
+        {std::max(0.0, absl::ToDoubleSeconds(state.observed - *job.started)),
+         job.time_limit ? absl::ToDoubleSeconds(*job.time_limit) : 0});
+  }
+  const RunTimeModel model(history, running);
   if (!DescribeRunTimes(state, model, planned, &f)) return f;
   Rng rng(Fnv1a64(
       absl::StrCat(state.pool_name, "@", absl::ToUnixNanos(state.observed))));

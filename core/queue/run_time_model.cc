@@ -7,17 +7,6 @@
 
 namespace placement::core {
 
-uint64_t Rng::Next() {
-  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-double Rng::Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-
-double Rng::Exponential() { return -std::log1p(-Uniform()); }
-
 double NormalCdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
 double InverseNormalCdf(double p) {
@@ -47,16 +36,40 @@ double InverseNormalCdf(double p) {
          q / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-RunTimeModel::RunTimeModel(const QueueHistory& history)
-    : durations_(history.durations_s) {
+namespace {
+
+std::vector<double> RatiosOf(const QueueHistory& history) {
+  std::vector<double> ratios;
   for (size_t i = 0;
        i < history.durations_s.size() && i < history.limits_s.size(); ++i) {
     if (history.limits_s[i] > 0) {
-      ratios_.push_back(history.durations_s[i] / history.limits_s[i]);
+      ratios.push_back(history.durations_s[i] / history.limits_s[i]);
     }
   }
+  return ratios;
+}
+
+std::vector<double> ElapsedOf(const std::vector<StillRunning>& running,
+                              bool as_share_of_limit) {
+  std::vector<double> out;
+  for (const StillRunning& r : running) {
+    if (!as_share_of_limit) {
+      out.push_back(r.elapsed_s);
+    } else if (r.limit_s > 0) {
+      out.push_back(r.elapsed_s / r.limit_s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RunTimeModel::RunTimeModel(const QueueHistory& history,
+                           const std::vector<StillRunning>& running)
+    : durations_(history.durations_s),
+      run_times_(history.durations_s, ElapsedOf(running, false)),
+      ratios_(RatiosOf(history), ElapsedOf(running, true)) {
   std::sort(durations_.begin(), durations_.end());
-  std::sort(ratios_.begin(), ratios_.end());
   double sum = 0;
   for (double d : durations_) cumulative_.push_back(sum += d);
 }
@@ -64,20 +77,12 @@ RunTimeModel::RunTimeModel(const QueueHistory& history)
 RunTimeSource RunTimeModel::SourceFor(const QueuedJob& job,
                                       const PlannedRunTime* planned) const {
   if (planned != nullptr && planned->median_s > 0) return RunTimeSource::kPlan;
-  if (job.time_limit.has_value() && ratios_.size() >= kMinHistoryRunTimes) {
+  if (job.time_limit.has_value() && ratios_.ended() >= kMinHistoryRunTimes) {
     return RunTimeSource::kHistoryOfLimit;
   }
   if (durations_.size() >= kMinHistoryRunTimes) return RunTimeSource::kHistory;
   if (job.time_limit.has_value()) return RunTimeSource::kTimeLimit;
   return RunTimeSource::kUnknown;
-}
-
-std::optional<double> RunTimeModel::DrawAbove(const std::vector<double>& sorted,
-                                              double floor, Rng& rng) {
-  const auto first = std::upper_bound(sorted.begin(), sorted.end(), floor);
-  const size_t above = static_cast<size_t>(sorted.end() - first);
-  if (above < 3) return std::nullopt;
-  return *(first + static_cast<ptrdiff_t>(rng.Next() % above));
 }
 
 double RunTimeModel::Draw(const QueuedJob& job, const PlannedRunTime* planned,
@@ -89,9 +94,12 @@ double RunTimeModel::Draw(const QueuedJob& job, const PlannedRunTime* planned,
     return limit_s > 0 ? std::clamp(d, elapsed_s, std::max(limit_s, elapsed_s))
                        : std::max(d, elapsed_s);
   };
-  // Older than nearly every job measured: as long again, give or take
-  // (an exponential share of what it has run).
-  auto tail = [&] { return elapsed_s * (1 + rng.Exponential()); };
+  // Beyond every run measured (the estimate's tail): as long again as it
+  // has run, give or take (an exponential share of it).
+  auto tail = [&](const SurvivalSample& sample, double scale) {
+    return std::max(elapsed_s, sample.largest() * scale) *
+           (1 + rng.Exponential());
+  };
   switch (SourceFor(job, planned)) {
     case RunTimeSource::kPlan: {
       const double sigma =
@@ -104,17 +112,16 @@ double RunTimeModel::Draw(const QueuedJob& job, const PlannedRunTime* planned,
               ? NormalCdf(std::log(elapsed_s / planned->median_s) / sigma)
               : 0;
       const double u = floor + (1 - floor) * rng.Uniform();
-      if (u >= 1 - 1e-9) return capped(tail());
+      if (u >= 1 - 1e-9) return capped(elapsed_s * (1 + rng.Exponential()));
       return capped(planned->median_s * std::exp(sigma * InverseNormalCdf(u)));
     }
     case RunTimeSource::kHistoryOfLimit: {
-      std::optional<double> ratio =
-          DrawAbove(ratios_, elapsed_s / limit_s, rng);
-      return capped(ratio ? *ratio * limit_s : tail());
+      std::optional<double> ratio = ratios_.DrawAbove(elapsed_s / limit_s, rng);
+      return capped(ratio ? *ratio * limit_s : tail(ratios_, limit_s));
     }
     case RunTimeSource::kHistory: {
-      std::optional<double> d = DrawAbove(durations_, elapsed_s, rng);
-      return capped(d ? *d : tail());
+      std::optional<double> d = run_times_.DrawAbove(elapsed_s, rng);
+      return capped(d ? *d : tail(run_times_, 1));
     }
     case RunTimeSource::kTimeLimit:
       if (elapsed_s >= limit_s) return elapsed_s;

@@ -15,6 +15,8 @@
 
 #include "core/queue/pool_state.h"
 #include "core/queue/queue_history.h"
+#include "core/queue/rng.h"
+#include "core/queue/survival.h"
 
 namespace placement::core {
 
@@ -41,26 +43,22 @@ enum class RunTimeSource {
   kTimeLimit = 4,       // the job's limit alone
 };
 
-// A deterministic generator (splitmix64): forecasts are the same for the
-// same state, so plans made from one snapshot are too.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next();
-  double Uniform();      // in [0, 1)
-  double Exponential();  // mean 1
-
- private:
-  uint64_t state_;
-};
-
 // The standard normal's distribution and its inverse.
 double NormalCdf(double z);
 double InverseNormalCdf(double p);  // p in (0, 1)
 
+// A job still running that no plan of this service placed: what it has run
+// so far, and its time limit (0: none). The run-time distribution counts it
+// as running at least that long (core/queue/survival.h).
+struct StillRunning {
+  double elapsed_s = 0;
+  double limit_s = 0;
+};
+
 class RunTimeModel {
  public:
-  explicit RunTimeModel(const QueueHistory& history);
+  RunTimeModel(const QueueHistory& history,
+               const std::vector<StillRunning>& running = {});
 
   RunTimeSource SourceFor(const QueuedJob& job,
                           const PlannedRunTime* planned) const;
@@ -78,17 +76,13 @@ class RunTimeModel {
   double DrawResidual(Rng& rng) const;
 
   size_t history_size() const { return durations_.size(); }
-  size_t history_with_limits() const { return ratios_.size(); }
+  size_t history_with_limits() const { return ratios_.ended(); }
 
  private:
-  // A draw above `floor` from a sorted sample; nullopt when fewer than 3 of
-  // its values are above it.
-  static std::optional<double> DrawAbove(const std::vector<double>& sorted,
-                                         double floor, Rng& rng);
-
-  std::vector<double> durations_;   // sorted
-  std::vector<double> ratios_;      // run time / limit, sorted
+  std::vector<double> durations_;   // finished jobs', sorted
   std::vector<double> cumulative_;  // of durations_, for length bias
+  SurvivalSample run_times_;        // finished and still running
+  SurvivalSample ratios_;           // run time / limit, the same
 };
 
 }  // namespace placement::core
