@@ -22,6 +22,12 @@ class Rng {
   double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
   // Mean 1.
   double Exponential() { return -std::log1p(-Uniform()); }
+  // Standard normal (Box-Muller).
+  double Normal() {
+    const double u = 1 - Uniform();  // in (0, 1]
+    return std::sqrt(-2 * std::log(u)) *
+           std::cos(6.283185307179586 * Uniform());
+  }
 
  private:
   uint64_t state_;

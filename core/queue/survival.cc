@@ -1,6 +1,7 @@
 #include "core/queue/survival.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace placement::core {
 
@@ -8,6 +9,19 @@ SurvivalSample::SurvivalSample(std::vector<double> ended,
                                const std::vector<double>& running)
     : ended_count_(ended.size()) {
   std::sort(ended.begin(), ended.end());
+  // Silverman's rule on the logarithms of the ended values.
+  if (ended.size() >= 2) {
+    double sum = 0;
+    double squares = 0;
+    for (double v : ended) {
+      const double x = std::log(std::max(v, 1e-3));
+      sum += x;
+      squares += x * x;
+    }
+    const double n = static_cast<double>(ended.size());
+    const double variance = std::max(0.0, (squares - sum * sum / n) / (n - 1));
+    bandwidth_ = 1.06 * std::sqrt(variance) * std::pow(n, -0.2);
+  }
   std::vector<double> censored = running;
   std::sort(censored.begin(), censored.end());
   if (!ended.empty()) largest_ = ended.back();
@@ -49,7 +63,8 @@ std::optional<double> SurvivalSample::DrawAbove(double floor, Rng& rng) const {
       std::upper_bound(cumulative_.begin(), cumulative_.end(), target) -
       cumulative_.begin());
   if (i >= times_.size()) return std::nullopt;  // the tail
-  return times_[i];
+  const double smoothed = times_[i] * std::exp(bandwidth_ * rng.Normal());
+  return smoothed > floor ? smoothed : times_[i];
 }
 
 }  // namespace placement::core
