@@ -325,6 +325,52 @@ std::string EvalColumn(const v1::PlacementCandidate& c) {
   return c.eval_status().checks_size() > 0 ? "short" : "missing";
 }
 
+// One candidate's lines under the table: its recipe, what its cost is made
+// of, its failure rate, timing, reasons, warnings and eval.
+void PrintCandidateDetails(const v1::PlacePlanRequest& request,
+                           const v1::PlacementCandidate& c, std::ostream& out) {
+  out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
+      << c.gpu_count() << ", " << FitText(c.fit())
+      << (c.measure_first() ? ", measure first" : "") << ")\n";
+  if (c.has_recipe()) {
+    out << "    recipe " << c.recipe_key() << ": " << Settings(c.recipe())
+        << "\n";
+  }
+  if (!c.transferred_from_recipe_key().empty()) {
+    out << "    evidence transferred from recipe "
+        << c.transferred_from_recipe_key()
+        << (c.transferred_from_sku().empty()
+                ? ""
+                : absl::StrCat(" measured on ", c.transferred_from_sku()))
+        << "\n";
+  }
+  if (const std::string cost = CostMakeUpText(c, request.total_steps());
+      !cost.empty()) {
+    out << "    cost:    " << cost << "\n";
+  }
+  if (c.has_failure_rate()) {
+    out << "    failure: " << FailureRateText(c.failure_rate()) << "\n";
+  }
+  if (c.has_timing()) {
+    out << "    time:    " << TimingText(c.timing()) << "\n";
+    if (c.timing().status() == v1::START_STATUS_KNOWN) {
+      out << "    wait:    " << c.timing().reason() << "\n";
+    }
+  }
+  for (const std::string& reason : c.reasons()) {
+    out << "    reason:  " << reason << "\n";
+  }
+  for (const std::string& warning : c.warnings()) {
+    out << "    WARNING: " << warning << "\n";
+  }
+  if (!c.eval_requirement().empty()) {
+    out << "    eval:    " << c.eval_requirement() << "\n";
+  }
+  if (c.has_eval_status()) {
+    out << "    eval is: " << EvalStatusText(c.eval_status()) << "\n";
+  }
+}
+
 void PrintCandidates(const v1::PlacePlanRequest& request,
                      const v1::PlacePlanResponse& plan, std::ostream& out) {
   if (plan.candidates().empty()) {
@@ -387,46 +433,7 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
   out << "\n";
   table.Print(out);
   for (const v1::PlacementCandidate& c : plan.candidates()) {
-    out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
-        << c.gpu_count() << ", " << FitText(c.fit())
-        << (c.measure_first() ? ", measure first" : "") << ")\n";
-    if (c.has_recipe()) {
-      out << "    recipe " << c.recipe_key() << ": " << Settings(c.recipe())
-          << "\n";
-    }
-    if (!c.transferred_from_recipe_key().empty()) {
-      out << "    evidence transferred from recipe "
-          << c.transferred_from_recipe_key()
-          << (c.transferred_from_sku().empty()
-                  ? ""
-                  : absl::StrCat(" measured on ", c.transferred_from_sku()))
-          << "\n";
-    }
-    if (const std::string cost = CostMakeUpText(c, request.total_steps());
-        !cost.empty()) {
-      out << "    cost:    " << cost << "\n";
-    }
-    if (c.has_failure_rate()) {
-      out << "    failure: " << FailureRateText(c.failure_rate()) << "\n";
-    }
-    if (c.has_timing()) {
-      out << "    time:    " << TimingText(c.timing()) << "\n";
-      if (c.timing().status() == v1::START_STATUS_KNOWN) {
-        out << "    wait:    " << c.timing().reason() << "\n";
-      }
-    }
-    for (const std::string& reason : c.reasons()) {
-      out << "    reason:  " << reason << "\n";
-    }
-    for (const std::string& warning : c.warnings()) {
-      out << "    WARNING: " << warning << "\n";
-    }
-    if (!c.eval_requirement().empty()) {
-      out << "    eval:    " << c.eval_requirement() << "\n";
-    }
-    if (c.has_eval_status()) {
-      out << "    eval is: " << EvalStatusText(c.eval_status()) << "\n";
-    }
+    PrintCandidateDetails(request, c, out);
   }
 }
 

@@ -69,6 +69,38 @@ void CheckList(const std::vector<QueuedJob>& jobs, const char* name,
   }
 }
 
+// A finished job's start and end, in order and observed; a waiting job not
+// started.
+void CheckEndsAndWaits(const PoolState& state, FieldViolations* out) {
+  FieldViolations& v = *out;
+  for (size_t i = 0; i < state.finished.size(); ++i) {
+    const QueuedJob& job = state.finished[i];
+    const std::string path = absl::StrCat("finished[", i, "]");
+    if (!job.started.has_value() || !job.ended.has_value()) {
+      v.push_back({path, "a finished job needs start_time and end_time"});
+      continue;
+    }
+    if (*job.ended < *job.started) {
+      v.push_back(
+          {path + ".end_time", absl::StrCat("is before the job's start_time (",
+                                            TimeText(*job.ended), " < ",
+                                            TimeText(*job.started), ")")});
+    }
+    if (*job.ended > state.observed) {
+      v.push_back({path + ".end_time",
+                   absl::StrCat("is after the report's observe_time (",
+                                TimeText(*job.ended), " > ",
+                                TimeText(state.observed), ")")});
+    }
+  }
+  for (size_t i = 0; i < state.pending.size(); ++i) {
+    if (state.pending[i].started.has_value()) {
+      v.push_back({absl::StrCat("pending[", i, "].start_time"),
+                   "must be unset for a job that has not started"});
+    }
+  }
+}
+
 }  // namespace
 
 FieldViolations ValidatePoolState(const PoolState& state, const Pool& pool,
@@ -128,32 +160,7 @@ FieldViolations ValidatePoolState(const PoolState& state, const Pool& pool,
                                          " GPUs, more than gpus_allocated ",
                                          state.gpus_allocated)});
   }
-  for (size_t i = 0; i < state.finished.size(); ++i) {
-    const QueuedJob& job = state.finished[i];
-    const std::string path = absl::StrCat("finished[", i, "]");
-    if (!job.started.has_value() || !job.ended.has_value()) {
-      v.push_back({path, "a finished job needs start_time and end_time"});
-      continue;
-    }
-    if (*job.ended < *job.started) {
-      v.push_back(
-          {path + ".end_time", absl::StrCat("is before the job's start_time (",
-                                            TimeText(*job.ended), " < ",
-                                            TimeText(*job.started), ")")});
-    }
-    if (*job.ended > state.observed) {
-      v.push_back({path + ".end_time",
-                   absl::StrCat("is after the report's observe_time (",
-                                TimeText(*job.ended), " > ",
-                                TimeText(state.observed), ")")});
-    }
-  }
-  for (size_t i = 0; i < state.pending.size(); ++i) {
-    if (state.pending[i].started.has_value()) {
-      v.push_back({absl::StrCat("pending[", i, "].start_time"),
-                   "must be unset for a job that has not started"});
-    }
-  }
+  CheckEndsAndWaits(state, &v);
   return v;
 }
 

@@ -191,6 +191,20 @@ std::shared_ptr<const core::PoolQueue> QueueFromRecord(
   return queue;
 }
 
+// A pool's report replaces its whole row: its queue is forecast again.
+void ApplyPoolStateChanges(storage::CatalogChanges& changes,
+                           CatalogSnapshot& snapshot) {
+  for (const std::string& name : changes.removed_pool_states) {
+    snapshot.pool_queues.erase(name);
+    ++snapshot.changes_applied;
+  }
+  for (storage::PoolStateRecord& record : changes.pool_states) {
+    std::string name = record.pool_name;
+    snapshot.pool_queues[std::move(name)] = QueueFromRecord(std::move(record));
+    ++snapshot.changes_applied;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
@@ -310,16 +324,7 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
     snapshot->standards = std::move(standards);
     ++snapshot->changes_applied;
   }
-  // A pool's report replaces its whole row: forecast again.
-  for (const std::string& name : changes->removed_pool_states) {
-    snapshot->pool_queues.erase(name);
-    ++snapshot->changes_applied;
-  }
-  for (storage::PoolStateRecord& record : changes->pool_states) {
-    std::string name = record.pool_name;
-    snapshot->pool_queues[std::move(name)] = QueueFromRecord(std::move(record));
-    ++snapshot->changes_applied;
-  }
+  ApplyPoolStateChanges(*changes, *snapshot);
   return snapshot;
 }
 
