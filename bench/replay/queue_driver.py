@@ -179,6 +179,7 @@ class QueueRun:
         self.jobs = []
         self.seconds = 0.0
         self.reports = 0
+        self.raw_calibration = {}  # pool: (checked forecasts, {p: share})
 
 
 class _Replay:
@@ -301,6 +302,17 @@ def replay(world, policy_class, index):
     with Service(f"queue{index}") as svc:
         svc.create_pools(world.pools)
         _Replay(world, policy, svc, run).loop()
+        if policy.reports:
+            # How the service's own forecasts of waiting jobs fared, raw
+            # (before the calibration plans read them through), per pool.
+            for p in world.pools:
+                state = svc.pool_states.GetPoolState(
+                    pool_state_pb2.GetPoolStateRequest(pool=p["name"]),
+                    timeout=30, metadata=svc.metadata)
+                run.raw_calibration[p["name"]] = (
+                    state.history.checked_forecasts,
+                    {c.probability: c.share_started
+                     for c in state.history.calibration})
     run.seconds = time.monotonic() - started
     return run
 

@@ -96,6 +96,9 @@ def summarize(run, oracle, today):
             kind: calibration([j for j in run.jobs if j.kind == kind])[:2]
             for kind in ("plain", "deadline", "value")},
         "reports": run.reports,
+        "raw_calibration": {pool: {"checked": n, "shares": {
+            str(p): v for p, v in shares.items()}}
+            for pool, (n, shares) in run.raw_calibration.items()},
         "seconds": round(run.seconds, 1),
     }
 
