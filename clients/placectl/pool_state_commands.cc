@@ -164,9 +164,9 @@ bool Plain(absl::string_view text) {
   });
 }
 
-// One round: every pool with a partition reported.
-int SlurmRound(v1::CatalogService::Stub& catalog,
-               v1::PoolStateService::Stub& states) {
+// One pass: every pool with a partition reported.
+int SlurmPass(v1::CatalogService::Stub& catalog,
+              v1::PoolStateService::Stub& states) {
   std::vector<v1::Pool> pools;
   std::string token;
   do {
@@ -309,9 +309,9 @@ int RunSlurm(const std::vector<std::string>& args) {
   const absl::Duration interval = absl::GetFlag(FLAGS_interval);
   while (true) {
     const absl::Time started = absl::Now();
-    const int code = SlurmRound(*catalog, *states);
+    const int code = SlurmPass(*catalog, *states);
     if (interval <= absl::ZeroDuration()) return code;
-    // A failed round is reported and the next one tried: a reporter beside
+    // A failed pass is reported and the next one tried: a reporter beside
     // slurmctld outlives a restart of either side.
     absl::SleepFor(
         std::max(absl::ZeroDuration(), interval - (absl::Now() - started)));
