@@ -5,6 +5,7 @@
 #include "storage/eval_criteria_store.h"
 #include "storage/eval_store.h"
 #include "storage/pool_reliability_store.h"
+#include "storage/pool_state_store.h"
 #include "storage/sku_store.h"
 #include "storage/standard_store.h"
 #include "storage/transaction_horizon.h"
@@ -29,6 +30,7 @@ absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
         rows.evals = ReadEvals(txn);
         rows.eval_criteria = ReadEvalCriteria(txn);
         rows.standards = ReadActiveStandards(txn);
+        rows.pool_states = ReadPoolStates(txn);
         txn.commit();
         return rows;
       });
@@ -97,6 +99,7 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         changes.eval_criteria = ReadEvalCriteria(txn);
         // Whole: a handful of rows (the caller compares it with its copy).
         changes.standards = ReadActiveStandards(txn);
+        changes.pool_states = ReadPoolStatesChangedSince(txn, since);
         for (const pqxx::row& row :
              txn.exec_params(kListTombstones, since.ToText(), since.xmin)) {
           const std::string table = row[0].as<std::string>();
@@ -110,6 +113,8 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
                                                  row[2].as<std::string>());
           } else if (table == "api_tokens") {
             changes.removed_tokens.push_back(std::move(key));
+          } else if (table == "pool_states") {
+            changes.removed_pool_states.push_back(std::move(key));
           }
         }
         txn.commit();

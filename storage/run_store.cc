@@ -13,6 +13,7 @@
 #include "storage/hex.h"
 #include "storage/histogram_text.h"
 #include "storage/pool_reliability_store.h"
+#include "storage/pool_state_store.h"
 #include "storage/pq_values.h"
 
 namespace placement::storage {
@@ -350,6 +351,9 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     // stay in the upload only.
     if (!in.evals.empty() && HasEvalResults(txn)) {
       InsertEvals(txn, run.run_id, run.recipe_key, in.evals);
+    }
+    if (in.queue_wait_s.has_value()) {
+      AppendUploadedWait(txn, run.pool_name, *in.queue_wait_s);
     }
 
     RunAck ack{run.run_id,

@@ -35,6 +35,9 @@ struct RunToStore {
   // Whether the uploader may name a plan of the given team (OK, or the
   // refusal InsertRun answers); unset: any plan.
   std::function<absl::Status(const std::string& plan_team)> may_name_plan;
+  // The job's wait for the pool (start less submission), when the upload
+  // carried its submission time: it joins the pool's waits (pool_states).
+  std::optional<double> queue_wait_s;
 };
 
 // A run that carried out a plan, against what the plan predicted for the
@@ -69,7 +72,8 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run);
 // compared with the plan's prediction for its pool (plan_outcomes), in the
 // same transaction, and so is the run's daily cost rollup row
 // (storage/cost_store.h, at the pool's rates as they are now) and its evals
-// (eval_results when the schema has it: storage/eval_store.h). A run that
+// (eval_results when the schema has it: storage/eval_store.h), and its wait
+// (pool_states, when it carries one and the schema has it). A run that
 // names a stored plan the uploader may not name (may_name_plan) is refused
 // with its answer, nothing written. Idempotent on run_id:
 //  - first time: stored, acknowledged;

@@ -11,6 +11,8 @@ from google.protobuf import json_format
 from placement.v1 import recipe_pb2
 from placement.v1 import telemetry_pb2
 
+import queues
+
 FAILURE_OUTCOMES = ("PREEMPTED", "HARDWARE_ERROR", "COLLECTIVE_TIMEOUT")
 # How an attempt's failure reaches the service (docs/DECISIONS.md "How runs
 # are reported"): every attempt its own run record, as before; the agent's
@@ -447,7 +449,7 @@ def load(path, max_jobs=None):
     c = _Checker(path)
     c.obj(data, "", ("pools", "recipe_classes", "trace"),
           ("truth", "bakeoff_steps", "arrival_gap_s", "reporting",
-           "description"))
+           "description", "queues"))
     world = World(path)
     world.description = data.get("description", "")
     world.pools = _parse_pools(c, data["pools"])
@@ -462,6 +464,11 @@ def load(path, max_jobs=None):
     _parse_truth(c, data.get("truth", {}), world,
                  {p["name"] for p in world.pools})
     world.reporting = _parse_reporting(c, data.get("reporting", {}))
+    world.queues = None
+    if "queues" in data:
+        world.queues = queues.parse(c, data["queues"],
+                                    {p["name"] for p in world.pools})
+        queues.assign_kinds(world.queues, world.jobs)
     return world
 
 

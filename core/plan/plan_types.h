@@ -16,6 +16,7 @@
 #include "core/models/fit.h"
 #include "core/models/memory_model.h"
 #include "core/plan/job_cost.h"
+#include "core/plan/candidate_timing.h"
 #include "core/plan/rules.h"
 #include "core/recipe.h"
 
@@ -25,6 +26,12 @@ enum class Objective {
   kUnspecified = 0,  // treated as kLowestCost
   kLowestCost = 1,
   kShortestTime = 2,
+  // The cheapest candidate whose finish (wait + run) meets the deadline at
+  // the 90th percentile (core/plan/plan_with_time.h); the planner proper
+  // ranks these two by cost.
+  kFinishByDeadline = 3,
+  // Cost plus delay_cost_micros_per_hour x the expected hours to finish.
+  kCostOfDelay = 4,
 };
 
 // Where the fine-tuned model will be served.
@@ -39,10 +46,13 @@ struct PlanConstraints {
   int max_gpus = 0;                                    // 0 = no limit
   // Candidates whose expected wall time exceeds it are REJECTED (rule
   // "deadline"), not merely warned: a plan that misses the deadline is not
-  // a plan.
+  // a plan. Under kFinishByDeadline it counts the wait too: from the plan's
+  // time to the finish at the 90th percentile (PlanWithTime).
   std::optional<absl::Duration> deadline;
   Objective objective = Objective::kLowestCost;
   double headroom_fraction = kDefaultHeadroomFraction;
+  // kCostOfDelay: what an hour of later finish is worth, in micro-units.
+  int64_t delay_cost_micros_per_hour = 0;
 };
 
 struct PlanRequest {
@@ -129,6 +139,8 @@ struct Candidate {
   std::optional<EvalStatus> eval_status;
   std::vector<std::string> reasons;
   std::vector<std::string> warnings;  // e.g. "over_bought: ..."
+  // When it would start and finish (set by PlanWithTime).
+  std::optional<CandidateTiming> timing;
 };
 
 struct Rejection {
@@ -202,6 +214,8 @@ struct PlanResult {
   std::optional<EvalStatus> eval_status;
   // Set when an active standard governs the recipe (ApplyStandard).
   std::optional<StandardApplication> standard;
+  // Set for OBJECTIVE_FINISH_BY_DEADLINE (PlanWithTime).
+  std::optional<DeadlineVerdict> deadline;
 };
 
 }  // namespace placement::core

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
 #include "services/api/recipe_convert.h"
+#include "services/api/timing_convert.h"
 
 namespace placement::services {
 namespace {
@@ -77,8 +78,31 @@ void BandToProto(const core::Band& band, v1::Band* out) {
 }
 
 const char* ObjectiveName(core::Objective objective) {
-  return objective == core::Objective::kShortestTime ? "SHORTEST_TIME"
-                                                     : "LOWEST_COST";
+  switch (objective) {
+    case core::Objective::kShortestTime:
+      return "SHORTEST_TIME";
+    case core::Objective::kFinishByDeadline:
+      return "FINISH_BY_DEADLINE";
+    case core::Objective::kCostOfDelay:
+      return "COST_OF_DELAY";
+    case core::Objective::kUnspecified:
+    case core::Objective::kLowestCost:
+      break;
+  }
+  return "LOWEST_COST";
+}
+
+core::Objective ObjectiveFromProto(v1::Objective objective) {
+  switch (objective) {
+    case v1::OBJECTIVE_SHORTEST_TIME:
+      return core::Objective::kShortestTime;
+    case v1::OBJECTIVE_FINISH_BY_DEADLINE:
+      return core::Objective::kFinishByDeadline;
+    case v1::OBJECTIVE_COST_OF_DELAY:
+      return core::Objective::kCostOfDelay;
+    default:
+      return core::Objective::kLowestCost;
+  }
 }
 
 core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
@@ -96,9 +120,9 @@ core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
                                    absl::Nanoseconds(c.deadline().nanos());
   }
   // Undeclared numbers were refused before conversion (UndeclaredEnumValues).
-  request.constraints.objective = c.objective() == v1::OBJECTIVE_SHORTEST_TIME
-                                      ? core::Objective::kShortestTime
-                                      : core::Objective::kLowestCost;
+  request.constraints.objective = ObjectiveFromProto(c.objective());
+  request.constraints.delay_cost_micros_per_hour =
+      c.delay_cost_micros_per_hour();
   if (in.has_serving()) {
     request.serving = core::ServingTarget{
         in.serving().sku(), PrecisionFromProto(in.serving().precision())};
@@ -188,6 +212,9 @@ void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {
   }
   for (const std::string& reason : c.reasons) p->add_reasons(reason);
   for (const std::string& warning : c.warnings) p->add_warnings(warning);
+  if (c.timing.has_value()) {
+    CandidateTimingToProto(*c.timing, p->mutable_timing());
+  }
 }
 
 void BakeOffToProto(const core::BakeOff& b, v1::BakeOff* p) {
@@ -265,6 +292,9 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
     EvalStatusToProto(*result.eval_status, out.mutable_eval_status());
   }
   MemoryToProto(result.predicted_memory, out.mutable_predicted_memory());
+  if (result.deadline.has_value()) {
+    DeadlineVerdictToProto(*result.deadline, out.mutable_deadline());
+  }
   if (result.standard.has_value()) {
     const core::StandardApplication& s = *result.standard;
     v1::StandardApplied* p = out.mutable_standard();

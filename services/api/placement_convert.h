@@ -14,6 +14,7 @@ core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& request);
 v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result);
 
 const char* ObjectiveName(core::Objective objective);
+core::Objective ObjectiveFromProto(v1::Objective objective);
 
 void EvalStatusToProto(const core::EvalStatus& status, v1::EvalStatus* proto);
 

@@ -77,6 +77,11 @@ const std::vector<MethodRule>& MethodRules() {
       {"/placement.v1.PlacementService/GetStandard", kReaders | kAgent, false},
       {"/placement.v1.PlacementService/ListStandards", kReaders | kAgent,
        false},
+      // Pool state: reported by orchestrators' reporters (agents' tokens:
+      // they write evidence, as uploads do; a planner's token held by a
+      // platform asks, it does not report); read by whoever plans.
+      {"/placement.v1.PoolStateService/ReportPoolState", kAgent | kAdmin, true},
+      {"/placement.v1.PoolStateService/GetPoolState", kReaders | kAgent, false},
       // Cost: finance.
       {"/placement.v1.CostService/GetCostReport", kFinance | kAdmin, false},
   };

@@ -50,6 +50,9 @@ ABSL_FLAG(int, max_plans_in_flight, 0,
           "PlacePlan calls planned or waiting for their record at once; more "
           "are refused at once with RESOURCE_EXHAUSTED (0: 16 per core, at "
           "least 64)");
+ABSL_FLAG(absl::Duration, pool_state_max_age, absl::Minutes(10),
+          "a pool's reported state older than this (since it arrived) is "
+          "stale: plans show its waits as unknown");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGINT/SIGTERM, how long in-flight calls may take to finish");
 ABSL_FLAG(bool, auth, true,
@@ -306,6 +309,11 @@ std::optional<placement::services::ServerOptions> OptionsFromFlags(
       absl::Milliseconds(std::max(0, absl::GetFlag(FLAGS_deferred_record_ms)));
   options.max_plans_in_flight =
       std::max(0, absl::GetFlag(FLAGS_max_plans_in_flight));
+  options.pool_state_max_age = absl::GetFlag(FLAGS_pool_state_max_age);
+  if (options.pool_state_max_age <= absl::ZeroDuration()) {
+    std::cerr << "placementd: --pool_state_max_age must be positive\n";
+    return std::nullopt;
+  }
   options.auth_enabled = absl::GetFlag(FLAGS_auth);
   options.writes_per_second_per_token =
       absl::GetFlag(FLAGS_writes_per_second_per_token);

@@ -14,6 +14,7 @@
 #include "common/proto_time.h"
 #include "common/sha256.h"
 #include "common/uuid.h"
+#include "core/plan/plan_with_time.h"
 #include "core/plan/planner.h"
 #include "core/plan/rules.h"
 #include "core/plan/standard.h"
@@ -84,6 +85,10 @@ core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
       core::ValidatePlanRequest(*plan_request);
   violations.insert(violations.end(), core_violations.begin(),
                     core_violations.end());
+  core::FieldViolations time_violations =
+      core::ValidateTimeObjective(plan_request->constraints);
+  violations.insert(violations.end(), time_violations.begin(),
+                    time_violations.end());
   if (request.team().size() > kMaxIdLength) {
     violations.push_back(
         {"team", absl::StrCat("at most ", kMaxIdLength, " characters")});
@@ -121,10 +126,16 @@ bool HasTrainingPool(const std::vector<core::Pool>& pools) {
 }
 
 // What makes two requests the same plan: everything the planner reads (the
-// team too while a standard is written for one: it decides which apply).
+// team too while a standard is written for one: it decides which apply),
+// and, once pools report their state, the minute (waits are counted from
+// the plan's time: a plan is reused for a minute at most) and which
+// pools' reports are stale by now (a report turning stale is a new plan at
+// once, not within the minute).
 std::string CacheKey(const v1::PlacePlanRequest& request,
                      const core::PlanRequest& plan_request,
-                     bool team_decides_standards) {
+                     const CatalogSnapshot& snapshot, absl::Time now,
+                     absl::Duration max_age) {
+  const bool team_decides_standards = snapshot.HasTeamStandards();
   v1::PlacePlanRequest key = request;
   key.clear_request_id();
   if (!team_decides_standards) key.clear_team();
@@ -132,7 +143,14 @@ std::string CacheKey(const v1::PlacePlanRequest& request,
   if (plan_request.serving.has_value()) {
     key.mutable_serving()->set_sku(plan_request.serving->sku_id);
   }
-  return common::DeterministicBytes(key);
+  std::string bytes = common::DeterministicBytes(key);
+  if (!snapshot.pool_queues.empty()) {
+    absl::StrAppend(&bytes, "@", absl::ToUnixSeconds(now) / 60, "/");
+    for (const auto& [name, queue] : snapshot.pool_queues) {
+      bytes.push_back(now - queue->received > max_age ? '1' : '0');
+    }
+  }
+  return bytes;
 }
 
 std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
@@ -215,13 +233,10 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
           admission_.TryAdmit(absl::FromChrono(context->deadline()));
       !admitted.ok()) {
     // The objective's label without converting the whole request.
-    metrics_.PlanAnswered(ObjectiveName(request.constraints().objective() ==
-                                                v1::OBJECTIVE_SHORTEST_TIME
-                                            ? core::Objective::kShortestTime
-                                            : core::Objective::kLowestCost),
-                          absl::IsDeadlineExceeded(admitted)
-                              ? "deadline_exceeded"
-                              : "overloaded");
+    metrics_.PlanAnswered(
+        ObjectiveName(ObjectiveFromProto(request.constraints().objective())),
+        absl::IsDeadlineExceeded(admitted) ? "deadline_exceeded"
+                                           : "overloaded");
     return FinishNow(context, ToGrpcStatus(admitted));
   }
   // Holds the slot until the call is done, however it finishes.
@@ -320,23 +335,28 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
         "CatalogService.CreatePool (purpose TRAINING)");
   }
   // Plan from the snapshot, or reuse the same request's plan against it.
+  const absl::Time now = absl::Now();
   const std::string key =
-      CacheKey(request, plan_request, snapshot->HasTeamStandards());
+      CacheKey(request, plan_request, *snapshot, now, pool_state_max_age_);
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan != nullptr) return plan;
   // ValidateRequest ran core::ValidatePlanRequest: plan without validating
-  // again.
+  // again. The standard that governs the recipe (only the fleet's
+  // standards and the plan's team's apply) and the pools' queues come from
+  // the same snapshot (no database read).
+  const CatalogSnapshot* queues = snapshot.get();
   absl::StatusOr<core::PlanResult> result =
-      core::PlanValidatedRequest(plan_request, snapshot->pools, snapshot->skus,
-                                 *snapshot, snapshot->fleet.get());
+      core::PlanWithTime(plan_request, snapshot->pools, snapshot->skus,
+                         *snapshot, snapshot->fleet.get(),
+                         snapshot->StandardsFor(request.team()),
+                         core::QueueView{[queues](absl::string_view pool) {
+                                           return queues->ReportedQueue(pool);
+                                         },
+                                         now, pool_state_max_age_});
   if (!result.ok()) {
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();
   }
-  // The standard that governs the recipe, from the same snapshot (no
-  // database read): its pool first while it is a candidate. Only the
-  // fleet's standards and the plan's team's apply.
-  core::ApplyStandard(snapshot->StandardsFor(request.team()), &*result);
   plan = MakeCachedPlan(*std::move(result));
   cache_.Insert(snapshot, key, plan);
   return plan;

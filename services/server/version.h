@@ -34,6 +34,10 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // a stream's team is written only where the column exists, and creating a
 // token bound to teams is FAILED_PRECONDITION before 23 (storage/
 // token_store.h, sample_store.h).
+// 24 (pool_states) does not move it: every statement on that table first
+// asks whether the schema has it (storage/pool_state_store.h); before 24
+// plans show every wait as unknown, ReportPoolState answers
+// FAILED_PRECONDITION and an upload's submit_time stays in its bytes.
 // 22 (failures per attempt) neither: the catalog reads leave its columns
 // out on an older schema (storage/pool_reliability_store.h: the per-run
 // figures stand in), and a run's retry causes are written only where

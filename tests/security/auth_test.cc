@@ -18,6 +18,7 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/cost.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/pool_state.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "storage/db_session.h"
 #include "storage/token_store.h"
@@ -94,11 +95,13 @@ TEST_F(AuthTest, EveryRpcOfTheApiIsInThePolicyTable) {
   std::set<std::string> in_api;
   // Make sure every service's descriptor is linked in and registered.
   (void)v1::CatalogService::service_full_name();
+  (void)v1::PoolStateService::service_full_name();
   const google::protobuf::DescriptorPool* pool =
       google::protobuf::DescriptorPool::generated_pool();
   for (const char* name :
        {"placement.v1.CatalogService", "placement.v1.TelemetryService",
-        "placement.v1.PlacementService", "placement.v1.CostService"}) {
+        "placement.v1.PlacementService", "placement.v1.CostService",
+        "placement.v1.PoolStateService"}) {
     const google::protobuf::ServiceDescriptor* service =
         pool->FindServiceByName(name);
     ASSERT_NE(service, nullptr) << name;
