@@ -79,8 +79,10 @@ const std::vector<MethodRule>& MethodRules() {
        false},
       // Pool state: reported by orchestrators' reporters (agents' tokens:
       // they write evidence, as uploads do; a planner's token held by a
-      // platform asks, it does not report); read by whoever plans.
-      {"/placement.v1.PoolStateService/ReportPoolState", kAgent | kAdmin, true},
+      // platform asks, it does not report); read by whoever plans. A pool's
+      // queue is the fleet's: only an unbound token reports it.
+      {"/placement.v1.PoolStateService/ReportPoolState", kAgent | kAdmin, true,
+       kFleet},
       {"/placement.v1.PoolStateService/GetPoolState", kReaders | kAgent, false},
       // Cost: finance.
       {"/placement.v1.CostService/GetCostReport", kFinance | kAdmin, false},

@@ -345,14 +345,13 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
   // standards and the plan's team's apply) and the pools' queues come from
   // the same snapshot (no database read).
   const CatalogSnapshot* queues = snapshot.get();
-  absl::StatusOr<core::PlanResult> result =
-      core::PlanWithTime(plan_request, snapshot->pools, snapshot->skus,
-                         *snapshot, snapshot->fleet.get(),
-                         snapshot->StandardsFor(request.team()),
-                         core::QueueView{[queues](absl::string_view pool) {
-                                           return queues->ReportedQueue(pool);
-                                         },
-                                         now, pool_state_max_age_});
+  absl::StatusOr<core::PlanResult> result = core::PlanWithTime(
+      plan_request, snapshot->pools, snapshot->skus, *snapshot,
+      snapshot->fleet.get(), snapshot->StandardsFor(request.team()),
+      core::QueueView{[queues](absl::string_view pool) {
+                        return queues->ReportedQueue(pool);
+                      },
+                      now, pool_state_max_age_});
   if (!result.ok()) {
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();

@@ -162,7 +162,8 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
   EXPECT_THAT(out, HasSubstr(absl::StrCat("recipe ", expected.recipe_key())));
   EXPECT_THAT(out, HasSubstr("10,000 steps"));
   EXPECT_THAT(out, HasSubstr("Llama-3.1-8B, lora, rank 16"));
-  // Ranked: the L40S first at 10 GPU-hours x 1.20, then the A100.
+  // Ranked: the L40S first at 10 GPU-hours x 1.20 (and the rework its
+  // failure rate's prior expects: a hundredth of an hour), then the A100.
   const std::vector<std::string> first = RowAfterHeader(out, "RANK", 0);
   ASSERT_GE(first.size(), 17u) << out;
   EXPECT_EQ(first[0], "1");
@@ -170,8 +171,12 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
   EXPECT_EQ(first[2], kL40s);
   EXPECT_EQ(first[4], "single");  // the parallelism
   EXPECT_EQ(first[5], "fits");
-  EXPECT_EQ(first[11], "10.00");  // expected GPU-hours
-  EXPECT_EQ(first[12], "12.00");  // cost at the internal rate
+  // Expected GPU-hours and the cost at the internal rate, as the API's.
+  EXPECT_EQ(first[11], "10.01");
+  EXPECT_EQ(
+      first[11],
+      absl::StrFormat("%.2f", expected.candidates(0).expected_gpu_hours()));
+  EXPECT_EQ(first[12], "12.01");
   EXPECT_EQ(first[15], "measured (3 runs)");
   const std::vector<std::string> second = RowAfterHeader(out, "RANK", 1);
   ASSERT_GE(second.size(), 2u);

@@ -210,12 +210,14 @@ TEST_F(BakeOffStatusTest, AShortMeasurementCheaperPerStepBeatsTheLongJob) {
   job.peak_gb = 40;
   job.plan_id = plan.plan_id();
   client_->UploadTimedRun(job);
-  // Measurements: 50 steps of 0.4 s after 300 s on the first proposed pool
-  // (6.4 s of GPU time per kept step as it ran), and a slow one on the other.
+  // Measurements: 50 steps of 0.25 s after 300 s on the first proposed pool
+  // (6.25 s of GPU time per kept step as it ran; per step of a long job
+  // 0.25 s at three times the first choice's rate, 0.75 of its cost), and
+  // a slow one on the other.
   const v1::BakeOffRun& quick = plan.bake_off().runs(0);
   ApiClient::TimedRun measured = RunOf(plan, quick);
   measured.steps_attempted = measured.steps_succeeded = 50;
-  measured.step_s = 0.4;
+  measured.step_s = 0.25;
   measured.startup_s = 300;
   measured.peak_gb = 60;
   client_->UploadTimedRun(measured);
@@ -228,7 +230,7 @@ TEST_F(BakeOffStatusTest, AShortMeasurementCheaperPerStepBeatsTheLongJob) {
   ASSERT_TRUE(done.has_verdict());
   const v1::BakeOffVerdict& verdict = done.verdict();
   EXPECT_EQ(verdict.projected_steps(), 200'000);
-  EXPECT_EQ(verdict.winner_pool(), quick.pool());
+  EXPECT_EQ(verdict.winner_pool(), quick.pool()) << verdict.summary();
   EXPECT_TRUE(verdict.decisive()) << verdict.summary();
   const v1::BakeOffPoolVerdict& winner = verdict.pools(0);
   EXPECT_TRUE(winner.measured());

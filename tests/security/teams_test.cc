@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/proto_bytes.h"
+#include "common/proto_time.h"
 #include "common/uuid.h"
 #include "core/plan/standard.h"
 #include "gmock/gmock.h"
@@ -22,6 +23,7 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/cost.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/pool_state.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/api/recipe_convert.h"
 #include "services/auth/auth.h"
@@ -85,7 +87,8 @@ class TeamsTest : public ::testing::Test {
         catalog_(v1::CatalogService::NewStub(server_.channel())),
         telemetry_(v1::TelemetryService::NewStub(server_.channel())),
         placement_(v1::PlacementService::NewStub(server_.channel())),
-        cost_(v1::CostService::NewStub(server_.channel())) {
+        cost_(v1::CostService::NewStub(server_.channel())),
+        states_(v1::PoolStateService::NewStub(server_.channel())) {
     admin_ = BootstrapAdmin();
     for (v1::Role role :
          {v1::ROLE_AGENT, v1::ROLE_PLANNER, v1::ROLE_FINANCE, v1::ROLE_ADMIN}) {
@@ -244,6 +247,7 @@ class TeamsTest : public ::testing::Test {
   std::vector<Row> CatalogRows();
   std::vector<Row> TelemetryRows();
   std::vector<Row> PlacementRows();
+  std::vector<Row> PoolStateRows();
   void ExpectListsKeepToTheCallersTeams(const Owned& a, const Owned& b,
                                         const std::string& fleet_standard);
 
@@ -252,6 +256,7 @@ class TeamsTest : public ::testing::Test {
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
   std::unique_ptr<v1::PlacementService::Stub> placement_;
   std::unique_ptr<v1::CostService::Stub> cost_;
+  std::unique_ptr<v1::PoolStateService::Stub> states_;
   std::string admin_;
   std::map<v1::Role, std::string> bound_a_;
   std::map<v1::Role, std::string> unbound_;
@@ -399,6 +404,35 @@ std::vector<Row> TeamsTest::TelemetryRows() {
 }
 
 // Plans, bake-offs and standards: their team's; cost, its teams'.
+// A pool's queue is the fleet's: reported by an unbound token only (a
+// team's token could describe a queue other teams wait in), read by all.
+std::vector<Row> TeamsTest::PoolStateRows() {
+  return {
+      {"PoolStateService/ReportPoolState", v1::ROLE_AGENT, kDenied, kDenied,
+       kOk,
+       [&](const std::string& s, const Owned&) {
+         v1::ReportPoolStateRequest q;
+         v1::PoolState* state = q.mutable_state();
+         state->set_pool("l40s");
+         // A new observation each call: none is a duplicate of another.
+         common::TimeToProto(absl::Now() + absl::Milliseconds(++made_),
+                             state->mutable_observe_time());
+         state->set_gpus_total(8);
+         state->set_gpus_allocated(0);
+         v1::ReportPoolStateResponse r;
+         return states_->ReportPoolState(As(s).get(), q, &r);
+       }},
+      {"PoolStateService/GetPoolState", v1::ROLE_PLANNER, kOk, kOk, kOk,
+       [&](const std::string& s, const Owned&) {
+         v1::GetPoolStateRequest q;
+         q.set_pool("l40s");
+         q.add_gpu_counts(1);
+         v1::GetPoolStateResponse r;
+         return states_->GetPoolState(As(s).get(), q, &r);
+       }},
+  };
+}
+
 std::vector<Row> TeamsTest::PlacementRows() {
   return {
       {"PlacementService/PlacePlan", v1::ROLE_PLANNER, kOk, kDenied, kOk,
@@ -561,7 +595,8 @@ TEST_F(TeamsTest, EveryRpcForOwnTeamOtherTeamAndUnbound) {
   const std::string fleet_standard =
       InsertStandard("", "a100", testing::Qlora70b());
   std::vector<Row> rows = CatalogRows();
-  for (std::vector<Row> more : {TelemetryRows(), PlacementRows()}) {
+  for (std::vector<Row> more :
+       {TelemetryRows(), PlacementRows(), PoolStateRows()}) {
     rows.insert(rows.end(), more.begin(), more.end());
   }
 

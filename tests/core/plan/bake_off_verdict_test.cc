@@ -60,9 +60,10 @@ RecordedPlan PlanOf(std::vector<BakeOffTarget> targets, int64_t steps) {
 
 TEST(BakeOffVerdictTest, APoolIsProjectedToThePlansJobFromItsRuns) {
   const BakeOffTarget t = Target("l40s", 48, 1'000'000);
-  BakeOffUpload failed =
-      Ran(t, "b", 500, 1, 100, 40, RunOutcome::kHardwareError);
-  failed.failure_reason = "Xid 79";
+  // A failure of the recipe's own (a node's or a fabric's would be the
+  // pool's, counted from its pool_failures).
+  BakeOffUpload failed = Ran(t, "b", 500, 1, 100, 40, RunOutcome::kFailed);
+  failed.failure_reason = "loss went NaN";
   const BakeOffPoolVerdict v =
       JudgePool(t, {Ran(t, "a", 1000, 1, 100, 40), failed}, 10'000);
   EXPECT_TRUE(v.measured);
@@ -83,7 +84,7 @@ TEST(BakeOffVerdictTest, APoolIsProjectedToThePlansJobFromItsRuns) {
   // As the runs went: 1,700 s held for 1,000 kept steps.
   ASSERT_TRUE(v.observed.has_value());
   EXPECT_NEAR(v.observed->gpu_hours_per_successful_step, 1.7 / 3600, 1e-9);
-  EXPECT_THAT(v.findings, Contains(HasSubstr("HARDWARE_ERROR: Xid 79")));
+  EXPECT_THAT(v.findings, Contains(HasSubstr("FAILED: loss went NaN")));
   EXPECT_TRUE(v.eligible);
 }
 
