@@ -1,16 +1,12 @@
 #include "services/rpc/cost_service.h"
 
 #include <utility>
-#include <vector>
 
-#include "core/field_violation.h"
-#include "core/sku.h"
 #include "services/api/cost_request.h"
 #include "services/api/grpc_status.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
-#include "storage/cost_store.h"
-#include "storage/sku_store.h"
+#include "services/rpc/readings.h"
 
 namespace placement::services {
 
@@ -24,26 +20,15 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
   }
   absl::StatusOr<CostRequest> valid = ValidateCostRequest(*request);
   if (!valid.ok()) return FinishNow(context, ToGrpcStatus(valid.status()));
-  return FinishOnDbWorker(
-      context, workers_,
-      [response,
-       valid = *std::move(valid)](storage::DbSession& session) -> absl::Status {
-        if (!valid.query.skus.empty()) {
-          absl::StatusOr<std::vector<core::GpuSku>> catalog =
-              storage::ListSkus(session);
-          if (!catalog.ok()) return catalog.status();
-          core::FieldViolations violations =
-              CheckCostSkus(valid.query.skus, *catalog);
-          if (!violations.empty()) {
-            return core::InvalidArgumentWithViolations(violations);
-          }
-        }
-        absl::StatusOr<storage::CostPage> page = storage::GetCostReport(
-            session, valid.query, valid.after, valid.page_size);
-        if (!page.ok()) return page.status();
-        CostPageToProto(*page, valid, response);
-        return absl::OkStatus();
-      });
+  return FinishOnDbWorker(context, workers_,
+                          [response, valid = *std::move(valid)](
+                              storage::DbSession& session) -> absl::Status {
+                            absl::StatusOr<v1::GetCostReportResponse> report =
+                                ReadCostReport(session, valid);
+                            if (!report.ok()) return report.status();
+                            *response = *std::move(report);
+                            return absl::OkStatus();
+                          });
 }
 
 }  // namespace placement::services
