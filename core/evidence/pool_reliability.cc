@@ -134,4 +134,33 @@ FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
   return rate;
 }
 
+std::vector<CauseFailureRate> FailureRatesByCause(
+    const PoolReliabilityRollup& single_gpu,
+    const PoolReliabilityRollup& multi_gpu) {
+  const double all_hours = single_gpu.run_hours + multi_gpu.run_hours;
+  auto rate = [](RunOutcome cause, int64_t failures, double hours,
+                 double prior_shape) {
+    const double shape = prior_shape + static_cast<double>(failures);
+    const double rate_hours = kFailurePriorHours + hours;
+    return CauseFailureRate{cause,
+                            failures,
+                            hours,
+                            shape / rate_hours,
+                            {GammaQuantile(shape, rate_hours, 0.1),
+                             GammaQuantile(shape, rate_hours, 0.9)}};
+  };
+  return {
+      rate(RunOutcome::kPreempted,
+           single_gpu.preempted_runs + multi_gpu.preempted_runs, all_hours,
+           kFailurePriorShape / 2),
+      rate(RunOutcome::kHardwareError,
+           single_gpu.hardware_error_runs + multi_gpu.hardware_error_runs,
+           all_hours, kFailurePriorShape / 2),
+      rate(RunOutcome::kCollectiveTimeout,
+           single_gpu.collective_timeout_runs +
+               multi_gpu.collective_timeout_runs,
+           multi_gpu.run_hours, kFailurePriorShape),
+  };
+}
+
 }  // namespace placement::core

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/models/fit.h"
 
@@ -84,6 +85,27 @@ inline constexpr double kPriorLostHoursPerFailure = 0.5;
 FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
                                 const PoolReliabilityRollup& multi_gpu,
                                 bool layout_is_multi_gpu, double startup_hours);
+
+// One cause's share of a pool's failure rate, as EstimateFailureRate
+// counts it: preemptions and hardware errors per hour of every run of the
+// pool, collective timeouts per hour of its multi-GPU runs. Each is the
+// same Gamma-Poisson posterior with the prior's shape split between the
+// causes it is added to (the node prior between preemptions and hardware
+// errors), so that preemptions and hardware errors add up to a layout's
+// node rate and, for a multi-GPU layout, the collective timeouts to its
+// fabric rate. The bands are each cause's own p10-p90.
+struct CauseFailureRate {
+  RunOutcome cause;
+  int64_t failures = 0;
+  double hours = 0;  // the run hours they were counted over
+  double per_hour = 0;
+  Band per_hour_band;
+};
+
+// Preempted, hardware error, collective timeout, in that order.
+std::vector<CauseFailureRate> FailureRatesByCause(
+    const PoolReliabilityRollup& single_gpu,
+    const PoolReliabilityRollup& multi_gpu);
 
 // The q-quantile (0 < q < 1) of a Gamma(shape, rate) distribution.
 double GammaQuantile(double shape, double rate, double q);
