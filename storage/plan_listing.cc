@@ -6,14 +6,17 @@ namespace placement::storage {
 namespace {
 
 // $2 + 1 rows, to learn whether older plans exist. The request bytes are
-// a few hundred bytes a plan; the answer (plan_results) is not read.
+// a few hundred bytes a plan; the answer (plan_results) is not read. The
+// order is the table's column (p.plan_id), not the output's text of it: a
+// sort by text reads every plan (40 ms at 20,000), the primary key's
+// backward scan only the page's.
 constexpr char kRecentPlans[] = R"sql(
-SELECT plan_id::text, (extract(epoch FROM created_at) * 1e6)::bigint, team,
-       recipe_key, objective, coalesce(chosen_pool, ''),
-       coalesce(chosen_sku, ''), request, cardinality(warnings)
-FROM placements
-WHERE $1 = '' OR plan_id < nullif($1, '')::uuid
-ORDER BY plan_id DESC
+SELECT p.plan_id::text, (extract(epoch FROM p.created_at) * 1e6)::bigint,
+       p.team, p.recipe_key, p.objective, coalesce(p.chosen_pool, ''),
+       coalesce(p.chosen_sku, ''), p.request, cardinality(p.warnings)
+FROM placements p
+WHERE $1 = '' OR p.plan_id < nullif($1, '')::uuid
+ORDER BY p.plan_id DESC
 LIMIT $2)sql";
 
 constexpr char kPlanOutcomes[] = R"sql(
