@@ -146,8 +146,8 @@ class ConsoleSecurityTest : public ::testing::Test {
           options.auth_enabled = true;
           options.metrics_address = "127.0.0.1:0";
           options.console_address = "127.0.0.1:0";
-          options.console_http.read_timeout = absl::Seconds(1);
-          options.console_http.idle_timeout = absl::Seconds(1);
+          options.console_http.read_timeout = absl::Seconds(2);
+          options.console_http.idle_timeout = absl::Seconds(2);
           options.console_http.max_connections = 16;
         }) {
     for (Role role :
@@ -166,12 +166,22 @@ class ConsoleSecurityTest : public ::testing::Test {
     port_ = server_.server().console_port();
   }
 
+  // The checks, grouped into a few tests below: each test starts its own
+  // server and database, which costs more than the checks.
+  void NoTokenOrAForgedOneOpensNoPage();
+  void AWrongRoleIsRefusedTheRoleTablesPages();
+  void ATokenInTheUrlIsNeverAccepted();
+  void PathTraversalFindsNothing();
+  void ALongQueryParameterIsRefusedByName();
+  void BodiesAndSlowClientsAreBounded();
+  void SignInSetsAStrictHttpOnlyCookie();
+
   InProcessServer server_;
   std::map<Role, std::string> tokens_;
   int port_ = 0;
 };
 
-TEST_F(ConsoleSecurityTest, NoTokenOrAForgedOneOpensNoPage) {
+void ConsoleSecurityTest::NoTokenOrAForgedOneOpensNoPage() {
   Connection c(port_);
   for (const char* page : {"/pools", "/pool?name=a", "/plans",
                            "/plan?id=00000000-0000-7000-8000-000000000000",
@@ -188,7 +198,7 @@ TEST_F(ConsoleSecurityTest, NoTokenOrAForgedOneOpensNoPage) {
   }
 }
 
-TEST_F(ConsoleSecurityTest, AWrongRoleIsRefusedTheRoleTablesPages) {
+void ConsoleSecurityTest::AWrongRoleIsRefusedTheRoleTablesPages() {
   Connection c(port_);
   EXPECT_EQ(c.Get("/cost", tokens_[Role::kPlanner]).status, 403);
   EXPECT_EQ(c.Get("/cost.csv", tokens_[Role::kAgent]).status, 403);
@@ -206,7 +216,7 @@ TEST_F(ConsoleSecurityTest, AWrongRoleIsRefusedTheRoleTablesPages) {
                                 "cost per successful step (GetCostReport)"));
 }
 
-TEST_F(ConsoleSecurityTest, ATokenInTheUrlIsNeverAccepted) {
+void ConsoleSecurityTest::ATokenInTheUrlIsNeverAccepted() {
   Connection c(port_);
   const std::string& admin = tokens_[Role::kAdmin];
   for (const std::string& target : {absl::StrCat("/pools?token=", admin),
@@ -225,7 +235,7 @@ TEST_F(ConsoleSecurityTest, ATokenInTheUrlIsNeverAccepted) {
       testing::ScrapeMetrics(server_.server().metrics_port()), admin));
 }
 
-TEST_F(ConsoleSecurityTest, PathTraversalFindsNothing) {
+void ConsoleSecurityTest::PathTraversalFindsNothing() {
   Connection c(port_);
   const std::string& admin = tokens_[Role::kAdmin];
   const Answer known = c.Get("/nope", admin);
@@ -243,7 +253,7 @@ TEST_F(ConsoleSecurityTest, PathTraversalFindsNothing) {
   }
 }
 
-TEST_F(ConsoleSecurityTest, ALongQueryParameterIsRefusedByName) {
+void ConsoleSecurityTest::ALongQueryParameterIsRefusedByName() {
   Connection c(port_);
   const Answer a = c.Get(absl::StrCat("/pools?days=", std::string(10000, '7')),
                          tokens_[Role::kAdmin]);
@@ -262,7 +272,7 @@ TEST_F(ConsoleSecurityTest, ALongQueryParameterIsRefusedByName) {
   EXPECT_TRUE(big.Closed());
 }
 
-TEST_F(ConsoleSecurityTest, BodiesAndSlowClientsAreBounded) {
+void ConsoleSecurityTest::BodiesAndSlowClientsAreBounded() {
   // A body over the bound (4 KiB) is refused from its Content-Length.
   Connection body(port_);
   ASSERT_TRUE(body.SendRaw(
@@ -271,7 +281,7 @@ TEST_F(ConsoleSecurityTest, BodiesAndSlowClientsAreBounded) {
   EXPECT_EQ(body.Read().status, 413);
   EXPECT_TRUE(body.Closed());
   // A client that starts a request and stops is closed after the read
-  // timeout (1 s here).
+  // timeout (2 s here).
   Connection slow(port_);
   ASSERT_TRUE(slow.SendRaw("GET /pools HTTP/1.1\r\nHost: 12"));
   const absl::Time started = absl::Now();
@@ -280,18 +290,21 @@ TEST_F(ConsoleSecurityTest, BodiesAndSlowClientsAreBounded) {
 }
 
 TEST_F(ConsoleSecurityTest, ConnectionsBeyondTheBoundAreClosedAtOnce) {
-  // Beyond the connection bound (16 here) a new one is closed at once.
+  // Beyond the connection bound (16 here) a new one is closed at once: of
+  // 20 held open, 4 at least are closed unanswered.
   std::vector<std::unique_ptr<Connection>> held;
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < 20; ++i) {
     held.push_back(std::make_unique<Connection>(port_));
     ASSERT_TRUE(held.back()->connected());
+    absl::SleepFor(absl::Milliseconds(20));  // accepted in this order
   }
-  absl::SleepFor(absl::Milliseconds(200));  // every one accepted
-  Connection over(port_);
-  EXPECT_EQ(over.Get("/assets/console.css").status, 0);
+  int answered = 0;
+  for (auto& c : held) answered += c->Get("/assets/console.css").status == 200;
+  EXPECT_LE(answered, 16);
+  EXPECT_GE(answered, 12);
 }
 
-TEST_F(ConsoleSecurityTest, SignInSetsAStrictHttpOnlyCookie) {
+void ConsoleSecurityTest::SignInSetsAStrictHttpOnlyCookie() {
   Connection c(port_);
   const std::string form = absl::StrCat("token=", tokens_[Role::kFinance]);
   ASSERT_TRUE(c.SendRaw(absl::StrCat(
@@ -362,6 +375,19 @@ TEST_F(ConsoleSecurityTest, UnknownPathsCostNoMemoryOfTheirOwn) {
   (void)rss_before;
   (void)rss_after;
 #endif
+}
+
+TEST_F(ConsoleSecurityTest, TokensAndRoles) {
+  NoTokenOrAForgedOneOpensNoPage();
+  AWrongRoleIsRefusedTheRoleTablesPages();
+  ATokenInTheUrlIsNeverAccepted();
+  SignInSetsAStrictHttpOnlyCookie();
+}
+
+TEST_F(ConsoleSecurityTest, HostileRequests) {
+  PathTraversalFindsNothing();
+  ALongQueryParameterIsRefusedByName();
+  BodiesAndSlowClientsAreBounded();
 }
 
 }  // namespace
