@@ -7,17 +7,20 @@
 namespace placement::storage {
 namespace {
 
-// The runs that carried out one bake-off run: on its pool, naming the plan,
-// or of its recipe key stored since the plan was made.
+// The runs that carried out one bake-off run: on its pool, of the recipe
+// key the plan chose there (its layout included), naming the plan or stored
+// since it was made (and of the plan's team, when it has one: $6). A run
+// naming the plan with another recipe or layout measured something else
+// and does not count.
 constexpr char kSelectBakeOffUploads[] = R"sql(
 SELECT encode(upload, 'hex'), recipe_key,
        (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds,
        coalesce(plan_id = $2::uuid, false)
 FROM benchmark_runs
-WHERE pool_name = $1
+WHERE pool_name = $1 AND recipe_key = $3
   AND (plan_id = $2::uuid
-       OR (recipe_key = $3
-           AND accepted_at >= timestamptz 'epoch' + $4::bigint * interval '1 microsecond'))
+       OR (accepted_at >= timestamptz 'epoch' + $4::bigint * interval '1 microsecond'
+           AND ($6 = '' OR team = $6)))
 ORDER BY accepted_at DESC, run_id DESC
 LIMIT $5)sql";
 
@@ -25,7 +28,7 @@ LIMIT $5)sql";
 
 absl::StatusOr<std::vector<std::vector<MatchedUpload>>> FindBakeOffUploads(
     DbSession& session, const std::string& plan_id, absl::Time plan_created,
-    const std::vector<BakeOffTarget>& targets) {
+    const std::vector<BakeOffTarget>& targets, const std::string& plan_team) {
   return session.Run(
       [&](pqxx::connection_base& c)
           -> absl::StatusOr<std::vector<std::vector<MatchedUpload>>> {
@@ -36,7 +39,7 @@ absl::StatusOr<std::vector<std::vector<MatchedUpload>>> FindBakeOffUploads(
           const pqxx::result rows = txn.exec_params(
               kSelectBakeOffUploads, target.pool_name, plan_id,
               target.recipe_key, absl::ToUnixMicros(plan_created),
-              kMaxUploadsPerBakeOffRun);
+              kMaxUploadsPerBakeOffRun, plan_team);
           std::vector<MatchedUpload>& uploads = found.emplace_back();
           for (const pqxx::row& row : rows) {
             MatchedUpload u;

@@ -1,6 +1,7 @@
 #include "storage/plan_listing.h"
 
 #include "absl/strings/str_cat.h"
+#include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
@@ -15,20 +16,24 @@ SELECT p.plan_id::text, (extract(epoch FROM p.created_at) * 1e6)::bigint,
        p.team, p.recipe_key, p.objective, coalesce(p.chosen_pool, ''),
        coalesce(p.chosen_sku, ''), p.request, cardinality(p.warnings)
 FROM placements p
-WHERE $1 = '' OR p.plan_id < nullif($1, '')::uuid
+WHERE ($1 = '' OR p.plan_id < nullif($1, '')::uuid)
+  AND (cardinality($3::text[]) = 0 OR p.team = ANY ($3::text[]))
 ORDER BY p.plan_id DESC
 LIMIT $2)sql";
 
 constexpr char kPlanOutcomes[] = R"sql(
-SELECT run_id::text, plan_id::text, pool_name, basis,
+SELECT o.run_id::text, o.plan_id::text, o.pool_name, o.basis,
        (extract(epoch FROM recorded_at) * 1e6)::bigint,
        predicted_peak_memory_gb, observed_peak_memory_gb,
        predicted_gpu_hours_per_successful_step,
        observed_gpu_hours_per_successful_step
-FROM plan_outcomes
+FROM plan_outcomes o
 WHERE sku_id = $1
   AND recorded_at >= to_timestamp($2::float8 / 1e6)
   AND recorded_at < to_timestamp($3::float8 / 1e6)
+  AND (cardinality($5::text[]) = 0
+       OR EXISTS (SELECT 1 FROM placements p
+                  WHERE p.plan_id = o.plan_id AND p.team = ANY ($5::text[])))
 ORDER BY recorded_at DESC
 LIMIT $4)sql";
 
@@ -47,13 +52,15 @@ int64_t Micros(absl::Time time, int64_t fallback) {
 }  // namespace
 
 absl::StatusOr<PlanSummaryPage> ListRecentPlans(
-    DbSession& session, const std::string& before_plan_id, int page_size) {
+    DbSession& session, const std::string& before_plan_id, int page_size,
+    const std::vector<std::string>& teams) {
   return session.Run(
       [&](pqxx::connection_base& c) -> absl::StatusOr<PlanSummaryPage> {
         pqxx::read_transaction txn(c);
         PlanSummaryPage page;
         for (const pqxx::row& row :
-             txn.exec_params(kRecentPlans, before_plan_id, page_size + 1)) {
+             txn.exec_params(kRecentPlans, before_plan_id, page_size + 1,
+                             TextArrayLiteral(teams))) {
           if (static_cast<int>(page.plans.size()) == page_size) {
             page.more = true;
             break;
@@ -77,14 +84,14 @@ absl::StatusOr<PlanSummaryPage> ListRecentPlans(
 
 absl::StatusOr<std::vector<PlanOutcomePoint>> ListPlanOutcomes(
     DbSession& session, const std::string& sku_id, absl::Time from,
-    absl::Time to, int limit) {
+    absl::Time to, int limit, const std::vector<std::string>& teams) {
   return session.Run([&](pqxx::connection_base& c)
                          -> absl::StatusOr<std::vector<PlanOutcomePoint>> {
     pqxx::read_transaction txn(c);
     std::vector<PlanOutcomePoint> points;
-    for (const pqxx::row& row :
-         txn.exec_params(kPlanOutcomes, sku_id, Micros(from, kEarliestMicros),
-                         Micros(to, kLatestMicros), limit)) {
+    for (const pqxx::row& row : txn.exec_params(
+             kPlanOutcomes, sku_id, Micros(from, kEarliestMicros),
+             Micros(to, kLatestMicros), limit, TextArrayLiteral(teams))) {
       PlanOutcomePoint point;
       point.run_id = row[0].as<std::string>();
       point.plan_id = row[1].as<std::string>();

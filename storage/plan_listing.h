@@ -38,9 +38,11 @@ struct PlanSummaryPage {
 };
 
 // Up to `page_size` plans, newest first (by plan id), older than
-// `before_plan_id` (a UUID; empty: from the newest).
+// `before_plan_id` (a UUID; empty: from the newest), of `teams` (empty:
+// of every team and of none).
 absl::StatusOr<PlanSummaryPage> ListRecentPlans(
-    DbSession& session, const std::string& before_plan_id, int page_size);
+    DbSession& session, const std::string& before_plan_id, int page_size,
+    const std::vector<std::string>& teams);
 
 // A run that carried a plan out, with what the plan predicted for it.
 struct PlanOutcomePoint {
@@ -57,10 +59,11 @@ struct PlanOutcomePoint {
 };
 
 // The newest `limit` outcomes of runs on `sku_id` recorded in [from, to)
-// (infinite bounds: no bound), newest first.
+// (infinite bounds: no bound), newest first, of the plans of `teams`
+// (empty: of every plan, as PlanAccuracy).
 absl::StatusOr<std::vector<PlanOutcomePoint>> ListPlanOutcomes(
     DbSession& session, const std::string& sku_id, absl::Time from,
-    absl::Time to, int limit);
+    absl::Time to, int limit, const std::vector<std::string>& teams);
 
 }  // namespace placement::storage
 

@@ -661,6 +661,7 @@ void RecordAttempts(const std::vector<std::string>& command, Uploader& uploader,
   LiveRun live;
   std::thread memory_sampler;
   if (nvml != nullptr) memory_sampler = StartMemorySampler(*nvml, live);
+  uploader.set_stream_team(facts.team);
   std::thread streamer = StartStreamer(uploader, facts.run_id, live);
   RunAttempts(command, spool, live, facts);
   live.Stop();

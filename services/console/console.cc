@@ -76,6 +76,10 @@ HttpResponse PageError(const char* label, const absl::Status& status) {
   if (absl::IsNotFound(status)) {
     return ErrorPage(404, "Not found", status.message());
   }
+  if (absl::IsPermissionDenied(status)) {
+    // A plan of a team the token is not bound to (team_access.h).
+    return ErrorPage(403, "Not for your teams", status.message());
+  }
   if (absl::IsInvalidArgument(status)) {
     core::FieldViolations violations = core::ViolationsFromStatus(status);
     return ErrorPage(400, "Bad request",
@@ -259,7 +263,9 @@ HttpResponse Console::RunPage(storage::DbSession& session, const char* label,
   frame.nav = NavFor(job.viewer);
   frame.rendered_at = began;
   frame.snapshot_time = job.snapshot->loaded_at;
-  const ReadContext context{session, *job.snapshot, job.viewer, &frame};
+  const ReadContext context{session,    *job.snapshot,
+                            job.viewer, &frame,
+                            began,      backend_.pool_state_max_age};
   absl::StatusOr<HttpResponse> page;
   try {
     page = job.work(context);

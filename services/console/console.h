@@ -44,6 +44,9 @@ struct ConsoleBackend {
   const TokenDirectory* tokens = nullptr;
   bool auth_enabled = true;
   std::function<absl::Time()> now;  // absl::Now when null
+  // As ServerOptions::pool_state_max_age: what PlacePlan counts a pool's
+  // reported queue stale after (the standards page re-plans as it does).
+  absl::Duration pool_state_max_age = absl::Minutes(10);
 };
 
 class Console {

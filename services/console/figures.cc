@@ -84,6 +84,7 @@ PoolFailures FailuresOf(const core::PoolReliabilityRollup& single_gpu,
                         const core::PoolReliabilityRollup& multi_gpu) {
   PoolFailures failures;
   failures.runs = single_gpu.runs + multi_gpu.runs;
+  failures.attempts = single_gpu.attempts + multi_gpu.attempts;
   failures.run_hours = single_gpu.run_hours + multi_gpu.run_hours;
   // The start-up only sets the lost hours assumed without failures, which
   // the pages do not show: 0 here.
@@ -91,7 +92,19 @@ PoolFailures FailuresOf(const core::PoolReliabilityRollup& single_gpu,
       core::EstimateFailureRate(single_gpu, multi_gpu, false, 0);
   failures.multi_gpu_layout =
       core::EstimateFailureRate(single_gpu, multi_gpu, true, 0);
-  failures.by_cause = core::FailureRatesByCause(single_gpu, multi_gpu);
+  const double all_hours =
+      single_gpu.ExposureHours() + multi_gpu.ExposureHours();
+  failures.by_cause = {
+      {core::RunOutcome::kPreempted,
+       single_gpu.preempted_attempts + multi_gpu.preempted_attempts, all_hours},
+      {core::RunOutcome::kHardwareError,
+       single_gpu.hardware_error_attempts + multi_gpu.hardware_error_attempts,
+       all_hours},
+      {core::RunOutcome::kCollectiveTimeout,
+       single_gpu.collective_timeout_attempts +
+           multi_gpu.collective_timeout_attempts,
+       multi_gpu.ExposureHours()},
+  };
   return failures;
 }
 

@@ -48,7 +48,8 @@ ChartSeries DailyCostSeries(const std::string& name,
                             const std::vector<v1::CostReportRow>& daily_rows);
 
 // A pool's failure rates as a plan prices them (EstimateFailureRate for a
-// one-GPU and a multi-GPU layout) and by cause.
+// one-GPU and a multi-GPU layout) and the failed attempts behind them by
+// cause.
 PoolFailures FailuresOf(const core::PoolReliabilityRollup& single_gpu,
                         const core::PoolReliabilityRollup& multi_gpu);
 

@@ -15,6 +15,7 @@
 
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
+#include "core/evidence/evidence.h"
 #include "core/evidence/pool_reliability.h"
 #include "placement/v1/catalog.pb.h"
 #include "placement/v1/cost.pb.h"
@@ -46,14 +47,27 @@ struct DayRange {
   int days() const { return static_cast<int>(end - first); }
 };
 
-// A pool's failures as plans price them (core::EstimateFailureRate) and by
-// cause, from the snapshot's reliability rollups.
+// Failed attempts of one of the pool's causes, as the reliability rollup
+// counts them (per failed attempt: a run's retries are failed attempts),
+// and the hours that cause is counted over: every run's for preemptions
+// and hardware errors, the multi-GPU runs' for collective timeouts
+// (core::PoolReliabilityRollup::ExposureHours).
+struct CauseFailures {
+  core::RunOutcome cause;
+  int64_t failed_attempts = 0;
+  double exposure_hours = 0;
+};
+
+// A pool's failures as plans price them (core::EstimateFailureRate) and the
+// failed attempts behind them by cause, from the snapshot's reliability
+// rollups.
 struct PoolFailures {
   int64_t runs = 0;
+  int64_t attempts = 0;
   double run_hours = 0;
   core::FailureRate single_gpu_layout;
   core::FailureRate multi_gpu_layout;
-  std::vector<core::CauseFailureRate> by_cause;
+  std::vector<CauseFailures> by_cause;  // preempted, hardware, collective
 };
 
 // A pool's cost over the page's range: GetCostReport's row grouped by pool,

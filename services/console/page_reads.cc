@@ -10,6 +10,7 @@
 #include "services/api/cost_request.h"
 #include "services/api/page_token.h"
 #include "services/api/placement_convert.h"
+#include "services/auth/team_access.h"
 #include "services/console/figures.h"
 #include "services/console/render/proto_text.h"
 #include "services/rpc/plan_on_snapshot.h"
@@ -46,7 +47,7 @@ v1::GetCostReportRequest CostRequestFor(
 // Every row of `request`'s report, page by page as a client pages through
 // GetCostReport, up to kMaxCostRows (`*truncated` then).
 absl::StatusOr<std::vector<v1::CostReportRow>> CostRows(
-    storage::DbSession& session, v1::GetCostReportRequest request,
+    const ReadContext& context, v1::GetCostReportRequest request,
     bool* truncated = nullptr) {
   std::vector<v1::CostReportRow> rows;
   request.set_page_size(kMaxPageSize);
@@ -54,7 +55,7 @@ absl::StatusOr<std::vector<v1::CostReportRow>> CostRows(
     absl::StatusOr<CostRequest> valid = ValidateCostRequest(request);
     if (!valid.ok()) return valid.status();
     absl::StatusOr<v1::GetCostReportResponse> page =
-        ReadCostReport(session, *valid);
+        ReadCostReport(context.session, *valid, context.viewer.principal());
     if (!page.ok()) return page.status();
     for (v1::CostReportRow& row : *page->mutable_rows()) {
       rows.push_back(std::move(row));
@@ -71,12 +72,12 @@ absl::StatusOr<std::vector<v1::CostReportRow>> CostRows(
 
 // The pools' cost over the range, by name: each pool's row and its days.
 absl::StatusOr<std::map<std::string, PoolCost>> PoolCosts(
-    storage::DbSession& session, const DayRange& range) {
+    const ReadContext& context, const DayRange& range) {
   absl::StatusOr<std::vector<v1::CostReportRow>> totals =
-      CostRows(session, CostRequestFor(range, {v1::COST_DIMENSION_POOL}));
+      CostRows(context, CostRequestFor(range, {v1::COST_DIMENSION_POOL}));
   if (!totals.ok()) return totals.status();
   absl::StatusOr<std::vector<v1::CostReportRow>> daily = CostRows(
-      session,
+      context,
       CostRequestFor(range, {v1::COST_DIMENSION_POOL, v1::COST_DIMENSION_DAY}));
   if (!daily.ok()) return daily.status();
   std::map<std::string, std::vector<v1::CostReportRow>> days;
@@ -91,9 +92,10 @@ absl::StatusOr<std::map<std::string, PoolCost>> PoolCosts(
 // The standards in force, by pool (ListStandards' first 1000; far more than
 // a fleet holds: every replica reads them all into its snapshot).
 absl::StatusOr<std::map<std::string, std::vector<v1::Standard>>>
-StandardsByPool(storage::DbSession& session) {
+StandardsByPool(const ReadContext& context) {
   absl::StatusOr<v1::ListStandardsResponse> standards =
-      ReadStandards(session, storage::StandardCursor{}, kMaxPageSize, false);
+      ReadStandards(context.session, storage::StandardCursor{}, kMaxPageSize,
+                    false, context.viewer.principal());
   if (!standards.ok()) return standards.status();
   std::map<std::string, std::vector<v1::Standard>> by_pool;
   for (const v1::Standard& s : standards->standards()) {
@@ -112,7 +114,7 @@ PoolFailures FailuresOfPool(const CatalogSnapshot& snapshot,
 StandardNow CheckNow(const ReadContext& context, const v1::Standard& standard) {
   StandardNow now;
   absl::StatusOr<v1::GetPlanResponse> plan =
-      ReadPlan(context.session, standard.plan_id());
+      ReadPlan(context.session, standard.plan_id(), context.viewer.principal());
   if (!plan.ok()) {
     now.error = std::string(plan.status().message());
     return now;
@@ -125,7 +127,8 @@ StandardNow CheckNow(const ReadContext& context, const v1::Standard& standard) {
     return now;
   }
   absl::StatusOr<core::PlanResult> result =
-      PlanOnSnapshot(request, context.snapshot);
+      PlanOnSnapshot(request, context.snapshot, plan->request().team(),
+                     context.now, context.pool_state_max_age);
   if (!result.ok()) {
     now.error = std::string(result.status().message());
     return now;
@@ -154,7 +157,7 @@ absl::StatusOr<PoolsPage> ReadPoolsPage(const ReadContext& context,
   page.pools = *std::move(pools);
   if (Allowed(context, reads_as::kGetCostReport, "cost per successful step")) {
     absl::StatusOr<std::map<std::string, PoolCost>> cost =
-        PoolCosts(context.session, range);
+        PoolCosts(context, range);
     if (!cost.ok()) return cost.status();
     page.cost = *std::move(cost);
   }
@@ -168,7 +171,7 @@ absl::StatusOr<PoolsPage> ReadPoolsPage(const ReadContext& context,
   }
   if (Allowed(context, reads_as::kListStandards, "standards")) {
     absl::StatusOr<std::map<std::string, std::vector<v1::Standard>>> standards =
-        StandardsByPool(context.session);
+        StandardsByPool(context);
     if (!standards.ok()) return standards.status();
     page.standards = *std::move(standards);
   }
@@ -185,22 +188,20 @@ absl::StatusOr<PoolPage> ReadPoolPage(const ReadContext& context,
   page.pool = pool->pool();
   if (Allowed(context, reads_as::kGetCostReport, "cost per successful step")) {
     PoolPage::Cost cost;
-    absl::StatusOr<std::vector<v1::CostReportRow>> total =
-        CostRows(context.session,
-                 CostRequestFor(range, {v1::COST_DIMENSION_POOL}, name));
+    absl::StatusOr<std::vector<v1::CostReportRow>> total = CostRows(
+        context, CostRequestFor(range, {v1::COST_DIMENSION_POOL}, name));
     if (!total.ok()) return total.status();
     absl::StatusOr<std::vector<v1::CostReportRow>> by_day = CostRows(
-        context.session, CostRequestFor(range, {v1::COST_DIMENSION_DAY}, name));
+        context, CostRequestFor(range, {v1::COST_DIMENSION_DAY}, name));
     if (!by_day.ok()) return by_day.status();
-    absl::StatusOr<std::vector<v1::CostReportRow>> by_outcome =
-        CostRows(context.session,
-                 CostRequestFor(range, {v1::COST_DIMENSION_OUTCOME}, name));
+    absl::StatusOr<std::vector<v1::CostReportRow>> by_outcome = CostRows(
+        context, CostRequestFor(range, {v1::COST_DIMENSION_OUTCOME}, name));
     if (!by_outcome.ok()) return by_outcome.status();
     absl::StatusOr<std::vector<v1::CostReportRow>> by_day_and_outcome =
-        CostRows(context.session, CostRequestFor(range,
-                                                 {v1::COST_DIMENSION_OUTCOME,
-                                                  v1::COST_DIMENSION_DAY},
-                                                 name));
+        CostRows(context, CostRequestFor(range,
+                                         {v1::COST_DIMENSION_OUTCOME,
+                                          v1::COST_DIMENSION_DAY},
+                                         name));
     if (!by_day_and_outcome.ok()) return by_day_and_outcome.status();
     cost.total = PoolCostOf(
         total->empty() ? v1::CostReportRow() : total->front(), *by_day);
@@ -215,7 +216,7 @@ absl::StatusOr<PoolPage> ReadPoolPage(const ReadContext& context,
   }
   if (Allowed(context, reads_as::kListStandards, "standards")) {
     absl::StatusOr<std::map<std::string, std::vector<v1::Standard>>> standards =
-        StandardsByPool(context.session);
+        StandardsByPool(context);
     if (!standards.ok()) return standards.status();
     page.standards = (*standards)[name];
   }
@@ -225,7 +226,8 @@ absl::StatusOr<PoolPage> ReadPoolPage(const ReadContext& context,
 absl::StatusOr<PlansPage> ReadPlansPage(const ReadContext& context,
                                         const std::string& before) {
   absl::StatusOr<storage::PlanSummaryPage> listed =
-      storage::ListRecentPlans(context.session, before, kPlansPerPage);
+      storage::ListRecentPlans(context.session, before, kPlansPerPage,
+                               TeamsOfListing(context.viewer.principal()));
   if (!listed.ok()) return listed.status();
   PlansPage page;
   for (const storage::PlanSummary& summary : listed->plans) {
@@ -254,12 +256,13 @@ absl::StatusOr<PlansPage> ReadPlansPage(const ReadContext& context,
 absl::StatusOr<PlanPage> ReadPlanPage(const ReadContext& context,
                                       const std::string& plan_id) {
   PlanPage page;
-  absl::StatusOr<v1::GetPlanResponse> plan = ReadPlan(context.session, plan_id);
+  absl::StatusOr<v1::GetPlanResponse> plan =
+      ReadPlan(context.session, plan_id, context.viewer.principal());
   if (!plan.ok()) return plan.status();
   page.plan = *std::move(plan);
   if (Allowed(context, reads_as::kGetBakeOffStatus, "the bake-off's status")) {
-    absl::StatusOr<v1::GetBakeOffStatusResponse> status =
-        ReadBakeOffStatus(context.session, context.snapshot, plan_id);
+    absl::StatusOr<v1::GetBakeOffStatusResponse> status = ReadBakeOffStatus(
+        context.session, context.snapshot, plan_id, context.viewer.principal());
     if (!status.ok()) return status.status();
     page.bake_off = *std::move(status);
   }
@@ -277,13 +280,14 @@ absl::StatusOr<AccuracyPage> ReadAccuracyPage(
   const absl::Time end = to ? absl::FromCivil(*to + 1, absl::UTCTimeZone())
                             : absl::InfiniteFuture();
   absl::StatusOr<v1::GetPlanAccuracyResponse> accuracy =
-      ReadPlanAccuracy(context.session, start, end);
+      ReadPlanAccuracy(context.session, start, end, context.viewer.principal());
   if (!accuracy.ok()) return accuracy.status();
   page.accuracy = *std::move(accuracy);
   for (const v1::SkuAccuracy& sku : page.accuracy.skus()) {
     absl::StatusOr<std::vector<storage::PlanOutcomePoint>> outcomes =
         storage::ListPlanOutcomes(context.session, sku.sku(), start, end,
-                                  kAccuracyPointsPerSku);
+                                  kAccuracyPointsPerSku,
+                                  TeamsOfListing(context.viewer.principal()));
     if (!outcomes.ok()) return outcomes.status();
     AccuracyPoints points;
     points.sku = sku.sku();
@@ -316,21 +320,20 @@ absl::StatusOr<CostPage> ReadCostPage(const ReadContext& context,
                                   : v1::COST_DIMENSION_TEAM;
   if (with_table) {
     absl::StatusOr<std::vector<v1::CostReportRow>> total =
-        CostRows(context.session, CostRequestFor(range, {}));
+        CostRows(context, CostRequestFor(range, {}));
     if (!total.ok()) return total.status();
     if (!total->empty()) {
       page.total = total->front();
       page.has_total = true;
     }
-    absl::StatusOr<std::vector<v1::CostReportRow>> rows = CostRows(
-        context.session, CostRequestFor(range, {dimension}), &page.truncated);
+    absl::StatusOr<std::vector<v1::CostReportRow>> rows =
+        CostRows(context, CostRequestFor(range, {dimension}), &page.truncated);
     if (!rows.ok()) return rows.status();
     page.rows = *std::move(rows);
   }
-  absl::StatusOr<std::vector<v1::CostReportRow>> daily =
-      CostRows(context.session,
-               CostRequestFor(range, {dimension, v1::COST_DIMENSION_DAY}),
-               &page.truncated);
+  absl::StatusOr<std::vector<v1::CostReportRow>> daily = CostRows(
+      context, CostRequestFor(range, {dimension, v1::COST_DIMENSION_DAY}),
+      &page.truncated);
   if (!daily.ok()) return daily.status();
   page.daily_rows = *std::move(daily);
   return page;
@@ -347,7 +350,8 @@ absl::StatusOr<StandardsPage> ReadStandardsPage(const ReadContext& context,
     cursor = {last->time, last->id};
   }
   absl::StatusOr<v1::ListStandardsResponse> standards =
-      ReadStandards(context.session, cursor, kStandardsPerPage, true);
+      ReadStandards(context.session, cursor, kStandardsPerPage, true,
+                    context.viewer.principal());
   if (!standards.ok()) return standards.status();
   StandardsPage page;
   page.standards.assign(standards->standards().begin(),

@@ -35,6 +35,8 @@ struct ReadContext {
   const CatalogSnapshot& snapshot;
   const Viewer& viewer;
   PageFrame* frame;  // its `withheld` is appended to
+  absl::Time now;    // when the page began
+  absl::Duration pool_state_max_age;
 };
 
 absl::StatusOr<PoolsPage> ReadPoolsPage(const ReadContext& context,

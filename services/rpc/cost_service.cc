@@ -1,5 +1,6 @@
 #include "services/rpc/cost_service.h"
 
+#include <optional>
 #include <utility>
 
 #include "services/api/cost_request.h"
@@ -20,15 +21,22 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
   }
   absl::StatusOr<CostRequest> valid = ValidateCostRequest(*request);
   if (!valid.ok()) return FinishNow(context, ToGrpcStatus(valid.status()));
-  return FinishOnDbWorker(context, workers_,
-                          [response, valid = *std::move(valid)](
-                              storage::DbSession& session) -> absl::Status {
-                            absl::StatusOr<v1::GetCostReportResponse> report =
-                                ReadCostReport(session, valid);
-                            if (!report.ok()) return report.status();
-                            *response = *std::move(report);
-                            return absl::OkStatus();
-                          });
+  // A caller bound to teams reports on its teams (ReadCostReport): a team
+  // it does not reach is refused before a database worker is taken.
+  std::optional<Principal> caller = auth_.Caller(*context);
+  if (absl::Status s = CheckCostTeams(caller, *valid); !s.ok()) {
+    return FinishNow(context, ToGrpcStatus(s));
+  }
+  return FinishOnDbWorker(
+      context, workers_,
+      [response, valid = *std::move(valid), caller = std::move(caller)](
+          storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<v1::GetCostReportResponse> report =
+            ReadCostReport(session, valid, caller);
+        if (!report.ok()) return report.status();
+        *response = *std::move(report);
+        return absl::OkStatus();
+      });
 }
 
 }  // namespace placement::services

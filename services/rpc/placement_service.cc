@@ -14,6 +14,7 @@
 #include "common/proto_time.h"
 #include "common/sha256.h"
 #include "common/uuid.h"
+#include "core/plan/plan_with_time.h"
 #include "core/plan/planner.h"
 #include "core/plan/rules.h"
 #include "core/plan/standard.h"
@@ -23,6 +24,7 @@
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
 #include "services/api/run_validation.h"
+#include "services/auth/team_access.h"
 #include "services/plan/plan_response_bytes.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
@@ -72,17 +74,32 @@ std::string WaitRanOutWarning(int64_t min_evidence_version) {
       "; the database may be unreachable");
 }
 
-// What makes two requests the same plan: everything the planner reads.
+// What makes two requests the same plan: everything the planner reads (the
+// team too while a standard is written for one: it decides which apply),
+// and, once pools report their state, the minute (waits are counted from
+// the plan's time: a plan is reused for a minute at most) and which
+// pools' reports are stale by now (a report turning stale is a new plan at
+// once, not within the minute).
 std::string CacheKey(const v1::PlacePlanRequest& request,
-                     const core::PlanRequest& plan_request) {
+                     const core::PlanRequest& plan_request,
+                     const CatalogSnapshot& snapshot, absl::Time now,
+                     absl::Duration max_age) {
+  const bool team_decides_standards = snapshot.HasTeamStandards();
   v1::PlacePlanRequest key = request;
   key.clear_request_id();
-  key.clear_team();
+  if (!team_decides_standards) key.clear_team();
   key.clear_min_evidence_version();  // decides when, not what, to plan
   if (plan_request.serving.has_value()) {
     key.mutable_serving()->set_sku(plan_request.serving->sku_id);
   }
-  return common::DeterministicBytes(key);
+  std::string bytes = common::DeterministicBytes(key);
+  if (!snapshot.pool_queues.empty()) {
+    absl::StrAppend(&bytes, "@", absl::ToUnixSeconds(now) / 60, "/");
+    for (const auto& [name, queue] : snapshot.pool_queues) {
+      bytes.push_back(now - queue->received > max_age ? '1' : '0');
+    }
+  }
+  return bytes;
 }
 
 std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
@@ -100,6 +117,18 @@ std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   cached->record = std::move(record);
   cached->result = std::move(result);
   return cached;
+}
+
+// The team a plan is for, set in `request`: one of the caller's
+// (services/auth/team_access.h), recorded with the plan.
+absl::Status SetPlanTeam(Authorizer& auth,
+                         const grpc::ServerContextBase& context,
+                         v1::PlacePlanRequest& request) {
+  absl::StatusOr<std::string> team =
+      TeamOfRequest(auth.Caller(context), request.team(), "the plan");
+  if (!team.ok()) return team.status();
+  if (*team != request.team()) request.set_team(*std::move(team));
+  return absl::OkStatus();
 }
 
 // A PlacePlan call's reactor: frees its admission slot once the call is
@@ -121,6 +150,9 @@ class AdmittedReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
+// Over 80 lines: each refusal before planning (the request's shape, its
+// team, the deadline and admission, the evidence version) is an early
+// return, kept in the order they are checked.
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response) {
@@ -139,6 +171,9 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                                        "must be an evidence_version from an "
                                        "UploadBenchmarkRunResponse, or 0"}}));
   }
+  if (absl::Status team = SetPlanTeam(auth_, *context, request); !team.ok()) {
+    return FinishNow(context, ToGrpcStatus(team));
+  }
   // Shed what cannot be answered in time before any planning (past its
   // deadline, or beyond what is in flight): under a burst the cores go to
   // the plans that can still be answered.
@@ -147,13 +182,10 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
           admission_.TryAdmit(absl::FromChrono(context->deadline()));
       !admitted.ok()) {
     // The objective's label without converting the whole request.
-    metrics_.PlanAnswered(ObjectiveName(request.constraints().objective() ==
-                                                v1::OBJECTIVE_SHORTEST_TIME
-                                            ? core::Objective::kShortestTime
-                                            : core::Objective::kLowestCost),
-                          absl::IsDeadlineExceeded(admitted)
-                              ? "deadline_exceeded"
-                              : "overloaded");
+    metrics_.PlanAnswered(
+        ObjectiveName(ObjectiveFromProto(request.constraints().objective())),
+        absl::IsDeadlineExceeded(admitted) ? "deadline_exceeded"
+                                           : "overloaded");
     return FinishNow(context, ToGrpcStatus(admitted));
   }
   // Holds the slot until the call is done, however it finishes.
@@ -248,11 +280,13 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
     return valid;
   }
   // Plan from the snapshot, or reuse the same request's plan against it.
-  const std::string key = CacheKey(request, plan_request);
+  const absl::Time now = absl::Now();
+  const std::string key =
+      CacheKey(request, plan_request, *snapshot, now, pool_state_max_age_);
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan != nullptr) return plan;
-  absl::StatusOr<core::PlanResult> result =
-      PlanOnSnapshot(plan_request, *snapshot);
+  absl::StatusOr<core::PlanResult> result = PlanOnSnapshot(
+      plan_request, *snapshot, request.team(), now, pool_state_max_age_);
   if (!result.ok()) {
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();
@@ -372,16 +406,25 @@ void PlacementService::AnswerOnceRecorded(Answer answer,
 void PlacementService::AnswerOncePerRequestId(Answer answer,
                                               storage::PlacementRecord record) {
   // With an idempotency key, a retry returns the plan recorded first.
+  // The key is the fleet's: a plan another team recorded under it is
+  // answered only to a caller who may read that team's plans.
   grpc::CallbackServerContext* context = answer.context;
   grpc::ServerUnaryReactor* reactor = answer.reactor;
   FinishOnDbWorker(
       context, reactor, workers_,
-      [this, answer = std::move(answer), record = std::move(record)](
+      [this, answer = std::move(answer), record = std::move(record),
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
+        const std::string what = absl::StrCat(
+            "the plan recorded for request_id ", record.request_id);
         absl::StatusOr<std::optional<storage::StoredPlan>> existing =
             storage::FindPlanByRequestId(session, record.request_id);
         if (!existing.ok()) return existing.status();
         if (existing->has_value()) {
+          if (absl::Status s = CheckTeam(caller, (*existing)->team, what);
+              !s.ok()) {
+            return s;
+          }
           *answer.response = ResponseBytesFromStored(**existing);
           return absl::OkStatus();
         }
@@ -392,6 +435,9 @@ void PlacementService::AnswerOncePerRequestId(Answer answer,
           absl::StatusOr<storage::StoredPlan> first =
               storage::GetPlan(session, **raced);
           if (!first.ok()) return first.status();
+          if (absl::Status s = CheckTeam(caller, first->team, what); !s.ok()) {
+            return s;
+          }
           *answer.response = ResponseBytesFromStored(*first);
           return absl::OkStatus();
         }
@@ -414,15 +460,17 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto look_up = [this, reactor, context, response,
-                  plan_id = absl::AsciiStrToLower(request->plan_id())] {
-    FinishOnDbWorker(
-        context, reactor, workers_,
-        [response, plan_id](storage::DbSession& session) -> absl::Status {
-          absl::StatusOr<v1::GetPlanResponse> plan = ReadPlan(session, plan_id);
-          if (!plan.ok()) return plan.status();
-          *response = *std::move(plan);
-          return absl::OkStatus();
-        });
+                  plan_id = absl::AsciiStrToLower(request->plan_id()),
+                  caller = auth_.Caller(*context)] {
+    FinishOnDbWorker(context, reactor, workers_,
+                     [response, plan_id,
+                      caller](storage::DbSession& session) -> absl::Status {
+                       absl::StatusOr<v1::GetPlanResponse> plan =
+                           ReadPlan(session, plan_id, caller);
+                       if (!plan.ok()) return plan.status();
+                       *response = *std::move(plan);
+                       return absl::OkStatus();
+                     });
   };
   // A plan of this replica's still queued for its record (deferred records)
   // is looked up once written; the wait holds no database worker, and an id
@@ -451,9 +499,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
                             : absl::InfiniteFuture();
   return FinishOnDbWorker(
       context, workers_,
-      [response, from, to](storage::DbSession& session) -> absl::Status {
+      [response, from, to, caller = auth_.Caller(*context)](
+          storage::DbSession& session) -> absl::Status {
         absl::StatusOr<v1::GetPlanAccuracyResponse> accuracy =
-            ReadPlanAccuracy(session, from, to);
+            ReadPlanAccuracy(session, from, to, caller);
         if (!accuracy.ok()) return accuracy.status();
         *response = *std::move(accuracy);
         return absl::OkStatus();
@@ -480,12 +529,14 @@ grpc::ServerUnaryReactor* PlacementService::GetBakeOffStatus(
   const std::string plan_id = absl::AsciiStrToLower(request->plan_id());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto look_up = [this, reactor, context, response, plan_id,
-                  snapshot = std::move(snapshot)] {
+                  snapshot = std::move(snapshot),
+                  caller = auth_.Caller(*context)] {
     FinishOnDbWorker(context, reactor, workers_,
-                     [response, plan_id,
-                      snapshot](storage::DbSession& session) -> absl::Status {
+                     [response, plan_id, snapshot,
+                      caller](storage::DbSession& session) -> absl::Status {
                        absl::StatusOr<v1::GetBakeOffStatusResponse> status =
-                           ReadBakeOffStatus(session, *snapshot, plan_id);
+                           ReadBakeOffStatus(session, *snapshot, plan_id,
+                                             caller);
                        if (!status.ok()) return status.status();
                        *response = *std::move(status);
                        return absl::OkStatus();

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/field_violation.h"
+#include "core/plan/plan_with_time.h"
 #include "core/plan/planner.h"
-#include "core/plan/standard.h"
 #include "core/sku.h"
 #include "services/api/run_validation.h"
 
@@ -27,6 +27,10 @@ core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
       core::ValidatePlanRequest(*plan_request);
   violations.insert(violations.end(), core_violations.begin(),
                     core_violations.end());
+  core::FieldViolations time_violations =
+      core::ValidateTimeObjective(plan_request->constraints);
+  violations.insert(violations.end(), time_violations.begin(),
+                    time_violations.end());
   if (request.team().size() > kMaxIdLength) {
     violations.push_back(
         {"team", absl::StrCat("at most ", kMaxIdLength, " characters")});
@@ -82,17 +86,21 @@ absl::Status ValidatePlanOnSnapshot(const v1::PlacePlanRequest& request,
 }
 
 absl::StatusOr<core::PlanResult> PlanOnSnapshot(
-    const core::PlanRequest& plan_request, const CatalogSnapshot& snapshot) {
+    const core::PlanRequest& plan_request, const CatalogSnapshot& snapshot,
+    const std::string& team, absl::Time now,
+    absl::Duration pool_state_max_age) {
   // ValidatePlanOnSnapshot ran core::ValidatePlanRequest: plan without
-  // validating again.
-  absl::StatusOr<core::PlanResult> result =
-      core::PlanValidatedRequest(plan_request, snapshot.pools, snapshot.skus,
-                                 snapshot, snapshot.fleet.get());
-  if (!result.ok()) return result.status();
-  // The standard that governs the recipe, from the same snapshot (no
-  // database read): its pool first while it is a candidate.
-  core::ApplyStandard(snapshot.standards, &*result);
-  return result;
+  // validating again. The standard that governs the recipe (only the
+  // fleet's standards and the plan's team's apply) and the pools' queues
+  // come from the same snapshot (no database read).
+  const CatalogSnapshot* queues = &snapshot;
+  return core::PlanWithTime(
+      plan_request, snapshot.pools, snapshot.skus, snapshot,
+      snapshot.fleet.get(), snapshot.StandardsFor(team),
+      core::QueueView{[queues](absl::string_view pool) {
+                        return queues->ReportedQueue(pool);
+                      },
+                      now, pool_state_max_age});
 }
 
 }  // namespace placement::services

@@ -6,8 +6,11 @@
 // through these, and the console's standards page re-plans a standard's
 // proving request through them to show what a plan would say now.
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/plan/plan_types.h"
 #include "placement/v1/placement.pb.h"
 #include "services/plan/evidence_cache.h"
@@ -15,7 +18,8 @@
 namespace placement::services {
 
 // Checks `request` (converted into `*plan_request`) beyond its shape:
-// core::ValidatePlanRequest, the lengths of its ids and lists, the serving
+// core::ValidatePlanRequest, the time objective's settings
+// (core::ValidateTimeObjective), the lengths of its ids and lists, the serving
 // SKU (resolved against the snapshot's catalog into `*plan_request`).
 // INVALID_ARGUMENT with every field violation; FAILED_PRECONDITION when
 // the snapshot has no training pool.
@@ -23,11 +27,14 @@ absl::Status ValidatePlanOnSnapshot(const v1::PlacePlanRequest& request,
                                     const CatalogSnapshot& snapshot,
                                     core::PlanRequest* plan_request);
 
-// Plans a request that passed ValidatePlanOnSnapshot on the same snapshot:
-// the planner, then the standard that governs its recipe
-// (core::ApplyStandard). INVALID_ARGUMENT / NOT_FOUND as the planner.
+// Plans a request that passed ValidatePlanOnSnapshot on the same snapshot
+// (core::PlanWithTime): the planner, the standard that governs its recipe
+// among the fleet's and `team`'s, and the pools' reported queues as of
+// `now` (a report older than `pool_state_max_age` is stale).
+// INVALID_ARGUMENT / NOT_FOUND as the planner.
 absl::StatusOr<core::PlanResult> PlanOnSnapshot(
-    const core::PlanRequest& plan_request, const CatalogSnapshot& snapshot);
+    const core::PlanRequest& plan_request, const CatalogSnapshot& snapshot,
+    const std::string& team, absl::Time now, absl::Duration pool_state_max_age);
 
 }  // namespace placement::services
 

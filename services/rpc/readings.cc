@@ -3,12 +3,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/field_violation.h"
 #include "core/sku.h"
 #include "services/api/accuracy_convert.h"
 #include "services/api/bake_off_convert.h"
 #include "services/api/catalog_convert.h"
 #include "services/api/standard_convert.h"
+#include "services/auth/team_access.h"
 #include "services/rpc/plan_readings.h"
 #include "storage/cost_store.h"
 #include "storage/plan_store.h"
@@ -45,8 +47,23 @@ absl::StatusOr<v1::GetPoolResponse> ReadPool(storage::DbSession& session,
   return response;
 }
 
+absl::Status CheckCostTeams(const std::optional<Principal>& caller,
+                            const CostRequest& request) {
+  for (const std::string& team : request.query.teams) {
+    if (absl::Status s =
+            CheckTeam(caller, team, "the cost named in filter.teams");
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::GetCostReportResponse> ReadCostReport(
-    storage::DbSession& session, const CostRequest& request) {
+    storage::DbSession& session, CostRequest request,
+    const std::optional<Principal>& caller) {
+  if (absl::Status s = CheckCostTeams(caller, request); !s.ok()) return s;
+  if (request.query.teams.empty()) request.query.teams = TeamsOfListing(caller);
   if (!request.query.skus.empty()) {
     absl::StatusOr<std::vector<core::GpuSku>> catalog =
         storage::ListSkus(session);
@@ -65,11 +82,17 @@ absl::StatusOr<v1::GetCostReportResponse> ReadCostReport(
   return response;
 }
 
-absl::StatusOr<v1::GetPlanResponse> ReadPlan(storage::DbSession& session,
-                                             const std::string& plan_id) {
+absl::StatusOr<v1::GetPlanResponse> ReadPlan(
+    storage::DbSession& session, const std::string& plan_id,
+    const std::optional<Principal>& caller) {
   absl::StatusOr<storage::StoredPlan> stored =
       storage::GetPlan(session, plan_id);
   if (!stored.ok()) return stored.status();
+  if (absl::Status s =
+          CheckTeam(caller, stored->team, absl::StrCat("plan ", plan_id));
+      !s.ok()) {
+    return s;
+  }
   v1::GetPlanResponse response;
   if (!response.mutable_request()->ParseFromString(stored->request)) {
     return absl::DataLossError("stored request does not parse");
@@ -83,9 +106,10 @@ absl::StatusOr<v1::GetPlanResponse> ReadPlan(storage::DbSession& session,
 }
 
 absl::StatusOr<v1::GetPlanAccuracyResponse> ReadPlanAccuracy(
-    storage::DbSession& session, absl::Time from, absl::Time to) {
+    storage::DbSession& session, absl::Time from, absl::Time to,
+    const std::optional<Principal>& caller) {
   absl::StatusOr<std::vector<storage::SkuAccuracyRow>> rows =
-      storage::PlanAccuracy(session, from, to);
+      storage::PlanAccuracy(session, from, to, TeamsOfListing(caller));
   if (!rows.ok()) return rows.status();
   v1::GetPlanAccuracyResponse response;
   for (const storage::SkuAccuracyRow& row : *rows) {
@@ -96,23 +120,25 @@ absl::StatusOr<v1::GetPlanAccuracyResponse> ReadPlanAccuracy(
 
 absl::StatusOr<v1::GetBakeOffStatusResponse> ReadBakeOffStatus(
     storage::DbSession& session, const CatalogSnapshot& snapshot,
-    const std::string& plan_id) {
-  absl::StatusOr<BakeOffReadings> readings = ReadBakeOff(session, plan_id);
+    const std::string& plan_id, const std::optional<Principal>& caller) {
+  absl::StatusOr<BakeOffReadings> readings =
+      ReadBakeOff(session, plan_id, caller);
   if (!readings.ok()) return readings.status();
+  absl::StatusOr<std::vector<core::BakeOffUpload>> uploads =
+      UploadsOf(*readings);
+  if (!uploads.ok()) return uploads.status();
   v1::GetBakeOffStatusResponse response;
-  if (absl::Status status = BakeOffStatusToProto(*readings, snapshot.pools,
-                                                 snapshot.skus, &response);
-      !status.ok()) {
-    return status;
-  }
+  BakeOffStatusToProto(*readings, RecordedPlanOn(snapshot, *readings), *uploads,
+                       &response);
   return response;
 }
 
 absl::StatusOr<v1::ListStandardsResponse> ReadStandards(
     storage::DbSession& session, const storage::StandardCursor& cursor,
-    int page_size, bool include_retired) {
-  absl::StatusOr<storage::StandardPage> standards =
-      storage::ListStandards(session, cursor, page_size, include_retired);
+    int page_size, bool include_retired,
+    const std::optional<Principal>& caller) {
+  absl::StatusOr<storage::StandardPage> standards = storage::ListStandards(
+      session, cursor, page_size, include_retired, TeamsOfListing(caller));
   if (!standards.ok()) return standards.status();
   v1::ListStandardsResponse response;
   for (const storage::StandardRecord& record : standards->standards) {

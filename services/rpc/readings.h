@@ -9,7 +9,13 @@
 // what the database or a stored row gives it: UNAVAILABLE, NOT_FOUND,
 // DATA_LOSS, and INVALID_ARGUMENT only where the handler's own reading
 // checks against stored data (the cost report's SKU filter).
+//
+// Each reading that shows what belongs to teams takes the caller
+// (std::nullopt: auth is off) and answers only what the caller's token
+// reaches (services/auth/team_access.h): PERMISSION_DENIED for a plan or a
+// team it does not reach, listings limited to its teams.
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -19,6 +25,7 @@
 #include "placement/v1/placement.pb.h"
 #include "services/api/cost_request.h"
 #include "services/api/page_token.h"
+#include "services/auth/principal.h"
 #include "services/plan/evidence_cache.h"
 #include "storage/db_session.h"
 #include "storage/standard_records.h"
@@ -33,29 +40,42 @@ absl::StatusOr<v1::ListPoolsResponse> ReadPools(storage::DbSession& session,
 absl::StatusOr<v1::GetPoolResponse> ReadPool(storage::DbSession& session,
                                              const std::string& name);
 
-// GetCostReport: the SKU filter checked against the catalog
-// (INVALID_ARGUMENT naming filter.skus[i]), then one page of rows.
+// GetCostReport: the teams of the filter checked against the caller's
+// (PERMISSION_DENIED), the SKU filter checked against the catalog
+// (INVALID_ARGUMENT naming filter.skus[i]), then one page of rows. A
+// caller bound to teams reports on its teams: all of them unless the
+// filter names some, and only them.
+absl::Status CheckCostTeams(const std::optional<Principal>& caller,
+                            const CostRequest& request);
 absl::StatusOr<v1::GetCostReportResponse> ReadCostReport(
-    storage::DbSession& session, const CostRequest& request);
+    storage::DbSession& session, CostRequest request,
+    const std::optional<Principal>& caller);
 
 // GetPlan: the request and the answer of a recorded plan (`plan_id` a
-// lower-case UUID); NOT_FOUND for an unknown one.
-absl::StatusOr<v1::GetPlanResponse> ReadPlan(storage::DbSession& session,
-                                             const std::string& plan_id);
+// lower-case UUID); NOT_FOUND for an unknown one, PERMISSION_DENIED for
+// one of a team the caller does not reach.
+absl::StatusOr<v1::GetPlanResponse> ReadPlan(
+    storage::DbSession& session, const std::string& plan_id,
+    const std::optional<Principal>& caller);
 
-// GetPlanAccuracy over the outcomes recorded in [from, to).
+// GetPlanAccuracy over the outcomes recorded in [from, to) of the plans of
+// the caller's teams.
 absl::StatusOr<v1::GetPlanAccuracyResponse> ReadPlanAccuracy(
-    storage::DbSession& session, absl::Time from, absl::Time to);
+    storage::DbSession& session, absl::Time from, absl::Time to,
+    const std::optional<Principal>& caller);
 
-// GetBakeOffStatus: pools and SKUs (rates, card memory) from `snapshot`.
+// GetBakeOffStatus: pools and SKUs (rates, card memory) from `snapshot`;
+// PERMISSION_DENIED as ReadPlan.
 absl::StatusOr<v1::GetBakeOffStatusResponse> ReadBakeOffStatus(
     storage::DbSession& session, const CatalogSnapshot& snapshot,
-    const std::string& plan_id);
+    const std::string& plan_id, const std::optional<Principal>& caller);
 
-// ListStandards: a page, newest first, after `cursor`.
+// ListStandards: a page, newest first, after `cursor`: the fleet's and
+// those of the caller's teams.
 absl::StatusOr<v1::ListStandardsResponse> ReadStandards(
     storage::DbSession& session, const storage::StandardCursor& cursor,
-    int page_size, bool include_retired);
+    int page_size, bool include_retired,
+    const std::optional<Principal>& caller);
 
 }  // namespace placement::services
 

@@ -126,6 +126,7 @@ absl::Status PlacementServer::StartConsole() {
   };
   backend.tokens = evidence_.get();
   backend.auth_enabled = options_.auth_enabled;
+  backend.pool_state_max_age = options_.pool_state_max_age;
   console_ = std::make_unique<console::Console>(
       std::move(backend), options_.console_limits, console_metrics_.get());
   console::HttpServerOptions http = options_.console_http;
@@ -204,7 +205,10 @@ void PlacementServer::MakeServices() {
       *workers_, *auth_, *plan_audit_, *evidence_, *placement_metrics_,
       options_.plan_records,
       options_.max_plans_in_flight > 0 ? options_.max_plans_in_flight
-                                       : PlanAdmission::DefaultMaxInFlight());
+                                       : PlanAdmission::DefaultMaxInFlight(),
+      options_.pool_state_max_age);
+  pool_state_service_ = std::make_unique<PoolStateService>(
+      *workers_, *auth_, *evidence_, options_.pool_state_max_age);
 }
 
 absl::Status PlacementServer::Serve() {
@@ -223,6 +227,7 @@ absl::Status PlacementServer::Serve() {
   builder.RegisterService(telemetry_service_.get());
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(cost_service_.get());
+  builder.RegisterService(pool_state_service_.get());
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;

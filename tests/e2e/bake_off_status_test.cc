@@ -75,11 +75,12 @@ class BakeOffStatusTest : public ::testing::Test {
     return timed;
   }
 
-  // Three unmeasured pools, the L40S cheapest by estimate: a long class
+  // Three unmeasured pools, the L40S cheapest by estimate (the A100 estimates
+  // 1.2x faster than the L40S: at 1.3x its rate it is dearer): a long class
   // makes both runners-up worth a run.
   v1::PlacePlanResponse PlanProposingTwoRuns() {
     client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
-    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'100'000));
+    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'300'000));
     client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
     v1::Recipe recipe = Lora8b();
     recipe.set_gpu_count(1);
@@ -188,6 +189,71 @@ TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {
   EXPECT_GE(winner.cost_micros_per_successful_step_band().high(),
             winner.cost_micros_per_successful_step());
   EXPECT_THAT(done.verdict().summary(), HasSubstr(second.pool() + " wins"));
+}
+
+// Each pool is judged by the planner's cost of the plan's job, not by its
+// runs' GPU-hours over their steps: a 50-step measurement carrying a whole
+// start-up used to lose to the first choice's long job though every one of
+// its steps was cheaper. Only runs of the recipe key the plan chose count.
+TEST_F(BakeOffStatusTest, AShortMeasurementCheaperPerStepBeatsTheLongJob) {
+  const v1::PlacePlanResponse plan = PlanProposingTwoRuns();
+  ASSERT_EQ(plan.bake_off().runs_size(), 2);
+  ASSERT_EQ(plan.candidates(0).sku(), kL40s);
+  // The job on the first choice: 5,000 steps of 1 s after 300 s.
+  ApiClient::TimedRun job;
+  job.pool = plan.candidates(0).pool();
+  job.sku = kL40s;
+  job.recipe = plan.candidates(0).recipe();
+  job.steps_attempted = job.steps_succeeded = 5000;
+  job.step_s = 1;
+  job.startup_s = 300;
+  job.peak_gb = 40;
+  job.plan_id = plan.plan_id();
+  client_->UploadTimedRun(job);
+  // Measurements: 50 steps of 0.4 s after 300 s on the first proposed pool
+  // (6.4 s of GPU time per kept step as it ran), and a slow one on the other.
+  const v1::BakeOffRun& quick = plan.bake_off().runs(0);
+  ApiClient::TimedRun measured = RunOf(plan, quick);
+  measured.steps_attempted = measured.steps_succeeded = 50;
+  measured.step_s = 0.4;
+  measured.startup_s = 300;
+  measured.peak_gb = 60;
+  client_->UploadTimedRun(measured);
+  ApiClient::TimedRun slow = RunOf(plan, plan.bake_off().runs(1));
+  slow.step_s = 5;
+  slow.peak_gb = 60;
+  client_->UploadTimedRun(slow);
+
+  const v1::GetBakeOffStatusResponse done = StatusOk(plan.plan_id());
+  ASSERT_TRUE(done.has_verdict());
+  const v1::BakeOffVerdict& verdict = done.verdict();
+  EXPECT_EQ(verdict.projected_steps(), 200'000);
+  EXPECT_EQ(verdict.winner_pool(), quick.pool());
+  EXPECT_TRUE(verdict.decisive()) << verdict.summary();
+  const v1::BakeOffPoolVerdict& winner = verdict.pools(0);
+  EXPECT_TRUE(winner.measured());
+  // As it ran it looks dearer per step than the job did; per step of the
+  // plan's job it is cheaper.
+  EXPECT_GT(winner.observed().gpu_hours_per_successful_step(),
+            verdict.pools(1).observed().gpu_hours_per_successful_step());
+  EXPECT_NEAR(winner.startup_gpu_hours(), 300.0 / 3600, 300.0 / 3600 * 0.1);
+}
+
+// A verdict needs every pool it compares measured: a first choice with no
+// upload is judged "not measured", not dropped, and one measured pool is
+// not decisive.
+TEST_F(BakeOffStatusTest, AnUnmeasuredFirstChoiceKeepsTheVerdictOpen) {
+  const v1::PlacePlanResponse plan = PlanProposingTwoRuns();
+  for (const v1::BakeOffRun& run : plan.bake_off().runs()) {
+    client_->UploadTimedRun(RunOf(plan, run));
+  }
+  const v1::GetBakeOffStatusResponse done = StatusOk(plan.plan_id());
+  ASSERT_TRUE(done.has_verdict());
+  EXPECT_FALSE(done.verdict().decisive());
+  ASSERT_EQ(done.verdict().pools_size(), 3);
+  EXPECT_THAT(done.verdict().missing(),
+              ::testing::Contains(
+                  HasSubstr(plan.candidates(0).pool() + " has no run")));
 }
 
 TEST_F(BakeOffStatusTest, APlanWithoutABakeOffIsCompleteAtZeroOfZero) {

@@ -51,7 +51,7 @@ TEST(PlanListingTest, RecentPlansPageNewestFirst) {
   std::string before;
   for (int page = 0; page < 4; ++page) {
     absl::StatusOr<PlanSummaryPage> listed =
-        ListRecentPlans(session, before, 3);
+        ListRecentPlans(session, before, 3, {});
     ASSERT_TRUE(listed.ok()) << listed.status();
     for (const PlanSummary& plan : listed->plans) seen.push_back(plan.plan_id);
     if (!listed->more) break;
@@ -60,7 +60,15 @@ TEST(PlanListingTest, RecentPlansPageNewestFirst) {
   EXPECT_EQ(seen, (std::vector<std::string>{PlanId(6), PlanId(5), PlanId(4),
                                             PlanId(3), PlanId(2), PlanId(1),
                                             PlanId(0)}));
-  absl::StatusOr<PlanSummaryPage> first = ListRecentPlans(session, "", 1);
+  // A listing for teams holds their plans only.
+  absl::StatusOr<PlanSummaryPage> of_teams =
+      ListRecentPlans(session, "", 10, {"team-2", "team-5"});
+  ASSERT_TRUE(of_teams.ok()) << of_teams.status();
+  ASSERT_EQ(of_teams->plans.size(), 2u);
+  EXPECT_EQ(of_teams->plans[0].plan_id, PlanId(5));
+  EXPECT_EQ(of_teams->plans[1].plan_id, PlanId(2));
+  EXPECT_FALSE(of_teams->more);
+  absl::StatusOr<PlanSummaryPage> first = ListRecentPlans(session, "", 1, {});
   ASSERT_TRUE(first.ok());
   ASSERT_EQ(first->plans.size(), 1u);
   const PlanSummary& newest = first->plans[0];
@@ -109,7 +117,7 @@ TEST(PlanListingTest, OutcomesOfOneSkuNewestFirstAndBounded) {
       "run_id) AS i FROM benchmark_runs WHERE sku_id = 'L40S-PCIE-48GB') r");
   absl::StatusOr<std::vector<PlanOutcomePoint>> all =
       ListPlanOutcomes(session, "L40S-PCIE-48GB", absl::InfinitePast(),
-                       absl::InfiniteFuture(), 100);
+                       absl::InfiniteFuture(), 100, {});
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->size(), 5u);
   for (size_t i = 1; i < all->size(); ++i) {
@@ -123,15 +131,21 @@ TEST(PlanListingTest, OutcomesOfOneSkuNewestFirstAndBounded) {
       ListPlanOutcomes(session, "L40S-PCIE-48GB", absl::FromUnixSeconds(0),
                        absl::FromCivil(absl::CivilSecond(2026, 1, 1, 4, 0, 0),
                                        absl::UTCTimeZone()),
-                       2);
+                       2, {});
   ASSERT_TRUE(newest.ok());
   ASSERT_EQ(newest->size(), 2u);  // hours 1-3 are in the window, 2 drawn
   EXPECT_EQ((*newest)[0].predicted_peak_memory_gb, 23);
   absl::StatusOr<std::vector<PlanOutcomePoint>> other =
       ListPlanOutcomes(session, "H100-SXM5-80GB", absl::InfinitePast(),
-                       absl::InfiniteFuture(), 100);
+                       absl::InfiniteFuture(), 100, {});
   ASSERT_TRUE(other.ok());
   EXPECT_TRUE(other->empty());
+  // For a team: only outcomes of its recorded plans (none here).
+  absl::StatusOr<std::vector<PlanOutcomePoint>> of_team =
+      ListPlanOutcomes(session, "L40S-PCIE-48GB", absl::InfinitePast(),
+                       absl::InfiniteFuture(), 100, {"team-a"});
+  ASSERT_TRUE(of_team.ok()) << of_team.status();
+  EXPECT_TRUE(of_team->empty());
 }
 
 }  // namespace

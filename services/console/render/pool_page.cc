@@ -62,30 +62,35 @@ LineChart FailuresChart(const std::vector<v1::CostReportRow>& rows) {
 std::string FailureRateTable(const PoolFailures& f) {
   std::string out = absl::StrCat(
       "<table id=\"failure-rates\"><thead><tr><th>Failures of the pool</th>"
-      "<th>Observed</th><th>Over run-hours</th><th>Per hour</th>"
+      "<th>Failed attempts</th><th>Over run-hours</th><th>Per hour</th>"
       "<th>p10 to p90</th></tr></thead><tbody>");
   auto row = [&](absl::string_view key, absl::string_view name,
-                 int64_t failures, double hours, double per_hour,
-                 const core::Band& band) {
+                 int64_t failures, double hours, std::string per_hour_cells) {
     absl::StrAppend(
         &out, "<tr data-rate=\"", key, "\">", TextCell("cause", name),
         NumCell("failures", absl::StrCat(failures), absl::StrCat(failures)),
-        NumCell("hours", Fixed(hours, 1), Exact(hours)),
-        NumCell("per_hour", RateText(per_hour), Exact(per_hour)),
-        NumCell("band",
-                absl::StrCat(Fixed(band.low, 4), " to ", Fixed(band.high, 4)),
-                absl::StrCat(Exact(band.low), " ", Exact(band.high))),
+        NumCell("hours", Fixed(hours, 1), Exact(hours)), per_hour_cells,
         "</tr>");
   };
+  auto rate_cells = [](const core::FailureRate& rate) {
+    const core::Band& band = rate.per_hour_band;
+    return absl::StrCat(
+        NumCell("per_hour", RateText(rate.per_hour), Exact(rate.per_hour)),
+        NumCell("band",
+                absl::StrCat(Fixed(band.low, 4), " to ", Fixed(band.high, 4)),
+                absl::StrCat(Exact(band.low), " ", Exact(band.high))));
+  };
   row("single_gpu", "a 1-GPU layout (all causes)", f.single_gpu_layout.failures,
-      f.single_gpu_layout.hours, f.single_gpu_layout.per_hour,
-      f.single_gpu_layout.per_hour_band);
+      f.single_gpu_layout.hours, rate_cells(f.single_gpu_layout));
   row("multi_gpu", "a multi-GPU layout (all causes)",
       f.multi_gpu_layout.failures, f.multi_gpu_layout.hours,
-      f.multi_gpu_layout.per_hour, f.multi_gpu_layout.per_hour_band);
-  for (const core::CauseFailureRate& c : f.by_cause) {
+      rate_cells(f.multi_gpu_layout));
+  // A cause alone is not priced: plans price the pool's nodes (preemptions
+  // and hardware errors together) and its fabric.
+  for (const CauseFailures& c : f.by_cause) {
     const char* name = core::RunOutcomeName(c.cause);
-    row(name, name, c.failures, c.hours, c.per_hour, c.per_hour_band);
+    row(name, name, c.failed_attempts, c.exposure_hours,
+        "<td>&#8212;</td><td>&#8212;</td>");
   }
   return out + "</tbody></table>";
 }

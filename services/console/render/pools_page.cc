@@ -116,14 +116,12 @@ std::string FailureCells(const PoolFailures& f) {
       NumCell("run_hours", Fixed(f.run_hours, 1), Exact(f.run_hours)),
       RateCell("failure_rate_single_gpu", f.single_gpu_layout),
       RateCell("failure_rate_multi_gpu", f.multi_gpu_layout));
-  for (const core::CauseFailureRate& cause : f.by_cause) {
+  for (const CauseFailures& cause : f.by_cause) {
     absl::StrAppend(
         &out,
         NumCell(absl::StrCat("failures_", core::RunOutcomeName(cause.cause)),
-                absl::StrCat(cause.failures, " · ", RateText(cause.per_hour),
-                             " (", Fixed(cause.per_hour_band.low, 3), " to ",
-                             Fixed(cause.per_hour_band.high, 3), ")"),
-                absl::StrCat(cause.failures)));
+                absl::StrCat(cause.failed_attempts),
+                absl::StrCat(cause.failed_attempts)));
   }
   return out;
 }
@@ -197,8 +195,9 @@ std::string FailureSection(const PoolsPage& page) {
       "id=\"pools-failures\" class=\"pools sortable\"><thead><tr>"
       "<th>Pool</th><th>Runs recorded</th><th>Run-hours</th>"
       "<th>Per hour, 1-GPU layout (p10 to p90)</th>"
-      "<th>Per hour, multi-GPU layout</th><th>Preempted</th>"
-      "<th>Hardware errors</th><th>Collective timeouts</th></tr></thead>"
+      "<th>Per hour, multi-GPU layout</th><th>Preempted attempts</th>"
+      "<th>Hardware error attempts</th><th>Collective timeout attempts</th>"
+      "</tr></thead>"
       "<tbody>";
   for (const v1::Pool& pool : page.pools.pools()) {
     auto it = page.failures->find(pool.name());
@@ -210,11 +209,11 @@ std::string FailureSection(const PoolsPage& page) {
   }
   absl::StrAppend(
       &out, "</tbody></table></div>",
-      "<p class=\"note\">The rates plans price (FailureRate): failures of "
-      "the pool per hour a run holds it, with their p10-p90, from every run "
-      "recorded on it. Preemptions and hardware errors count for every "
-      "layout, collective timeouts for multi-GPU ones; each cause shows its "
-      "count, its rate and its band.</p>");
+      "<p class=\"note\">The rates plans price (FailureRate): failed "
+      "attempts of the pool (a run's retries are failed attempts) per hour "
+      "a run holds it, with their p10-p90, from every run recorded on it. "
+      "Preemptions and hardware errors count for every layout, collective "
+      "timeouts for multi-GPU ones; each cause shows its failed attempts.</p>");
   return out;
 }
 

@@ -21,7 +21,7 @@ class FakeTokens : public TokenDirectory {
     return it->second;
   }
   void Add(const std::string& secret, Role role) {
-    by_hash[TokenSecretHash(secret)] = Principal{"id-" + secret, secret, role};
+    by_hash[TokenSecretHash(secret)] = Principal{"id-" + secret, secret, role, {}};
   }
   bool loaded = true;
   absl::flat_hash_map<std::string, Principal> by_hash;
@@ -46,9 +46,9 @@ TEST(AccessTest, EveryMethodTheConsoleReadsAsIsInTheRoleTable) {
 
 // The same answers the gRPC role table gives (docs/SECURITY.md).
 TEST(AccessTest, PagesFollowTheRoleTable) {
-  const Viewer finance = Viewer::Of({"f", "f", Role::kFinance});
-  const Viewer planner = Viewer::Of({"p", "p", Role::kPlanner});
-  const Viewer agent = Viewer::Of({"a", "a", Role::kAgent});
+  const Viewer finance = Viewer::Of({"f", "f", Role::kFinance, {}});
+  const Viewer planner = Viewer::Of({"p", "p", Role::kPlanner, {}});
+  const Viewer agent = Viewer::Of({"a", "a", Role::kAgent, {}});
   EXPECT_TRUE(finance.MayRead(RouteOf(PageId::kCost).reads_as));
   EXPECT_TRUE(finance.MayRead(RouteOf(PageId::kAccuracy).reads_as));
   EXPECT_FALSE(finance.MayRead(RouteOf(PageId::kPlans).reads_as));

@@ -31,7 +31,7 @@ class ConsoleTest : public ::testing::Test {
     for (auto [secret, role] : {std::pair{"plc_agent", Role::kAgent},
                                 std::pair{"plc_finance", Role::kFinance},
                                 std::pair{"plc_planner", Role::kPlanner}}) {
-      tokens_.by_hash[TokenSecretHash(secret)] = {secret, secret, role};
+      tokens_.by_hash[TokenSecretHash(secret)] = {secret, secret, role, {}};
     }
   }
 

@@ -93,29 +93,40 @@ TEST(FiguresTest, DailySeriesSkipsDaysWithoutStepsAndBandsTheLastWeek) {
   EXPECT_EQ(cost.band_days, 3);
 }
 
-TEST(FiguresTest, FailuresByCauseAddUpToTheLayoutRates) {
+TEST(FiguresTest, FailuresAreThePlansRatesAndTheirAttemptsByCause) {
   core::PoolReliabilityRollup single, multi;
   single.runs = 10;
+  single.attempts = 13;  // three retries
   single.run_hours = 40;
-  single.preempted_runs = 2;
+  single.preempted_attempts = 2;
   multi.runs = 5;
+  multi.attempts = 6;
   multi.multi_gpu = true;
   multi.run_hours = 20;
-  multi.hardware_error_runs = 1;
-  multi.collective_timeout_runs = 3;
+  multi.hardware_error_attempts = 1;
+  multi.collective_timeout_attempts = 3;
   PoolFailures f = FailuresOf(single, multi);
+  EXPECT_EQ(f.runs, 15);
+  EXPECT_EQ(f.attempts, 19);
+  // The rates are the very ones a plan prices for the pool.
+  EXPECT_EQ(f.single_gpu_layout.per_hour,
+            core::EstimateFailureRate(single, multi, false, 0).per_hour);
+  EXPECT_EQ(f.multi_gpu_layout.per_hour,
+            core::EstimateFailureRate(single, multi, true, 0).per_hour);
   ASSERT_EQ(f.by_cause.size(), 3u);
-  EXPECT_EQ(f.by_cause[0].failures, 2);
-  EXPECT_EQ(f.by_cause[2].failures, 3);
-  EXPECT_NEAR(f.by_cause[0].per_hour + f.by_cause[1].per_hour,
-              f.single_gpu_layout.per_hour, 1e-12);
-  EXPECT_NEAR(
-      f.by_cause[0].per_hour + f.by_cause[1].per_hour + f.by_cause[2].per_hour,
-      f.multi_gpu_layout.per_hour, 1e-12);
-  for (const core::CauseFailureRate& c : f.by_cause) {
-    EXPECT_LE(c.per_hour_band.low, c.per_hour);
-    EXPECT_GE(c.per_hour_band.high, c.per_hour);
-  }
+  EXPECT_EQ(f.by_cause[0].cause, core::RunOutcome::kPreempted);
+  EXPECT_EQ(f.by_cause[0].failed_attempts, 2);
+  EXPECT_EQ(f.by_cause[1].failed_attempts, 1);
+  EXPECT_EQ(f.by_cause[2].failed_attempts, 3);
+  // The causes add up to the failed attempts each layout's rate rests on,
+  // over the same hours.
+  EXPECT_EQ(f.by_cause[0].failed_attempts + f.by_cause[1].failed_attempts,
+            f.single_gpu_layout.failures);
+  EXPECT_EQ(f.by_cause[0].failed_attempts + f.by_cause[1].failed_attempts +
+                f.by_cause[2].failed_attempts,
+            f.multi_gpu_layout.failures);
+  EXPECT_DOUBLE_EQ(f.by_cause[0].exposure_hours, f.single_gpu_layout.hours);
+  EXPECT_DOUBLE_EQ(f.by_cause[2].exposure_hours, multi.ExposureHours());
 }
 
 TEST(PagesTest, TheInlineChecksFindWhatTheyLookFor) {
