@@ -20,7 +20,14 @@ Viewer Viewer::Of(Principal principal) { return Viewer(std::move(principal)); }
 
 bool Viewer::MayRead(absl::string_view method) const {
   if (!principal_.has_value()) return true;
-  return RoleMayCall(principal_->role, method);
+  if (!RoleMayCall(principal_->role, method)) return false;
+  // As the Authorizer: a method that acts on the whole fleet is refused to
+  // a token bound to teams (none of the pages reads as one today).
+  if (principal_->teams.empty()) return true;
+  for (const MethodRule& rule : MethodRules()) {
+    if (rule.method == method) return !rule.fleet;
+  }
+  return false;
 }
 
 std::string Viewer::Describe() const {

@@ -45,7 +45,8 @@ class Viewer {
   static Viewer Unauthenticated();
   static Viewer Of(Principal principal);
 
-  // Whether the role table lets this caller call `method`.
+  // Whether the role table lets this caller call `method` (and, for a
+  // token bound to teams, whether `method` is not one of the fleet's).
   bool MayRead(absl::string_view method) const;
   // "name (PLANNER)", or "anyone (auth is off)".
   std::string Describe() const;

@@ -21,7 +21,8 @@ class FakeTokens : public TokenDirectory {
     return it->second;
   }
   void Add(const std::string& secret, Role role) {
-    by_hash[TokenSecretHash(secret)] = Principal{"id-" + secret, secret, role, {}};
+    by_hash[TokenSecretHash(secret)] =
+        Principal{"id-" + secret, secret, role, {}};
   }
   bool loaded = true;
   absl::flat_hash_map<std::string, Principal> by_hash;
@@ -58,6 +59,15 @@ TEST(AccessTest, PagesFollowTheRoleTable) {
   EXPECT_TRUE(agent.MayRead(RouteOf(PageId::kPools).reads_as));
   EXPECT_TRUE(agent.MayRead(RouteOf(PageId::kStandards).reads_as));
   EXPECT_FALSE(agent.MayRead(RouteOf(PageId::kAccuracy).reads_as));
+  // A token bound to teams reads what its role opens, except a method of
+  // the whole fleet's, as the Authorizer refuses it.
+  const Viewer team_planner =
+      Viewer::Of({"t", "t", Role::kPlanner, {"team-a"}});
+  EXPECT_TRUE(team_planner.MayRead(RouteOf(PageId::kPlans).reads_as));
+  const char kListTokens[] = "/placement.v1.CatalogService/ListTokens";
+  EXPECT_FALSE(
+      Viewer::Of({"t", "t", Role::kAdmin, {"team-a"}}).MayRead(kListTokens));
+  EXPECT_TRUE(Viewer::Of({"u", "u", Role::kAdmin, {}}).MayRead(kListTokens));
   EXPECT_FALSE(agent.MayRead(RouteOf(PageId::kCost).reads_as));
   EXPECT_FALSE(agent.MayRead(reads_as::kGetCostReport));
   EXPECT_TRUE(Viewer::Unauthenticated().MayRead(reads_as::kGetCostReport));
