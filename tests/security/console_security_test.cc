@@ -12,7 +12,9 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -23,6 +25,7 @@
 #include "common/uuid.h"
 #include "gtest/gtest.h"
 #include "services/auth/auth.h"
+#include "storage/plan_store.h"
 #include "storage/token_store.h"
 #include "tests/support/in_process_server.h"
 #include "tests/support/metrics_scrape.h"
@@ -382,6 +385,55 @@ TEST_F(ConsoleSecurityTest, TokensAndRoles) {
   AWrongRoleIsRefusedTheRoleTablesPages();
   ATokenInTheUrlIsNeverAccepted();
   SignInSetsAStrictHttpOnlyCookie();
+}
+
+// A token bound to a team sees its team's plans only, as GetPlan and the
+// API's listings scope it (services/auth/team_access.h): another team's
+// plan is neither listed nor opened.
+TEST_F(ConsoleSecurityTest, ATeamBoundTokenSeesItsTeamsPlansOnly) {
+  storage::DbSession session(server_.db().url());
+  auto result = std::make_shared<storage::PlanResultRecord>();
+  result->response = "result";
+  result->hash = std::string(32, 'r');
+  std::vector<storage::PlacementRecord> plans(2);
+  std::vector<const storage::PlacementRecord*> batch;
+  const std::vector<std::string> teams = {"team-a", "team-b"};
+  for (size_t i = 0; i < plans.size(); ++i) {
+    plans[i].plan_id = common::NewTimeOrderedUuid(absl::Now());
+    plans[i].team = teams[i];
+    plans[i].recipe_key = "rk";
+    plans[i].objective = "LOWEST_COST";
+    plans[i].request = "request";
+    plans[i].result = result;
+    plans[i].evidence_time = absl::Now();
+    plans[i].created_at = absl::Now();
+    batch.push_back(&plans[i]);
+  }
+  ASSERT_TRUE(storage::InsertPlacements(session, batch, [](const std::string&) {
+                return false;
+              }).ok());
+  storage::TokenRecord token;
+  token.token_id = common::NewUuid();
+  token.name = "console-planner-team-a";
+  token.role = services::RoleName(Role::kPlanner);
+  token.teams = {"team-a"};
+  const std::string secret = services::NewTokenSecret();
+  token.secret_hash = services::TokenSecretHash(secret);
+  ASSERT_TRUE(storage::InsertToken(session, token).ok());
+  ASSERT_TRUE(server_.server().evidence().ReloadWith(session).ok());
+
+  Connection c(port_);
+  Answer listed = c.Get("/plans", secret);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_TRUE(absl::StrContains(listed.body, plans[0].plan_id));
+  EXPECT_FALSE(absl::StrContains(listed.body, plans[1].plan_id));
+  Answer other = c.Get(absl::StrCat("/plan?id=", plans[1].plan_id), secret);
+  EXPECT_EQ(other.status, 403) << other.body;
+  // An unbound token of the same role lists both.
+  Answer unbound = c.Get("/plans", tokens_[Role::kPlanner]);
+  ASSERT_EQ(unbound.status, 200);
+  EXPECT_TRUE(absl::StrContains(unbound.body, plans[0].plan_id));
+  EXPECT_TRUE(absl::StrContains(unbound.body, plans[1].plan_id));
 }
 
 TEST_F(ConsoleSecurityTest, HostileRequests) {
