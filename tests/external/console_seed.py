@@ -96,7 +96,7 @@ def _background_recipe(gpus):
 
 
 def _run(pool, gpus, end, hours, steps, kept, outcome, step_s, peak,
-         plan_id="", recipe=None, evals=()):
+         plan_id="", recipe=None, evals=(), team=""):
     start = end - datetime.timedelta(hours=hours)
     return telemetry_pb2.BenchmarkRun(
         run_id=str(uuid.uuid4()), agent_id="console-seed", pool=pool,
@@ -112,7 +112,7 @@ def _run(pool, gpus, end, hours, steps, kept, outcome, step_s, peak,
         collectives_opened=gpus > 1, outcome=outcome, exclusive=True,
         failure_reason=("" if outcome == telemetry_pb2.RUN_OUTCOME_SUCCEEDED
                         else "seeded failure"),
-        plan_id=plan_id, evals=list(evals))
+        plan_id=plan_id, evals=list(evals), team=team)
 
 
 def _upload(api, run):
@@ -193,7 +193,8 @@ def seed_bake_off(api, planner, team, now):
                           (120 + 200 * c.step_time_s * 1.05) / 3600, 200, 200,
                           telemetry_pb2.RUN_OUTCOME_SUCCEEDED,
                           c.step_time_s * 1.05, c.peak_memory_gb * 0.97,
-                          plan_id=plan.plan_id, recipe=c.recipe, evals=evals))
+                          plan_id=plan.plan_id, recipe=c.recipe, evals=evals,
+                          team=team))
     return plan.plan_id
 
 
