@@ -15,6 +15,7 @@ import datetime
 import io
 import math
 import os
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -97,6 +98,16 @@ class ConsoleBrowserTest(unittest.TestCase):
                 return rows
             request.page_token = response.next_page_token
 
+    def await_page(self, condition):
+        """Waits (up to 10 s) for the page a form's submission opened:
+        loaded and `condition` (a script expression) true. A visit started
+        before it lands can be overtaken by the form's redirect."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self.browser.run(
+                f"return document.readyState == 'complete' && ({condition});"
+        ) is not True:
+            time.sleep(0.05)
+
     def visit(self, path, refused=False):
         """Loads `path`; checks the page is whole, its script ran under the
         policy and the console logged no error (with `refused`, but the
@@ -171,6 +182,7 @@ class ConsoleBrowserTest(unittest.TestCase):
         self.browser.get(self.base + "/login")
         self.browser.type_into("#token", self.placementd.token)
         self.browser.click("form.login button")
+        self.await_page("!document.querySelector('main#login')")
         self.assertEqual(self.visit("/pools"), "pools")
         # The cookie is out of every script's reach (HttpOnly).
         self.assertEqual(self.browser.run("return document.cookie;"), "")
@@ -423,6 +435,7 @@ class ConsoleBrowserTest(unittest.TestCase):
     def test_11_sign_out_ends_the_session(self):
         self.visit("/pools")
         self.browser.click("form.logout button")
+        self.await_page("!!document.querySelector('main#login')")
         self.assertEqual(self.visit("/pools", refused=True), "error")
 
 
