@@ -90,6 +90,15 @@ const std::vector<MethodRule>& MethodRules() {
   return *rules;
 }
 
+bool RoleMayCall(Role role, absl::string_view method) {
+  for (const MethodRule& rule : MethodRules()) {
+    if (rule.method == method) {
+      return (rule.roles & static_cast<uint8_t>(role)) != 0;
+    }
+  }
+  return false;
+}
+
 std::string NewTokenSecret() {
   unsigned char bytes[32];
   if (RAND_bytes(bytes, sizeof(bytes)) != 1) std::abort();  // no entropy

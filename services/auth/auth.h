@@ -38,6 +38,11 @@ struct MethodRule {
 };
 const std::vector<MethodRule>& MethodRules();
 
+// Whether MethodRules() lets `role` call `method` (gRPC's full name); false
+// for a method the table does not name. Other readers of the service's data
+// (the web console) decide by the same table.
+bool RoleMayCall(Role role, absl::string_view method);
+
 // "plc_" + 43 characters: 256 random bits, web-safe base64.
 std::string NewTokenSecret();
 // SHA-256 of a secret, as stored.

@@ -30,6 +30,10 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address (port 0 picks a free port)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics listen address; empty disables it");
+ABSL_FLAG(std::string, console_listen, "",
+          "web console listen address (host:port; port 0 picks a free port); "
+          "empty (the default) serves no console. Plain HTTP: keep it on "
+          "loopback or put TLS in front (docs/CONSOLE.md)");
 ABSL_FLAG(std::string, database_url, "",
           "PostgreSQL URL (default: the DATABASE_URL environment variable)");
 ABSL_FLAG(int, db_workers, 8,
@@ -97,8 +101,8 @@ ABSL_FLAG(int, newest_schema_version, 0,
           "version (the previous release, in rolling-upgrade tests); 0: "
           "this build's own");
 ABSL_FLAG(std::string, port_file, "",
-          "write 'grpc_port metrics_port' here once serving (for tests and "
-          "scripts that listen on port 0)");
+          "write 'grpc_port metrics_port console_port' here once serving (0 "
+          "for what is off; for tests and scripts that listen on port 0)");
 
 namespace {
 
@@ -290,6 +294,7 @@ std::optional<placement::services::ServerOptions> OptionsFromFlags(
   placement::services::ServerOptions options;
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  options.console_address = absl::GetFlag(FLAGS_console_listen);
   options.database_url = url;
   options.db_workers = std::max(1, absl::GetFlag(FLAGS_db_workers));
   options.fleet_refit_interval =
@@ -339,19 +344,22 @@ std::optional<placement::services::ServerOptions> OptionsFromFlags(
   return options;
 }
 
-// Says where the server listens, and writes "PORT METRICS_PORT" to
+// Says where the server listens, and writes "PORT METRICS_PORT CONSOLE_PORT" to
 // --port_file (renamed into place, so a reader never sees half of it).
 void AnnouncePorts(const placement::services::PlacementServer& server) {
   std::cerr << "placementd: gRPC on port " << server.port();
   if (server.metrics_port() != 0) {
     std::cerr << ", /metrics on port " << server.metrics_port();
   }
+  if (server.console_port() != 0) {
+    std::cerr << ", web console on port " << server.console_port();
+  }
   std::cerr << "\n";
   if (const std::string port_file = absl::GetFlag(FLAGS_port_file);
       !port_file.empty()) {
     const std::string temp = port_file + ".tmp";
-    std::ofstream(temp) << server.port() << " " << server.metrics_port()
-                        << "\n";
+    std::ofstream(temp) << server.port() << " " << server.metrics_port() << " "
+                        << server.console_port() << "\n";
     std::rename(temp.c_str(), port_file.c_str());
   }
 }

@@ -23,6 +23,7 @@
 #include "services/api/token_convert.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
+#include "services/rpc/readings.h"
 #include "storage/eval_criteria_store.h"
 #include "storage/pool_store.h"
 #include "storage/sku_store.h"
@@ -253,17 +254,15 @@ grpc::ServerUnaryReactor* CatalogService::GetPool(
   if (request->name().empty()) {
     return FinishNow(context, InvalidArgument({{"name", "is required"}}));
   }
-  return FinishOnDbWorker(
-      context, workers_,
-      [response,
-       name = request->name()](storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<storage::PoolRecord> pool =
-            storage::GetPool(session, name);
-        if (!pool.ok()) return pool.status();
-        *response->mutable_pool() =
-            PoolToProto(pool->pool, pool->create_time, pool->update_time);
-        return absl::OkStatus();
-      });
+  return FinishOnDbWorker(context, workers_,
+                          [response, name = request->name()](
+                              storage::DbSession& session) -> absl::Status {
+                            absl::StatusOr<v1::GetPoolResponse> pool =
+                                ReadPool(session, name);
+                            if (!pool.ok()) return pool.status();
+                            *response = *std::move(pool);
+                            return absl::OkStatus();
+                          });
 }
 
 grpc::ServerUnaryReactor* CatalogService::ListPools(
@@ -278,19 +277,10 @@ grpc::ServerUnaryReactor* CatalogService::ListPools(
   if (!page.ok()) return FinishNow(context, ToGrpcStatus(page.status()));
   return FinishOnDbWorker(
       context, workers_,
-      [response, page_size = page->size,
-       after = page->after](storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<storage::PoolPage> page =
-            storage::ListPools(session, page_size, after);
-        if (!page.ok()) return page.status();
-        for (const storage::PoolRecord& record : page->pools) {
-          *response->add_pools() =
-              PoolToProto(record.pool, record.create_time, record.update_time);
-        }
-        if (page->more) {
-          response->set_next_page_token(
-              EncodePageToken(page->pools.back().pool.name));
-        }
+      [response, page = *page](storage::DbSession& session) -> absl::Status {
+        absl::StatusOr<v1::ListPoolsResponse> pools = ReadPools(session, page);
+        if (!pools.ok()) return pools.status();
+        *response = *std::move(pools);
         return absl::OkStatus();
       });
 }

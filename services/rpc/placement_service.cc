@@ -29,7 +29,9 @@
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/plan_admission.h"
+#include "services/rpc/plan_on_snapshot.h"
 #include "services/rpc/plan_readings.h"
+#include "services/rpc/readings.h"
 #include "storage/plan_store.h"
 
 namespace placement::services {
@@ -37,7 +39,6 @@ namespace {
 
 // Evidence older than this is called out in the plan's warnings.
 constexpr absl::Duration kStaleEvidence = absl::Seconds(10);
-constexpr int kMaxAllowedPools = 1000;
 // The longest a plan waits for its replica's evidence to include the uploads
 // it must see (this replica's acknowledged ones, min_evidence_version).
 constexpr absl::Duration kMaxEvidenceWait = absl::Seconds(2);
@@ -49,7 +50,6 @@ constexpr absl::Duration kAnswerMargin = absl::Milliseconds(200);
 // reread intervals while the database is away). A version beyond it was
 // given to no upload, and is refused.
 constexpr int64_t kMaxVersionAhead = int64_t{1} << 24;
-constexpr int kMaxRequiredLabels = 32;
 
 grpc::Status AuditQueueFull() {
   return ToGrpcStatus(absl::ResourceExhaustedError(
@@ -72,57 +72,6 @@ std::string WaitRanOutWarning(int64_t min_evidence_version) {
       "acknowledged uploads within ",
       absl::FormatDuration(kMaxEvidenceWait),
       "; the database may be unreachable");
-}
-
-// Checks the request beyond core::ValidatePlanRequest, and resolves the
-// serving SKU against the catalog into `plan_request`.
-core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
-                                      const std::vector<core::GpuSku>& skus,
-                                      core::PlanRequest* plan_request) {
-  core::FieldViolations violations;
-  if (!request.has_recipe()) violations.push_back({"recipe", "is required"});
-  core::FieldViolations core_violations =
-      core::ValidatePlanRequest(*plan_request);
-  violations.insert(violations.end(), core_violations.begin(),
-                    core_violations.end());
-  core::FieldViolations time_violations =
-      core::ValidateTimeObjective(plan_request->constraints);
-  violations.insert(violations.end(), time_violations.begin(),
-                    time_violations.end());
-  if (request.team().size() > kMaxIdLength) {
-    violations.push_back(
-        {"team", absl::StrCat("at most ", kMaxIdLength, " characters")});
-  }
-  if (request.request_id().size() > kMaxIdLength) {
-    violations.push_back(
-        {"request_id", absl::StrCat("at most ", kMaxIdLength, " characters")});
-  }
-  if (request.constraints().allowed_pools_size() > kMaxAllowedPools) {
-    violations.push_back({"constraints.allowed_pools",
-                          absl::StrCat("at most ", kMaxAllowedPools)});
-  }
-  if (request.constraints().required_labels_size() > kMaxRequiredLabels) {
-    violations.push_back({"constraints.required_labels",
-                          absl::StrCat("at most ", kMaxRequiredLabels)});
-  }
-  if (request.has_serving()) {
-    absl::StatusOr<core::GpuSku> sku =
-        core::ResolveSku(request.serving().sku(), skus);
-    if (!sku.ok()) {
-      violations.push_back(
-          {"serving.sku", std::string(sku.status().message())});
-    } else {
-      plan_request->serving->sku_id = sku->id;
-    }
-  }
-  return violations;
-}
-
-bool HasTrainingPool(const std::vector<core::Pool>& pools) {
-  for (const core::Pool& pool : pools) {
-    if (pool.purpose == core::PoolPurpose::kTraining) return true;
-  }
-  return false;
 }
 
 // What makes two requests the same plan: everything the planner reads (the
@@ -322,17 +271,13 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
     metrics_.PlanAnswered(objective, "unavailable");
     return absl::UnavailableError("pools and evidence are not loaded yet");
   }
-  core::FieldViolations violations =
-      ValidateRequest(request, snapshot->skus, &plan_request);
-  if (!violations.empty()) {
-    metrics_.PlanAnswered(objective, "invalid");
-    return core::InvalidArgumentWithViolations(violations);
-  }
-  if (!HasTrainingPool(snapshot->pools)) {
-    metrics_.PlanAnswered(objective, "no_training_pool");
-    return absl::FailedPreconditionError(
-        "no training pool exists: create one with "
-        "CatalogService.CreatePool (purpose TRAINING)");
+  if (absl::Status valid =
+          ValidatePlanOnSnapshot(request, *snapshot, &plan_request);
+      !valid.ok()) {
+    metrics_.PlanAnswered(objective, absl::IsFailedPrecondition(valid)
+                                         ? "no_training_pool"
+                                         : "invalid");
+    return valid;
   }
   // Plan from the snapshot, or reuse the same request's plan against it.
   const absl::Time now = absl::Now();
@@ -340,18 +285,8 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
       CacheKey(request, plan_request, *snapshot, now, pool_state_max_age_);
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan != nullptr) return plan;
-  // ValidateRequest ran core::ValidatePlanRequest: plan without validating
-  // again. The standard that governs the recipe (only the fleet's
-  // standards and the plan's team's apply) and the pools' queues come from
-  // the same snapshot (no database read).
-  const CatalogSnapshot* queues = snapshot.get();
-  absl::StatusOr<core::PlanResult> result = core::PlanWithTime(
-      plan_request, snapshot->pools, snapshot->skus, *snapshot,
-      snapshot->fleet.get(), snapshot->StandardsFor(request.team()),
-      core::QueueView{[queues](absl::string_view pool) {
-                        return queues->ReportedQueue(pool);
-                      },
-                      now, pool_state_max_age_});
+  absl::StatusOr<core::PlanResult> result = PlanOnSnapshot(
+      plan_request, *snapshot, request.team(), now, pool_state_max_age_);
   if (!result.ok()) {
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();
@@ -527,23 +462,15 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
   auto look_up = [this, reactor, context, response,
                   plan_id = absl::AsciiStrToLower(request->plan_id()),
                   caller = auth_.Caller(*context)] {
-    FinishOnDbWorker(
-        context, reactor, workers_,
-        [response, plan_id,
-         caller](storage::DbSession& session) -> absl::Status {
-          absl::StatusOr<storage::StoredPlan> stored =
-              storage::GetPlan(session, plan_id);
-          if (!stored.ok()) return stored.status();
-          if (absl::Status s = CheckTeam(caller, stored->team,
-                                         absl::StrCat("plan ", plan_id));
-              !s.ok()) {
-            return s;
-          }
-          if (!response->mutable_request()->ParseFromString(stored->request)) {
-            return absl::DataLossError("stored request does not parse");
-          }
-          return ResponseFromStored(*stored, response->mutable_plan());
-        });
+    FinishOnDbWorker(context, reactor, workers_,
+                     [response, plan_id,
+                      caller](storage::DbSession& session) -> absl::Status {
+                       absl::StatusOr<v1::GetPlanResponse> plan =
+                           ReadPlan(session, plan_id, caller);
+                       if (!plan.ok()) return plan.status();
+                       *response = *std::move(plan);
+                       return absl::OkStatus();
+                     });
   };
   // A plan of this replica's still queued for its record (deferred records)
   // is looked up once written; the wait holds no database worker, and an id
@@ -572,14 +499,12 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
                             : absl::InfiniteFuture();
   return FinishOnDbWorker(
       context, workers_,
-      [response, from, to, teams = TeamsOfListing(auth_.Caller(*context))](
+      [response, from, to, caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<std::vector<storage::SkuAccuracyRow>> rows =
-            storage::PlanAccuracy(session, from, to, teams);
-        if (!rows.ok()) return rows.status();
-        for (const storage::SkuAccuracyRow& row : *rows) {
-          SkuAccuracyToProto(row, response->add_skus());
-        }
+        absl::StatusOr<v1::GetPlanAccuracyResponse> accuracy =
+            ReadPlanAccuracy(session, from, to, caller);
+        if (!accuracy.ok()) return accuracy.status();
+        *response = *std::move(accuracy);
         return absl::OkStatus();
       });
 }
@@ -606,20 +531,16 @@ grpc::ServerUnaryReactor* PlacementService::GetBakeOffStatus(
   auto look_up = [this, reactor, context, response, plan_id,
                   snapshot = std::move(snapshot),
                   caller = auth_.Caller(*context)] {
-    FinishOnDbWorker(
-        context, reactor, workers_,
-        [response, plan_id, snapshot,
-         caller](storage::DbSession& session) -> absl::Status {
-          absl::StatusOr<BakeOffReadings> readings =
-              ReadBakeOff(session, plan_id, caller);
-          if (!readings.ok()) return readings.status();
-          absl::StatusOr<std::vector<core::BakeOffUpload>> uploads =
-              UploadsOf(*readings);
-          if (!uploads.ok()) return uploads.status();
-          BakeOffStatusToProto(*readings, RecordedPlanOn(*snapshot, *readings),
-                               *uploads, response);
-          return absl::OkStatus();
-        });
+    FinishOnDbWorker(context, reactor, workers_,
+                     [response, plan_id, snapshot,
+                      caller](storage::DbSession& session) -> absl::Status {
+                       absl::StatusOr<v1::GetBakeOffStatusResponse> status =
+                           ReadBakeOffStatus(session, *snapshot, plan_id,
+                                             caller);
+                       if (!status.ok()) return status.status();
+                       *response = *std::move(status);
+                       return absl::OkStatus();
+                     });
   };
   // As GetPlan: a plan of this replica's still queued for its record is
   // looked up once written.

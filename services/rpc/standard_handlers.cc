@@ -28,6 +28,7 @@
 #include "services/rpc/db_call.h"
 #include "services/rpc/placement_service.h"
 #include "services/rpc/plan_readings.h"
+#include "services/rpc/readings.h"
 #include "storage/standard_store.h"
 
 namespace placement::services {
@@ -259,20 +260,12 @@ grpc::ServerUnaryReactor* PlacementService::ListStandards(
       context, workers_,
       [response, cursor, page_size = page->size,
        include_retired = request->include_retired(),
-       teams = TeamsOfListing(auth_.Caller(*context))](
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
-        absl::StatusOr<storage::StandardPage> standards =
-            storage::ListStandards(session, cursor, page_size, include_retired,
-                                   teams);
+        absl::StatusOr<v1::ListStandardsResponse> standards =
+            ReadStandards(session, cursor, page_size, include_retired, caller);
         if (!standards.ok()) return standards.status();
-        for (const storage::StandardRecord& record : standards->standards) {
-          StandardToProto(record, response->add_standards());
-        }
-        if (standards->more) {
-          const core::Standard& last = standards->standards.back().standard;
-          response->set_next_page_token(
-              EncodePageToken(TimeIdKeyText(last.created, last.standard_id)));
-        }
+        *response = *std::move(standards);
         return absl::OkStatus();
       });
 }

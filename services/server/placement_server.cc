@@ -106,6 +106,40 @@ absl::Status PlacementServer::Start() {
   MakeServices();
   if (absl::Status served = Serve(); !served.ok()) return served;
   StartBackgroundWork();
+  return StartConsole();
+}
+
+absl::Status PlacementServer::StartConsole() {
+  if (options_.console_address.empty()) return absl::OkStatus();
+  std::vector<std::string> labels;
+  for (const console::Route& route : console::Routes()) {
+    labels.push_back(route.label);
+  }
+  console_metrics_ = std::make_unique<ConsoleMetrics>(*registry_, labels);
+  console::ConsoleBackend backend;
+  backend.submit = [workers = workers_.get()](
+                       std::function<void(storage::DbSession&)> task) {
+    return workers->TrySubmit(std::move(task));
+  };
+  backend.snapshot = [evidence = evidence_.get()] {
+    return evidence->Current();
+  };
+  backend.tokens = evidence_.get();
+  backend.auth_enabled = options_.auth_enabled;
+  backend.pool_state_max_age = options_.pool_state_max_age;
+  console_ = std::make_unique<console::Console>(
+      std::move(backend), options_.console_limits, console_metrics_.get());
+  console::HttpServerOptions http = options_.console_http;
+  http.address = options_.console_address;
+  console_server_ = std::make_unique<console::HttpServer>(
+      http, [console = console_.get()](const console::HttpRequest& request,
+                                       console::HttpServer::Respond respond) {
+        console->Handle(request, std::move(respond));
+      });
+  if (absl::Status started = console_server_->Start(); !started.ok()) {
+    return started;
+  }
+  console_port_ = console_server_->port();
   return absl::OkStatus();
 }
 
@@ -239,6 +273,10 @@ void PlacementServer::Shutdown(absl::Duration grace) {
   shut_down_ = true;
   health_.reset();  // stop flipping health back to SERVING
   partitions_.reset();
+  // The console takes no new connection and sends no new page to the
+  // database workers; the pages they hold still answer (below).
+  if (console_server_ != nullptr) console_server_->StopAccepting();
+  if (console_ != nullptr) console_->Stop();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     server_->Shutdown(std::chrono::system_clock::now() +
@@ -252,7 +290,11 @@ void PlacementServer::Shutdown(absl::Duration grace) {
                        metrics_port_);
   }
   db_pool_metrics_.reset();
-  workers_.reset();     // runs what is queued, then closes the connections
+  workers_.reset();  // runs what is queued, then closes the connections
+  // Every page the workers held has answered: the console's connections
+  // and threads may go.
+  console_server_.reset();
+  console_.reset();
   plan_audit_.reset();  // records what is queued
   evidence_.reset();
   auth_.reset();

@@ -11,6 +11,9 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "services/auth/auth.h"
+#include "services/console/console.h"
+#include "services/console/http/http_server.h"
+#include "services/metrics/console_metrics.h"
 #include "services/metrics/db_pool_metrics.h"
 #include "services/metrics/grpc_metrics.h"
 #include "services/metrics/placement_metrics.h"
@@ -73,6 +76,12 @@ struct ServerOptions {
   // A pool's reported state older than this (since it arrived) is stale:
   // plans show its waits as unknown.
   absl::Duration pool_state_max_age = absl::Minutes(10);
+
+  // The web console (docs/CONSOLE.md): its listen address (host:port, port
+  // 0: any free port); empty: no console.
+  std::string console_address;
+  console::ConsoleLimits console_limits;
+  console::HttpServerOptions console_http;  // its address is console_address
 };
 
 // placementd's server: the gRPC services, health, reflection, metrics and the
@@ -95,6 +104,8 @@ class PlacementServer {
   int port() const { return port_; }
   EvidenceCache& evidence() { return *evidence_; }
   int metrics_port() const { return metrics_port_; }
+  // 0 without a console.
+  int console_port() const { return console_port_; }
   bool serving() const { return health_ != nullptr && health_->serving(); }
 
  private:
@@ -107,6 +118,8 @@ class PlacementServer {
   absl::Status Serve();
   // The health monitor and the partition maintainer.
   void StartBackgroundWork();
+  // The web console, when it has an address.
+  absl::Status StartConsole();
 
   ServerOptions options_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -127,8 +140,12 @@ class PlacementServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HealthMonitor> health_;
   std::unique_ptr<PartitionMaintainer> partitions_;
+  std::unique_ptr<ConsoleMetrics> console_metrics_;
+  std::unique_ptr<console::Console> console_;
+  std::unique_ptr<console::HttpServer> console_server_;
   int port_ = 0;
   int metrics_port_ = 0;
+  int console_port_ = 0;
   bool shut_down_ = false;
 };
 

@@ -53,12 +53,15 @@ class Placementd:
 
     With `auth`, an admin token is made the way an operator makes it
     (`placementd tokens create`) and left in `token`; without, placementd
-    runs with --auth=false.
+    runs with --auth=false. With `console`, the web console listens on a
+    free port too (`console_port`).
     """
 
-    def __init__(self, name, auth):
+    def __init__(self, name, auth, console=False):
         self.name = name
         self.auth = auth
+        self.console = console
+        self.console_port = 0
         self.proc = None
         self.database = None
         self.channel = None
@@ -111,6 +114,8 @@ class Placementd:
         else:
             flags.append("--auth=false")
 
+        if self.console:
+            flags += ["--console_listen", "127.0.0.1:0"]
         port_file = os.path.join(self.tmpdir, "ports")
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
@@ -138,6 +143,8 @@ class Placementd:
             except (OSError, ValueError):
                 ports = []
         self.port, self.metrics_port = ports[:2]
+        if len(ports) > 2:
+            self.console_port = ports[2]
         self.server = f"127.0.0.1:{self.port}"
         self.channel = grpc.insecure_channel(self.server)
 
