@@ -30,6 +30,9 @@ struct RunToStore {
   // The upload's evals, serving SKUs resolved to ids (run_id, recipe_key and
   // recorded are the run's; InsertEvals).
   std::vector<core::EvalEvidence> evals;
+  // BenchmarkRun.failure_reason; stored in run_failure_reasons (migration
+  // 0025) when not empty and the schema has that table.
+  std::string failure_reason;
 };
 
 // A run that carried out a plan, against what the plan predicted for the

@@ -10,8 +10,6 @@
 namespace placement::services {
 namespace {
 
-constexpr double kGpuMicrosecondsPerGpuHour = 3.6e9;
-
 const core::Pool* FindPool(const std::vector<core::Pool>& pools,
                            const std::string& name) {
   for (const core::Pool& pool : pools) {
@@ -28,31 +26,19 @@ const core::GpuSku* FindSku(const std::vector<core::GpuSku>& skus,
   return nullptr;
 }
 
+// The run as the verdict reads it: its columns, and its failure reason
+// from its upload when the reason has no row of its own (stored before
+// migration 0025) and storage read the (small) upload for it.
 absl::StatusOr<core::BakeOffUpload> UploadFromStored(
     const storage::MatchedUpload& stored) {
-  v1::BenchmarkRun run;
-  if (!run.ParseFromString(stored.upload)) {
-    return absl::DataLossError("stored run does not parse");
+  core::BakeOffUpload u = stored.run;
+  if (stored.upload_for_failure_reason.has_value()) {
+    v1::BenchmarkRun run;
+    if (!run.ParseFromString(*stored.upload_for_failure_reason)) {
+      return absl::DataLossError("stored run does not parse");
+    }
+    u.failure_reason = run.failure_reason();
   }
-  const core::MeasuredRun measured = UploadedRunFromProto(run).run;
-  core::BakeOffUpload u;
-  u.run_id = measured.run_id;
-  u.recipe_key = stored.recipe_key;
-  u.carries_plan_id = stored.carries_plan_id;
-  u.outcome = measured.outcome;
-  u.failure_reason = run.failure_reason();
-  u.steps_attempted = measured.steps_attempted;
-  u.steps_succeeded = measured.steps_succeeded;
-  u.gpu_count = measured.gpu_count;
-  u.gpu_hours =
-      static_cast<double>(stored.gpu_microseconds) / kGpuMicrosecondsPerGpuHour;
-  u.step_time_mean_s = measured.step_time_mean_s;
-  u.step_time_p50_s = measured.step_time_p50_s;
-  u.step_time_p95_s = measured.step_time_p95_s;
-  u.peak_memory_gb = measured.peak_memory_gb;
-  u.offload = measured.offload;
-  u.interconnect = measured.interconnect;
-  u.accepted = stored.accepted;
   return u;
 }
 

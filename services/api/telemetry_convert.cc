@@ -21,6 +21,7 @@ storage::RunToStore RunToStoreFromProto(
   out.tokens_per_second = in.tokens_per_second();
   out.exclusive = in.exclusive();
   out.plan_id = in.plan_id();
+  out.failure_reason = in.failure_reason();
 
   out.run = std::move(converted.run);
   out.run.sku_id = sku_id;
