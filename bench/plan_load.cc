@@ -7,7 +7,9 @@
 //       answered; prints calls/s and latency percentiles. "empty" is
 //       grpc.health.v1.Health/Check on the same server: the cost of a call
 //       that does nothing. A call refused with RESOURCE_EXHAUSTED is
-//       retried after a jittered backoff (--backoff_ms), as the server asks.
+//       retried after the wait the server asks for (its
+//       grpc-retry-pushback-ms), else after a jittered backoff
+//       (--backoff_ms), as a well-behaved client does.
 //
 //   plan_load compare --server H:P [--clients 16] [--seconds 4] [--rounds 5]
 //       rounds of the empty RPC and of PlacePlan in turn, on the same
@@ -40,7 +42,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/fleet.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -59,9 +63,13 @@ ABSL_FLAG(int, deadline_ms, 10000, "load: deadline of each call");
 ABSL_FLAG(bool, parse, false, "load: parse every answer (default: 1 in 64)");
 ABSL_FLAG(int, rounds, 5, "compare: rounds of each RPC, in turn");
 ABSL_FLAG(int, backoff_ms, 5,
-          "load: after a RESOURCE_EXHAUSTED, wait a random time up to this, "
-          "doubled at each refusal in a row (at most 64 times); 0: retry at "
-          "once");
+          "load: after a RESOURCE_EXHAUSTED without the server's "
+          "grpc-retry-pushback-ms, wait a random time up to this, doubled at "
+          "each refusal in a row (at most 64 times); 0: retry at once");
+ABSL_FLAG(bool, honor_pushback, true,
+          "load: after a RESOURCE_EXHAUSTED that carries "
+          "grpc-retry-pushback-ms, wait that long before the next call (as "
+          "gRPC's own retries do)");
 
 namespace {
 
@@ -165,6 +173,11 @@ struct Round {
   std::vector<double> latencies_ms;  // of answered calls, sorted
   int64_t errors = 0;
   std::vector<int64_t> refused = std::vector<int64_t>(17);  // by status code
+  // Refusals that carried the server's pushback, and the waits it asked.
+  int64_t pushbacks = 0;
+  double pushback_ms = 0;
+  // The first message of each status code, to tell refusals apart.
+  std::vector<std::string> first_message = std::vector<std::string>(17);
   double seconds = 0;
   double server_cpu_seconds = 0;  // everything but the load generator
   double load_generator_cpu_seconds = 0;
@@ -194,9 +207,14 @@ struct Round {
         LoadGeneratorCpuPerCall());
     for (int code = 1; code < 17; ++code) {
       if (refused[code] > 0) {
-        std::printf("  refused with code %d: %lld\n", code,
-                    static_cast<long long>(refused[code]));
+        std::printf("  refused with code %d: %lld (first: %s)\n", code,
+                    static_cast<long long>(refused[code]),
+                    first_message[code].c_str());
       }
+    }
+    if (pushbacks > 0) {
+      std::printf("  server pushback on %lld refusals, mean %.1f ms\n",
+                  static_cast<long long>(pushbacks), pushback_ms / pushbacks);
     }
   }
 };
@@ -256,7 +274,24 @@ struct RoundClients {
   // RESOURCE_EXHAUSTED, or the caller's deadline passes.
   std::vector<std::atomic<int64_t>> by_code =
       std::vector<std::atomic<int64_t>>(17);
+  std::atomic<int64_t> pushbacks{0};
+  std::atomic<int64_t> pushback_us{0};
+  absl::Mutex mu;
+  std::vector<std::string> first_message ABSL_GUARDED_BY(mu) =
+      std::vector<std::string>(17);
 };
+
+// The wait the server asked for with a refusal (gRPC's
+// grpc-retry-pushback-ms), in milliseconds; -1 for none.
+int64_t ServerPushbackMs(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto it = trailers.find("grpc-retry-pushback-ms");
+  if (it == trailers.end()) return -1;
+  int64_t ms = -1;
+  const std::string text(it->second.data(), it->second.size());
+  if (!absl::SimpleAtoi(text, &ms)) return -1;
+  return ms;
+}
 
 // Whether an answer is what a typed client would get: a plan with
 // candidates, or a health check's answer.
@@ -312,10 +347,25 @@ void RunClient(int c, const std::shared_ptr<grpc::Channel>& channel,
             channel.get(), method, &context, request, &answer);
     if (!status.ok()) {
       ++round.errors;
-      ++round.by_code[static_cast<int>(status.error_code()) % 17];
+      const int code = static_cast<int>(status.error_code()) % 17;
+      if (++round.by_code[code] == 1) {
+        absl::MutexLock lock(&round.mu);
+        round.first_message[code] = status.error_message();
+      }
       if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-        BackOff(backoff_limit_ms, random);
-        backoff_limit_ms = std::min(2 * backoff_limit_ms, 64 * backoff_ms);
+        const int64_t pushback_ms = ServerPushbackMs(context);
+        if (pushback_ms >= 0 && absl::GetFlag(FLAGS_honor_pushback)) {
+          ++round.pushbacks;
+          round.pushback_us += pushback_ms * 1000;
+          // Not past the round's end: its length is what rates divide by.
+          std::this_thread::sleep_until(
+              std::min(std::chrono::steady_clock::now() +
+                           std::chrono::milliseconds(pushback_ms),
+                       round.end));
+        } else {
+          BackOff(backoff_limit_ms, random);
+          backoff_limit_ms = std::min(2 * backoff_limit_ms, 64 * backoff_ms);
+        }
       }
       continue;  // latency percentiles are of answered calls
     }
@@ -364,6 +414,12 @@ Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
   }
   std::sort(round.latencies_ms.begin(), round.latencies_ms.end());
   round.errors = shared.errors.load();
+  round.pushbacks = shared.pushbacks.load();
+  {
+    absl::MutexLock lock(&shared.mu);
+    round.first_message = shared.first_message;
+  }
+  round.pushback_ms = shared.pushback_us.load() / 1000.0;
   for (int code = 0; code < 17; ++code) {
     round.refused[code] = shared.by_code[code];
   }
@@ -417,6 +473,9 @@ int Compare() {
       total.load_generator_cpu_seconds += round.load_generator_cpu_seconds;
       for (int code = 0; code < 17; ++code) {
         total.refused[code] += round.refused[code];
+        if (total.first_message[code].empty()) {
+          total.first_message[code] = round.first_message[code];
+        }
       }
     }
     ratios.push_back(rounds[1].CallsPerSecond() / rounds[0].CallsPerSecond());
