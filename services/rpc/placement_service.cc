@@ -230,82 +230,34 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     }
     return FinishNow(context, ToGrpcStatus(admitted));
   }
-  if (request.min_evidence_version() < 0) {
-    metrics_.PlanAnswered("LOWEST_COST", "invalid");
-    return FinishNow(context,
-                     InvalidArgument({{"min_evidence_version",
-                                       "must be an evidence_version from an "
-                                       "UploadBenchmarkRunResponse, or 0"}}));
-  }
-  if (request_bytes->Length() == 0) {
-    // Refused before admission, with what validation says of an empty
-    // request: under a burst this is also what a call cancelled before its
-    // request arrived looks like, and it must cost no slot.
-    core::PlanRequest empty = PlanRequestFromProto(request);
-    metrics_.PlanAnswered("LOWEST_COST", "invalid");
-    return FinishNow(context, ToGrpcStatus(core::InvalidArgumentWithViolations(
-                                  ValidateRequest(request, {}, &empty))));
-  }
   std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
-  if (snapshot == nullptr) {
-    metrics_.PlanAnswered("LOWEST_COST", "unavailable");
-    return FinishNow(context, ToGrpcStatus(absl::UnavailableError(
-                                  "pools and evidence are not loaded yet")));
-  }
-  const absl::Time deadline = absl::FromChrono(context->deadline());
-  PlanReactor* reactor = nullptr;
   const bool wait_for_evidence =
+      snapshot != nullptr &&
       !evidence_.Includes(*snapshot, request.min_evidence_version());
-  if (!wait_for_evidence) {
-    // The usual case: planned here, on the callback thread, in a planning
-    // slot. Shed what cannot be answered in time before any planning (past
-    // its deadline, beyond the slots, or than plans take now): under a
-    // burst the cores go to the plans that can still be answered.
-    absl::StatusOr<PlanAdmission::SteadyTime> admitted =
-        admission_.TryAdmit(deadline);
-    if (!admitted.ok()) return Refuse(context, request, admitted.status());
-    reactor = new PlanReactor(admission_, *admitted);
-  } else {
-    if (request.min_evidence_version() >
-        evidence_.KnownHorizon().xmax + kMaxVersionAhead) {
-      // No upload can have been given it yet: a wait for it would force a
-      // re-read every 50 ms for nothing.
-      metrics_.PlanAnswered("LOWEST_COST", "invalid");
-      return FinishNow(context,
-                       InvalidArgument({{"min_evidence_version",
-                                         "is beyond every transaction the "
-                                         "database has begun; pass an "
-                                         "evidence_version from an "
-                                         "UploadBenchmarkRunResponse"}}));
-    }
-    // The wait for the evidence (up to 2 s) holds no planning slot and is
-    // not counted in what plans take, but one of its caller's waiting
-    // slots: a caller that only sends versions far ahead fills its own
-    // share, and nobody else's.
-    std::optional<Principal> caller = auth_.Caller(*context);
-    std::string caller_id = caller.has_value() ? caller->token_id : "";
-    if (absl::Status waiting = admission_.TryWait(deadline, caller_id);
-        !waiting.ok()) {
-      return Refuse(context, request, waiting);
-    }
-    reactor = new PlanReactor(admission_, std::move(caller_id));
+  if (std::optional<grpc::Status> refused = RefusedBeforeAdmission(
+          request, *request_bytes, snapshot.get(), wait_for_evidence)) {
+    return FinishNow(context, *refused);
   }
+  absl::StatusOr<PlanReactor*> reactor = AdmitPlan(context, wait_for_evidence);
+  if (!reactor.ok()) return Refuse(context, request, reactor.status());
   if (absl::Status fields = AdmitFields(request); !fields.ok()) {
     metrics_.PlanAnswered("LOWEST_COST", "invalid");
-    reactor->Answer(ToGrpcStatus(fields));
-    return reactor;
+    (*reactor)->Answer(ToGrpcStatus(fields));
+    return *reactor;
   }
   if (!wait_for_evidence) {
-    AnswerPlan(context, reactor, request, std::move(snapshot), "", response);
-    return reactor;
+    // The usual case: planned here, on the callback thread.
+    AnswerPlan(context, *reactor, request, std::move(snapshot), "", response);
+    return *reactor;
   }
   const absl::Duration wait =
-      std::min(kMaxEvidenceWait, deadline - absl::Now() - kAnswerMargin);
+      std::min(kMaxEvidenceWait, absl::FromChrono(context->deadline()) -
+                                     absl::Now() - kAnswerMargin);
   auto shared_request =
       std::make_shared<const v1::PlacePlanRequest>(std::move(request));
   evidence_.WhenCurrent(
       shared_request->min_evidence_version(), wait,
-      [this, context, reactor, response, shared_request](
+      [this, context, reactor = *reactor, response, shared_request](
           std::shared_ptr<const CatalogSnapshot> snapshot, bool reached) {
         AnswerPlan(
             context, reactor, *shared_request, std::move(snapshot),
@@ -313,7 +265,69 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                     : WaitRanOutWarning(shared_request->min_evidence_version()),
             response);
       });
-  return reactor;
+  return *reactor;
+}
+
+std::optional<grpc::Status> PlacementService::RefusedBeforeAdmission(
+    const v1::PlacePlanRequest& request, const grpc::ByteBuffer& bytes,
+    const CatalogSnapshot* snapshot, bool wait_for_evidence) {
+  if (request.min_evidence_version() < 0) {
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return InvalidArgument({{"min_evidence_version",
+                             "must be an evidence_version from an "
+                             "UploadBenchmarkRunResponse, or 0"}});
+  }
+  if (bytes.Length() == 0) {
+    // With what validation says of an empty request: under a burst this is
+    // also what a call cancelled before its request arrived looks like,
+    // and it must cost no slot.
+    core::PlanRequest empty = PlanRequestFromProto(request);
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return ToGrpcStatus(core::InvalidArgumentWithViolations(
+        ValidateRequest(request, {}, &empty)));
+  }
+  if (snapshot == nullptr) {
+    metrics_.PlanAnswered("LOWEST_COST", "unavailable");
+    return ToGrpcStatus(
+        absl::UnavailableError("pools and evidence are not loaded yet"));
+  }
+  if (wait_for_evidence &&
+      request.min_evidence_version() >
+          evidence_.KnownHorizon().xmax + kMaxVersionAhead) {
+    // No upload can have been given it yet: a wait for it would force a
+    // re-read every 50 ms for nothing.
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return InvalidArgument({{"min_evidence_version",
+                             "is beyond every transaction the database has "
+                             "begun; pass an evidence_version from an "
+                             "UploadBenchmarkRunResponse"}});
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<PlanReactor*> PlacementService::AdmitPlan(
+    grpc::CallbackServerContext* context, bool wait_for_evidence) {
+  const absl::Time deadline = absl::FromChrono(context->deadline());
+  if (!wait_for_evidence) {
+    // Shed what cannot be answered in time before any planning (past its
+    // deadline, beyond the slots, or than plans take now): under a burst
+    // the cores go to the plans that can still be answered.
+    absl::StatusOr<PlanAdmission::SteadyTime> admitted =
+        admission_.TryAdmit(deadline);
+    if (!admitted.ok()) return admitted.status();
+    return new PlanReactor(admission_, *admitted);
+  }
+  // The wait for the evidence (up to 2 s) holds no planning slot and is not
+  // counted in what plans take, but one of its caller's waiting slots: a
+  // caller that only sends versions far ahead fills its own share, and
+  // nobody else's.
+  std::optional<Principal> caller = auth_.Caller(*context);
+  std::string caller_id = caller.has_value() ? caller->token_id : "";
+  if (absl::Status waiting = admission_.TryWait(deadline, caller_id);
+      !waiting.ok()) {
+    return waiting;
+  }
+  return new PlanReactor(admission_, std::move(caller_id));
 }
 
 grpc::ServerUnaryReactor* PlacementService::Refuse(

@@ -2,6 +2,7 @@
 #define PLACEMENT_SERVICES_RPC_PLACEMENT_SERVICE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -123,6 +124,18 @@ class PlacementService final
       v1::RetireStandardResponse* response) override;
 
  private:
+  // Why PlacePlan answers `request` (parsed from `bytes`) without
+  // admission, counted: an invalid version, an empty request (also what a
+  // call cancelled before its request arrived looks like), no snapshot yet,
+  // a version beyond every transaction begun. nullopt: none of them.
+  std::optional<grpc::Status> RefusedBeforeAdmission(
+      const v1::PlacePlanRequest& request, const grpc::ByteBuffer& bytes,
+      const CatalogSnapshot* snapshot, bool wait_for_evidence);
+  // The call's reactor holding its admission: a planning slot, or (when it
+  // must first wait for evidence) one of its caller's waiting slots; the
+  // refusal when there is none (PlanAdmission).
+  absl::StatusOr<PlanReactor*> AdmitPlan(grpc::CallbackServerContext* context,
+                                         bool wait_for_evidence);
   // Refuses a PlacePlan call admission turned away (`refused`: overloaded
   // or late), counted; a RESOURCE_EXHAUSTED carries the retry pushback.
   grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
