@@ -15,6 +15,11 @@ namespace {
 
 // Weight of the newest finish in the moving average of service time.
 constexpr double kServiceTimeWeight = 0.1;
+// A call is admitted only with this many times the average service time
+// left: plans vary about their mean (a queue's tail is about twice it),
+// and the part of the caller's deadline spent before the server read the
+// call (queued on the connection under a burst) is not seen here.
+constexpr double kServiceTimeHeadroom = 2.0;
 // The pushback's bounds, and what it aims at: refusals at most this share
 // of admissions, counted over about kRateWindow, steered every
 // kPushbackStep by at most a factor of 2 either way.
@@ -114,12 +119,13 @@ absl::StatusOr<PlanAdmission::SteadyTime> PlanAdmission::TryAdmit(
                      "retry with backoff"));
   }
   if (const absl::Duration service_time = DecayedServiceTime(now);
-      in_flight_ > 0 && deadline - wall_now < service_time) {
+      in_flight_ > 0 &&
+      deadline - wall_now < kServiceTimeHeadroom * service_time) {
     burst_ = true;
     CountOutcome(now, /*refused=*/true);
     return absl::ResourceExhaustedError(absl::StrCat(
         "plans take about ", absl::FormatDuration(service_time),
-        " now, more than the deadline leaves; retry with backoff"));
+        " now, too much of what the deadline leaves; retry with backoff"));
   }
   ++in_flight_;
   if (in_flight_ == options_.max_planning) burst_ = true;

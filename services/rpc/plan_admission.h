@@ -26,10 +26,12 @@ namespace placement::services {
 //   - its deadline has passed: DEADLINE_EXCEEDED (the caller gave up);
 //   - every slot is held: RESOURCE_EXHAUSTED, so that the caller backs off
 //     and retries;
-//   - what is left of its deadline is shorter than admitted plans take now
-//     (ServiceTime()): RESOURCE_EXHAUSTED too, as it would be answered too
-//     late. Only while plans are in flight: with none, the call is admitted
-//     to measure again.
+//   - what is left of its deadline is less than twice what admitted plans
+//     take now (ServiceTime(), a mean: plans vary about it, and the part of
+//     the deadline spent before the server read the call is not seen):
+//     RESOURCE_EXHAUSTED too, as it would likely be answered too late.
+//     Only while plans are in flight: with none, the call is admitted to
+//     measure again.
 // What plans take is measured on the monotonic clock, from admission to
 // answer, and only for plans that held a planning slot: a plan that waits
 // for evidence (below) holds none and is not counted. It is a moving
