@@ -55,21 +55,23 @@ db_connections() {
 
 # The raw GROUP BY equivalent to GetCostReport grouped by SKU and UTC day
 # over [FIRST, AFTER) (dates): the same figures straight over benchmark_runs
-# joined with pools.
+# joined with pools. The runs are read through cost_run_facts, the one place
+# that defines what a run adds (its successful steps and wasted GPU time,
+# docs/FINANCE.md): a view, expanded into the query, so this is still one
+# scan of benchmark_runs, and it counts by the definition the rollups count
+# by whatever a later migration makes of it.
 raw_cost_group_by() {
   cat <<SQL
-SELECT r.sku_id, (r.ended_at AT TIME ZONE 'UTC')::date AS day, count(*) AS runs,
-  count(*) FILTER (WHERE outcome = 'SUCCEEDED') AS successful_runs, sum(retries) AS retries,
-  sum(steps_attempted) AS steps_attempted,
-  sum(CASE WHEN outcome = 'SUCCEEDED' THEN steps_succeeded ELSE 0 END) AS successful_steps,
-  sum(gpu_microseconds) AS gpu_us,
-  sum(CASE WHEN outcome <> 'SUCCEEDED' THEN gpu_microseconds WHEN steps_attempted = 0 THEN 0
-      ELSE round(gpu_microseconds::numeric * (steps_attempted - steps_succeeded)
-                 / steps_attempted) END) AS wasted_us,
-  round(sum(gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour) / 3.6e9) AS cost_micros,
-  round(sum(gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour) / 3.6e9) AS list_micros
-FROM benchmark_runs r JOIN pools p ON p.name = r.pool_name
-WHERE r.ended_at >= '$1 00:00:00+00' AND r.ended_at < '$2 00:00:00+00'
+SELECT f.sku_id, f.day, count(*) AS runs,
+  sum(f.successful_runs) AS successful_runs, sum(f.retries) AS retries,
+  sum(f.steps_attempted) AS steps_attempted,
+  sum(f.successful_steps) AS successful_steps,
+  sum(f.gpu_microseconds) AS gpu_us,
+  sum(f.wasted_gpu_microseconds) AS wasted_us,
+  round(sum(f.gpu_microseconds::numeric * p.internal_rate_micros_per_gpu_hour) / 3.6e9) AS cost_micros,
+  round(sum(f.gpu_microseconds::numeric * p.list_price_micros_per_gpu_hour) / 3.6e9) AS list_micros
+FROM cost_run_facts f JOIN pools p ON p.name = f.pool_name
+WHERE f.day >= '$1' AND f.day < '$2'
 GROUP BY 1, 2 ORDER BY 1, 2
 SQL
 }
@@ -93,7 +95,8 @@ time_raw_cost_group_by() {
 
 # SQL that rebuilds the daily cost rollups from the stored runs, with the
 # statements migrations 0004, 0010 and 0013 backfill with (the same sums the
-# upload path adds run by run).
+# upload path adds run by run). They read cost_run_facts as the schema
+# defines it now (migration 0017's counting), as the upload path does.
 cost_rollups_sql() {
   cat <<'SQL'
 TRUNCATE cost_daily_rollups, cost_daily_pool_rollups, cost_daily_sku_rollups;

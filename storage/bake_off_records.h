@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "core/plan/bake_off_verdict.h"
+#include "core/plan/recorded_plan.h"
 
 namespace placement::storage {
 
@@ -20,16 +20,19 @@ struct BakeOffTarget {
 // A stored run that carried out a bake-off run, from its columns (never its
 // upload, but in the one case below).
 struct MatchedUpload {
-  // Every figure the verdict reads: run id, recipe key, outcome, steps, GPUs,
-  // GPU-hours, step times, peak memory, offload, interconnect, when it was
-  // stored, whether it names the plan, and its failure reason (from
-  // run_failure_reasons, migration 0025).
+  // Every figure the verdict and a standard's proof read: the run as
+  // measured (core::MeasuredRun: its id, recipe key, pool, SKU, team, GPUs,
+  // start and end, steps, step times, peak memories, offload, interconnect,
+  // retries and their causes, outcome), when it was stored, whether it names
+  // the plan, and its failure reason (from run_failure_reasons, migration
+  // 0025).
   core::BakeOffUpload run;
   // The run's stored upload (serialized placement.v1.BenchmarkRun), only for
   // a run that may carry a failure reason its row does not hold (stored
   // before migration 0025, or by a release built before it) and only when
   // it is at most kMaxUploadBytesReadForFailureReason: the reason is read
-  // from it. Otherwise unset.
+  // from it, and so are its retries' causes when benchmark_runs holds none
+  // for it (stored before migration 0022). Otherwise unset.
   std::optional<std::string> upload_for_failure_reason;
 };
 

@@ -15,8 +15,9 @@
 namespace placement::storage {
 
 // At most this many uploads per target, newest first. A plan has at most
-// core::kMaxMeasurementRuns + 1 targets (its proposed runs and its first
-// choice): at most 300 rows of columns a call.
+// core::kMaxMeasurementRuns + 2 targets (its proposed runs, its first
+// choice and the pool a standard names): at most 400 rows of columns a
+// call.
 inline constexpr int kMaxUploadsPerBakeOffRun = 100;
 // A run without its failure reason in run_failure_reasons has its upload
 // read only when it is at most this size (a run's known fields fit in a few
@@ -24,14 +25,16 @@ inline constexpr int kMaxUploadsPerBakeOffRun = 100;
 // reads stay bounded by rows x this, whatever the message limit.
 inline constexpr int kMaxUploadBytesReadForFailureReason = 16 * 1024;
 
-// For each target, the runs on its pool that
-// either name `plan_id` or ran its recipe key and were stored at or after
-// `plan_created`, newest first; all in one read-only transaction. Reads the
-// runs' columns, not their uploads (but see MatchedUpload). Uses
+// For each target, the runs on its pool of its recipe key that either name
+// `plan_id` or were stored at or after `plan_created`, newest first;
+// all in one read-only transaction. For a plan of a team (`plan_team` not
+// empty) a run matched by its recipe key counts only when it carries that
+// team (one naming the plan was checked at upload). Reads the runs'
+// columns, not their uploads (but see MatchedUpload). Uses
 // benchmark_runs_plan_idx and benchmark_runs_recipe_sku_idx (no new index).
 absl::StatusOr<std::vector<std::vector<MatchedUpload>>> FindBakeOffUploads(
     DbSession& session, const std::string& plan_id, absl::Time plan_created,
-    const std::vector<BakeOffTarget>& targets);
+    const std::vector<BakeOffTarget>& targets, const std::string& plan_team);
 
 }  // namespace placement::storage
 

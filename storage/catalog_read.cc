@@ -5,6 +5,7 @@
 #include "storage/eval_criteria_store.h"
 #include "storage/eval_store.h"
 #include "storage/pool_reliability_store.h"
+#include "storage/pool_state_store.h"
 #include "storage/sku_store.h"
 #include "storage/standard_store.h"
 #include "storage/transaction_horizon.h"
@@ -23,9 +24,9 @@ absl::StatusOr<CatalogRows> ReadCatalog(
         rows.horizon = *std::move(horizon);
         rows.skus = ReadSkus(txn);
         rows.pools = ReadAllPools(txn);
-        const bool failure_evidence = HasFailureEvidence(txn);
+        const FailureEvidence failure_evidence = FailureEvidenceIn(txn);
         rows.rollups = ReadRollups(txn, failure_evidence);
-        if (failure_evidence) rows.pool_reliability = ReadPoolReliability(txn);
+        rows.pool_reliability = ReadPoolReliability(txn, failure_evidence);
         rows.tokens = ReadTokens(txn);
         rows.eval_table_id = EvalTableId(txn);
         rows.evals_since_held = evals_held.has_value() &&
@@ -35,6 +36,7 @@ absl::StatusOr<CatalogRows> ReadCatalog(
                          : ReadEvals(txn);
         rows.eval_criteria = ReadEvalCriteria(txn);
         rows.standards = ReadActiveStandards(txn);
+        rows.pool_states = ReadPoolStates(txn);
         txn.commit();
         return rows;
       });
@@ -94,18 +96,17 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         }
         changes.skus = ReadSkusChangedSince(txn, since);
         changes.pools = ReadPoolsChangedSince(txn, since);
-        const bool failure_evidence = HasFailureEvidence(txn);
+        const FailureEvidence failure_evidence = FailureEvidenceIn(txn);
         changes.rollups = ReadRollupsChangedSince(txn, since, failure_evidence);
         // Whole: pools x 2 rows (the caller compares it with its copy).
-        if (failure_evidence) {
-          changes.pool_reliability = ReadPoolReliability(txn);
-        }
+        changes.pool_reliability = ReadPoolReliability(txn, failure_evidence);
         changes.tokens = ReadTokensChangedSince(txn, since);
         changes.eval_table_id = EvalTableId(txn);
         changes.evals = ReadEvalsChangedSince(txn, since);
         changes.eval_criteria = ReadEvalCriteria(txn);
         // Whole: a handful of rows (the caller compares it with its copy).
         changes.standards = ReadActiveStandards(txn);
+        changes.pool_states = ReadPoolStatesChangedSince(txn, since);
         for (const pqxx::row& row :
              txn.exec_params(kListTombstones, since.ToText(), since.xmin)) {
           const std::string table = row[0].as<std::string>();
@@ -119,6 +120,8 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
                                                  row[2].as<std::string>());
           } else if (table == "api_tokens") {
             changes.removed_tokens.push_back(std::move(key));
+          } else if (table == "pool_states") {
+            changes.removed_pool_states.push_back(std::move(key));
           }
         }
         txn.commit();

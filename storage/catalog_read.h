@@ -13,6 +13,7 @@
 #include "core/evidence/pool_reliability.h"
 #include "core/sku.h"
 #include "storage/db_session.h"
+#include "storage/pool_state_store.h"
 #include "storage/pool_store.h"
 #include "storage/run_store.h"
 #include "storage/standard_records.h"
@@ -42,6 +43,9 @@ struct CatalogRows {
   std::vector<core::EvalCriterion> eval_criteria;
   // The active standards, by id; empty before migration 0021.
   std::vector<StandardRecord> standards;
+  // Each pool's last reported state and history, by pool name; empty
+  // before migration 0024.
+  std::vector<PoolStateRecord> pool_states;
 };
 
 // The evals a replica holds already: those of the table `table_id`
@@ -83,10 +87,13 @@ struct CatalogChanges {
   // Every active standard, changed or not (as in CatalogRows): the table
   // is tiny, and has no change stamps or tombstones.
   std::vector<StandardRecord> standards;
+  // Pool state rows written since (each a pool's whole row).
+  std::vector<PoolStateRecord> pool_states;
   std::vector<std::string> removed_skus;
   std::vector<std::string> removed_pools;                            // names
   std::vector<std::pair<std::string, std::string>> removed_rollups;  // key, SKU
-  std::vector<std::string> removed_tokens;  // token ids
+  std::vector<std::string> removed_tokens;       // token ids
+  std::vector<std::string> removed_pool_states;  // pool names
 };
 
 // Reads them in one REPEATABLE READ, READ ONLY transaction, like ReadCatalog:

@@ -79,7 +79,7 @@ struct CostRow {
   int64_t successful_runs = 0;
   int64_t retries = 0;
   int64_t steps_attempted = 0;
-  int64_t successful_steps = 0;  // of runs that succeeded
+  int64_t successful_steps = 0;  // kept by every run (docs/FINANCE.md)
   int64_t gpu_microseconds = 0;
   int64_t wasted_gpu_microseconds = 0;
   // Absent without successful steps.

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "storage/double_text.h"
+#include "storage/schema_requirement.h"
 
 namespace placement::storage {
 namespace {
@@ -70,11 +71,7 @@ bool HasEvalCriteria(pqxx::transaction_base& txn) {
   return txn.exec(kHasEvalCriteria)[0][0].as<bool>();
 }
 
-absl::Status NoTable() {
-  return absl::UnavailableError(
-      "the schema has no eval_criteria (migration 0020): run `placementd "
-      "migrate up`");
-}
+absl::Status NoTable() { return SchemaLacks("eval criteria", 20); }
 
 }  // namespace
 
@@ -128,7 +125,7 @@ absl::StatusOr<EvalCriterionPage> ListEvalCriteria(
       [&](pqxx::connection_base& c) -> absl::StatusOr<EvalCriterionPage> {
         pqxx::read_transaction txn(c);
         EvalCriterionPage page;
-        if (!HasEvalCriteria(txn)) return page;
+        if (!HasEvalCriteria(txn)) return NoTable();
         for (const pqxx::row& row :
              txn.exec_params(kCriteriaPage, after_name, page_size + 1)) {
           if (static_cast<int>(page.criteria.size()) == page_size) {

@@ -2,9 +2,10 @@
 #define PLACEMENT_STORAGE_EVAL_CRITERIA_STORE_H_
 
 // The declared eval pass criteria (eval_criteria, migration 0020): written by
-// CatalogService, read whole by every replica's catalog refresh. Reads work
-// on a schema before 0020 too, where there are none; writes are UNAVAILABLE
-// there.
+// CatalogService, read whole by every replica's catalog refresh. The
+// snapshot's read works on a schema before 0020 too, where there are none;
+// the RPCs' writes and listing answer FAILED_PRECONDITION there
+// (SchemaLacks).
 
 #include <pqxx/pqxx>
 #include <string>

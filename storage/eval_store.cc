@@ -1,6 +1,8 @@
 #include "storage/eval_store.h"
 
 #include "absl/status/status.h"
+#include "storage/pq_values.h"
+#include "storage/schema_requirement.h"
 
 namespace placement::storage {
 namespace {
@@ -33,6 +35,10 @@ WHERE ($1 = '' OR recipe_key = $1)
   AND ($3 = '' OR serving_precision = $3)
   AND ($4 = '' OR (recorded_at, run_id, ordinal) <
                   (to_timestamp($5::float8 / 1e6), $4::uuid, $6))
+  AND (cardinality($8::text[]) = 0
+       OR EXISTS (SELECT 1 FROM benchmark_runs b
+                  WHERE b.run_id = eval_results.run_id
+                    AND b.team = ANY ($8::text[])))
 ORDER BY recorded_at DESC, run_id DESC, ordinal DESC
 LIMIT $7)sql";
 
@@ -98,9 +104,7 @@ absl::StatusOr<EvalPage> ListEvals(DbSession& session, const EvalFilter& filter,
   return session.Run([&](pqxx::connection_base& c) -> absl::StatusOr<EvalPage> {
     pqxx::read_transaction txn(c);
     if (!HasEvalResults(txn)) {
-      return absl::UnavailableError(
-          "the schema has no eval_results (migration 0019): run `placementd "
-          "migrate up`");
+      return SchemaLacks("stored evals", 19);
     }
     const int64_t cursor_micros =
         after.run_id.empty() ? 0 : absl::ToUnixMicros(after.recorded);
@@ -108,9 +112,10 @@ absl::StatusOr<EvalPage> ListEvals(DbSession& session, const EvalFilter& filter,
         filter.serving_precision == core::Precision::kUnspecified
             ? ""
             : core::PrecisionName(filter.serving_precision);
-    const pqxx::result rows = txn.exec_params(
-        kListEvals, filter.recipe_key, filter.serving_sku_id, precision,
-        after.run_id, cursor_micros, after.ordinal, page_size + 1);
+    const pqxx::result rows =
+        txn.exec_params(kListEvals, filter.recipe_key, filter.serving_sku_id,
+                        precision, after.run_id, cursor_micros, after.ordinal,
+                        page_size + 1, TextArrayLiteral(filter.teams));
     EvalPage page;
     for (const pqxx::row& row : rows) {
       if (static_cast<int>(page.evals.size()) == page_size) {

@@ -46,6 +46,8 @@ struct EvalFilter {
   std::string recipe_key;      // empty: any
   std::string serving_sku_id;  // empty: any
   core::Precision serving_precision = core::Precision::kUnspecified;  // any
+  // Only evals of runs of these teams; empty: any team.
+  std::vector<std::string> teams;
 };
 
 // Position in the newest-first listing: the last row of the previous page.
@@ -66,7 +68,7 @@ struct EvalPage {
 };
 
 // Newest first (recorded time, then run id and ordinal, descending).
-// UNAVAILABLE on a schema before 0019.
+// FAILED_PRECONDITION on a schema before 0019 (SchemaLacks).
 absl::StatusOr<EvalPage> ListEvals(DbSession& session, const EvalFilter& filter,
                                    const EvalCursor& after, int page_size);
 

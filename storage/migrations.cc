@@ -89,8 +89,11 @@ std::map<int, double> AppliedVersions(pqxx::connection_base& c) {
 
 }  // namespace
 
-Migrator::Migrator(DbSession& session, const std::vector<Migration>& migrations)
-    : session_(session), migrations_(migrations) {}
+Migrator::Migrator(DbSession& session, const std::vector<Migration>& migrations,
+                   BackfillOptions backfill_options)
+    : session_(session),
+      migrations_(migrations),
+      backfill_options_(backfill_options) {}
 
 int Migrator::LatestVersion() const {
   return migrations_.empty() ? 0 : migrations_.back().version;
@@ -102,6 +105,7 @@ absl::StatusOr<int> Migrator::Up(std::optional<int> target) {
     {
       pqxx::nontransaction txn(c);
       txn.exec(kCreateSchemaMigrations);
+      txn.exec(kCreateSchemaBackfills);
     }
     const std::map<int, double> applied = AppliedVersions(c);
     int count = 0;
@@ -113,6 +117,7 @@ absl::StatusOr<int> Migrator::Up(std::optional<int> target) {
       });
       ++count;
     }
+    RunPendingBackfills(c, backfill_options_);
     return count;
   });
 }
@@ -158,6 +163,13 @@ absl::StatusOr<std::vector<MigrationState>> Migrator::Status() {
       states.push_back(std::move(state));
     }
     return states;
+  });
+}
+
+absl::StatusOr<std::vector<BackfillState>> Migrator::Backfills() {
+  return session_.Run([&](pqxx::connection_base& c)
+                          -> absl::StatusOr<std::vector<BackfillState>> {
+    return ReadBackfills(c);
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "storage/backfills.h"
 #include "storage/db_session.h"
 
 namespace placement::storage {
@@ -38,12 +39,20 @@ struct MigrationState {
 // kMigrationLockTimeout for each lock it takes, and is retried when that
 // runs out: a lock it queues for blocks every later request for that
 // table, so a long wait would stall the replicas' traffic behind it.
+//
+// After the migrations, Up runs the backfills they registered
+// (storage/backfills.h) to their end, in bounded batches, under the same
+// advisory lock: when Up returns, every row a change of definition
+// recomputes is recomputed.
 class Migrator {
  public:
-  Migrator(DbSession& session, const std::vector<Migration>& migrations);
+  Migrator(DbSession& session, const std::vector<Migration>& migrations,
+           BackfillOptions backfill_options = {});
 
-  // Applies every pending migration up to `target` (all when nullopt).
-  // Returns how many were applied.
+  // Applies every pending migration up to `target` (all when nullopt),
+  // then runs every pending backfill. Returns how many migrations were
+  // applied. A backfill that fails leaves the migrations applied and its
+  // last committed batch recorded: Up again continues it.
   absl::StatusOr<int> Up(std::optional<int> target = std::nullopt);
 
   // Reverts the `steps` most recently applied migrations. Returns how many
@@ -55,6 +64,9 @@ class Migrator {
 
   // Every known migration with whether and when it was applied.
   absl::StatusOr<std::vector<MigrationState>> Status();
+
+  // Every backfill the applied migrations registered, with how far it got.
+  absl::StatusOr<std::vector<BackfillState>> Backfills();
 
   // The highest applied version, 0 when none is.
   absl::StatusOr<int> CurrentVersion();
@@ -71,6 +83,7 @@ class Migrator {
  private:
   DbSession& session_;
   const std::vector<Migration>& migrations_;
+  BackfillOptions backfill_options_;
 };
 
 // How long a migration waits for a lock before it gives up and is retried,

@@ -54,11 +54,12 @@ RETURNING plan_id)sql";
 constexpr char kSelectPlanIdByRequestId[] =
     "SELECT plan_id::text FROM placements WHERE request_id = $1";
 
-#define PLACEMENT_PLAN_COLUMNS                                       \
-  "SELECT p.plan_id::text, encode(p.request, 'hex'), "               \
-  "encode(r.response, 'hex'), "                                      \
-  "(extract(epoch FROM p.created_at) * 1e6)::bigint, "               \
-  "(extract(epoch FROM p.evidence_time) * 1e6)::bigint, p.warnings " \
+#define PLACEMENT_PLAN_COLUMNS                                        \
+  "SELECT p.plan_id::text, encode(p.request, 'hex'), "                \
+  "encode(r.response, 'hex'), "                                       \
+  "(extract(epoch FROM p.created_at) * 1e6)::bigint, "                \
+  "(extract(epoch FROM p.evidence_time) * 1e6)::bigint, p.warnings, " \
+  "p.team "                                                           \
   "FROM placements p JOIN plan_results r USING (result_hash) "
 
 constexpr char kSelectPlan[] =
@@ -85,9 +86,12 @@ WITH errors AS (
                   - observed_gpu_hours_per_successful_step)
                / observed_gpu_hours_per_successful_step
          END AS prior_step_error
-  FROM plan_outcomes
+  FROM plan_outcomes o
   WHERE recorded_at >= to_timestamp($1::float8 / 1e6)
-    AND recorded_at < to_timestamp($2::float8 / 1e6))
+    AND recorded_at < to_timestamp($2::float8 / 1e6)
+    AND (cardinality($3::text[]) = 0
+         OR EXISTS (SELECT 1 FROM placements p
+                    WHERE p.plan_id = o.plan_id AND p.team = ANY ($3::text[]))))
 SELECT sku_id, count(*),
        percentile_cont(0.5) WITHIN GROUP (ORDER BY abs(memory_error)),
        percentile_cont(0.9) WITHIN GROUP (ORDER BY abs(memory_error)),
@@ -147,6 +151,7 @@ StoredPlan PlanFromRow(const PGresult* result) {
   plan.created_at = absl::FromUnixMicros(Int64Field(result, 0, 3));
   plan.evidence_time = absl::FromUnixMicros(Int64Field(result, 0, 4));
   plan.warnings = ParseTextArray(PQgetvalue(result, 0, 5));
+  plan.team = PQgetvalue(result, 0, 6);
   return plan;
 }
 
@@ -353,16 +358,16 @@ absl::StatusOr<std::optional<StoredPlan>> FindPlanByRequestId(
       });
 }
 
-absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(DbSession& session,
-                                                         absl::Time from,
-                                                         absl::Time to) {
+absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(
+    DbSession& session, absl::Time from, absl::Time to,
+    const std::vector<std::string>& teams) {
   return session.Run([&](pqxx::connection_base& c)
                          -> absl::StatusOr<std::vector<SkuAccuracyRow>> {
     pqxx::read_transaction txn(c);
     std::vector<SkuAccuracyRow> rows;
     for (const pqxx::row& row :
          txn.exec_params(kAccuracy, Micros(from, kEarliestMicros),
-                         Micros(to, kLatestMicros))) {
+                         Micros(to, kLatestMicros), TextArrayLiteral(teams))) {
       SkuAccuracyRow r;
       r.sku_id = row[0].as<std::string>();
       r.runs = row[1].as<int64_t>();

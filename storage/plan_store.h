@@ -71,6 +71,7 @@ struct StoredPlan {
   absl::Time created_at;
   absl::Time evidence_time;
   std::vector<std::string> warnings;
+  std::string team;  // the request's: who may read the plan
 };
 
 // NOT_FOUND when no plan has that id.
@@ -105,9 +106,11 @@ struct SkuAccuracyRow {
   double prior_gpu_hours_per_step_mean_error_pct = 0;
 };
 
-absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(DbSession& session,
-                                                         absl::Time from,
-                                                         absl::Time to);
+// The outcomes recorded in [from, to), of plans of `teams` (empty: of
+// every plan).
+absl::StatusOr<std::vector<SkuAccuracyRow>> PlanAccuracy(
+    DbSession& session, absl::Time from, absl::Time to,
+    const std::vector<std::string>& teams);
 
 }  // namespace placement::storage
 

@@ -11,26 +11,58 @@
 #include "storage/double_text.h"
 #include "storage/eval_store.h"
 #include "storage/hex.h"
+#include "storage/histogram_text.h"
 #include "storage/pool_reliability_store.h"
+#include "storage/pool_state_store.h"
+#include "storage/pq_values.h"
 
 namespace placement::storage {
 namespace {
 
-constexpr char kInsertRun[] = R"sql(
-INSERT INTO benchmark_runs (
-  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, model,
-  method, gpu_count, started_at, ended_at, gpu_microseconds, steps_attempted,
-  steps_succeeded, step_time_mean_s, step_time_p50_s, step_time_p95_s,
-  tokens_per_second, peak_memory_gb, offload, interconnect, collectives_opened,
-  retries, outcome, exclusive, plan_id, upload, evidence_version,
-  peak_memory_allocated_gb, peak_memory_reserved_gb)
-VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10,
-        to_timestamp($11::float8 / 1e6), to_timestamp($12::float8 / 1e6), $13,
-        $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-        $27::uuid, decode($2, 'hex'), pg_current_xact_id()::text::bigint,
-        nullif($28::float8, 0), nullif($29::float8, 0))
-ON CONFLICT (run_id) DO NOTHING
-RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint, evidence_version)sql";
+#define PLACEMENT_INSERT_RUN_COLUMNS                                        \
+  "INSERT INTO benchmark_runs ("                                            \
+  "  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, "  \
+  "  model, method, gpu_count, started_at, ended_at, gpu_microseconds, "    \
+  "  steps_attempted, steps_succeeded, step_time_mean_s, step_time_p50_s, " \
+  "  step_time_p95_s, tokens_per_second, peak_memory_gb, offload, "         \
+  "  interconnect, collectives_opened, retries, outcome, exclusive, "       \
+  "  plan_id, upload, evidence_version, peak_memory_allocated_gb, "         \
+  "  peak_memory_reserved_gb"
+#define PLACEMENT_INSERT_RUN_VALUES                                           \
+  "VALUES ($1, sha256(decode($2, 'hex')), $3, $4, $5, $6, $7, $8, $9, $10, "  \
+  "        to_timestamp($11::float8 / 1e6), to_timestamp($12::float8 / 1e6)," \
+  "        $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,"  \
+  "        $26, $27::uuid, decode($2, 'hex'),"                                \
+  "        pg_current_xact_id()::text::bigint, nullif($28::float8, 0),"       \
+  "        nullif($29::float8, 0)"
+#define PLACEMENT_INSERT_RUN_CONFLICT                           \
+  " ON CONFLICT (run_id) DO NOTHING "                           \
+  "RETURNING (extract(epoch FROM accepted_at) * 1e6)::bigint, " \
+  "evidence_version"
+
+constexpr char kInsertRun[] = PLACEMENT_INSERT_RUN_COLUMNS
+    ") " PLACEMENT_INSERT_RUN_VALUES ")" PLACEMENT_INSERT_RUN_CONFLICT;
+// With why each retried attempt failed (migration 0022), for a run that
+// reported it: in the INSERT itself, since the database's deferred rollup
+// triggers read the row as inserted.
+constexpr char kInsertRunWithRetryOutcomes[] = PLACEMENT_INSERT_RUN_COLUMNS
+    ", retry_outcomes) " PLACEMENT_INSERT_RUN_VALUES
+    ", $30::text[])" PLACEMENT_INSERT_RUN_CONFLICT;
+
+#undef PLACEMENT_INSERT_RUN_CONFLICT
+#undef PLACEMENT_INSERT_RUN_VALUES
+#undef PLACEMENT_INSERT_RUN_COLUMNS
+
+// Whether benchmark_runs keeps retry causes (migration 0022 adds the
+// column; its down keeps it).
+constexpr char kHasRetryOutcomes[] = R"sql(
+SELECT EXISTS (SELECT 1 FROM pg_attribute
+               WHERE attrelid = 'benchmark_runs'::regclass
+                 AND attname = 'retry_outcomes' AND NOT attisdropped))sql";
+
+// The team of the plan a run names (no row: not recorded, or not yet).
+constexpr char kSelectPlanTeam[] =
+    "SELECT team FROM placements WHERE plan_id = $1::uuid";
 
 // Migration 0025's table, and a run's row in it.
 constexpr char kHasRunFailureReasons[] =
@@ -40,7 +72,7 @@ constexpr char kInsertFailureReason[] =
     "VALUES ($1::uuid, $2)";
 
 constexpr char kSelectExistingRun[] = R"sql(
-SELECT fingerprint = sha256(decode($2, 'hex')), recipe_key,
+SELECT fingerprint = sha256(decode($2, 'hex')) AND team = $3, recipe_key,
        (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds,
        coalesce(evidence_version, 0)
 FROM benchmark_runs WHERE run_id = $1)sql";
@@ -110,7 +142,7 @@ RETURNING sku_id, basis, predicted_peak_memory_gb,
 
 constexpr char kSelectRun[] = R"sql(
 SELECT encode(upload, 'hex'), recipe_key,
-       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds
+       (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds, team
 FROM benchmark_runs WHERE run_id = $1)sql";
 
 // Newest first; the cursor is the (accepted_at, run_id) of the last row.
@@ -132,6 +164,7 @@ WHERE ($1 = '' OR pool_name = $1)
   AND ($2 = '' OR sku_id = $2)
   AND ($3 = '' OR recipe_key = $3)
   AND ($4 = '' OR (accepted_at, run_id) < (to_timestamp($5::float8 / 1e6), $4::uuid))
+  AND (cardinality($7::text[]) = 0 OR team = ANY ($7::text[]))
 ORDER BY accepted_at DESC, run_id DESC
 LIMIT $6)sql";
 
@@ -150,13 +183,27 @@ LIMIT $6)sql";
 #define PLACEMENT_BUSY_COLUMNS                            \
   ", busy_gpu_microseconds, succeeded_gpu_microseconds, " \
   "succeeded_busy_gpu_microseconds"
+// Migration 0022's (also the database's), after those.
+#define PLACEMENT_ATTEMPT_COLUMNS                            \
+  ", counted_gpu_microseconds, lost_gpu_microseconds, "      \
+  "succeeded_attempts, succeeded_counted_gpu_microseconds, " \
+  "startup_hist::text, step_time_mean_hist::text, "          \
+  "node_failed_attempts, fabric_failed_attempts"
 #define PLACEMENT_ROLLUP_ORDER " ORDER BY recipe_key, sku_id"
 #define PLACEMENT_ROLLUP_CHANGED \
   " FROM evidence_rollups WHERE" PLACEMENT_CHANGED_SINCE("change_xid")
 
-constexpr char kListRollups[] = PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS
+constexpr char kListRollups[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ATTEMPT_COLUMNS
     " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
 constexpr char kListChangedRollups[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ATTEMPT_COLUMNS
+        PLACEMENT_ROLLUP_CHANGED PLACEMENT_ROLLUP_ORDER;
+// On a schema before 0022.
+constexpr char kListRollupsPerRun[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS
+    " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
+constexpr char kListChangedRollupsPerRun[] =
     PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ROLLUP_CHANGED
         PLACEMENT_ROLLUP_ORDER;
 // On a schema before 0017 (a binary started before `migrate up`).
@@ -167,25 +214,17 @@ constexpr char kListChangedRollupsWithoutBusy[] =
 
 #undef PLACEMENT_ROLLUP_CHANGED
 #undef PLACEMENT_ROLLUP_ORDER
+#undef PLACEMENT_ATTEMPT_COLUMNS
 #undef PLACEMENT_BUSY_COLUMNS
 #undef PLACEMENT_ROLLUP_COLUMNS
 
-std::string CountsLiteral(const core::LogHistogram& histogram) {
-  return absl::StrCat("{", absl::StrJoin(histogram.counts, ","), "}");
-}
-
-core::LogHistogram CountsFromLiteral(absl::string_view text) {
-  core::LogHistogram histogram;
-  absl::ConsumePrefix(&text, "{");
-  absl::ConsumeSuffix(&text, "}");
-  int i = 0;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    if (i >= core::kHistogramBuckets) break;
-    int64_t value = 0;
-    if (absl::SimpleAtoi(part, &value)) histogram.counts[i] = value;
-    ++i;
+// The run's retry causes as a text[] literal ("{PREEMPTED,FAILED}").
+std::string RetryOutcomesLiteral(const core::MeasuredRun& run) {
+  std::vector<const char*> names;
+  for (core::RunOutcome o : run.retry_outcomes) {
+    names.push_back(core::RunOutcomeName(o));
   }
-  return histogram;
+  return absl::StrCat("{", absl::StrJoin(names, ","), "}");
 }
 
 }  // namespace
@@ -202,9 +241,10 @@ namespace {
 // conflict.
 absl::StatusOr<RunAck> AckOfExistingRun(pqxx::work& txn,
                                         const std::string& run_id,
-                                        const std::string& upload_hex) {
+                                        const std::string& upload_hex,
+                                        const std::string& team) {
   const pqxx::result existing =
-      txn.exec_params(kSelectExistingRun, run_id, upload_hex);
+      txn.exec_params(kSelectExistingRun, run_id, upload_hex, team);
   if (existing.empty()) {
     return absl::AbortedError("run_id conflict; retry the upload");
   }
@@ -272,21 +312,43 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     const core::MeasuredRun& run = in.run;
     const int64_t gpu_us = GpuMicroseconds(run);
     pqxx::work txn(c);
+    if (!in.plan_id.empty() && in.may_name_plan) {
+      const pqxx::result plan = txn.exec_params(kSelectPlanTeam, in.plan_id);
+      if (!plan.empty()) {
+        absl::Status allowed = in.may_name_plan(plan[0][0].as<std::string>());
+        if (!allowed.ok()) return allowed;
+      }
+    }
     const std::string upload_hex = HexEncode(in.upload);
-    const pqxx::result inserted = txn.exec_params(
-        kInsertRun, run.run_id, upload_hex, in.agent_id, run.pool_name,
-        run.sku_id, run.team, run.recipe_key, in.recipe.model,
-        core::FineTuneMethodName(in.recipe.method), run.gpu_count,
-        absl::ToUnixMicros(run.started), absl::ToUnixMicros(run.ended), gpu_us,
-        run.steps_attempted, run.steps_succeeded, run.step_time_mean_s,
-        run.step_time_p50_s, run.step_time_p95_s, in.tokens_per_second,
-        run.peak_memory_gb, core::OffloadName(run.offload),
-        core::InterconnectName(run.interconnect), run.collectives_opened,
-        run.retries, core::RunOutcomeName(run.outcome), in.exclusive,
-        in.plan_id.empty() ? nullptr : in.plan_id.c_str(),
-        run.peak_memory_allocated_gb, run.peak_memory_reserved_gb);
+    // Asked only for a run that reported its retries' causes: a schema
+    // that never had 0022 keeps them in the upload bytes alone.
+    const bool with_retry_outcomes =
+        !run.retry_outcomes.empty() &&
+        txn.exec(kHasRetryOutcomes)[0][0].as<bool>();
+    auto insert = [&](const char* statement, auto... retry_outcomes) {
+      return txn.exec_params(
+          statement, run.run_id, upload_hex, in.agent_id, run.pool_name,
+          run.sku_id, run.team, run.recipe_key, in.recipe.model,
+          core::FineTuneMethodName(in.recipe.method), run.gpu_count,
+          absl::ToUnixMicros(run.started), absl::ToUnixMicros(run.ended),
+          gpu_us, run.steps_attempted, run.steps_succeeded,
+          run.step_time_mean_s, run.step_time_p50_s, run.step_time_p95_s,
+          in.tokens_per_second, run.peak_memory_gb,
+          core::OffloadName(run.offload),
+          core::InterconnectName(run.interconnect), run.collectives_opened,
+          run.retries, core::RunOutcomeName(run.outcome), in.exclusive,
+          in.plan_id.empty() ? nullptr : in.plan_id.c_str(),
+          run.peak_memory_allocated_gb, run.peak_memory_reserved_gb,
+          retry_outcomes...);
+    };
+    const pqxx::result inserted =
+        with_retry_outcomes
+            ? insert(kInsertRunWithRetryOutcomes, RetryOutcomesLiteral(run))
+            : insert(kInsertRun);
     // The run_id is taken: a retry of the same upload, or a conflict.
-    if (inserted.empty()) return AckOfExistingRun(txn, run.run_id, upload_hex);
+    if (inserted.empty()) {
+      return AckOfExistingRun(txn, run.run_id, upload_hex, run.team);
+    }
 
     AddRunToEvidenceRollup(txn, in, gpu_us);
     // The finance rollup, in the same transaction: cost reports never scan
@@ -304,6 +366,9 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
         in.failure_reason.find('\0') == std::string::npos &&
         txn.exec(kHasRunFailureReasons)[0][0].as<bool>()) {
       txn.exec_params(kInsertFailureReason, run.run_id, in.failure_reason);
+    }
+    if (in.queue_wait_s.has_value()) {
+      AppendUploadedWait(txn, run.pool_name, *in.queue_wait_s);
     }
 
     RunAck ack{run.run_id,
@@ -333,6 +398,7 @@ absl::StatusOr<StoredRun> GetRun(DbSession& session,
         stored.ack = RunAck{run_id, rows[0][1].as<std::string>(),
                             absl::FromUnixMicros(rows[0][2].as<int64_t>()),
                             rows[0][3].as<int64_t>(), std::nullopt};
+        stored.team = rows[0][4].as<std::string>();
         return stored;
       });
 }
@@ -343,9 +409,9 @@ absl::StatusOr<RunPage> ListRuns(DbSession& session, const RunFilter& filter,
     pqxx::read_transaction txn(c);
     const int64_t cursor_micros =
         after.run_id.empty() ? 0 : absl::ToUnixMicros(after.accept_time);
-    const pqxx::result rows =
-        txn.exec_params(kListRuns, filter.pool, filter.sku, filter.recipe_key,
-                        after.run_id, cursor_micros, page_size + 1);
+    const pqxx::result rows = txn.exec_params(
+        kListRuns, filter.pool, filter.sku, filter.recipe_key, after.run_id,
+        cursor_micros, page_size + 1, TextArrayLiteral(filter.teams));
     RunPage page;
     for (const pqxx::row& row : rows) {
       if (static_cast<int>(page.runs.size()) == page_size) {
@@ -426,6 +492,17 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
       r.succeeded_busy_gpu_hours =
           core::HoursFromMicroseconds(row[29].as<int64_t>());
     }
+    if (row.size() > 30) {  // and with the per-attempt columns
+      r.counted_gpu_hours = core::HoursFromMicroseconds(row[30].as<int64_t>());
+      r.lost_gpu_hours = core::HoursFromMicroseconds(row[31].as<int64_t>());
+      r.succeeded_attempts = row[32].as<int64_t>();
+      r.succeeded_counted_gpu_hours =
+          core::HoursFromMicroseconds(row[33].as<int64_t>());
+      r.startup_hist = CountsFromLiteral(row[34].as<std::string>());
+      r.step_time_mean_hist = CountsFromLiteral(row[35].as<std::string>());
+      r.node_failed_attempts = row[36].as<int64_t>();
+      r.fabric_failed_attempts = row[37].as<int64_t>();
+    }
     rollups.push_back(std::move(stored));
   }
   return rollups;
@@ -434,24 +511,35 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
 }  // namespace
 
 std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn,
-                                      bool with_busy) {
-  return RollupsFromRows(
-      txn.exec(with_busy ? kListRollups : kListRollupsWithoutBusy));
+                                      FailureEvidence schema) {
+  switch (schema) {
+    case FailureEvidence::kPerAttempt:
+      return RollupsFromRows(txn.exec(kListRollups));
+    case FailureEvidence::kPerRun:
+      return RollupsFromRows(txn.exec(kListRollupsPerRun));
+    case FailureEvidence::kNone:
+      break;
+  }
+  return RollupsFromRows(txn.exec(kListRollupsWithoutBusy));
 }
 
 std::vector<StoredRollup> ReadRollupsChangedSince(
     pqxx::transaction_base& txn, const TransactionHorizon& since,
-    bool with_busy) {
-  return RollupsFromRows(txn.exec_params(
-      with_busy ? kListChangedRollups : kListChangedRollupsWithoutBusy,
-      since.ToText(), since.xmin));
+    FailureEvidence schema) {
+  const char* statement = kListChangedRollupsWithoutBusy;
+  if (schema == FailureEvidence::kPerAttempt) statement = kListChangedRollups;
+  if (schema == FailureEvidence::kPerRun) {
+    statement = kListChangedRollupsPerRun;
+  }
+  return RollupsFromRows(
+      txn.exec_params(statement, since.ToText(), since.xmin));
 }
 
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session) {
   return session.Run([&](pqxx::connection_base& c)
                          -> absl::StatusOr<std::vector<StoredRollup>> {
     pqxx::read_transaction txn(c);
-    return ReadRollups(txn, HasFailureEvidence(txn));
+    return ReadRollups(txn, FailureEvidenceIn(txn));
   });
 }
 

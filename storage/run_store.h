@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_STORAGE_RUN_STORE_H_
 #define PLACEMENT_STORAGE_RUN_STORE_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "core/evidence/evidence.h"
 #include "core/recipe.h"
 #include "storage/db_session.h"
+#include "storage/pool_reliability_store.h"
 #include "storage/transaction_horizon.h"
 
 namespace placement::storage {
@@ -33,6 +35,12 @@ struct RunToStore {
   // BenchmarkRun.failure_reason; stored in run_failure_reasons (migration
   // 0025) when not empty and the schema has that table.
   std::string failure_reason;
+  // Whether the uploader may name a plan of the given team (OK, or the
+  // refusal InsertRun answers); unset: any plan.
+  std::function<absl::Status(const std::string& plan_team)> may_name_plan;
+  // The job's wait for the pool (start less submission), when the upload
+  // carried its submission time: it joins the pool's waits (pool_states).
+  std::optional<double> queue_wait_s;
 };
 
 // A run that carried out a plan, against what the plan predicted for the
@@ -67,17 +75,21 @@ int64_t GpuMicroseconds(const core::MeasuredRun& run);
 // compared with the plan's prediction for its pool (plan_outcomes), in the
 // same transaction, and so is the run's daily cost rollup row
 // (storage/cost_store.h, at the pool's rates as they are now) and its evals
-// (eval_results when the schema has it: storage/eval_store.h). Idempotent on
-// run_id:
+// (eval_results when the schema has it: storage/eval_store.h), and its wait
+// (pool_states, when it carries one and the schema has it). A run that
+// names a stored plan the uploader may not name (may_name_plan) is refused
+// with its answer, nothing written. Idempotent on run_id:
 //  - first time: stored, acknowledged;
-//  - same run_id, same upload bytes: the original acknowledgement, nothing
-//    written;
-//  - same run_id, other upload bytes: ALREADY_EXISTS, nothing changed.
+//  - same run_id, same upload bytes and team: the original
+//    acknowledgement, nothing written;
+//  - same run_id, other upload bytes or team: ALREADY_EXISTS, nothing
+//    changed.
 absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& run);
 
 struct StoredRun {
   std::string upload;  // serialized placement.v1.BenchmarkRun
   RunAck ack;
+  std::string team;  // as stored (the upload's, or the default it took)
 };
 
 // NOT_FOUND when no run has that id.
@@ -107,9 +119,10 @@ struct RunSummary {
 };
 
 struct RunFilter {
-  std::string pool;        // empty: any
-  std::string sku;         // empty: any
-  std::string recipe_key;  // empty: any
+  std::string pool;                // empty: any
+  std::string sku;                 // empty: any
+  std::string recipe_key;          // empty: any
+  std::vector<std::string> teams;  // runs of these teams; empty: any
 };
 
 // Position in the newest-first listing: the last row of the previous page.
@@ -136,16 +149,16 @@ struct StoredRollup {
 absl::StatusOr<std::vector<StoredRollup>> ListRollups(DbSession& session);
 // The same inside the caller's transaction `txn` (for reads that must see
 // one point in time, see ReadCatalog); throws what libpqxx throws, so call it
-// only inside DbSession::Run. `with_busy`: whether the schema has migration
-// 0017's busy and succeeded GPU time (HasFailureEvidence); without it they
-// are left at 0.
+// only inside DbSession::Run. `schema` (FailureEvidenceIn) says which of
+// migration 0017's busy and succeeded GPU time and 0022's per-attempt
+// figures the schema has; what it lacks is left at 0.
 std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn,
-                                      bool with_busy);
+                                      FailureEvidence schema);
 // Only the rows inserted or updated by transactions `since` did not see
 // (migration 0009), inside the caller's transaction.
 std::vector<StoredRollup> ReadRollupsChangedSince(
     pqxx::transaction_base& txn, const TransactionHorizon& since,
-    bool with_busy);
+    FailureEvidence schema);
 
 }  // namespace placement::storage
 

@@ -14,13 +14,25 @@ namespace {
 
 // Registers the run's stream on its first batch and locks its progress row
 // in one round trip: appends to one run serialize here. The no-op update is
-// what takes the lock (and returns the row) when the stream exists.
+// what takes the lock (and returns the row) when the stream exists. Also
+// returns whether this inserted it (a row this transaction inserted has no
+// xmax), its team and whether the schema has that column (migration 0023;
+// read through to_jsonb, so that the statement runs on older schemas too).
 constexpr char kLockStream[] = R"sql(
 INSERT INTO sample_streams AS s (run_id, partition_time)
 VALUES ($1::uuid, to_timestamp($2::float8 / 1e6))
 ON CONFLICT (run_id) DO UPDATE SET partition_time = s.partition_time
 RETURNING (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
-          committed_through_step, samples)sql";
+          committed_through_step, samples, s.xmax = 0,
+          coalesce(to_jsonb(s) ->> 'team', ''), to_jsonb(s) ? 'team')sql";
+
+// The team of a run uploaded before its first batch of samples.
+constexpr char kSelectRunTeam[] =
+    "SELECT team FROM benchmark_runs WHERE run_id = $1::uuid";
+
+// A new stream's team (only on a schema with the column).
+constexpr char kClaimStream[] =
+    "UPDATE sample_streams SET team = $2 WHERE run_id = $1::uuid";
 
 // samples_dropped_at (migration 0018) is read through to_jsonb so that the
 // statement also runs on schema 17, where it is NULL.
@@ -28,7 +40,8 @@ constexpr char kSelectProgress[] = R"sql(
 SELECT (extract(epoch FROM partition_time) * 1e6)::bigint, max_step,
        committed_through_step, samples,
        (extract(epoch FROM (to_jsonb(s) ->> 'samples_dropped_at')::timestamptz)
-        * 1e6)::bigint
+        * 1e6)::bigint,
+       coalesce(to_jsonb(s) ->> 'team', '')
 FROM sample_streams s WHERE run_id = $1::uuid)sql";
 
 constexpr char kExistingSteps[] = R"sql(
@@ -121,19 +134,55 @@ struct LockedStream {
   SampleProgress progress;
 };
 
+bool BoolField(const PGresult* result, int row, int column) {
+  return PQgetvalue(result, row, column)[0] == 't';
+}
+
+// Whose stream it is: a stream this batch opens takes `access.team` (if it
+// is of a run already uploaded, only a caller that may add to that run's
+// team opens it); one that exists goes on only for a caller that may add
+// to its team.
+absl::Status CheckStreamTeam(PqConnection& c, const std::string& run_id,
+                             const PGresult* locked,
+                             const StreamAccess& access) {
+  const bool opened_now = BoolField(locked, 0, 4);
+  const std::string team = PQgetvalue(locked, 0, 5);
+  const bool has_team_column = BoolField(locked, 0, 6);
+  if (!opened_now) {
+    return access.may_append ? access.may_append(team) : absl::OkStatus();
+  }
+  if (access.may_append) {
+    absl::StatusOr<PqResult> run = c.Exec(kSelectRunTeam, {run_id.c_str()});
+    if (!run.ok()) return run.status();
+    if (PQntuples(run->get()) > 0) {
+      if (absl::Status s = access.may_append(PQgetvalue(run->get(), 0, 0));
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (access.team.empty() || !has_team_column) return absl::OkStatus();
+  return c.Exec(kClaimStream, {run_id.c_str(), access.team.c_str()}).status();
+}
+
 absl::StatusOr<LockedStream> LockStream(PqConnection& c,
                                         const std::string& run_id,
-                                        absl::Time first_time) {
+                                        absl::Time first_time,
+                                        const StreamAccess& access) {
   const std::string first_micros = Micros(first_time);
   absl::StatusOr<PqResult> locked =
       c.Exec(kLockStream, {run_id.c_str(), first_micros.c_str()});
   if (!locked.ok()) return locked.status();
+  if (absl::Status s = CheckStreamTeam(c, run_id, locked->get(), access);
+      !s.ok()) {
+    return s;
+  }
   LockedStream stream;
   stream.partition_time = absl::FromUnixMicros(Int64Field(locked->get(), 0, 0));
   stream.partition_micros = Micros(stream.partition_time);
   stream.progress = SampleProgress{
       Int64Field(locked->get(), 0, 2), Int64Field(locked->get(), 0, 1),
-      Int64Field(locked->get(), 0, 3), std::nullopt};
+      Int64Field(locked->get(), 0, 3), std::nullopt, std::nullopt};
   return stream;
 }
 
@@ -253,7 +302,8 @@ absl::Status AdvanceProgress(PqConnection& c, const std::string& run_id,
 
 absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
                                            const std::string& run_id,
-                                           std::vector<StepSampleRow> samples) {
+                                           std::vector<StepSampleRow> samples,
+                                           const StreamAccess& access) {
   AppendResult result;
   samples = SortedUnique(std::move(samples), result);
   absl::Time first_time = absl::InfiniteFuture();
@@ -264,7 +314,8 @@ absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
   return session.RunRaw([&](PqConnection& c) -> absl::StatusOr<AppendResult> {
     PqTransaction txn(c);
     if (absl::Status s = txn.Begin(); !s.ok()) return s;
-    absl::StatusOr<LockedStream> stream = LockStream(c, run_id, first_time);
+    absl::StatusOr<LockedStream> stream =
+        LockStream(c, run_id, first_time, access);
     if (!stream.ok()) return stream.status();
     absl::StatusOr<std::map<int64_t, StepSampleRow>> stored_steps =
         ReadStoredSteps(c, run_id, *stream, samples);
@@ -292,7 +343,8 @@ absl::StatusOr<SampleProgress> GetSampleProgress(DbSession& session,
     if (PQntuples(row->get()) == 0) return SampleProgress{};  // none yet
     SampleProgress progress{Int64Field(row->get(), 0, 2),
                             Int64Field(row->get(), 0, 1),
-                            Int64Field(row->get(), 0, 3), std::nullopt};
+                            Int64Field(row->get(), 0, 3), std::nullopt,
+                            std::string(PQgetvalue(row->get(), 0, 5))};
     if (!PQgetisnull(row->get(), 0, 4)) {
       progress.samples_dropped_at =
           absl::FromUnixMicros(Int64Field(row->get(), 0, 4));

@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_STORAGE_SAMPLE_STORE_H_
 #define PLACEMENT_STORAGE_SAMPLE_STORE_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,19 @@ struct SampleProgress {
   // partition, storage/sample_retention.h); the counts above are what was
   // stored before. Unset while they are kept.
   std::optional<absl::Time> samples_dropped_at;
+  // The team the run's stream belongs to ("" for none, or a schema before
+  // 0023); unset when no sample arrived.
+  std::optional<std::string> team;
+};
+
+// Who appends to a run's samples. A stream opened by the first batch
+// belongs to `team` (kept from schema 0023 on); a batch for a stream that
+// exists, or for a run uploaded before its first batch, goes on only if
+// `may_append` accepts that stream's (or run's) team, else its answer is
+// returned and nothing is written. Unset `may_append`: anyone may.
+struct StreamAccess {
+  std::string team;
+  std::function<absl::Status(const std::string& team)> may_append;
 };
 
 struct AppendResult {
@@ -48,10 +62,11 @@ struct AppendResult {
 // are skipped, so a re-sent batch is stored once; those that say something
 // else than the sample kept are counted as conflicting. Concurrent appends to
 // the same run serialize on the run's progress row. Nothing is acknowledged
-// before the commit.
+// before the commit. `access`: see StreamAccess.
 absl::StatusOr<AppendResult> AppendSamples(DbSession& session,
                                            const std::string& run_id,
-                                           std::vector<StepSampleRow> samples);
+                                           std::vector<StepSampleRow> samples,
+                                           const StreamAccess& access);
 
 // The committed progress of a run's samples (committed_through_step -1 and
 // no samples when none arrived).

@@ -5,6 +5,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "storage/hex.h"
+#include "storage/pq_values.h"
+#include "storage/schema_requirement.h"
 
 namespace placement::storage {
 namespace {
@@ -36,6 +38,7 @@ constexpr char kList[] = PLACEMENT_STANDARD_COLUMNS
   AND ($2 = '' OR (created_at, standard_id) <
        (timestamptz 'epoch' + $3::bigint * interval '1 microsecond',
         nullif($2, '')::uuid))
+  AND (cardinality($5::text[]) = 0 OR team = '' OR team = ANY ($5::text[]))
 ORDER BY created_at DESC, standard_id DESC
 LIMIT $4)sql";
 
@@ -82,10 +85,7 @@ StandardRecord RecordFromRow(const pqxx::row& row) {
   return r;
 }
 
-absl::Status NoTable() {
-  return absl::UnavailableError(
-      "standards need schema version 21: run placementd migrate up");
-}
+absl::Status NoTable() { return SchemaLacks("standards", 21); }
 
 std::optional<StandardRecord> SelectOne(pqxx::transaction_base& txn,
                                         const char* query,
@@ -140,6 +140,16 @@ absl::StatusOr<StandardRecord> InsertStandard(DbSession& session,
       });
 }
 
+absl::StatusOr<std::optional<StandardRecord>> FindStandardByRequestId(
+    DbSession& session, const std::string& request_id) {
+  return session.Run([&](pqxx::connection_base& c)
+                         -> absl::StatusOr<std::optional<StandardRecord>> {
+    pqxx::read_transaction txn(c);
+    if (!HasStandards(txn)) return NoTable();
+    return SelectOne(txn, kSelectByRequestId, request_id);
+  });
+}
+
 absl::StatusOr<StandardRecord> GetStandard(DbSession& session,
                                            const std::string& standard_id) {
   return session.Run(
@@ -155,19 +165,18 @@ absl::StatusOr<StandardRecord> GetStandard(DbSession& session,
       });
 }
 
-absl::StatusOr<StandardPage> ListStandards(DbSession& session,
-                                           const StandardCursor& after,
-                                           int page_size,
-                                           bool include_retired) {
+absl::StatusOr<StandardPage> ListStandards(
+    DbSession& session, const StandardCursor& after, int page_size,
+    bool include_retired, const std::vector<std::string>& teams) {
   return session.Run(
       [&](pqxx::connection_base& c) -> absl::StatusOr<StandardPage> {
         pqxx::read_transaction txn(c);
         if (!HasStandards(txn)) return NoTable();
         const int64_t cursor_micros =
             after.standard_id.empty() ? 0 : absl::ToUnixMicros(after.created);
-        const pqxx::result rows =
-            txn.exec_params(kList, include_retired, after.standard_id,
-                            cursor_micros, page_size + 1);
+        const pqxx::result rows = txn.exec_params(
+            kList, include_retired, after.standard_id, cursor_micros,
+            page_size + 1, TextArrayLiteral(teams));
         StandardPage page;
         for (const pqxx::row& row : rows) {
           if (static_cast<int>(page.standards.size()) == page_size) {

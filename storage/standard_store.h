@@ -5,8 +5,9 @@
 // standards RPCs; the active ones read whole by every catalog read (the
 // planner's snapshot). Every statement first asks whether the schema has
 // the table (HasStandards): before 0021 the snapshot has none and the RPCs
-// get UNAVAILABLE.
+// get FAILED_PRECONDITION (SchemaLacks).
 
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -29,14 +30,20 @@ std::vector<StandardRecord> ReadActiveStandards(pqxx::transaction_base& txn);
 absl::StatusOr<StandardRecord> InsertStandard(DbSession& session,
                                               const StandardRecord& record);
 
+// The standard `request_id` wrote, if any (a retry of a committed write
+// answers it before the proof is judged again).
+absl::StatusOr<std::optional<StandardRecord>> FindStandardByRequestId(
+    DbSession& session, const std::string& request_id);
+
 // NOT_FOUND when no standard has that id.
 absl::StatusOr<StandardRecord> GetStandard(DbSession& session,
                                            const std::string& standard_id);
 
-// Newest first (created time, then id, descending).
-absl::StatusOr<StandardPage> ListStandards(DbSession& session,
-                                           const StandardCursor& after,
-                                           int page_size, bool include_retired);
+// Newest first (created time, then id, descending). With `teams`, only the
+// standards of those teams and the fleet-wide ones (team '').
+absl::StatusOr<StandardPage> ListStandards(
+    DbSession& session, const StandardCursor& after, int page_size,
+    bool include_retired, const std::vector<std::string>& teams);
 
 // Retires an active standard now; a retired one is returned unchanged.
 // NOT_FOUND when no standard has that id.

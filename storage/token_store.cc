@@ -3,6 +3,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "storage/hex.h"
+#include "storage/pq_values.h"
+#include "storage/schema_requirement.h"
 
 namespace placement::storage {
 namespace {
@@ -11,33 +13,38 @@ constexpr char kInsertToken[] = R"sql(
 INSERT INTO api_tokens (token_id, name, role, secret_hash)
 VALUES ($1::uuid, $2, $3, decode($4, 'hex')))sql";
 
-constexpr char kRevokeToken[] = R"sql(
-UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
-WHERE token_id = $1::uuid
-RETURNING token_id::text, name, role, encode(secret_hash, 'hex'),
-          (extract(epoch FROM created_at) * 1e6)::bigint,
-          (extract(epoch FROM revoked_at) * 1e6)::bigint)sql";
+// A bound token: only on a schema with migration 0023's column.
+constexpr char kInsertBoundToken[] = R"sql(
+INSERT INTO api_tokens (token_id, name, role, secret_hash, teams)
+VALUES ($1::uuid, $2, $3, decode($4, 'hex'), $5::text[]))sql";
 
-constexpr char kListTokens[] = R"sql(
-SELECT token_id::text, name, role, encode(secret_hash, 'hex'),
-       (extract(epoch FROM created_at) * 1e6)::bigint,
-       (extract(epoch FROM revoked_at) * 1e6)::bigint
-FROM api_tokens ORDER BY created_at DESC, token_id)sql";
+// The columns of a token. Its teams (migration 0023) are read through
+// to_jsonb, so that the statements also run on an older schema (no teams:
+// unbound).
+#define PLACEMENT_TOKEN_COLUMNS                                      \
+  "t.token_id::text, t.name, t.role, encode(t.secret_hash, 'hex'), " \
+  "(extract(epoch FROM t.created_at) * 1e6)::bigint, "               \
+  "(extract(epoch FROM t.revoked_at) * 1e6)::bigint, "               \
+  "ARRAY(SELECT jsonb_array_elements_text(to_jsonb(t) -> 'teams'))::text "
 
-constexpr char kListChangedTokens[] = R"sql(
-SELECT token_id::text, name, role, encode(secret_hash, 'hex'),
-       (extract(epoch FROM created_at) * 1e6)::bigint,
-       (extract(epoch FROM revoked_at) * 1e6)::bigint
-FROM api_tokens
-WHERE)sql" PLACEMENT_CHANGED_SINCE("change_xid") "ORDER BY token_id";
+constexpr char kRevokeToken[] =
+    "UPDATE api_tokens t SET revoked_at = coalesce(revoked_at, now()) "
+    "WHERE token_id = $1::uuid RETURNING " PLACEMENT_TOKEN_COLUMNS;
+
+constexpr char kListTokens[] = "SELECT " PLACEMENT_TOKEN_COLUMNS
+                               "FROM api_tokens t "
+                               "ORDER BY created_at DESC, token_id";
+
+constexpr char kListChangedTokens[] =
+    "SELECT " PLACEMENT_TOKEN_COLUMNS
+    "FROM api_tokens t WHERE" PLACEMENT_CHANGED_SINCE(
+        "change_xid") "ORDER BY token_id";
 
 // Newest first; ties (same microsecond) by id. The cursor is compared in
 // exact microseconds.
-constexpr char kListTokensAfter[] = R"sql(
-SELECT token_id::text, name, role, encode(secret_hash, 'hex'),
-       (extract(epoch FROM created_at) * 1e6)::bigint,
-       (extract(epoch FROM revoked_at) * 1e6)::bigint
-FROM api_tokens
+constexpr char kListTokensAfter[] = "SELECT " PLACEMENT_TOKEN_COLUMNS
+                                    "FROM api_tokens t "
+                                    R"sql(
 WHERE $1::boolean
    OR created_at < 'epoch'::timestamptz + $2::bigint * interval '1 microsecond'
    OR (created_at = 'epoch'::timestamptz + $2::bigint * interval '1 microsecond'
@@ -55,16 +62,28 @@ TokenRecord FromRow(const pqxx::row& row) {
   if (!row[5].is_null()) {
     token.revoked_at = absl::FromUnixMicros(row[5].as<int64_t>());
   }
+  token.teams = ParseTextArray(row[6].as<std::string>());
   return token;
 }
+
+#undef PLACEMENT_TOKEN_COLUMNS
 
 }  // namespace
 
 absl::Status InsertToken(DbSession& session, const TokenRecord& token) {
   return session.Run([&](pqxx::connection_base& c) -> absl::Status {
     pqxx::work txn(c);
-    txn.exec_params(kInsertToken, token.token_id, token.name, token.role,
-                    HexEncode(token.secret_hash));
+    if (token.teams.empty()) {
+      txn.exec_params(kInsertToken, token.token_id, token.name, token.role,
+                      HexEncode(token.secret_hash));
+    } else {
+      if (!HasColumn(txn, "api_tokens", "teams")) {
+        return SchemaLacks("tokens bound to teams", 23);
+      }
+      txn.exec_params(kInsertBoundToken, token.token_id, token.name, token.role,
+                      HexEncode(token.secret_hash),
+                      TextArrayLiteral(token.teams));
+    }
     txn.commit();
     return absl::OkStatus();
   });

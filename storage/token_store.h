@@ -19,9 +19,13 @@ struct TokenRecord {
   std::string secret_hash;  // 32 bytes: SHA-256 of the secret
   absl::Time created_at;
   std::optional<absl::Time> revoked_at;
+  // The teams it is bound to, in name order (migration 0023); empty:
+  // unbound. Read as empty on an older schema.
+  std::vector<std::string> teams;
 };
 
 // Stores a new token (the caller made the id and hashed the secret).
+// FAILED_PRECONDITION for a token bound to teams on a schema before 0023.
 absl::Status InsertToken(DbSession& session, const TokenRecord& token);
 
 // Marks a token revoked; NOT_FOUND when there is none with that id. Revoking

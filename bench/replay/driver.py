@@ -2,12 +2,14 @@
 
 import time
 
-from execution import Layout, OUT_OF_MEMORY, run_job
+from execution import Layout, OUT_OF_MEMORY, run_job, run_records
 from service import Service
 
-# Runs are dated from here: far enough back that the whole trace ends
-# before now (the API refuses runs that end in the future).
+# Runs are dated from the midnight (UTC) this far back: far enough that the
+# whole trace ends before now (the API refuses runs that end in the future),
+# and a midnight so that the replay's clock (execution.py) tells the hour.
 HISTORY_S = 2 * 365 * 86400
+DAY_S = 86400
 
 
 class JobResult:
@@ -21,14 +23,24 @@ class JobResult:
         self.placed = False
         self.choice = ""  # the pool that ran the job (the last one tried)
         self.spend_by_pool = {}  # every attempt's cost, bake-offs included
-        self.oom_keys = []  # (recipe key, SKU) of each out-of-memory attempt
+        # (recipe key, SKU) of each run record that ended out of memory:
+        # an agent's retries of one are not the planner's to prevent.
+        self.oom_keys = []
+        self.records = 0  # run records uploaded or refused
+        self.retried = 0  # of them, records with retries
+        self.refused = 0  # of them, refused by the service as invalid
+        self.faulty_records = 0  # records with a clock fault
+        self.faulty_refused = 0
 
-    def charge(self, attempts):
+    def charge(self, world, attempts):
         for a in attempts:
             self.spend_by_pool[a.layout.pool] = (
                 self.spend_by_pool.get(a.layout.pool, 0.0) + a.cost)
-            if a.outcome == OUT_OF_MEMORY:
-                self.oom_keys.append((a.layout.recipe_key, a.layout.sku))
+        for record in world.reporting.records(attempts):
+            last = record[-1]
+            if last.outcome == OUT_OF_MEMORY:
+                self.oom_keys.append((last.layout.recipe_key, last.layout.sku))
+        self.oom_attempts += sum(a.outcome == OUT_OF_MEMORY for a in attempts)
 
 
 class PolicyRun:
@@ -55,15 +67,25 @@ def _options(world, svc, job, plan, excluded, card_memory):
     return out
 
 
-def _upload_all(svc, attempts, start_s, plan_id, job, tag):
-    for n, a in enumerate(attempts):
-        svc.upload(a, start_s, plan_id, job.team,
-                   f"{job.id}|{tag}|{a.layout.identity()}|{n}")
-        start_s += a.seconds
-    return start_s
+def _upload_all(world, svc, attempts, epoch_s, plan_id, job, tag, result):
+    """Uploads `attempts` (one layout's, in order) as the world's agents
+    report them; returns when the last ended on the replay's clock. A run
+    record's name (its id) is its first attempt's, as it always was."""
+    for record in run_records(world, job.id, tag, attempts):
+        first = record.attempts[0]
+        stored = svc.upload(record, epoch_s, plan_id, job.team,
+                            f"{job.id}|{tag}|{first.layout.identity()}|"
+                            f"{first.index}")
+        result.records += 1
+        result.retried += record.retries > 0
+        result.refused += not stored
+        if record.fault:
+            result.faulty_records += 1
+            result.faulty_refused += not stored
+    return attempts[-1].start_s + attempts[-1].seconds
 
 
-def _bakeoff(world, svc, job, plan, options, clock, result):
+def _bakeoff(world, svc, job, plan, options, clock, epoch_s, result):
     """Runs each proposed measurement run once, for the steps the plan asks
     (world.bakeoff_steps when it does not say); returns when the last ends."""
     by_pool = {c.pool: layout for c, layout in options}
@@ -73,45 +95,45 @@ def _bakeoff(world, svc, job, plan, options, clock, result):
         if layout is None:
             continue
         steps = run.steps or world.bakeoff_steps
-        attempts, _ = run_job(world, job.id, layout, steps,
-                              purpose="bakeoff", max_attempts=1)
-        end = max(end, _upload_all(svc, attempts, clock, plan.plan_id, job,
-                                   "bakeoff"))
+        # One run record: the agent's `run` with its retries, if any.
+        attempts, _ = run_job(world, job.id, layout, steps, clock,
+                              purpose="bakeoff", max_records=1)
+        end = max(end, _upload_all(world, svc, attempts, epoch_s,
+                                   plan.plan_id, job, "bakeoff", result))
         spent = sum(a.cost for a in attempts)
-        result.charge(attempts)
+        result.charge(world, attempts)
         result.exploration += spent
         result.cost += spent
         result.attempts += len(attempts)
-        result.oom_attempts += sum(a.outcome == OUT_OF_MEMORY
-                                   for a in attempts)
     return end
 
 
-def _replay_job(world, svc, policy, job, clock, card_memory):
+def _replay_job(world, svc, policy, job, clock, epoch_s, card_memory):
     result = JobResult(job)
     plan = svc.plan(job)
     excluded = set()
     options = _options(world, svc, job, plan, excluded, card_memory)
     if policy.bakeoff and options and plan.bake_off.runs:
-        clock = _bakeoff(world, svc, job, plan, options, clock, result)
+        clock = _bakeoff(world, svc, job, plan, options, clock, epoch_s,
+                         result)
         plan = svc.plan(job)  # again, now with the measurements
         options = _options(world, svc, job, plan, excluded, card_memory)
     while options:
-        layout = policy.choose(world, job, options)
+        layout = policy.choose(world, job, options, clock)
         if layout is None:
             break
         result.placed = True
         result.choice = layout.pool
-        attempts, completed = run_job(world, job.id, layout, job.steps)
-        clock = _upload_all(svc, attempts, clock, plan.plan_id, job, "job")
+        attempts, completed = run_job(world, job.id, layout, job.steps, clock)
+        clock = _upload_all(world, svc, attempts, epoch_s, plan.plan_id, job,
+                            "job", result)
         result.cost += sum(a.cost for a in attempts)
-        result.charge(attempts)
+        result.charge(world, attempts)
         result.attempts += len(attempts)
         if completed or attempts[-1].outcome != OUT_OF_MEMORY:
             result.completed = completed
             break
         # Out of memory at start: the team asks again and tries elsewhere.
-        result.oom_attempts += 1
         excluded.add(layout.pool)
         plan = svc.plan(job)
         options = _options(world, svc, job, plan, excluded, card_memory)
@@ -123,13 +145,13 @@ def replay(world, policy_class, index):
     policy = policy_class()
     run = PolicyRun(world, policy)
     started = time.monotonic()
-    base = time.time() - HISTORY_S
+    epoch_s = (time.time() - HISTORY_S) // DAY_S * DAY_S
     with Service(f"replay{index}") as svc:
         svc.create_pools(world.pools)
         card_memory = {}
         for job in world.jobs:
-            clock = base + job.index * world.arrival_gap_s
+            clock = job.index * world.arrival_gap_s
             run.jobs.append(_replay_job(world, svc, policy, job, clock,
-                                        card_memory))
+                                        epoch_s, card_memory))
     run.seconds = time.monotonic() - started
     return run

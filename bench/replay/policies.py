@@ -16,8 +16,9 @@ class Policy:
     bakeoff = False  # runs the plan's proposed bake-off first
     knows_truth = False
 
-    def choose(self, world, job, options):
-        """options: [(candidate, layout)] in the plan's rank order."""
+    def choose(self, world, job, options, start_s):
+        """options: [(candidate, layout)] in the plan's rank order; the job
+        would start at `start_s` on the replay's clock."""
         raise NotImplementedError
 
 
@@ -25,14 +26,14 @@ class Advised(Policy):
     name = "service, bake-offs run"
     bakeoff = True
 
-    def choose(self, world, job, options):
+    def choose(self, world, job, options, start_s):
         return options[0][1]
 
 
 class RankOne(Policy):
     name = "service, rank 1 only"
 
-    def choose(self, world, job, options):
+    def choose(self, world, job, options, start_s):
         return options[0][1]
 
 
@@ -41,7 +42,7 @@ class ListPrice(Policy):
     estimated time (its step time: measured p50, else the model's)."""
     name = "list price x est. time"
 
-    def choose(self, world, job, options):
+    def choose(self, world, job, options, start_s):
         def cost(option):
             c, layout = option
             price = next(p.get("list_price_per_gpu_hour",
@@ -55,13 +56,14 @@ class InternalPrior(Policy):
     """The internal rate x the analytic prior's step time."""
     name = "internal rate x prior"
 
-    def choose(self, world, job, options):
+    def choose(self, world, job, options, start_s):
         return min(options, key=lambda o: o[1].rate * _hours(
             o[1], o[0].prior_step_time_s, job.steps))[1]
 
 
 class Oracle(Policy):
-    """Hindsight: the lowest expected TRUE cost, failures' rework included;
+    """Hindsight: the lowest expected TRUE cost from the job's start,
+    failures' rework included (at the hours the job would run);
     never a layout that runs out of memory. Where failures make the
     expectation an estimate, it records the largest relative standard error
     of any figure it compared and how many choices were closer than two
@@ -73,11 +75,11 @@ class Oracle(Policy):
         self.max_relative_se = 0.0
         self.close_calls = 0
 
-    def choose(self, world, job, options):
+    def choose(self, world, job, options, start_s):
         scored = []
         for _, layout in options:
             cost, se = expected_cost_and_error(world, job.id, layout,
-                                               job.steps)
+                                               job.steps, start_s)
             if cost is not None:
                 scored.append((cost, se, layout))
                 self.max_relative_se = max(self.max_relative_se, se / cost)

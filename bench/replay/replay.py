@@ -1,6 +1,8 @@
 """Fleet replay: drives a real placementd through its public API over a
 world's job trace, once per policy, and compares realized cost with the
-hindsight oracle's. Usage: replay.py [--json] [--jobs N] WORLD.json...
+hindsight oracle's; a world with queues (bench/replay/queues.py) is replayed
+by the queue policies instead. Usage: replay.py [--json] [--jobs N]
+WORLD.json...
 (bench/replay/replay.sh sets up PostgreSQL and placementd)."""
 
 import argparse
@@ -9,6 +11,8 @@ import sys
 
 import driver
 import policies
+import queue_driver
+import queue_report
 import report
 import world as world_lib
 
@@ -36,7 +40,11 @@ def main(argv):
         print(f"replay: {e}", file=sys.stderr)
         return 2
     rows = []
+    queue_rows = []
     for w in worlds:
+        if w.queues is not None:
+            queue_rows += _replay_queues(w)
+            continue
         print(f"== {w.name}: {len(w.jobs)} jobs, {len(w.pools)} pools",
               file=sys.stderr)
         oracle = driver.replay(w, policies.Oracle, 0)
@@ -49,15 +57,49 @@ def main(argv):
             rows.append(report.summarize(run, oracle))
             print(f"   {policy.name}: {run.seconds:.1f} s", file=sys.stderr)
         rows.append(report.summarize(oracle, oracle))
+    verdict = report.verdict(rows)
     if args.json:
-        print(json.dumps(report.json_safe(rows), indent=1))
-    else:
+        print(json.dumps(report.json_safe(
+            {"rows": rows, "verdict": verdict, "queues": queue_rows}),
+            indent=1))
+        return 0
+    if rows:
         print(report.markdown(rows))
         print()
         print("Pools chosen (jobs / share of the policy's spending):")
         print()
         print(report.pools_markdown(rows))
+        if verdict is not None:
+            print()
+            print("The verdict (as advised = service, bake-offs run; "
+                  "docs/DECISIONS.md):")
+            print()
+            print(report.verdict_markdown(verdict))
+    if queue_rows:
+        if rows:
+            print()
+        print(queue_report.markdown(queue_rows))
+        print()
+        print("Start forecasts: share of jobs started by each predicted "
+              "quantile (calibrated: p):")
+        print()
+        print(queue_report.calibration_markdown(queue_rows))
     return 0
+
+
+def _replay_queues(w):
+    """Every queue policy over a queue world; rows against its oracle and
+    today's service."""
+    print(f"== {w.name}: {len(w.jobs)} jobs, {len(w.pools)} pools, queues",
+          file=sys.stderr)
+    runs = {}
+    for i, policy in enumerate(queue_driver.POLICIES):
+        runs[policy] = queue_driver.replay(w, policy, i)
+        print(f"   {policy.name}: {runs[policy].seconds:.1f} s, "
+              f"{runs[policy].reports} reports", file=sys.stderr)
+    oracle = runs[queue_driver.QueueOracle]
+    today = runs[queue_driver.TimeBlind]
+    return [queue_report.summarize(r, oracle, today) for r in runs.values()]
 
 
 if __name__ == "__main__":

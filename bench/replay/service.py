@@ -5,12 +5,15 @@ would call them."""
 import hashlib
 import uuid
 
+import grpc
 from google.protobuf import duration_pb2  # noqa: F401  (stub dependency)
 
 from placement.v1 import catalog_pb2
 from placement.v1 import catalog_pb2_grpc
 from placement.v1 import placement_pb2
 from placement.v1 import placement_pb2_grpc
+from placement.v1 import pool_state_pb2
+from placement.v1 import pool_state_pb2_grpc
 from placement.v1 import telemetry_pb2
 from placement.v1 import telemetry_pb2_grpc
 
@@ -26,7 +29,9 @@ _INTER_NODE = {
     "infiniband": catalog_pb2.INTER_NODE_FABRIC_INFINIBAND,
 }
 _OBJECTIVE = {"cost": placement_pb2.OBJECTIVE_LOWEST_COST,
-              "time": placement_pb2.OBJECTIVE_SHORTEST_TIME}
+              "time": placement_pb2.OBJECTIVE_SHORTEST_TIME,
+              "deadline": placement_pb2.OBJECTIVE_FINISH_BY_DEADLINE,
+              "delay": placement_pb2.OBJECTIVE_COST_OF_DELAY}
 
 
 class Service:
@@ -43,6 +48,7 @@ class Service:
         self.catalog = catalog_pb2_grpc.CatalogServiceStub(channel)
         self.placement = placement_pb2_grpc.PlacementServiceStub(channel)
         self.telemetry = telemetry_pb2_grpc.TelemetryServiceStub(channel)
+        self.pool_states = pool_state_pb2_grpc.PoolStateServiceStub(channel)
         return self
 
     def __exit__(self, *exc):
@@ -81,9 +87,58 @@ class Service:
         return self.placement.PlacePlan(request, timeout=TIMEOUT_S,
                                         metadata=self.metadata)
 
-    def upload(self, attempt, start_s, plan_id, team, run_name):
-        """Uploads one attempt as an agent would, its times on the simulated
-        clock (seconds since the epoch)."""
+    def upload(self, record, epoch_s, plan_id, team, run_name):
+        """Uploads one run record (execution.RunRecord) as an agent would,
+        its times on the replay's clock from `epoch_s` (seconds since the
+        Unix epoch), its id derived from `run_name`. Returns False when the
+        service refuses it as invalid (INVALID_ARGUMENT), as an agent's
+        rejected/ would keep it; any other error raises."""
+        run_id = str(uuid.UUID(bytes=hashlib.sha256(
+            run_name.encode()).digest()[:16], version=4))
+        run = record.message(epoch_s, plan_id, team, run_id)
+        try:
+            reply = self.telemetry.UploadBenchmarkRun(
+                telemetry_pb2.UploadBenchmarkRunRequest(run=run),
+                timeout=TIMEOUT_S, metadata=self.metadata)
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                return False
+            raise
+        self.evidence_version = max(self.evidence_version,
+                                    reply.evidence_version)
+        return True
+
+    def plan_with(self, job, objective, deadline_s=None, delay_per_hour=None):
+        """A plan with `objective` ("cost", "time", "deadline", "delay"), a
+        deadline in seconds and a cost of delay per hour when given."""
+        constraints = placement_pb2.PlanConstraints(
+            objective=_OBJECTIVE[objective])
+        if deadline_s is not None:
+            constraints.deadline.FromNanoseconds(int(deadline_s * 1e9))
+        if delay_per_hour is not None:
+            constraints.delay_cost_micros_per_hour = round(
+                delay_per_hour * MICROS)
+        request = placement_pb2.PlacePlanRequest(
+            recipe=job.recipe, total_steps=job.steps, team=job.team,
+            min_evidence_version=self.evidence_version,
+            constraints=constraints)
+        return self.placement.PlacePlan(request, timeout=TIMEOUT_S,
+                                        metadata=self.metadata)
+
+    def report(self, state):
+        """Reports a pool's state (a PoolState message)."""
+        reply = self.pool_states.ReportPoolState(
+            pool_state_pb2.ReportPoolStateRequest(state=state),
+            timeout=TIMEOUT_S, metadata=self.metadata)
+        self.evidence_version = max(self.evidence_version,
+                                    reply.evidence_version)
+        return reply
+
+    def upload_attempt(self, attempt, start_s, plan_id, team, run_name,
+                       submit_s=None):
+        """Uploads one attempt as its own run record, its times on the
+        simulated clock (seconds since the epoch), with the job's submission
+        time when given (the queue worlds)."""
         layout = attempt.layout
         recipe = layout.recipe
         tokens = (recipe.sequence_length * recipe.micro_batch_size *
@@ -112,8 +167,11 @@ class Service:
             plan_id=plan_id, team=team)
         run.start_time.FromNanoseconds(int(start_s * 1e9))
         run.end_time.FromNanoseconds(int((start_s + attempt.seconds) * 1e9))
+        if submit_s is not None:
+            run.submit_time.FromNanoseconds(int(submit_s * 1e9))
         reply = self.telemetry.UploadBenchmarkRun(
             telemetry_pb2.UploadBenchmarkRunRequest(run=run),
             timeout=TIMEOUT_S, metadata=self.metadata)
         self.evidence_version = max(self.evidence_version,
                                     reply.evidence_version)
+

@@ -11,7 +11,25 @@ from google.protobuf import json_format
 from placement.v1 import recipe_pb2
 from placement.v1 import telemetry_pb2
 
+import queues
+
 FAILURE_OUTCOMES = ("PREEMPTED", "HARDWARE_ERROR", "COLLECTIVE_TIMEOUT")
+# How an attempt's failure reaches the service (docs/DECISIONS.md "How runs
+# are reported"): every attempt its own run record, as before; the agent's
+# run, whose failed attempts are retries of one record; a Slurm job requeued
+# in place, whose requeues are.
+REPORTING_STYLES = ("attempts", "agent", "requeue")
+# What each style retries inside the record. The agent retries any failed
+# command, but a SIGTERM (Slurm's preemption, a scancel) ends its run with no
+# retry (docs/AGENT.md); Slurm requeues a batch job after a node failure or a
+# preemption (--requeue), and any other non-zero exit ends the job.
+RETRIED_INSIDE_RECORD = {
+    "attempts": (),
+    "agent": ("OUT_OF_MEMORY", "HARDWARE_ERROR", "COLLECTIVE_TIMEOUT"),
+    "requeue": ("PREEMPTED", "HARDWARE_ERROR"),
+}
+# Defaults of max_retries: the agent's --max_retries, Slurm's MaxBatchRequeue.
+DEFAULT_MAX_RETRIES = {"attempts": 0, "agent": 2, "requeue": 5}
 FABRICS = ("nvlink", "pcie")
 INTER_NODE_FABRICS = ("none", "ethernet", "roce", "infiniband")
 OBJECTIVES = ("cost", "time")
@@ -110,13 +128,69 @@ class Rule:
 
 
 class Hazard:
-    def __init__(self, pool, sku, per_hour, outcome):
+    """A failure rate on a pool and/or SKU, for single- or multi-GPU layouts
+    or both, at every hour of the day or only inside `hours` [from, to)
+    (UTC on the replay's clock; from > to wraps past midnight)."""
+
+    def __init__(self, pool, sku, per_hour, outcome, gpus=None, hours=None):
         self.pool, self.sku, self.per_hour = pool, sku, per_hour
+        self.gpus, self.hours = gpus, hours
         self.outcome = getattr(telemetry_pb2, "RUN_OUTCOME_" + outcome)
+
+    def applies(self, pool, sku, gpu_count):
+        return ((self.pool is None or self.pool == pool) and
+                (self.sku is None or self.sku == sku) and
+                (self.gpus is None or
+                 self.gpus == ("single" if gpu_count == 1 else "multi")))
+
+    def active(self, hour_of_day):
+        """Whether the hazard runs at `hour_of_day` (0 <= h < 24)."""
+        if self.hours is None:
+            return True
+        start, end = self.hours
+        if start <= end:
+            return start <= hour_of_day < end
+        return hour_of_day >= start or hour_of_day < end
+
+
+class ClockFault:
+    """An agent clock that is behind when a run starts and is stepped
+    forward (by `step_s`) before it ends: the run's start_time is early by
+    that much, its end_time and its step times (a monotonic clock) are
+    right. Drawn per run record with probability `share`."""
+
+    def __init__(self, pool, sku, share, step_s):
+        self.pool, self.sku, self.share, self.step_s = pool, sku, share, step_s
 
     def applies(self, pool, sku):
         return ((self.pool is None or self.pool == pool) and
                 (self.sku is None or self.sku == sku))
+
+
+class Reporting:
+    """How attempts become run records: an attempt after a failed one
+    belongs to the same record when the style retries that outcome inside
+    the record and the record has retries left."""
+
+    def __init__(self, style, max_retries):
+        self.style, self.max_retries = style, max_retries
+        self.retried = {getattr(telemetry_pb2, "RUN_OUTCOME_" + o)
+                        for o in RETRIED_INSIDE_RECORD[style]}
+
+    def continues(self, record_attempts, outcome):
+        """Whether the record whose latest of `record_attempts` attempts
+        ended with `outcome` (a failure) takes the next attempt too."""
+        return outcome in self.retried and record_attempts <= self.max_retries
+
+    def records(self, attempts):
+        """`attempts` (one job's, in order) split into run records."""
+        out = []
+        for a in attempts:
+            if out and self.continues(len(out[-1]), out[-1][-1].outcome):
+                out[-1].append(a)
+            else:
+                out.append([a])
+        return out
 
 
 class Job:
@@ -146,8 +220,19 @@ class World:
         return _product(r.x for r in self.peak_memory_rules
                         if r.matches(sku, method, gpu_count))
 
-    def hazards(self, pool, sku):
-        return [h for h in self.failure_hazards if h.applies(pool, sku)]
+    def hazards(self, pool, sku, gpu_count):
+        return [h for h in self.failure_hazards
+                if h.applies(pool, sku, gpu_count)]
+
+    def clock_faults_for(self, pool, sku):
+        return [f for f in self.clock_faults if f.applies(pool, sku)]
+
+    def prior_is_right(self):
+        """Reality is the service's prior: no multiplier, failure or card
+        memory of its own (noise, start-up and what agents report aside).
+        The replay's verdict holds such a world to list price + 1%."""
+        return not (self.step_time_rules or self.peak_memory_rules or
+                    self.failure_hazards or self.card_memory_override)
 
     def startup_s(self, model):
         return self.startup_by_model.get(model, self.startup_default_s)
@@ -282,7 +367,7 @@ def _parse_rules(c, rules, field, pool_names):
 
 def _parse_truth(c, truth, world, pool_names):
     c.obj(truth, "truth", (), (
-        "step_time", "peak_memory", "failures", "failure_cost",
+        "step_time", "peak_memory", "failures", "clock_faults", "failure_cost",
         "step_time_sigma", "startup_s", "startup_s_by_model",
         "card_memory_gb", "note"))
     world.step_time_rules = _parse_rules(
@@ -292,15 +377,44 @@ def _parse_truth(c, truth, world, pool_names):
     world.failure_hazards = []
     for i, h in enumerate(c.array(truth.get("failures", []), "truth.failures")):
         f = f"truth.failures[{i}]"
-        c.obj(h, f, ("per_hour", "outcome"), ("pool", "sku", "note"))
+        c.obj(h, f, ("per_hour", "outcome"),
+              ("pool", "sku", "gpus", "hours", "note"))
         c.number(h["per_hour"], f + ".per_hour", 0, 10)
         c.string(h["outcome"], f + ".outcome", FAILURE_OUTCOMES)
         if "pool" in h:
             c.string(h["pool"], f + ".pool", sorted(pool_names))
         if "sku" in h:
             c.string(h["sku"], f + ".sku")
+        if "gpus" in h:
+            c.string(h["gpus"], f + ".gpus", GPU_SCOPES)
+        hours = None
+        if "hours" in h:
+            c.array(h["hours"], f + ".hours", 2)
+            if len(h["hours"]) != 2:
+                c.fail(f + ".hours", "must be [from, to], hours of the day")
+            hours = tuple(c.number(x, f"{f}.hours[{k}]", 0, 24, integer=True)
+                          for k, x in enumerate(h["hours"]))
+            if hours[0] == hours[1]:
+                c.fail(f + ".hours", "must not be empty (from equals to)")
         world.failure_hazards.append(
-            Hazard(h.get("pool"), h.get("sku"), h["per_hour"], h["outcome"]))
+            Hazard(h.get("pool"), h.get("sku"), h["per_hour"], h["outcome"],
+                   h.get("gpus"), hours))
+    world.clock_faults = []
+    for i, fault in enumerate(c.array(truth.get("clock_faults", []),
+                                      "truth.clock_faults")):
+        f = f"truth.clock_faults[{i}]"
+        c.obj(fault, f, ("share", "step_s"), ("pool", "sku", "note"))
+        c.number(fault["share"], f + ".share", 0, 1)
+        # Up to a year: a clock reset to its firmware's date is further off
+        # than anything that still lets a node run jobs (TLS, munge).
+        c.number(fault["step_s"], f + ".step_s", -366 * 86400, 366 * 86400)
+        if "pool" in fault:
+            c.string(fault["pool"], f + ".pool", sorted(pool_names))
+        if "sku" in fault:
+            c.string(fault["sku"], f + ".sku")
+        world.clock_faults.append(ClockFault(
+            fault.get("pool"), fault.get("sku"), fault["share"],
+            fault["step_s"]))
     cost = c.obj(truth.get("failure_cost", {}), "truth.failure_cost", (),
                  ("detection_s", "restart_s", "checkpoint_interval_s",
                   "max_attempts"))
@@ -334,7 +448,8 @@ def load(path, max_jobs=None):
     data = _load_json(path, frozenset())
     c = _Checker(path)
     c.obj(data, "", ("pools", "recipe_classes", "trace"),
-          ("truth", "bakeoff_steps", "arrival_gap_s", "description"))
+          ("truth", "bakeoff_steps", "arrival_gap_s", "reporting",
+           "description", "queues"))
     world = World(path)
     world.description = data.get("description", "")
     world.pools = _parse_pools(c, data["pools"])
@@ -348,7 +463,27 @@ def load(path, max_jobs=None):
                                    "arrival_gap_s", 0)
     _parse_truth(c, data.get("truth", {}), world,
                  {p["name"] for p in world.pools})
+    world.reporting = _parse_reporting(c, data.get("reporting", {}))
+    world.queues = None
+    if "queues" in data:
+        world.queues = queues.parse(c, data["queues"],
+                                    {p["name"] for p in world.pools})
+        queues.assign_kinds(world.queues, world.jobs)
     return world
+
+
+def _parse_reporting(c, reporting):
+    f = "reporting"
+    c.obj(reporting, f, (), ("style", "max_retries", "note"))
+    style = c.string(reporting.get("style", "attempts"), f + ".style",
+                     REPORTING_STYLES)
+    if style == "attempts" and reporting.get("max_retries", 0) != 0:
+        c.fail(f + ".max_retries", "must be 0 when every attempt is its "
+               "own run record (style attempts)")
+    max_retries = c.number(reporting.get("max_retries",
+                                         DEFAULT_MAX_RETRIES[style]),
+                           f + ".max_retries", 0, 100, integer=True)
+    return Reporting(style, max_retries)
 
 
 def method_name(recipe):

@@ -1,21 +1,56 @@
 """World files and the world's seeded luck (docs/DECISIONS.md): a bad field
 is named by its path, a base file is merged under the world's own keys, and
-the draws depend on (job, pool, layout, attempt) and nothing else."""
+the draws depend on (job, pool, layout, attempt) and nothing else; failure
+rates by layout size and hour of the day; run records as an agent or a Slurm
+requeue reports them; agents whose clocks are wrong; the report's verdict."""
 
 import json
+import math
 import os
+import random
 import shutil
 import tempfile
 import types
 import unittest
 
 from placement.v1 import recipe_pb2
+from placement.v1 import telemetry_pb2
 
 import execution
+import queues
+import report
 import world as world_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FLEET = os.path.join(HERE, "fleet.json")
+WORLDS = os.path.join(HERE, "worlds")
+HOUR = 3600.0
+SUCCEEDED = telemetry_pb2.RUN_OUTCOME_SUCCEEDED
+OOM = telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY
+HW = telemetry_pb2.RUN_OUTCOME_HARDWARE_ERROR
+CT = telemetry_pb2.RUN_OUTCOME_COLLECTIVE_TIMEOUT
+PREEMPTED = telemetry_pb2.RUN_OUTCOME_PREEMPTED
+
+
+def _shipped(name):
+    return world_lib.load(os.path.join(WORLDS, name + ".json"))
+
+
+class _TempWorlds(unittest.TestCase):
+    """A folder holding fleet.json, for worlds written by the test."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="world-test-")
+        shutil.copy(FLEET, os.path.join(self.dir, "fleet.json"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def world(self, **keys):
+        path = os.path.join(self.dir, "w.json")
+        with open(path, "w") as f:
+            json.dump(dict({"base": "fleet.json"}, **keys), f)
+        return world_lib.load(path)
 
 
 class WorldFiles(unittest.TestCase):
@@ -96,11 +131,96 @@ class WorldFiles(unittest.TestCase):
             world_lib.load(path)
 
     def test_every_shipped_world_loads(self):
-        worlds = os.path.join(HERE, "worlds")
-        for name in sorted(os.listdir(worlds)):
+        for name in sorted(os.listdir(WORLDS)):
             with self.subTest(world=name):
-                w = world_lib.load(os.path.join(worlds, name))
-                self.assertEqual(len(w.jobs), 80)
+                w = world_lib.load(os.path.join(WORLDS, name))
+                # The queue worlds run a longer trace of their own.
+                self.assertEqual(len(w.jobs),
+                                 80 if w.queues is None else 400)
+                self.assertTrue(w.description)
+
+    def test_bad_hours_gpus_reporting_and_clock_faults_are_named(self):
+        hazard = {"sku": "L40S-PCIE-48GB", "per_hour": 1,
+                  "outcome": "COLLECTIVE_TIMEOUT"}
+        self.assert_rejected(
+            {"truth": {"failures": [dict(hazard, hours=[6, 6])]}},
+            "truth.failures[0].hours", "must not be empty")
+        self.assert_rejected(
+            {"truth": {"failures": [dict(hazard, hours=[22])]}},
+            "truth.failures[0].hours", "must be an array of at least 2")
+        self.assert_rejected(
+            {"truth": {"failures": [dict(hazard, hours=[22, 25])]}},
+            "truth.failures[0].hours[1]", "must be at most 24")
+        self.assert_rejected(
+            {"truth": {"failures": [dict(hazard, gpus="dual")]}},
+            "truth.failures[0].gpus", "must be one of single, multi")
+        self.assert_rejected({"reporting": {"style": "slurm"}},
+                             "reporting.style", "must be one of")
+        self.assert_rejected(
+            {"reporting": {"style": "attempts", "max_retries": 2}},
+            "reporting.max_retries", "must be 0")
+        self.assert_rejected(
+            {"truth": {"clock_faults": [{"share": 1.5, "step_s": 60}]}},
+            "truth.clock_faults[0].share", "must be at most 1")
+        self.assert_rejected(
+            {"truth": {"clock_faults": [{"share": 0.1}]}},
+            "truth.clock_faults[0].step_s", "is required")
+
+    def test_reporting_defaults_are_the_agents_and_slurms(self):
+        self.assertEqual(
+            (_shipped("prior-right").reporting.style,
+             _shipped("prior-right").reporting.max_retries), ("attempts", 0))
+        path = self.write("agent.json", {"base": "fleet.json",
+                                         "reporting": {"style": "agent"}})
+        self.assertEqual(world_lib.load(path).reporting.max_retries, 2)
+        path = self.write("requeue.json", {"base": "fleet.json",
+                                           "reporting": {"style": "requeue"}})
+        self.assertEqual(world_lib.load(path).reporting.max_retries, 5)
+
+    def test_prior_is_right_only_where_the_truth_adds_nothing(self):
+        # Wrong clocks change what is reported, not what the cards do.
+        right = {"prior-right", "bad-clock"}
+        for name in sorted(os.listdir(WORLDS)):
+            with self.subTest(world=name):
+                w = world_lib.load(os.path.join(WORLDS, name))
+                if w.queues is not None:
+                    continue  # the queue worlds' own verdict
+                self.assertEqual(w.prior_is_right(), name[:-5] in right)
+
+    def test_a_bad_queue_field_is_named(self):
+        self.assert_rejected(
+            {"queues": {"seed": 1, "tenants": {"nowhere": {
+                "jobs_per_hour": 1, "gpus": {"1": 1}, "run_h_median": 1}}}},
+            "queues.tenants.nowhere", "names no pool")
+        self.assert_rejected(
+            {"queues": {"seed": 1, "tenants": {}, "deadlines": {"share": 2}}},
+            "queues.deadlines.share", "must be at most 1")
+
+
+class Queues(unittest.TestCase):
+    """The queue worlds' tenants and first come, first served."""
+
+    def test_tenants_are_seeded_and_fit_their_pool(self):
+        w = world_lib.load(os.path.join(HERE, "worlds", "queues.json"))
+        caps = {p["name"]: p["nodes"] * p["gpus_per_node"] for p in w.pools}
+        first = queues.tenant_arrivals(w.queues, caps, 100 * 3600)
+        self.assertEqual(first, queues.tenant_arrivals(w.queues, caps,
+                                                       100 * 3600))
+        for pool, jobs in first.items():
+            self.assertTrue(jobs)
+            self.assertTrue(all(g <= caps[pool] for _, g, _ in jobs))
+        kinds = {j.kind for j in w.jobs}
+        self.assertEqual(kinds, {"plain", "deadline", "value"})
+
+    def test_a_job_behind_never_starts_before_one_ahead(self):
+        pool = queues.PoolQueue("p", 8)
+        pool.submit(queues.QJob("a", 6, 0, 100), 0)   # runs 0-100
+        pool.submit(queues.QJob("b", 4, 0, 50), 0)    # waits for a
+        # One GPU would fit now, but b is ahead: after b starts at 100.
+        self.assertEqual(pool.true_start(1, 10), 100)
+        self.assertEqual(pool.true_start(6, 10), 150)
+        pool.finish_until(100)
+        self.assertEqual([j.id for j in pool.running], ["b"])
 
 
 def _layout(w, pool="l40s-pcie", sku="L40S-PCIE-48GB", gpus=1, key="k1",
@@ -168,6 +288,338 @@ class SeededDraws(unittest.TestCase):
         # Failures' rework makes it dearer than the failure-free cost.
         self.assertGreater(expected, layout.cost(
             layout.startup_s + 5000 * layout.true_step_s))
+
+
+class FailureRatesByLayoutAndHour(_TempWorlds):
+    def test_nightly_fabric_hits_multi_gpu_layouts_of_its_card_only(self):
+        w = _shipped("nightly-fabric")
+        self.assertEqual(len(_layout(w, gpus=2).hazards), 2)
+        self.assertEqual(len(_layout(w, gpus=4).hazards), 2)
+        self.assertEqual(_layout(w, gpus=1).hazards, [])
+        self.assertEqual(_layout(w, pool="a100-80-ib", sku="A100-SXM4-80GB",
+                                 gpus=2).hazards, [])
+
+    def test_a_window_past_midnight_wraps(self):
+        night = world_lib.Hazard(None, None, 1.0, "COLLECTIVE_TIMEOUT",
+                                 hours=(22, 6))
+        self.assertEqual([h for h in range(24) if night.active(h + 0.5)],
+                         [0, 1, 2, 3, 4, 5, 22, 23])
+        day = world_lib.Hazard(None, None, 1.0, "PREEMPTED", hours=(8, 18))
+        self.assertFalse(day.active(18.0))
+        self.assertTrue(day.active(8.0))
+
+    def test_time_to_failure_counts_only_the_hours_of_the_window(self):
+        early = [world_lib.Hazard(None, None, 2.0, "COLLECTIVE_TIMEOUT",
+                                  hours=(0, 6))]
+        noon = 12 * HOUR
+        # Rate 2/h from midnight: an exponential draw of 0.5 is used up a
+        # quarter of an hour into the night, 12.25 h after noon.
+        self.assertAlmostEqual(
+            execution.time_to_failure(early, noon, 0.5, 48 * HOUR),
+            12.25 * HOUR)
+        # A draw of 13 outlasts one night (12 per night): the next one.
+        self.assertAlmostEqual(
+            execution.time_to_failure(early, noon, 13.0, 48 * HOUR),
+            (12 + 24 + 0.5) * HOUR)
+        self.assertEqual(
+            execution.time_to_failure(early, noon, 0.5, 12 * HOUR), math.inf)
+
+    def test_a_rate_at_every_hour_draws_exactly_as_it_always_did(self):
+        w = self.world(truth={"failures": [
+            {"pool": "l40s-pcie", "per_hour": 0.3, "outcome": "PREEMPTED"},
+            {"pool": "l40s-pcie", "per_hour": 0.2,
+             "outcome": "HARDWARE_ERROR"}]})
+        layout = _layout(w)
+        for seed in range(50):
+            rng, old = random.Random(seed), random.Random(seed)
+            a = execution.run_attempt(w, layout, rng, 20000, False,
+                                      start_s=seed * 977.0)
+            old.gauss(0.0, 1.0)
+            expected = old.expovariate(0.5 / HOUR)
+            work = layout.startup_s + 20000 * a.step_mean_s
+            if expected >= work:
+                self.assertEqual(a.outcome, SUCCEEDED)
+            else:
+                self.assertEqual(a.seconds, expected + w.detection_s)
+
+    def test_a_night_hazard_spares_the_day_and_strikes_at_night(self):
+        w = self.world(truth={
+            "failures": [{"sku": "L40S-PCIE-48GB", "gpus": "multi",
+                          "hours": [22, 6], "per_hour": 5,
+                          "outcome": "COLLECTIVE_TIMEOUT"}],
+            "failure_cost": {"detection_s": 600}})
+        layout = _layout(w, gpus=2, step_s=1.0)
+        for n in range(30):
+            rng = execution._rng("job", "job", layout.identity(), n)
+            # 08:00 plus 3,000 steps of about 1 s: done by noon.
+            day = execution.run_attempt(w, layout, rng, 3000, False,
+                                        start_s=8 * HOUR)
+            self.assertEqual(day.outcome, SUCCEEDED)
+            rng = execution._rng("job", "job", layout.identity(), n)
+            night = execution.run_attempt(w, layout, rng, 3000, False,
+                                          start_s=23 * HOUR)
+            self.assertEqual(night.outcome, CT)
+            failed_at = (23 * HOUR + night.seconds - w.detection_s) % 86400
+            self.assertTrue(failed_at >= 22 * HOUR or failed_at < 6 * HOUR)
+
+    def test_a_failure_is_caused_by_a_hazard_active_at_its_hour(self):
+        w = self.world(truth={"failures": [
+            {"pool": "l40s-pcie", "hours": [22, 6], "per_hour": 3,
+             "outcome": "COLLECTIVE_TIMEOUT"},
+            {"pool": "l40s-pcie", "hours": [6, 22], "per_hour": 3,
+             "outcome": "HARDWARE_ERROR"}]})
+        layout = _layout(w, step_s=1.0)
+        seen = set()
+        for n in range(60):
+            rng = execution._rng("job", "job", layout.identity(), n)
+            a = execution.run_attempt(w, layout, rng, 20000, False,
+                                      start_s=n * 1337.0)
+            if a.outcome == SUCCEEDED:
+                continue
+            hour = ((n * 1337.0 + a.seconds - w.detection_s) % 86400) / HOUR
+            night = hour >= 22 or hour < 6
+            self.assertEqual(a.outcome, CT if night else HW)
+            seen.add(a.outcome)
+        self.assertEqual(seen, {CT, HW})
+
+    def test_the_oracle_expects_more_at_night(self):
+        w = _shipped("nightly-fabric")
+        layout = _layout(w, gpus=2, step_s=1.1)
+        day = execution.expected_cost(w, "job001", layout, 3000, 9 * HOUR)
+        night = execution.expected_cost(w, "job001", layout, 3000, 23 * HOUR)
+        self.assertGreater(night, 1.2 * day)
+
+
+def _attempts(layout, outcomes, steps=100, seconds=600.0):
+    """Attempts in a row with the given outcomes: a failed one keeps half
+    its steps (a checkpoint), a succeeded one all."""
+    out, clock = [], 0.0
+    for n, o in enumerate(outcomes):
+        a = execution.Attempt(layout, seconds, o, steps,
+                              steps if o == SUCCEEDED else steps // 2,
+                              1.0 + n / 10, 0.05, 30.0,
+                              "" if o == SUCCEEDED else f"failure {n}", clock)
+        a.index = n
+        out.append(a)
+        clock += seconds
+    return out
+
+
+class RunRecords(_TempWorlds):
+    def sizes(self, style, max_retries, outcomes):
+        reporting = world_lib.Reporting(style, max_retries)
+        w = self.world()
+        return [len(r) for r in
+                reporting.records(_attempts(_layout(w), outcomes))]
+
+    def test_the_agent_retries_up_to_max_retries_inside_one_record(self):
+        outcomes = [HW, HW, HW, CT, SUCCEEDED]
+        self.assertEqual(self.sizes("agent", 2, outcomes), [3, 2])
+        self.assertEqual(self.sizes("agent", 0, outcomes), [1] * 5)
+        self.assertEqual(self.sizes("attempts", 0, outcomes), [1] * 5)
+
+    def test_a_preemption_ends_the_agents_record_and_slurm_requeues_it(self):
+        self.assertEqual(self.sizes("agent", 2, [PREEMPTED, SUCCEEDED]),
+                         [1, 1])
+        self.assertEqual(self.sizes("requeue", 5, [PREEMPTED, HW, SUCCEEDED]),
+                         [3])
+        # Slurm does not requeue a job that exits with an error.
+        self.assertEqual(self.sizes("requeue", 5, [CT, SUCCEEDED]), [1, 1])
+        self.assertEqual(self.sizes("requeue", 1, [PREEMPTED] * 3 +
+                                    [SUCCEEDED]), [2, 2])
+
+    def test_a_record_is_the_agents_run_summary(self):
+        w = self.world(reporting={"style": "agent"})
+        attempts = _attempts(_layout(w), [CT, HW, SUCCEEDED], steps=200,
+                             seconds=900.0)
+        [record] = execution.run_records(w, "job001", "job", attempts)
+        self.assertEqual(record.retries, 2)
+        self.assertEqual(record.retry_outcomes, [CT, HW])
+        self.assertEqual(record.outcome, SUCCEEDED)
+        self.assertEqual(record.steps_attempted, 600)
+        self.assertEqual(record.steps_kept, 100 + 100 + 200)
+        self.assertEqual((record.start_s, record.seconds), (0.0, 2700.0))
+        self.assertAlmostEqual(record.step_mean_s, (1.0 + 1.1 + 1.2) / 3)
+        self.assertLess(record.step_p50_s, record.step_p95_s)
+        self.assertGreater(record.step_p50_s, 1.0)
+        self.assertLess(record.step_p95_s, 1.2 * math.exp(2 * 0.05))
+        self.assertEqual(record.failure_reason,
+                         "attempt 1: COLLECTIVE_TIMEOUT (failure 0); "
+                         "attempt 2: HARDWARE_ERROR (failure 1)")
+        run = record.message(1_000_000.0, "plan-1", "search", "id-1")
+        self.assertEqual(run.retries, 2)
+        self.assertEqual((run.steps_attempted, run.steps_succeeded),
+                         (600, 400))
+        self.assertEqual(run.end_time.ToNanoseconds() -
+                         run.start_time.ToNanoseconds(), 2700 * 10**9)
+        if execution.HAS_RETRY_OUTCOMES:
+            self.assertEqual(list(run.retry_outcomes), [CT, HW])
+
+    def test_a_record_of_one_attempt_is_that_attempt(self):
+        w = self.world()
+        [a] = _attempts(_layout(w), [HW])
+        [record] = execution.run_records(w, "job001", "job", [a])
+        self.assertEqual(
+            (record.retries, record.retry_outcomes, record.step_mean_s,
+             record.step_p50_s, record.step_p95_s, record.failure_reason,
+             record.steps_attempted, record.steps_kept, record.seconds),
+            (0, [], a.step_mean_s, a.step_p50_s, a.step_p95_s,
+             a.failure_reason, a.steps_attempted, a.steps_kept, a.seconds))
+
+    def test_every_record_but_the_last_ends_in_a_failure_not_retried(self):
+        w = _shipped("flaky-pool-agent")
+        layout = _layout(w, pool="a100-40-pcie", sku="A100-PCIE-40GB",
+                         step_s=3.0)
+        retried = 0
+        for j in range(40):
+            attempts, completed = execution.run_job(w, f"job{j:03d}", layout,
+                                                    4000)
+            self.assertTrue(completed)
+            records = execution.run_records(w, f"job{j:03d}", "job", attempts)
+            self.assertEqual(sum(len(r.attempts) for r in records),
+                             len(attempts))
+            self.assertEqual(records[-1].outcome, SUCCEEDED)
+            for r in records:
+                self.assertLessEqual(r.retries, 2)
+                self.assertTrue(all(o == HW for o in r.retry_outcomes))
+            for r in records[:-1]:
+                self.assertEqual((r.outcome, r.retries), (HW, 2))
+            retried += sum(r.retries for r in records)
+        self.assertGreater(retried, 10)  # the world does retry
+
+    def test_the_agent_retries_out_of_memory_inside_its_record(self):
+        agent = self.world(reporting={"style": "agent"})
+        big = _layout(agent, peak_gb=60.0)
+        attempts, completed = execution.run_job(agent, "job001", big, 1000)
+        self.assertFalse(completed)
+        self.assertEqual([a.outcome for a in attempts], [OOM] * 3)
+        [record] = execution.run_records(agent, "job001", "job", attempts)
+        self.assertEqual((record.retries, record.outcome), (2, OOM))
+        attempts, _ = execution.run_job(self.world(), "job001",
+                                        _layout(self.world(), peak_gb=60.0),
+                                        1000)
+        self.assertEqual(len(attempts), 1)
+
+    def test_a_bakeoff_run_is_one_record(self):
+        w = self.world(reporting={"style": "agent"}, truth={"failures": [
+            {"pool": "l40s-pcie", "per_hour": 8,
+             "outcome": "HARDWARE_ERROR"}]})
+        layout = _layout(w)
+        for j in range(20):
+            attempts, _ = execution.run_job(w, f"job{j:03d}", layout, 3000,
+                                            purpose="bakeoff", max_records=1)
+            self.assertEqual(
+                len(execution.run_records(w, f"job{j:03d}", "bakeoff",
+                                          attempts)), 1)
+            self.assertLessEqual(len(attempts), 3)
+
+
+class WrongClocks(_TempWorlds):
+    def test_a_clock_step_moves_the_start_and_nothing_else(self):
+        w = _shipped("bad-clock")
+        layout = _layout(w, pool="a100-80-ib", sku="A100-SXM4-80GB", gpus=2)
+        faulty = honest = None
+        for j in range(200):
+            attempts, _ = execution.run_job(w, f"job{j:03d}", layout, 1000,
+                                            start_s=j * HOUR)
+            [record] = execution.run_records(w, f"job{j:03d}", "job",
+                                             attempts)
+            if record.fault and faulty is None:
+                faulty = (attempts, record)
+            if not record.fault and honest is None:
+                honest = (attempts, record)
+        attempts, record = faulty
+        a = attempts[0]
+        self.assertEqual(record.start_s, a.start_s - 7 * HOUR)
+        self.assertEqual(record.start_s + record.seconds,
+                         a.start_s + a.seconds)
+        self.assertEqual((record.step_mean_s, record.steps_attempted),
+                         (a.step_mean_s, a.steps_attempted))
+        self.assertEqual(record.true_seconds, a.seconds)
+        attempts, record = honest
+        self.assertEqual((record.start_s, record.seconds),
+                         (attempts[0].start_s, attempts[0].seconds))
+
+    def test_a_clock_stepped_back_ends_before_it_starts(self):
+        w = _shipped("bad-clock")
+        layout = _layout(w)  # the L40S box, 8 hours ahead
+        for j in range(100):
+            attempts, _ = execution.run_job(w, f"job{j:03d}", layout, 1000)
+            [record] = execution.run_records(w, f"job{j:03d}", "job",
+                                             attempts)
+            if record.fault:
+                run = record.message(0.0, "", "t", "id")
+                self.assertLess(run.end_time.ToNanoseconds(),
+                                run.start_time.ToNanoseconds())
+                return
+        self.fail("no run of 100 met the L40S box's clock")
+
+    def test_clock_faults_are_drawn_per_record_at_their_share(self):
+        w = self.world(truth={"clock_faults": [
+            {"pool": "l40s-pcie", "share": 0.1, "step_s": 3600}]})
+        layout = _layout(w)
+        draws = [execution.clock_fault(w, f"job{j:03d}", "job", layout, 0)
+                 for j in range(1000)]
+        self.assertTrue(80 <= sum(d is not None for d in draws) <= 120)
+        self.assertEqual(
+            draws, [execution.clock_fault(w, f"job{j:03d}", "job",
+                                          _layout(w), 0) for j in range(1000)])
+        other = _layout(w, pool="a100-40-pcie", sku="A100-PCIE-40GB")
+        self.assertIsNone(execution.clock_fault(w, "job001", "job", other, 0))
+
+    def test_a_wrong_clock_changes_no_execution(self):
+        clean = self.world()
+        wrong = self.world(truth={"clock_faults": [
+            {"share": 1.0, "step_s": 86400}]})
+        a, _ = execution.run_job(clean, "job001", _layout(clean), 2000)
+        b, _ = execution.run_job(wrong, "job001", _layout(wrong), 2000)
+        self.assertEqual([(x.seconds, x.outcome) for x in a],
+                         [(x.seconds, x.outcome) for x in b])
+
+
+def _row(world, policy, cost, oracle_cost, within, prior_right=False):
+    return {"world": world, "policy": policy, "prior_right": prior_right,
+            "reporting": "agent", "cost": cost, "oracle_cost": oracle_cost,
+            "cost_over_oracle": cost / oracle_cost,
+            "within_10pct_share": within / 80, "within_10pct_jobs": within,
+            "compared_jobs": 80, "oracle_choice_share": 0.9}
+
+
+class Verdict(unittest.TestCase):
+    def test_each_world_is_held_to_its_bar_and_the_mean_to_the_oracles(self):
+        rows = [
+            # Prior right: up to 1% above list price passes.
+            _row("right", report.ADVISED, 100.9, 100.0, 76, True),
+            _row("right", report.LIST_PRICE, 100.0, 100.0, 80, True),
+            # Prior wrong: anything above list price misses.
+            _row("wrong", report.ADVISED, 101.5, 100.0, 72),
+            _row("wrong", report.LIST_PRICE, 101.0, 100.0, 80),
+            # Within 10%: 71 of 80 is under 90%; 1.03 over the oracle.
+            _row("few", report.ADVISED, 103.0, 100.0, 71),
+            _row("few", report.LIST_PRICE, 110.0, 100.0, 60),
+            _row("few", report.ORACLE, 100.0, 100.0, 80),
+        ]
+        v = report.verdict(rows)
+        misses = {w["world"]: w["misses"] for w in v["worlds"]}
+        self.assertEqual(misses["right"], [])
+        self.assertEqual(misses["wrong"], ["list price x1.0050 > 1.00"])
+        self.assertEqual(misses["few"], ["oracle x1.0300 > 1.02",
+                                         "within 10% 88.8% < 90%"])
+        self.assertAlmostEqual(v["overall"]["mean_advised_over_oracle"],
+                               (1.009 + 1.015 + 1.03) / 3)
+        self.assertAlmostEqual(v["overall"]["within_10pct_share"],
+                               (76 + 72 + 71) / 240)
+        self.assertFalse(v["overall"]["pass"])
+        text = report.verdict_markdown(v)
+        self.assertIn("| right | right | agent | 1.009 | 1.000 | 1.009 "
+                      "(<= 1.01) | 90% | 95% | pass |", text)
+        self.assertIn("mean over 3 worlds 1.0180 (at or below 1.02); jobs "
+                      "within 10% of hindsight 91% of all; worlds passing 1 "
+                      "of 3: FAIL", text)
+
+    def test_no_verdict_without_the_advised_and_list_price_policies(self):
+        self.assertIsNone(report.verdict(
+            [_row("w", report.ADVISED, 1.0, 1.0, 80)]))
 
 
 if __name__ == "__main__":

@@ -691,6 +691,7 @@ absl::optional<v1::BenchmarkRun> RecordRun(
   if (nvml != nullptr) memory_sampler = StartMemorySampler(*nvml, live);
   // Its own uploader, so that cancelling its stream cancels nothing else.
   Uploader streaming(uploader.connection(), Backoff{});
+  streaming.set_stream_team(facts.team);
   std::thread streamer = StartStreamer(streaming, facts.run_id, live);
   RunAttempts(command, spool, live, facts);
   live.Stop();

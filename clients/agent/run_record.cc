@@ -315,6 +315,16 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   run.set_interconnect(facts.collectives_opened ? facts.interconnect
                                                 : v1::INTERCONNECT_NONE);
   run.set_retries(static_cast<int32_t>(facts.attempts.size()) - 1);
+  // Why each retried attempt failed, so the service counts each failure
+  // where it happened (none when an earlier attempt names no failure).
+  for (size_t i = 0; i + 1 < facts.attempts.size(); ++i) {
+    const v1::RunOutcome o = facts.attempts[i].outcome;
+    if (o == v1::RUN_OUTCOME_SUCCEEDED || o == v1::RUN_OUTCOME_UNSPECIFIED) {
+      run.clear_retry_outcomes();
+      break;
+    }
+    run.add_retry_outcomes(o);
+  }
   run.set_outcome(last.outcome);
   std::vector<std::string> reasons;
   for (size_t i = 0; i < facts.attempts.size(); ++i) {

@@ -248,6 +248,7 @@ grpc::Status Uploader::SyncOnce(const std::string& run_id,
   while (next < pending.size()) {
     v1::StreamStepSamplesRequest batch;
     batch.set_run_id(run_id);
+    batch.set_team(stream_team_);
     for (size_t end = std::min(pending.size(), next + kBatch); next < end;
          ++next) {
       *batch.add_samples() = *pending[next];
@@ -346,6 +347,8 @@ RunFate Uploader::FlushRun(SpoolRun& run, std::ostream& log) {
     return RunFate::kRejected;
   }
   int64_t committed = -1;
+  // The run's team, when it has a summary to say it.
+  set_stream_team(summary->has_value() ? (*summary)->team() : "");
   grpc::Status status = SyncSamples(run_id, *samples, true, &committed);
   if (!status.ok()) return FateOfRefusal(run_id, "samples", status, run, log);
   if (const int64_t last = LastStep(*samples); committed < last) {

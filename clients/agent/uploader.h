@@ -118,6 +118,10 @@ class Uploader {
                            const std::vector<v1::StepSample>& samples,
                            bool retry, int64_t* committed);
 
+  // The team the streams of SyncSamples name (StreamStepSamplesRequest.team):
+  // the run's --team; "" (the default) lets the service take the token's.
+  void set_stream_team(std::string team) { stream_team_ = std::move(team); }
+
   // UploadBenchmarkRun, with retries.
   grpc::Status UploadRun(const v1::BenchmarkRun& run,
                          v1::UploadBenchmarkRunResponse* response);
@@ -179,6 +183,7 @@ class Uploader {
   Backoff backoff_;
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
   std::shared_ptr<CallControl> control_ = std::make_shared<CallControl>();
+  std::string stream_team_;
 };
 
 }  // namespace placement::agent

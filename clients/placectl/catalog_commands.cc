@@ -14,6 +14,7 @@
 #include "clients/common/table.h"
 #include "clients/placectl/flags.h"
 #include "clients/placectl/json.h"
+#include "clients/placectl/pool_state_commands.h"
 #include "core/money.h"
 #include "placement/v1/catalog.grpc.pb.h"
 
@@ -384,12 +385,15 @@ int RunPools(const std::vector<std::string>& args) {
   const char* usage =
       "placectl pools list | get NAME | create --name N --sku S --fabric F "
       "[--inter_node_fabric none|ethernet|roce|infiniband] "
-      "[--inter_node_gb_s G] --rate R [...] | update NAME [--quota Q ...]";
+      "[--inter_node_gb_s G] --rate R [...] | update NAME [--quota Q ...] | "
+      "state NAME [--gpu_counts 1,8] | report FILE|-";
   if (args.empty()) return Usage(usage);
   auto stub =
       v1::CatalogService::NewStub(clients::MakeChannel(ServerAddress()));
   const std::string& verb = args[0];
   if (verb == "list" && args.size() == 1) return PoolsList(*stub);
+  if (verb == "state") return RunPoolState({args.begin() + 1, args.end()});
+  if (verb == "report") return RunPoolReport({args.begin() + 1, args.end()});
   if (verb == "get" && args.size() == 2) {
     v1::GetPoolRequest request;
     request.set_name(args[1]);

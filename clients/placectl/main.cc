@@ -11,6 +11,7 @@
 #include "clients/placectl/eval_criteria_commands.h"
 #include "clients/placectl/flags.h"
 #include "clients/placectl/plan_commands.h"
+#include "clients/placectl/pool_state_commands.h"
 #include "clients/placectl/run_commands.h"
 #include "clients/placectl/standard_commands.h"
 #include "clients/placectl/token_commands.h"
@@ -55,6 +56,14 @@ const std::vector<placement::placectl::CommandInfo>& Commands() {
            "a new pool"},
           {"pools update", "pools update NAME --FIELD VALUE ...",
            "changes only the fields of the flags given"},
+          {"pools state", "pools state NAME [--gpu_counts 1,8]",
+           "a pool's reported state, its history, and when a job would "
+           "start"},
+          {"pools report", "pools report FILE|-",
+           "reports pool states, one JSON PoolState a line"},
+          {"slurm report", "slurm report [--interval 30s]",
+           "reports each pool's Slurm partition (scontrol and sinfo on this "
+           "host), once or every --interval"},
           {"runs upload", "runs upload FILE|DIR|-",
            "uploads runs, one JSON BenchmarkRun a line (a directory: its "
            "*.jsonl and *.json files)"},
@@ -128,6 +137,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "skus") return placement::placectl::RunSkus(args);
   if (command == "pools") return placement::placectl::RunPools(args);
+  if (command == "slurm") return placement::placectl::RunSlurm(args);
   if (command == "runs") return placement::placectl::RunRuns(args);
   if (command == "tokens") return placement::placectl::RunTokens(args);
   if (command == "eval-criteria") {

@@ -48,7 +48,10 @@ constexpr char kPlanUsage[] =
     "    --steps N [--objective cost|time] [--max_gpus N] [--deadline 12h] "
     "[--pools a,b] [--labels k=v,...]\n"
     "    [--serving_sku SKU] [--serving_precision P] [--team T] "
-    "[--request_id ID] [--json]";
+    "[--request_id ID] [--json]\n"
+    "JOB GPU-H/1K STEPS is the job's GPU-hours per 1,000 successful steps, "
+    "start-up and failures included (their priors when nothing is "
+    "measured); a step alone is STEP S x GPUS.";
 constexpr char kPlansUsage[] =
     "placectl plans get PLAN_ID [--json] | accuracy [--since RFC3339] "
     "[--until RFC3339] [--json]";

@@ -1,5 +1,6 @@
 #include "clients/placectl/plan_flags.h"
 
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -68,10 +69,16 @@ PLACECTL_FLAG(std::string, parallelism, "", "plan",
 PLACECTL_FLAG(int64_t, steps, 0, "plan",
               "optimizer steps the job must complete");
 PLACECTL_FLAG(std::string, objective, "", "plan",
-              "cost (lowest expected cost, the default) or time");
+              "cost (lowest expected cost, the default), time, deadline "
+              "(the cheapest that finishes, wait included, within --deadline "
+              "at p90) or delay (cost + --delay_cost per hour to finish)");
+PLACECTL_FLAG(double, delay_cost, 0, "plan",
+              "with --objective delay: what an hour of later finish is "
+              "worth, in the pools' currency, e.g. 25");
 PLACECTL_FLAG(int, max_gpus, 0, "plan", "at most this many GPUs (0: no limit)");
 PLACECTL_FLAG(std::string, deadline, "", "plan",
-              "the job must finish within this wall time, e.g. 12h");
+              "the job must finish within this wall time, e.g. 12h (the run "
+              "alone; with --objective deadline, its wait too)");
 PLACECTL_FLAG(std::string, pools, "", "plan",
               "only these pools, comma-separated (default: any)");
 PLACECTL_FLAG(std::string, serving_sku, "", "plan",
@@ -99,9 +106,11 @@ bool EnumFlag(const char* flag, const std::string& text,
   absl::StatusOr<int> value = ParseEnumText(*type, text);
   if (!value.ok()) {
     if (type == v1::Objective_descriptor()) {
-      // The documented names; lowest-cost and shortest-time work too.
-      std::cerr << "placectl: --" << flag << ": expected cost or time, got \""
-                << text << "\"\n";
+      // The documented names; lowest-cost, shortest-time,
+      // finish-by-deadline and cost-of-delay work too.
+      std::cerr << "placectl: --" << flag
+                << ": expected cost, time, deadline or delay, got \"" << text
+                << "\"\n";
     } else {
       std::cerr << "placectl: --" << flag << ": " << value.status().message()
                 << "\n";
@@ -279,6 +288,17 @@ bool ApplyConstraintFlags(v1::PlanConstraints* constraints) {
   if (FlagGiven("max_gpus"))
     constraints->set_max_gpus(absl::GetFlag(FLAGS_max_gpus));
   if (FlagGiven("deadline") && !ApplyDeadlineFlag(constraints)) return false;
+  if (FlagGiven("delay_cost")) {
+    const double per_hour = absl::GetFlag(FLAGS_delay_cost);
+    if (!(per_hour > 0) || per_hour > 1e5) {
+      std::cerr << "placectl: --delay_cost: expected money per hour above 0 "
+                   "(and at most 100000), got "
+                << per_hour << "\n";
+      return false;
+    }
+    constraints->set_delay_cost_micros_per_hour(
+        static_cast<int64_t>(std::llround(per_hour * 1e6)));
+  }
   if (FlagGiven("pools")) {
     constraints->clear_allowed_pools();
     for (std::string& pool : CommaList(absl::GetFlag(FLAGS_pools))) {

@@ -31,6 +31,10 @@ std::string ObjectiveText(v1::Objective objective) {
       return "shortest time";
     case v1::OBJECTIVE_LOWEST_COST:
       return "lowest cost";
+    case v1::OBJECTIVE_FINISH_BY_DEADLINE:
+      return "finish by the deadline (wait included, p90)";
+    case v1::OBJECTIVE_COST_OF_DELAY:
+      return "cost of delay";
     default:
       return "lowest cost (default)";
   }
@@ -133,6 +137,42 @@ std::string WallTime(const google::protobuf::Duration& d) {
   if (s >= 3600) return absl::StrFormat("%dh %02dm", s / 3600, s % 3600 / 60);
   if (s >= 60) return absl::StrFormat("%dm %02ds", s / 60, s % 60);
   return absl::StrFormat("%ds", s);
+}
+
+// "now", "2h 05m": a duration from the plan's time.
+std::string DelayText(const google::protobuf::Duration& d) {
+  const std::string text = WallTime(d);
+  return text == "-" ? "now" : text;
+}
+
+// The START and FINISH columns: the median [p90], or why not known.
+std::string StartColumn(const v1::CandidateTiming& t) {
+  if (t.status() != v1::START_STATUS_KNOWN) return "unknown";
+  return absl::StrCat(DelayText(t.expected_start()), " [",
+                      DelayText(t.start_band().high()), "]");
+}
+
+std::string FinishColumn(const v1::CandidateTiming& t) {
+  if (t.status() != v1::START_STATUS_KNOWN) return "unknown";
+  return absl::StrCat(WallTime(t.expected_finish()), " [",
+                      WallTime(t.finish_band().high()), "]");
+}
+
+// A candidate's timing line: P(start within t) and the finish band.
+std::string TimingText(const v1::CandidateTiming& t) {
+  if (t.status() != v1::START_STATUS_KNOWN) {
+    return absl::StrCat(Short(v1::StartStatus_descriptor(), t.status()), ": ",
+                        t.reason());
+  }
+  std::vector<std::string> quantiles;
+  for (const v1::StartQuantile& q : t.start_quantiles()) {
+    quantiles.push_back(absl::StrFormat(
+        "%.0f%% within %s", 100 * q.probability(), DelayText(q.within())));
+  }
+  return absl::StrCat("start ", absl::StrJoin(quantiles, ", "), "; finish ",
+                      WallTime(t.expected_finish()), " (p10 ",
+                      WallTime(t.finish_band().low()), ", p90 ",
+                      WallTime(t.finish_band().high()), ")");
 }
 
 std::string BasisText(const v1::PlacementCandidate& c) {
@@ -285,22 +325,89 @@ std::string EvalColumn(const v1::PlacementCandidate& c) {
   return c.eval_status().checks_size() > 0 ? "short" : "missing";
 }
 
+// One candidate's lines under the table: its recipe, what its cost is made
+// of, its failure rate, timing, reasons, warnings and eval.
+void PrintCandidateDetails(const v1::PlacePlanRequest& request,
+                           const v1::PlacementCandidate& c, std::ostream& out) {
+  out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
+      << c.gpu_count() << ", " << FitText(c.fit())
+      << (c.measure_first() ? ", measure first" : "") << ")\n";
+  if (c.has_recipe()) {
+    out << "    recipe " << c.recipe_key() << ": " << Settings(c.recipe())
+        << "\n";
+  }
+  if (!c.transferred_from_recipe_key().empty()) {
+    out << "    evidence transferred from recipe "
+        << c.transferred_from_recipe_key()
+        << (c.transferred_from_sku().empty()
+                ? ""
+                : absl::StrCat(" measured on ", c.transferred_from_sku()))
+        << "\n";
+  }
+  if (const std::string cost = CostMakeUpText(c, request.total_steps());
+      !cost.empty()) {
+    out << "    cost:    " << cost << "\n";
+  }
+  if (c.has_failure_rate()) {
+    out << "    failure: " << FailureRateText(c.failure_rate()) << "\n";
+  }
+  if (c.has_timing()) {
+    out << "    time:    " << TimingText(c.timing()) << "\n";
+    if (c.timing().status() == v1::START_STATUS_KNOWN) {
+      out << "    wait:    " << c.timing().reason() << "\n";
+    }
+  }
+  for (const std::string& reason : c.reasons()) {
+    out << "    reason:  " << reason << "\n";
+  }
+  for (const std::string& warning : c.warnings()) {
+    out << "    WARNING: " << warning << "\n";
+  }
+  if (!c.eval_requirement().empty()) {
+    out << "    eval:    " << c.eval_requirement() << "\n";
+  }
+  if (c.has_eval_status()) {
+    out << "    eval is: " << EvalStatusText(c.eval_status()) << "\n";
+  }
+}
+
 void PrintCandidates(const v1::PlacePlanRequest& request,
                      const v1::PlacePlanResponse& plan, std::ostream& out) {
   if (plan.candidates().empty()) {
     out << "\nNo pool can take this recipe; each one's rule is below.\n";
     return;
   }
-  Table table({"RANK", "POOL", "SKU", "GPUS", "PARALLELISM", "FIT",
-               "PEAK GB [BAND] (HEADROOM)", "STEP S [BAND]", "GPU-H/1K STEPS",
-               "START-UP GPU-H", "REWORK GPU-H", "EXPECTED GPU-H", "COST",
-               "LIST-PRICE COST", "WALL TIME", "BASIS", "CONFIDENCE", "EVAL"},
-              {true, false, false, true, false, false, true, true, true, false,
-               true, true, true, true, true, false, false, false});
+  Table table(
+      {"RANK",
+       "POOL",
+       "SKU",
+       "GPUS",
+       "PARALLELISM",
+       "FIT",
+       "PEAK GB [BAND] (HEADROOM)",
+       "STEP S [BAND]",
+       "JOB GPU-H/1K STEPS",
+       "START-UP GPU-H",
+       "REWORK GPU-H",
+       "EXPECTED GPU-H",
+       "COST",
+       "LIST-PRICE COST",
+       "WALL TIME",
+       "BASIS",
+       "CONFIDENCE",
+       "EVAL",
+       "START P50 [P90]",
+       "FINISH P50 [P90]"},
+      {true, false, false, true, false, false, true,  true,  true, false,
+       true, true,  true,  true, true,  false, false, false, true, true});
   for (const v1::PlacementCandidate& c : plan.candidates()) {
     table.AddRow(
-        {absl::StrCat(c.rank()), c.pool(), c.sku(), absl::StrCat(c.gpu_count()),
-         LayoutText(c), FitText(c.fit()),
+        {absl::StrCat(c.rank()),
+         c.pool(),
+         c.sku(),
+         absl::StrCat(c.gpu_count()),
+         LayoutText(c),
+         FitText(c.fit()),
          absl::StrFormat(
              "%s (%+.1f)",
              WithBand(c.peak_memory_gb(), c.peak_memory_gb_band(), "%.1f"),
@@ -309,52 +416,31 @@ void PrintCandidates(const v1::PlacePlanRequest& request,
              ? WithBand(c.step_time_s(), c.step_time_s_band(), "%.2f")
              : "-",
          absl::StrFormat("%.3f", c.gpu_hours_per_1k_successful_steps()),
-         StartupText(c), absl::StrFormat("%.2f", c.rework_gpu_hours()),
+         StartupText(c),
+         absl::StrFormat("%.2f", c.rework_gpu_hours()),
          absl::StrFormat("%.2f", c.expected_gpu_hours()),
          core::FormatMicrosAsCents(c.expected_cost_micros()),
          c.has_list_price_cost_micros()
              ? core::FormatMicrosAsCents(c.list_price_cost_micros())
              : "-",
-         WallTime(c.expected_wall_time()), BasisText(c),
-         Short(v1::Confidence_descriptor(), c.confidence()), EvalColumn(c)});
+         WallTime(c.expected_wall_time()),
+         BasisText(c),
+         Short(v1::Confidence_descriptor(), c.confidence()),
+         EvalColumn(c),
+         StartColumn(c.timing()),
+         FinishColumn(c.timing())});
   }
   out << "\n";
   table.Print(out);
+  // The headline per-1,000-steps figure is the job's, not a step's: read
+  // as a step's, it overstates one (a 1,000-step job with the priors alone
+  // pays about 1.4 x its steps).
+  out << "JOB GPU-H/1K STEPS is the job's expected GPU-hours per 1,000 "
+         "successful steps: its steps plus START-UP and REWORK (the start-up "
+         "and failure priors when nothing is measured); one step alone is "
+         "STEP S x GPUS.\n";
   for (const v1::PlacementCandidate& c : plan.candidates()) {
-    out << "\n#" << c.rank() << " " << c.pool() << " (" << c.sku() << " x"
-        << c.gpu_count() << ", " << FitText(c.fit())
-        << (c.measure_first() ? ", measure first" : "") << ")\n";
-    if (c.has_recipe()) {
-      out << "    recipe " << c.recipe_key() << ": " << Settings(c.recipe())
-          << "\n";
-    }
-    if (!c.transferred_from_recipe_key().empty()) {
-      out << "    evidence transferred from recipe "
-          << c.transferred_from_recipe_key()
-          << (c.transferred_from_sku().empty()
-                  ? ""
-                  : absl::StrCat(" measured on ", c.transferred_from_sku()))
-          << "\n";
-    }
-    if (const std::string cost = CostMakeUpText(c, request.total_steps());
-        !cost.empty()) {
-      out << "    cost:    " << cost << "\n";
-    }
-    if (c.has_failure_rate()) {
-      out << "    failure: " << FailureRateText(c.failure_rate()) << "\n";
-    }
-    for (const std::string& reason : c.reasons()) {
-      out << "    reason:  " << reason << "\n";
-    }
-    for (const std::string& warning : c.warnings()) {
-      out << "    WARNING: " << warning << "\n";
-    }
-    if (!c.eval_requirement().empty()) {
-      out << "    eval:    " << c.eval_requirement() << "\n";
-    }
-    if (c.has_eval_status()) {
-      out << "    eval is: " << EvalStatusText(c.eval_status()) << "\n";
-    }
+    PrintCandidateDetails(request, c, out);
   }
 }
 
@@ -430,6 +516,12 @@ void PrintPlan(const v1::PlacePlanRequest& request,
     out << "  " << MemoryText(plan.predicted_memory()) << "\n";
   }
   PrintCandidates(request, plan, out);
+  if (plan.has_deadline()) {
+    out << "\nDEADLINE " << WallTime(plan.deadline().deadline())
+        << " (wait included, p90): "
+        << (plan.deadline().met() ? "met" : "NOT MET") << ": "
+        << plan.deadline().reason() << "\n";
+  }
   PrintRejections(plan, out);
   if (plan.has_bake_off()) {
     PrintBakeOff(plan.bake_off(), plan.eval_requirement(), out);
@@ -465,6 +557,12 @@ void PrintRequest(const v1::PlacePlanRequest& request, std::ostream& out) {
   if (c.has_deadline()) {
     parts.push_back("deadline " + absl::FormatDuration(
                                       common::DurationFromProto(c.deadline())));
+  }
+  if (c.delay_cost_micros_per_hour() > 0) {
+    parts.push_back(
+        absl::StrCat("delay cost ",
+                     core::FormatMicrosAsCents(c.delay_cost_micros_per_hour()),
+                     " per hour"));
   }
   if (!c.allowed_pools().empty()) {
     parts.push_back("pools " + absl::StrJoin(c.allowed_pools(), ","));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -510,6 +511,38 @@ absl::StatusOr<std::string> ReadCapped(int fd, const std::string& path,
   }
 }
 
+absl::Status OutsideRoots(const std::string& path, const std::string& resolved,
+                          const RecipeFileLimits& limits) {
+  return absl::PermissionDeniedError(absl::StrCat(
+      path, " resolves to ", resolved.empty() ? "?" : resolved,
+      ", outside the recipe folders ", absl::StrJoin(limits.roots, ":"),
+      " (PLACEMENT_RECIPE_ROOTS)"));
+}
+
+bool UnderAnyRoot(const std::string& resolved, const RecipeFileLimits& limits) {
+  if (resolved.empty()) return false;
+  for (const std::string& root : limits.roots) {
+    if (UnderRoot(resolved, root)) return true;
+  }
+  return false;
+}
+
+// Where `path` leads before anything opens it: symlinks and ".." resolved,
+// or, for a path that does not exist, its folder resolved; "" when neither
+// resolves.
+std::string ResolvedBeforeOpening(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved) != nullptr) return resolved;
+  const size_t slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos
+                                 ? "."
+                                 : path.substr(0, std::max<size_t>(slash, 1));
+  if (realpath(folder.c_str(), resolved) == nullptr) return "";
+  return absl::StrCat(
+      absl::StripSuffix(resolved, "/"), "/",
+      slash == std::string::npos ? path : path.substr(slash + 1));
+}
+
 absl::StatusOr<std::string> ReadOpenRecipe(int fd, const std::string& path,
                                            const RecipeFileLimits& limits) {
   struct stat info;
@@ -523,17 +556,12 @@ absl::StatusOr<std::string> ReadOpenRecipe(int fd, const std::string& path,
         " is not a regular file (a device, pipe or folder); give a "
         "recipe file, or - for standard input"));
   }
+  // Again on the open file: the path may have been swapped since the check
+  // before opening it.
   if (!limits.roots.empty()) {
     const std::string resolved = ResolvedPath(fd, path);
-    bool inside = false;
-    for (const std::string& root : limits.roots) {
-      inside = inside || (!resolved.empty() && UnderRoot(resolved, root));
-    }
-    if (!inside) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          path, " resolves to ", resolved.empty() ? "?" : resolved,
-          ", outside the recipe folders ", absl::StrJoin(limits.roots, ":"),
-          " (PLACEMENT_RECIPE_ROOTS)"));
+    if (!UnderAnyRoot(resolved, limits)) {
+      return OutsideRoots(path, resolved, limits);
     }
   }
   if (info.st_size > limits.max_bytes) return TooLarge(path, limits);
@@ -545,6 +573,15 @@ absl::StatusOr<std::string> ReadOpenRecipe(int fd, const std::string& path,
 absl::StatusOr<std::string> ReadRecipeFile(const std::string& path,
                                            const RecipeFileLimits& limits) {
   if (path == "-") return ReadCapped(STDIN_FILENO, "stdin", limits);
+  // Nothing outside the roots is opened: opening has effects of its own (a
+  // tape rewinds, a FIFO's writer wakes, a missing file tells its caller it
+  // is missing), and slurmctld runs this as SlurmUser on a submitter's path.
+  if (!limits.roots.empty()) {
+    const std::string resolved = ResolvedBeforeOpening(path);
+    if (!UnderAnyRoot(resolved, limits)) {
+      return OutsideRoots(path, resolved, limits);
+    }
+  }
   // O_NONBLOCK: opening a FIFO must not wait for a writer before it is
   // refused.
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

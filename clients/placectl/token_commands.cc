@@ -6,6 +6,8 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "clients/common/channel.h"
@@ -16,8 +18,12 @@
 #include "placement/v1/catalog.grpc.pb.h"
 
 ABSL_DECLARE_FLAG(std::string, name);
+ABSL_DECLARE_FLAG(std::string, team);
 PLACECTL_FLAG_ALSO(name, "tokens create",
                    "the token's name, e.g. the host or team that uses it");
+PLACECTL_FLAG_ALSO(team, "tokens create",
+                   "bind the token to these teams (comma-separated): it then "
+                   "plans, uploads and reads for them only; unset: every team");
 PLACECTL_FLAG(std::string, role, "", "tokens create",
               "agent, planner, finance or admin");
 
@@ -50,6 +56,10 @@ int CreateToken(v1::CatalogService::Stub& stub) {
     return 2;
   }
   request.set_role(role);
+  for (absl::string_view team :
+       absl::StrSplit(absl::GetFlag(FLAGS_team), ',', absl::SkipWhitespace())) {
+    request.add_teams(std::string(absl::StripAsciiWhitespace(team)));
+  }
   v1::CreateTokenResponse response;
   grpc::Status status =
       stub.CreateToken(ContextWithDeadline().get(), request, &response);
@@ -61,6 +71,11 @@ int CreateToken(v1::CatalogService::Stub& stub) {
     std::cout << response.secret() << "\n";
     std::cerr << "created " << v1::Role_Name(response.token().role())
               << " token " << response.token().token_id()
+              << (response.token().teams().empty()
+                      ? " for every team"
+                      : absl::StrCat(
+                            " bound to ",
+                            absl::StrJoin(response.token().teams(), ", ")))
               << "; its secret is shown only now\n";
   }
   return 0;
@@ -95,11 +110,13 @@ int ListTokens(v1::CatalogService::Stub& stub) {
     std::cout << ToJson(all);
     return 0;
   }
-  clients::Table table({"TOKEN", "NAME", "ROLE", "CREATED (UTC)", "REVOKED"});
+  clients::Table table(
+      {"TOKEN", "NAME", "ROLE", "TEAMS", "CREATED (UTC)", "REVOKED"});
   for (const v1::ApiToken& token : all.tokens()) {
     table.AddRow(
         {token.token_id(), token.name(),
          std::string(absl::StripPrefix(v1::Role_Name(token.role()), "ROLE_")),
+         token.teams().empty() ? "(all)" : absl::StrJoin(token.teams(), ","),
          Time(token.create_time()), Time(token.revoke_time())});
   }
   table.Print(std::cout);
@@ -115,9 +132,9 @@ int RunTokens(const std::vector<std::string>& args) {
   if (args.size() == 2 && args[0] == "revoke")
     return RevokeToken(*stub, args[1]);
   if (args.size() == 1 && args[0] == "list") return ListTokens(*stub);
-  std::cerr
-      << "usage: placectl tokens create --role "
-         "agent|planner|finance|admin --name N | revoke TOKEN_ID | list\n";
+  std::cerr << "usage: placectl tokens create --role "
+               "agent|planner|finance|admin --name N [--team T1,T2] | revoke "
+               "TOKEN_ID | list\n";
   return 2;
 }
 

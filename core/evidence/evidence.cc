@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/enum_names.h"
+#include "core/evidence/run_attempts.h"
 #include "core/models/memory_model.h"
 #include "core/models/step_time_model.h"
 
@@ -13,43 +14,6 @@ namespace placement::core {
 double MeasuredRun::GpuHours() const {
   if (ended <= started || started == absl::InfinitePast()) return 0;
   return gpu_count * absl::ToDoubleHours(ended - started);
-}
-
-int LogHistogram::BucketOf(const LogHistogramSpec& spec, double value) {
-  if (!(value > spec.lowest)) return 0;
-  const int bucket = static_cast<int>(
-      std::floor(std::log(value / spec.lowest) / std::log(spec.growth)));
-  return std::clamp(bucket, 0, std::min(spec.buckets, kHistogramBuckets) - 1);
-}
-
-void LogHistogram::Add(const LogHistogramSpec& spec, double value,
-                       int64_t weight) {
-  if (value <= 0 || weight <= 0) return;
-  counts[BucketOf(spec, value)] += weight;
-}
-
-void LogHistogram::Merge(const LogHistogram& other) {
-  for (int i = 0; i < kHistogramBuckets; ++i) counts[i] += other.counts[i];
-}
-
-int64_t LogHistogram::Total() const {
-  int64_t total = 0;
-  for (int64_t c : counts) total += c;
-  return total;
-}
-
-double LogHistogram::Quantile(const LogHistogramSpec& spec, double q) const {
-  const int64_t total = Total();
-  if (total == 0) return 0;
-  // The smallest bucket whose cumulative count reaches ceil(q * total).
-  const int64_t rank = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * total)));
-  int64_t seen = 0;
-  for (int i = 0; i < kHistogramBuckets; ++i) {
-    seen += counts[i];
-    if (seen >= rank) return spec.lowest * std::pow(spec.growth, i + 0.5);
-  }
-  return spec.lowest * std::pow(spec.growth, kHistogramBuckets - 0.5);
 }
 
 void PeakMemorySums::Add(double peak_gb) {
@@ -73,6 +37,38 @@ void PeakMemorySums::Scale(double factor) {
 double PeakMemorySums::MeanGb() const {
   return runs > 0 ? sum_gb / static_cast<double>(runs) : 0;
 }
+
+namespace {
+
+// The per-attempt figures of EvidenceRollup::Add (migration 0022).
+void AddAttempts(const MeasuredRun& run, EvidenceRollup* r) {
+  const RunAttempts a = AttemptsOf(run);
+  const double gpus = std::max(0, run.gpu_count);
+  r->counted_gpu_hours += gpus * a.counted_hours;
+  r->lost_gpu_hours += gpus * a.lost_hours;
+  auto failures = [&](AttemptFailureCause cause) {
+    return a.failures_by_cause[static_cast<int>(cause)];
+  };
+  r->node_failed_attempts += failures(AttemptFailureCause::kPreempted) +
+                             failures(AttemptFailureCause::kHardwareError);
+  r->fabric_failed_attempts +=
+      failures(AttemptFailureCause::kCollectiveTimeout);
+  if (run.outcome == RunOutcome::kSucceeded) {
+    r->succeeded_attempts += a.attempts;
+    r->succeeded_counted_gpu_hours += gpus * a.counted_hours;
+    // Whole seconds, as the database keeps them; under a second counts in
+    // the first bucket.
+    r->startup_hist.Add(
+        kStartupHistogram,
+        std::max(0.5, std::round(a.overhead_hours_per_attempt * 3600)),
+        a.attempts);
+  }
+  if (run.steps_attempted > 0) {
+    r->step_time_mean_hist.Add(kStepTimeHistogram, run.step_time_mean_s);
+  }
+}
+
+}  // namespace
 
 void EvidenceRollup::Add(const MeasuredRun& run) {
   if (recipe_key.empty()) recipe_key = run.recipe_key;
@@ -108,6 +104,7 @@ void EvidenceRollup::Add(const MeasuredRun& run) {
     step_time_p95_hist.Add(kStepTimeHistogram, run.step_time_p95_s);
   }
   peak_memory_hist.Add(kPeakMemoryHistogram, run.peak_memory_gb);
+  AddAttempts(run, this);
 }
 
 void EvidenceRollup::Merge(const EvidenceRollup& o) {
@@ -134,7 +131,43 @@ void EvidenceRollup::Merge(const EvidenceRollup& o) {
   step_time_p50_hist.Merge(o.step_time_p50_hist);
   step_time_p95_hist.Merge(o.step_time_p95_hist);
   peak_memory_hist.Merge(o.peak_memory_hist);
+  counted_gpu_hours += o.counted_gpu_hours;
+  lost_gpu_hours += o.lost_gpu_hours;
+  node_failed_attempts += o.node_failed_attempts;
+  fabric_failed_attempts += o.fabric_failed_attempts;
+  succeeded_attempts += o.succeeded_attempts;
+  succeeded_counted_gpu_hours += o.succeeded_counted_gpu_hours;
+  startup_hist.Merge(o.startup_hist);
+  step_time_mean_hist.Merge(o.step_time_mean_hist);
 }
+
+namespace {
+
+// The per-attempt figures of Summarize (core/evidence/run_attempts.h).
+void SummarizeAttempts(const EvidenceRollup& r, EvidenceStats* s) {
+  s->attempts = r.runs + r.retries;
+  s->failed_attempts = r.runs - r.successful_runs + r.retries;
+  s->node_failed_attempts = r.node_failed_attempts;
+  s->fabric_failed_attempts = r.fabric_failed_attempts;
+  s->exposure_gpu_hours = r.counted_gpu_hours;
+  s->lost_gpu_hours = r.lost_gpu_hours;
+  if (r.succeeded_attempts > 0 && r.startup_hist.Total() > 0) {
+    s->median_startup_hours_per_attempt =
+        r.startup_hist.Quantile(kStartupHistogram, 0.5) / 3600;
+    s->mean_startup_gpu_hours_per_attempt =
+        std::max(0.0,
+                 r.succeeded_counted_gpu_hours - r.succeeded_busy_gpu_hours) /
+        static_cast<double>(r.succeeded_attempts);
+  }
+  s->median_run_step_time_s =
+      r.step_time_mean_hist.Quantile(kStepTimeHistogram, 0.5);
+  s->run_step_time_p10_s =
+      r.step_time_mean_hist.Quantile(kStepTimeHistogram, 0.1);
+  s->run_step_time_p90_s =
+      r.step_time_mean_hist.Quantile(kStepTimeHistogram, 0.9);
+}
+
+}  // namespace
 
 EvidenceStats Summarize(const EvidenceRollup& r) {
   EvidenceStats s;
@@ -158,6 +191,7 @@ EvidenceStats Summarize(const EvidenceRollup& r) {
   }
   s.median_step_time_s = r.step_time_p50_hist.Quantile(kStepTimeHistogram, 0.5);
   s.p95_step_time_s = r.step_time_p95_hist.Quantile(kStepTimeHistogram, 0.95);
+  SummarizeAttempts(r, &s);
   s.max_peak_memory_gb = r.max_peak_memory_gb;
   s.succeeded_peak = r.succeeded_peak;
   s.succeeded_allocated = r.succeeded_allocated;
@@ -487,6 +521,9 @@ std::optional<TransferredEvidence> TransferEvidence(const KeyedEvidence& source,
   }
   s.median_step_time_s *= t.step_time_scale;
   s.p95_step_time_s *= t.step_time_scale;
+  s.median_run_step_time_s *= t.step_time_scale;
+  s.run_step_time_p10_s *= t.step_time_scale;
+  s.run_step_time_p90_s *= t.step_time_scale;
   s.peak_memory_gb *= t.memory_scale;
   s.max_peak_memory_gb *= t.memory_scale;
   s.succeeded_peak.Scale(t.memory_scale);

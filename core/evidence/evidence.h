@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/evidence/eval_evidence.h"
+#include "core/evidence/log_histogram.h"
 #include "core/evidence/pool_reliability.h"
 #include "core/persistent_map.h"
 #include "core/recipe.h"
@@ -71,41 +72,25 @@ struct MeasuredRun {
   Interconnect interconnect = Interconnect::kUnspecified;
   bool collectives_opened = false;
   int retries = 0;  // restarts inside this run (each costs GPU time)
+  // Why each attempt before the last failed, in order, when the run says
+  // (empty: each retry took the run's outcome as its cause,
+  // core/evidence/run_attempts.h).
+  std::vector<RunOutcome> retry_outcomes;
   RunOutcome outcome = RunOutcome::kUnspecified;
 
   // GPU-hours consumed: gpu_count x wall time (0 if ended <= started).
   double GpuHours() const;
 };
 
-// A fixed log-bucket histogram: bucket i counts values in
-// [lowest * growth^i, lowest * growth^(i+1)); values below `lowest` fall in
-// bucket 0, values above the last edge in the last bucket. Being a fixed
-// array of counters it merges by addition, so a SQL rollup row can keep it
-// as a bigint[] updated in the same transaction as the run insert.
-struct LogHistogramSpec {
-  double lowest = 0;
-  double growth = 0;
-  int buckets = 0;
-};
-inline constexpr int kHistogramBuckets = 64;
 // Step time: 10 ms .. ~10 min, 19% wide buckets (2^(1/4)).
 inline constexpr LogHistogramSpec kStepTimeHistogram{0.01, 1.189207115, 64};
 // Peak memory: 0.5 GB .. ~800 GB, 12% wide buckets (2^(1/6)).
 inline constexpr LogHistogramSpec kPeakMemoryHistogram{0.5, 1.12246204831, 64};
-
-struct LogHistogram {
-  std::array<int64_t, kHistogramBuckets> counts{};
-
-  void Add(const LogHistogramSpec& spec, double value, int64_t weight = 1);
-  void Merge(const LogHistogram& other);
-  int64_t Total() const;
-  // The q-quantile (0..1) as the geometric middle of its bucket; 0 if empty.
-  // Accurate to half a bucket (~9% for step time, ~6% for memory).
-  double Quantile(const LogHistogramSpec& spec, double q) const;
-  static int BucketOf(const LogHistogramSpec& spec, double value);
-
-  friend bool operator==(const LogHistogram&, const LogHistogram&) = default;
-};
+// Start-up per attempt: 1 s .. ~18 h, 19% wide buckets (2^(1/4)).
+inline constexpr LogHistogramSpec kStartupHistogram{1, 1.189207115, 64};
+// How far the mean start-up may sit from the median attempt's: one run of
+// an odd start-up moves the mean by its share, never past this factor.
+inline constexpr double kMaxStartupPullFromMedian = 1.25;
 
 // Exact figures of one kind of peak memory over the runs that reported it:
 // a count, a sum and a maximum, which merge by addition and max (so a SQL
@@ -166,6 +151,29 @@ struct EvidenceRollup {
   LogHistogram step_time_p50_hist;
   LogHistogram step_time_p95_hist;
   LogHistogram peak_memory_hist;  // every run
+  // Per attempt (core/evidence/run_attempts.h; migration 0022), over every
+  // run, in GPU-hours: the wall time counted (at most the steps' time plus
+  // kMaxCountedOverheadSeconds an attempt) and, of it, the time lost to
+  // failed attempts. The failed attempts themselves are runs -
+  // successful_runs + retries.
+  double counted_gpu_hours = 0;
+  double lost_gpu_hours = 0;
+  // Of the failed attempts, those of the pool's nodes (preempted, hardware
+  // error) and of its fabric (collective timeout).
+  int64_t node_failed_attempts = 0;
+  int64_t fabric_failed_attempts = 0;
+  // The succeeded runs' attempts and counted GPU-hours, and each succeeded
+  // run's start-up per attempt in seconds (its counted time less its
+  // steps' time, over its attempts), weighted by its attempts: the mean
+  // start-up is what a projection uses, but never further than
+  // kMaxStartupPullFromMedian from that histogram's median, so that one run
+  // moves it by its share at most.
+  int64_t succeeded_attempts = 0;
+  double succeeded_counted_gpu_hours = 0;
+  LogHistogram startup_hist;
+  // Each run's mean step time, one count a run: its median bounds how far
+  // one run can pull the step time a projection uses.
+  LogHistogram step_time_mean_hist;
 
   void Add(const MeasuredRun& run);
   void Merge(const EvidenceRollup& other);
@@ -196,6 +204,27 @@ struct EvidenceStats {
   std::optional<double> startup_gpu_hours_per_run;
   double median_step_time_s = 0;
   double p95_step_time_s = 0;
+  // Per attempt (core/evidence/run_attempts.h): attempts made (runs +
+  // retries), those that failed, whatever the cause, and the GPU-hours the
+  // runs held the SKU as counted, with the GPU-hours of them lost to the
+  // failed attempts (0 in rollups that do not keep them).
+  int64_t attempts = 0;
+  int64_t failed_attempts = 0;
+  int64_t node_failed_attempts = 0;    // preempted, hardware error
+  int64_t fabric_failed_attempts = 0;  // collective timeout
+  double exposure_gpu_hours = 0;
+  double lost_gpu_hours = 0;
+  // A succeeded run's attempt outside its steps (start-up): the median in
+  // wall hours (within the histogram's 19% bucket) and the mean in
+  // GPU-hours; nullopt / 0 without a succeeded run that kept them. A
+  // projection uses the mean within kMaxStartupPullFromMedian of the median.
+  std::optional<double> median_startup_hours_per_attempt;
+  double mean_startup_gpu_hours_per_attempt = 0;
+  // The median of the runs' mean step times, and their p10 and p90 (0 when
+  // not kept; within the histogram's 19% buckets).
+  double median_run_step_time_s = 0;
+  double run_step_time_p10_s = 0;
+  double run_step_time_p90_s = 0;
   // The peak memory per GPU that the planner fits with (basis MEASURED) and
   // carries to other SKUs and nearby recipes: the LARGEST peak of a
   // succeeded run, exactly as reported (the conservative figure for a fit

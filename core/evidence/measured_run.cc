@@ -1,9 +1,11 @@
 #include "core/evidence/measured_run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/evidence/run_attempts.h"
 #include "core/recipe.h"
 
 namespace placement::core {
@@ -84,6 +86,41 @@ void CheckWallTime(const MeasuredRun& run, FieldViolations& v) {
          absl::StrCat("steps attempted x mean step time = ", busy_seconds,
                       " s exceeds the run's wall time of ", wall_seconds,
                       " s")});
+    return;
+  }
+  const int64_t attempts = std::max(0, run.retries) + int64_t{1};
+  const double explained_seconds =
+      busy_seconds +
+      static_cast<double>(attempts) * kMaxPlausibleOverheadSeconds;
+  if (wall_seconds > explained_seconds) {
+    v.push_back(
+        {"ended",
+         absl::StrCat("the run's wall time of ", wall_seconds,
+                      " s is not explained by its steps: steps attempted x "
+                      "mean step time = ",
+                      busy_seconds, " s, plus at most ",
+                      kMaxPlausibleOverheadSeconds,
+                      " s of start-up and "
+                      "detection for each of its ",
+                      attempts, " attempt(s)")});
+  }
+}
+
+void CheckRetryOutcomes(const MeasuredRun& run, FieldViolations& v) {
+  if (run.retry_outcomes.empty()) return;
+  if (static_cast<int64_t>(run.retry_outcomes.size()) != run.retries) {
+    v.push_back({"retry_outcomes",
+                 absl::StrCat("names ", run.retry_outcomes.size(),
+                              " failed attempt(s) but the run reports ",
+                              run.retries, " retries: one outcome a retry")});
+    return;
+  }
+  for (size_t i = 0; i < run.retry_outcomes.size(); ++i) {
+    const RunOutcome o = run.retry_outcomes[i];
+    if (o == RunOutcome::kSucceeded || o == RunOutcome::kUnspecified) {
+      v.push_back({absl::StrCat("retry_outcomes[", i, "]"),
+                   "a retried attempt failed: it must name a failure"});
+    }
   }
 }
 
@@ -101,6 +138,7 @@ FieldViolations ValidateMeasuredRun(const MeasuredRun& run) {
   }
   CheckCollectives(run, v);
   CheckWallTime(run, v);
+  CheckRetryOutcomes(run, v);
   return v;
 }
 

@@ -30,11 +30,15 @@ inline constexpr double kPeakMemoryTolerance = 0.02;
 //  - step times (mean, p50, p95) positive, finite, at most
 //    kMaxStepTimeSeconds, and p95 >= p50;
 //  - peak memory positive, finite, at most kMaxPeakMemoryGb;
-//  - retries 0..kMaxRetries;
+//  - retries 0..kMaxRetries; retry_outcomes, when given, one failure
+//    outcome for each retry;
 //  - a run that opened collectives used some interconnect (not kNone);
 //  - when both times are known (not InfinitePast): it did not end before it
 //    started, and its steps (attempted x mean step time) fit inside its wall
-//    time, with slack for clock granularity.
+//    time, with slack for clock granularity, and its wall time is no longer
+//    than those steps plus kMaxPlausibleOverheadSeconds an attempt
+//    (core/evidence/run_attempts.h: a run of days for minutes of steps is a
+//    wrong clock or a bad upload, not evidence).
 // Enum values that are kUnspecified are left to the caller (it knows whether
 // they were sent at all) and skip the rules that read them.
 FieldViolations ValidateMeasuredRun(const MeasuredRun& run);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/evidence/evidence.h"
+#include "core/evidence/run_attempts.h"
 
 namespace placement::core {
 namespace {
@@ -45,38 +47,188 @@ double RegularizedGammaP(double a, double x) {
 
 }  // namespace
 
-bool PoolReliabilityRollup::IsPoolFailure(RunOutcome outcome) {
-  return outcome == RunOutcome::kPreempted ||
-         outcome == RunOutcome::kHardwareError ||
-         outcome == RunOutcome::kCollectiveTimeout;
-}
-
 void PoolReliabilityRollup::Add(const MeasuredRun& run) {
   if (pool_name.empty()) pool_name = run.pool_name;
   multi_gpu = run.gpu_count > 1;
+  const RunAttempts a = AttemptsOf(run);
   ++runs;
-  const double wall_hours =
-      run.gpu_count > 0 ? run.GpuHours() / run.gpu_count : 0;
-  run_hours += wall_hours;
-  if (!IsPoolFailure(run.outcome)) return;
-  if (run.outcome == RunOutcome::kPreempted) ++preempted_runs;
-  if (run.outcome == RunOutcome::kHardwareError) ++hardware_error_runs;
-  if (run.outcome == RunOutcome::kCollectiveTimeout) {
-    ++collective_timeout_runs;
+  attempts += a.attempts;
+  run_hours += a.counted_hours;
+  // A run of no time counts in the first bucket.
+  const int bucket =
+      LogHistogram::BucketOf(kRunHoursHistogram, a.counted_hours);
+  ++run_hours_hist.counts[bucket];
+  run_microseconds_by_bucket.counts[bucket] +=
+      std::llround(a.counted_hours * 3.6e9);
+  preempted_attempts +=
+      a.failures_by_cause[static_cast<int>(AttemptFailureCause::kPreempted)];
+  hardware_error_attempts += a.failures_by_cause[static_cast<int>(
+      AttemptFailureCause::kHardwareError)];
+  collective_timeout_attempts += a.failures_by_cause[static_cast<int>(
+      AttemptFailureCause::kCollectiveTimeout)];
+  if (a.failed_attempts > 0) {
+    failure_lost_hours += a.lost_hours * static_cast<double>(a.PoolFailures()) /
+                          static_cast<double>(a.failed_attempts);
   }
-  const double kept_hours =
-      std::max<int64_t>(0, run.steps_succeeded) * run.step_time_mean_s / 3600;
-  failure_lost_hours += std::max(0.0, wall_hours - kept_hours);
 }
 
 void PoolReliabilityRollup::Merge(const PoolReliabilityRollup& o) {
   if (pool_name.empty()) pool_name = o.pool_name;
   runs += o.runs;
+  attempts += o.attempts;
   run_hours += o.run_hours;
-  preempted_runs += o.preempted_runs;
-  hardware_error_runs += o.hardware_error_runs;
-  collective_timeout_runs += o.collective_timeout_runs;
+  run_hours_hist.Merge(o.run_hours_hist);
+  run_microseconds_by_bucket.Merge(o.run_microseconds_by_bucket);
+  preempted_attempts += o.preempted_attempts;
+  hardware_error_attempts += o.hardware_error_attempts;
+  collective_timeout_attempts += o.collective_timeout_attempts;
   failure_lost_hours += o.failure_lost_hours;
+}
+
+double PoolReliabilityRollup::ExposureHours() const {
+  if (run_hours_hist.Total() == 0) return run_hours;
+  const double cap =
+      kMaxRunInTypicalRuns * run_hours_hist.Quantile(kRunHoursHistogram, 0.75);
+  // What the runs of each bucket held beyond the cap (their exact hours).
+  double excess = 0;
+  for (int i = 0; i < kHistogramBuckets; ++i) {
+    const double held =
+        static_cast<double>(run_microseconds_by_bucket.counts[i]) / 3.6e9;
+    excess += std::max(
+        0.0, held - static_cast<double>(run_hours_hist.counts[i]) * cap);
+  }
+  return std::max(0.0, run_hours - excess);
+}
+
+namespace {
+
+// A rate's belief: Gamma(shape, rate) over failures per hour.
+struct Belief {
+  double shape = 0;
+  double hours = 0;
+
+  double Mean() const { return hours > 0 ? shape / hours : 0; }
+  Band P10P90() const {
+    return {GammaQuantile(shape, hours, 0.1), GammaQuantile(shape, hours, 0.9)};
+  }
+};
+
+// Observed failures of one cause group over attempts and hours held.
+struct Observed {
+  int64_t failures = 0;
+  double hours = 0;
+  int64_t attempts = 0;
+};
+
+constexpr double kPriorPerHour = kFailurePriorShape / kFailurePriorHours;
+
+// The pool's rate from `seen`: the prior weighs one attempt of the runs'
+// mean length, or kFailurePriorHours before any run.
+Belief PoolBelief(const Observed& seen) {
+  if (seen.attempts > 0 && seen.hours > 0) {
+    const double w = seen.hours / static_cast<double>(seen.attempts);
+    return {kPriorPerHour * w + static_cast<double>(seen.failures),
+            w + seen.hours};
+  }
+  return {kFailurePriorShape + static_cast<double>(seen.failures),
+          kFailurePriorHours + seen.hours};
+}
+
+Observed NodeFailures(const PoolFailures& pool) {
+  const PoolReliabilityRollup& s = pool.single_gpu;
+  const PoolReliabilityRollup& m = pool.multi_gpu;
+  return {s.preempted_attempts + s.hardware_error_attempts +
+              m.preempted_attempts + m.hardware_error_attempts,
+          s.ExposureHours() + m.ExposureHours(), s.attempts + m.attempts};
+}
+
+Observed FabricFailures(const PoolFailures& pool) {
+  return {pool.single_gpu.collective_timeout_attempts +
+              pool.multi_gpu.collective_timeout_attempts,
+          pool.multi_gpu.ExposureHours(), pool.multi_gpu.attempts};
+}
+
+// What one failure loses on the pool: measured over its failed attempts
+// (at most kMaxLossInAttempts of its mean attempt), else the prior.
+double PoolLossPerFailure(const PoolFailures& pool, int64_t failures,
+                          double startup_hours, bool* measured) {
+  const PoolReliabilityRollup& s = pool.single_gpu;
+  const PoolReliabilityRollup& m = pool.multi_gpu;
+  *measured = failures > 0;
+  if (failures <= 0) return kPriorLostHoursPerFailure + startup_hours;
+  const double hours = s.ExposureHours() + m.ExposureHours();
+  const int64_t attempts = s.attempts + m.attempts;
+  double loss = (s.failure_lost_hours + m.failure_lost_hours) /
+                static_cast<double>(failures);
+  if (attempts > 0 && hours > 0) {
+    loss = std::min(loss,
+                    kMaxLossInAttempts * hours / static_cast<double>(attempts));
+  }
+  return loss;
+}
+
+void AddBelief(const Belief& b, FailureRate* rate) {
+  rate->per_hour += b.Mean();
+  const Band band = b.P10P90();
+  // The sum of the groups' quantiles: wider than the sum's own band.
+  rate->per_hour_band.low += band.low;
+  rate->per_hour_band.high += band.high;
+}
+
+}  // namespace
+
+FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
+                                const PoolReliabilityRollup& multi_gpu,
+                                bool layout_is_multi_gpu,
+                                double startup_hours) {
+  const PoolFailures pool{single_gpu, multi_gpu};
+  FailureRate rate;
+  // Node failures count over every run of the pool; fabric failures over
+  // the multi-GPU runs, and only for a layout that opens collectives.
+  const Observed node = NodeFailures(pool);
+  AddBelief(PoolBelief(node), &rate);
+  rate.failures = node.failures;
+  rate.hours = node.hours;
+  int64_t fabric_failures = 0;
+  if (layout_is_multi_gpu) {
+    const Observed fabric = FabricFailures(pool);
+    AddBelief(PoolBelief(fabric), &rate);
+    rate.failures += fabric.failures;
+    fabric_failures = fabric.failures;
+  }
+  // The loss is measured over every failure of the pool's causes.
+  const int64_t all_failures =
+      node.failures +
+      (layout_is_multi_gpu ? fabric_failures : FabricFailures(pool).failures);
+  rate.lost_hours_per_failure = PoolLossPerFailure(
+      pool, all_failures, startup_hours, &rate.lost_hours_measured);
+  return rate;
+}
+
+FailureRate EstimateLayoutFailureRate(const PoolFailures& pool,
+                                      bool layout_is_multi_gpu,
+                                      double startup_hours,
+                                      const RecipeFailures& own) {
+  FailureRate rate = EstimateFailureRate(pool.single_gpu, pool.multi_gpu,
+                                         layout_is_multi_gpu, startup_hours);
+  if (own.attempts <= 0 || !(own.exposure_hours > 0)) return rate;
+  rate.recipe_measured = true;
+  // Its own causes (out of memory, unexplained): its record alone, over one
+  // more attempt of it.
+  const int64_t own_causes =
+      std::max<int64_t>(0, own.failed_attempts - own.node_failed_attempts -
+                               own.fabric_failed_attempts);
+  const double w = own.exposure_hours / static_cast<double>(own.attempts);
+  AddBelief({static_cast<double>(own_causes), w + own.exposure_hours}, &rate);
+  rate.failures += own_causes;
+  if (own.failed_attempts > 0) {
+    rate.lost_hours_per_failure =
+        std::min(std::max(0.0, own.lost_hours) /
+                     static_cast<double>(own.failed_attempts),
+                 kMaxLossInAttempts * w);
+    rate.lost_hours_measured = true;
+  }
+  return rate;
 }
 
 double GammaQuantile(double shape, double rate, double q) {
@@ -91,47 +243,6 @@ double GammaQuantile(double shape, double rate, double q) {
     (RegularizedGammaP(shape, mid) < q ? low : high) = mid;
   }
   return (low + high) / 2 / rate;
-}
-
-FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
-                                const PoolReliabilityRollup& multi_gpu,
-                                bool layout_is_multi_gpu,
-                                double startup_hours) {
-  FailureRate rate;
-  // Node failures count over every run of the pool; fabric failures over
-  // the multi-GPU runs, and only for a layout that opens collectives.
-  const int64_t node_failures =
-      single_gpu.preempted_runs + single_gpu.hardware_error_runs +
-      multi_gpu.preempted_runs + multi_gpu.hardware_error_runs;
-  const int64_t fabric_failures =
-      single_gpu.collective_timeout_runs + multi_gpu.collective_timeout_runs;
-  const double hours = single_gpu.run_hours + multi_gpu.run_hours;
-  const double node_shape = kFailurePriorShape + node_failures;
-  const double node_hours = kFailurePriorHours + hours;
-  rate.failures = node_failures;
-  rate.hours = hours;
-  rate.per_hour = node_shape / node_hours;
-  rate.per_hour_band = {GammaQuantile(node_shape, node_hours, 0.1),
-                        GammaQuantile(node_shape, node_hours, 0.9)};
-  if (layout_is_multi_gpu) {
-    const double fabric_shape = kFailurePriorShape + fabric_failures;
-    const double fabric_hours = kFailurePriorHours + multi_gpu.run_hours;
-    rate.failures += fabric_failures;
-    rate.per_hour += fabric_shape / fabric_hours;
-    // The sum of the two rates' quantiles: wider than the sum's own band.
-    rate.per_hour_band.low += GammaQuantile(fabric_shape, fabric_hours, 0.1);
-    rate.per_hour_band.high += GammaQuantile(fabric_shape, fabric_hours, 0.9);
-  }
-  const double lost =
-      single_gpu.failure_lost_hours + multi_gpu.failure_lost_hours;
-  const int64_t all_failures = node_failures + fabric_failures;
-  if (all_failures > 0) {
-    rate.lost_hours_per_failure = lost / static_cast<double>(all_failures);
-    rate.lost_hours_measured = true;
-  } else {
-    rate.lost_hours_per_failure = kPriorLostHoursPerFailure + startup_hours;
-  }
-  return rate;
 }
 
 }  // namespace placement::core

@@ -4,15 +4,21 @@
 // How often a pool's runs fail, whatever they trained: a preemption or a
 // hardware error is evidence about the pool's nodes, across recipes; a
 // collective timeout about its fabric, for layouts that open collectives.
-// An out-of-memory run is evidence about the recipe on the SKU and is not
-// counted here (EvidenceRollup keeps it). Failures are counted per hour a
-// run held the pool and estimated as a rate with its uncertainty (a
-// Gamma-Poisson posterior), so one preemption prices a pool a little
-// higher instead of banning it.
+// An out-of-memory or an unexplained failure is evidence about the recipe
+// on the SKU and is not counted here (EvidenceRollup keeps it). Failures
+// are counted per failed ATTEMPT (a run's retries are failed attempts,
+// core/evidence/run_attempts.h) over the hours the runs held the pool, and
+// estimated as a rate with its uncertainty (a Gamma-Poisson posterior), so
+// one preemption prices a pool a little higher instead of banning it.
+//
+// This is the rate a recipe with no failure record of its own is priced
+// at, and the prior of a measured recipe's own rate
+// (EstimateRecipeFailureRate).
 
 #include <cstdint>
 #include <string>
 
+#include "core/evidence/log_histogram.h"
 #include "core/models/fit.h"
 
 namespace placement::core {
@@ -22,32 +28,47 @@ struct MeasuredRun;
 enum class RunOutcome;
 
 // Mergeable sums over the runs of one pool with one or with several GPUs
-// (what the storage table pool_reliability_rollups keeps per row).
+// (what the storage table pool_reliability_rollups keeps per row, the
+// per-attempt columns of migration 0022).
 struct PoolReliabilityRollup {
   std::string pool_name;
   bool multi_gpu = false;
   int64_t runs = 0;
-  // Wall hours the runs held the pool (ended - started), failures included.
+  int64_t attempts = 0;  // runs + their retries
+  // Wall hours the runs held the pool as counted (RunAttempts: at most
+  // their steps plus a bounded overhead an attempt), failures included.
   double run_hours = 0;
-  int64_t preempted_runs = 0;
-  int64_t hardware_error_runs = 0;
-  int64_t collective_timeout_runs = 0;
-  // Over the runs counted above as failures: the wall hours that produced
-  // no kept step (start-up, progress since the last checkpoint, the time
-  // until the failure was detected): wall - steps_succeeded x mean step.
+  // Failed attempts by the pool's causes.
+  int64_t preempted_attempts = 0;
+  int64_t hardware_error_attempts = 0;
+  int64_t collective_timeout_attempts = 0;
+  // Over those attempts: the wall hours that produced no kept step (their
+  // share of their runs' lost hours, RunAttempts::lost_hours).
   double failure_lost_hours = 0;
+  // Each run's counted hours, one count a run (kRunHoursHistogram), and the
+  // exact hours of the runs in each bucket, in microseconds: they bound the
+  // exposure one run can add (ExposureHours).
+  LogHistogram run_hours_hist;
+  LogHistogram run_microseconds_by_bucket;
 
-  // Adds `run` (of this pool and GPU scope; out-of-memory and other
-  // outcomes add hours but no failure).
+  // Adds `run` (of this pool and GPU scope).
   void Add(const MeasuredRun& run);
   void Merge(const PoolReliabilityRollup& other);
-  // Whether `outcome` is a failure of the pool (preempted, hardware error,
-  // or a collective timeout).
-  static bool IsPoolFailure(RunOutcome outcome);
+
+  // run_hours, with no run counting more than kMaxRunInTypicalRuns times
+  // the hours of the pool's p75 run: one run claiming months of steps
+  // weighs as a few long runs, not as the pool's whole history, while a
+  // fleet of short measurements and long jobs counts every hour (the p75
+  // is a job's as long as a quarter of the runs are).
+  double ExposureHours() const;
 
   friend bool operator==(const PoolReliabilityRollup&,
                          const PoolReliabilityRollup&) = default;
 };
+
+// A run's counted hours: 1 minute .. ~45 days, 19% wide buckets (2^(1/4)).
+inline constexpr LogHistogramSpec kRunHoursHistogram{1.0 / 60, 1.189207115, 64};
+inline constexpr double kMaxRunInTypicalRuns = 10;
 
 // The failure rate a plan prices a layout at: per hour a run holds the
 // pool, with a p10-p90 band, and what one failure costs in wall hours
@@ -55,21 +76,24 @@ struct PoolReliabilityRollup {
 struct FailureRate {
   double per_hour = 0;
   Band per_hour_band;
-  int64_t failures = 0;  // observed, that bear on this layout
+  int64_t failures = 0;  // observed failed attempts that bear on it
   double hours = 0;      // observed run hours they were counted over
   // Wall hours lost per failure: measured when failures were observed,
   // else kPriorLostHoursPerFailure plus the start-up given.
   double lost_hours_per_failure = 0;
   bool lost_hours_measured = false;
+  // Whether the rate rests on the recipe's own attempts on the SKU
+  // (EstimateRecipeFailureRate), not on the pool's alone.
+  bool recipe_measured = false;
 };
 
-// The prior on a pool's failure rate before any of its runs: a Gamma with
-// shape kFailurePriorShape and rate kFailurePriorHours, i.e. a mean of one
-// failure per 200 run-hours held with the weight of 5 hours of runs. Weak
-// on purpose: a pool that fails by the hour shows it within a few hours of
-// runs (one failure in its first 5 hours prices it at 0.1 an hour, which a
-// healthy pool shows with a chance of about 2%), and one failure in a long
-// history barely moves it.
+// The prior on a pool's failure rate: a mean of one failure per 200
+// run-hours held (kFailurePriorShape / kFailurePriorHours). Before any run
+// of the pool it weighs 5 hours of runs; once the pool has runs, one
+// attempt of their mean length, so that what the runs show decides (a pool
+// whose first runs failed nine times in half an hour is priced at what
+// that shows, not at a tenth of it), while one failure in hours of runs
+// is a wide band, not a ban (one failure in 5 hours: about 0.2 an hour).
 inline constexpr double kFailurePriorShape = 0.025;
 inline constexpr double kFailurePriorHours = 5;
 // What a failure loses besides start-up when no failure was measured: half
@@ -77,13 +101,53 @@ inline constexpr double kFailurePriorHours = 5;
 // assumption, replaced by the pool's measured loss once it has failures).
 inline constexpr double kPriorLostHoursPerFailure = 0.5;
 
-// The rate for a layout of `multi_gpu` on the pool: preemptions and
-// hardware errors of every run of the pool, plus collective timeouts of
-// multi-GPU runs for a multi-GPU layout. `startup_hours` is the layout's
-// expected start-up, lost again by every failure when none was measured.
+// The rate for a layout of `multi_gpu` on the pool, for a recipe with no
+// record of its own there: preemptions and hardware errors of every run of
+// the pool, plus collective timeouts of multi-GPU runs for a multi-GPU
+// layout. `startup_hours` is the layout's expected start-up, lost again by
+// every failure when none was measured.
 FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
                                 const PoolReliabilityRollup& multi_gpu,
                                 bool layout_is_multi_gpu, double startup_hours);
+
+// A pool's failure sums for runs of one GPU and of several.
+struct PoolFailures {
+  PoolReliabilityRollup single_gpu;
+  PoolReliabilityRollup multi_gpu;
+};
+
+// What a recipe's own runs on the SKU recorded of their attempts
+// (EvidenceStats): failed attempts by cause group (the pool's nodes:
+// preemption or hardware error; its fabric: a collective timeout; the rest,
+// out of memory or unexplained, the recipe's), over the hours they held
+// the SKU as counted, and the hours the failures lost. Per SKU: a SKU's
+// pools share it, so the pool's causes are read from the pool's own sums.
+struct RecipeFailures {
+  int64_t attempts = 0;
+  int64_t failed_attempts = 0;
+  int64_t node_failed_attempts = 0;
+  int64_t fabric_failed_attempts = 0;
+  double exposure_hours = 0;
+  double lost_hours = 0;
+};
+
+// The rate of a measured recipe's layout on `pool`: the pool's causes
+// (its nodes, and for a multi-GPU layout its fabric) at the pool's rate
+// (EstimateFailureRate: every run of the pool counts, this recipe's
+// included: a preemption is the pool's, and so is a fabric that times out),
+// plus the recipe's own causes (out of memory, unexplained) from its record
+// alone, over one more attempt of it. The loss per failure is the recipe's
+// own (at most kMaxLossInAttempts of its mean attempt), else the pool's.
+// Without exposure of its own it is EstimateFailureRate's.
+FailureRate EstimateLayoutFailureRate(const PoolFailures& pool,
+                                      bool layout_is_multi_gpu,
+                                      double startup_hours,
+                                      const RecipeFailures& own);
+
+// One failed attempt loses at most this many of the recipe's mean attempts
+// (a failure cannot lose more than the attempt it ended and a relaunch; the
+// cap keeps one implausible report from pricing every later failure).
+inline constexpr double kMaxLossInAttempts = 2;
 
 // The q-quantile (0 < q < 1) of a Gamma(shape, rate) distribution.
 double GammaQuantile(double shape, double rate, double q);

@@ -20,7 +20,7 @@ constexpr double kActivationLogSigma = 0.5;
 constexpr double kEfficiencyLogSigma = 0.5;  // x1.6
 constexpr double kDequantLogSigma = 1.0;
 // A family's own factor on top of the datasheet ridge: x1.2.
-constexpr double kFamilyLogSigma = 0.2;
+constexpr double kFamilyLogSigma = 0.5;
 
 // Binds each fitted constant to its field.
 template <typename Constants>
@@ -166,6 +166,14 @@ StepTimeFit FitStepTimeModel(
       {{"data_parallel_exposed_fraction", prior.data_parallel_exposed_fraction,
         kLooseLogSigma},
        [](C& c) -> double& { return c.data_parallel_exposed_fraction; }},
+      {{"fp8_factor", prior.fp8_factor, kEfficiencyLogSigma},
+       [](C& c) -> double& { return c.fp8_factor; }},
+      {{"eager_attention_bytes_per_score",
+        prior.eager_attention_bytes_per_score, kDequantLogSigma},
+       [](C& c) -> double& { return c.eager_attention_bytes_per_score; }},
+      {{"adapter_module_overhead_s", prior.adapter_module_overhead_s,
+        kDequantLogSigma},
+       [](C& c) -> double& { return c.adapter_module_overhead_s; }},
   };
   StepTimeFit fit;
   fit.constants = prior;

@@ -1,6 +1,7 @@
 #include "core/models/band_calibration.h"
 
 #include <algorithm>
+#include <string>
 
 namespace placement::core {
 namespace {
@@ -10,13 +11,18 @@ BandFactors Union(BandFactors a, BandFactors b) {
 }
 
 BandFactors Widened(BandFactors factors, const Extrapolation& e,
-                    BandFactors model_size, BandFactors sku,
-                    BandFactors layout) {
+                    BandFactors model_size, BandFactors sku, BandFactors layout,
+                    BandFactors framework) {
   if (e.model_size) factors = Union(factors, model_size);
   if (e.sku) factors = Union(factors, sku);
   if (e.layout) factors = Union(factors, layout);
+  if (e.framework) factors = Union(factors, framework);
   return factors;
 }
+
+// A model counts as measured when a calibrated one is within this factor
+// of its parameter count (7B and 8B are one size, 7B and 13B are not).
+constexpr double kSameModelSizeFactor = 1.3;
 
 }  // namespace
 
@@ -79,7 +85,8 @@ BandFactors MemoryBandFactors(const Recipe& recipe,
       CellBandFactors(kMemoryBandCells, MemoryBandMethodGroup(recipe.method),
                       recipe.framework, kMemoryBandCalibrated);
   return Widened(cell, extrapolation, kMemoryBandModelSizeExtrapolation,
-                 kMemoryBandSkuExtrapolation, kMemoryBandLayoutExtrapolation);
+                 kMemoryBandSkuExtrapolation, kMemoryBandLayoutExtrapolation,
+                 kMemoryBandFrameworkExtrapolation);
 }
 
 BandFactors StepTimeBandFactors(const Recipe& recipe,
@@ -89,7 +96,43 @@ BandFactors StepTimeBandFactors(const Recipe& recipe,
       recipe.framework, kStepTimeBandCalibrated);
   return Widened(cell, extrapolation, kStepTimeBandModelSizeExtrapolation,
                  kStepTimeBandSkuExtrapolation,
-                 kStepTimeBandLayoutExtrapolation);
+                 kStepTimeBandLayoutExtrapolation,
+                 kStepTimeBandFrameworkExtrapolation);
+}
+
+const char* LayoutClassOf(const Recipe& recipe) {
+  if (recipe.gpu_count <= 1) return "single";
+  switch (recipe.parallelism) {
+    case Parallelism::kFsdp:
+    case Parallelism::kZero3:
+      return "sharded";
+    default:
+      return ParallelismName(recipe.parallelism);
+  }
+}
+
+Extrapolation MemoryExtrapolationOf(const Recipe& recipe,
+                                    const ModelArchitecture& arch) {
+  Extrapolation e{.model_size = true, .layout = true, .framework = true};
+  const double params_b = static_cast<double>(arch.Params()) / 1e9;
+  for (double measured : kMemoryCalibratedModelParamsB) {
+    const double ratio = measured / std::max(params_b, 1e-9);
+    if (ratio <= kSameModelSizeFactor && ratio >= 1 / kSameModelSizeFactor) {
+      e.model_size = false;
+    }
+  }
+  const std::string layout = LayoutClassOf(recipe);
+  for (const char* measured : kMemoryCalibratedLayouts) {
+    if (layout == measured) e.layout = false;
+  }
+  const TrainingFramework framework =
+      recipe.framework == TrainingFramework::kUnspecified
+          ? TrainingFramework::kOther
+          : recipe.framework;
+  for (TrainingFramework measured : kMemoryCalibratedFrameworks) {
+    if (framework == measured) e.framework = false;
+  }
+  return e;
 }
 
 Band MemoryBandFor(const Recipe& recipe, double predicted_gb,

@@ -102,6 +102,11 @@ std::vector<Field> Fields() {
        &StepTimeModelConstants::layer_overhead_s);
   step("data_parallel_exposed_fraction", Range::kFraction,
        &StepTimeModelConstants::data_parallel_exposed_fraction);
+  step("fp8_factor", Range::kPositive, &StepTimeModelConstants::fp8_factor);
+  step("eager_attention_bytes_per_score", Range::kNonNegative,
+       &StepTimeModelConstants::eager_attention_bytes_per_score);
+  step("adapter_module_overhead_s", Range::kNonNegative,
+       &StepTimeModelConstants::adapter_module_overhead_s);
   return fields;
 }
 

@@ -56,6 +56,11 @@ InterNodeBandwidth InterNodeBandwidthOf(const Pool& pool);
 // 2 x with activation recompute, plus attention 12 * L * s * d_q.
 double TrainingFlopsPerToken(const Recipe& recipe,
                              const ModelArchitecture& arch);
+// The attention part of TrainingFlopsPerToken (scores and their product
+// with the values): causal, half the s x s matrix, for SDPA and flash
+// kernels; EAGER attention computes the whole matrix and masks it.
+double AttentionFlopsPerToken(const Recipe& recipe,
+                              const ModelArchitecture& arch);
 
 // The constants of the step-time model. Matmul efficiency (model FLOPs
 // utilization) factors as base_mfu x ridge factor x SKU family factor x
@@ -87,6 +92,22 @@ struct StepTimeModelConstants {
   // Share of data-parallel communication (gradient all-reduce, FSDP
   // gather/scatter) left on the critical path after overlap with compute.
   double data_parallel_exposed_fraction = 0;
+  // FP8 linear layers (Transformer Engine, torchao Float8): the share of
+  // their bf16 efficiency they keep at the card's FP8 rate. Scaling and
+  // casting every operand is memory-bound work the FP8 peak does not
+  // speed up, so FP8 runs faster than bf16 by less than the datasheet's
+  // 2x.
+  double fp8_factor = 1;
+  // Memory traffic of EAGER attention per element of its s x s score
+  // matrix, per layer, forward and backward: the scores written, masked,
+  // upcast to an fp32 softmax, cast back, read for the values' product,
+  // and their gradients. SDPA and flash kernels keep the scores on chip.
+  double eager_attention_bytes_per_score = 0;
+  // Fixed time per adapted module per layer per micro-batch: the kernels
+  // of an adapter branch (input dropout, the two low-rank products, the
+  // scale and the add, and their gradients), launched whatever the batch.
+  // x1.5 with activation recompute.
+  double adapter_module_overhead_s = 0;
 
   // The ridge factor times the family's own factor.
   double SkuFactor(const GpuSku& sku) const;

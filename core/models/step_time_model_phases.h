@@ -34,10 +34,14 @@ double WeightBytesPerGpu(const Recipe& recipe, const ModelArchitecture& arch,
                          const StepShape& shape);
 // One micro-batch on one GPU: its matmuls at `efficiency`, and streaming
 // its weights once per pass (forward, backward, recompute), which bounds
-// the matmuls from below when micro-batches are small.
+// the matmuls from below when micro-batches are small. The linear layers
+// run at the recipe's dense rate (FP8 ones at fp8_factor of their
+// efficiency), attention (`attention_flops_per_token` of the total) at
+// bf16's.
 double MatmulSeconds(const Recipe& recipe, const GpuSku& sku,
+                     const StepTimeModelConstants& constants,
                      const StepShape& shape, double flops_per_token,
-                     double efficiency);
+                     double attention_flops_per_token, double efficiency);
 double WeightStreamingSeconds(const Recipe& recipe,
                               const ModelArchitecture& arch, const GpuSku& sku,
                               const StepShape& shape);
@@ -46,10 +50,17 @@ double DequantizationSeconds(const Recipe& recipe,
                              const ModelArchitecture& arch, const GpuSku& sku,
                              const StepTimeModelConstants& constants,
                              const StepShape& shape);
-// Launch and dispatch overhead of the layers of one micro-batch.
+// Launch and dispatch overhead of the layers of one micro-batch, adapter
+// branches included.
 double LayerOverheadSeconds(const Recipe& recipe, const ModelArchitecture& arch,
                             const StepTimeModelConstants& constants,
                             const StepShape& shape);
+// The memory-bound score traffic of EAGER attention in one micro-batch (0
+// for SDPA and flash attention).
+double EagerAttentionSeconds(const Recipe& recipe,
+                             const ModelArchitecture& arch, const GpuSku& sku,
+                             const StepTimeModelConstants& constants,
+                             const StepShape& shape);
 // 1F1B pipeline bubble: idle slots per micro-batch of a step.
 double PipelineBubble(const StepShape& shape);
 

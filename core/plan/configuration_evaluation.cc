@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/check.h"
+#include "core/models/band_calibration.h"
 #include "core/models/step_time_model.h"
 #include "core/money.h"
 #include "core/plan/job_cost.h"
@@ -79,12 +80,13 @@ EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
 
 // The fit verdict of the predicted memory (scaled) or the observed one.
 FitVerdict CheckFit(const MemoryBreakdown& predicted, const EvidenceInUse& ev,
-                    const GpuSku& sku, double headroom_fraction, bool explain) {
+                    const GpuSku& sku, double headroom_fraction, bool explain,
+                    BandFactors estimate_band) {
   const EvidenceStats* observed = ev.observed();
   return CheckFitWithoutOffload(
       predicted.total_gb * ev.memory_scale, predicted.optimizer_may_page_to_cpu,
       sku, observed, headroom_fraction,
-      ev.measured == nullptr && observed != nullptr, explain);
+      ev.measured == nullptr && observed != nullptr, explain, estimate_band);
 }
 
 // The candidate's pool, card, fit and evidence basis (the basis may turn
@@ -124,34 +126,43 @@ bool HasMeasuredSteps(const EvidenceInUse& ev) {
 }
 
 // Step time from this SKU's runs (measured, or transferred from a nearby
-// recipe), and their start-up when measured. Returns the GPU-hours per
-// step: the runs' busy time per step attempted, or, for rollups stored
-// before busy time was kept, their GPU-hours per successful step (start-up
-// and failures included, so dearer for short runs).
+// recipe), and their start-up when measured: the one projection's inputs
+// (MeasuredJobInputs), or, for rollups stored before busy time was kept,
+// their GPU-hours per successful step (start-up and failures included, so
+// dearer for short runs). Returns the GPU-hours per step and sets `inputs`
+// when the projection's inputs come from the runs.
 double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
                             const Pool& pool, const GpuSku& sku,
-                            const EvidenceInUse& ev, bool explain,
-                            Candidate* cand) {
+                            const EvidenceInUse& ev,
+                            const PoolFailures& pool_failures, bool explain,
+                            Candidate* cand,
+                            std::optional<JobCostInputs>* inputs) {
   const EvidenceStats& stats = *ev.same_sku;
-  const double per_step_gpu_hours = stats.busy_gpu_hours_per_step
-                                        ? *stats.busy_gpu_hours_per_step
-                                        : *stats.gpu_hours_per_successful_step;
-  const double mean_step_s = per_step_gpu_hours * 3600 / recipe.gpu_count;
-  cand->step_time_s =
-      stats.busy_gpu_hours_per_step || !(stats.median_step_time_s > 0)
-          ? mean_step_s
-          : stats.median_step_time_s;
-  cand->step_time_s_band =
-      ev.measured != nullptr
-          ? Band{cand->step_time_s,
-                 std::max(cand->step_time_s, stats.p95_step_time_s)}
-          : StepTimeBand(cand->step_time_s);
-  if (stats.startup_gpu_hours_per_run) {
-    cand->startup_gpu_hours = *stats.startup_gpu_hours_per_run;
-    cand->startup_measured = true;
-  } else if (!stats.busy_gpu_hours_per_step) {
+  *inputs = MeasuredJobInputs(stats, recipe.gpu_count, pool_failures);
+  if (inputs->has_value()) {
+    const JobCostInputs& in = **inputs;
+    cand->step_time_s = in.step_gpu_hours * 3600 / recipe.gpu_count;
+    cand->step_time_s_band =
+        ev.measured != nullptr
+            ? Band{in.step_gpu_hours_band.low * 3600 / recipe.gpu_count,
+                   in.step_gpu_hours_band.high * 3600 / recipe.gpu_count}
+            : StepTimeBand(cand->step_time_s);
+    cand->startup_gpu_hours = in.startup_gpu_hours;
+    cand->startup_measured =
+        stats.median_startup_hours_per_attempt.has_value() ||
+        stats.startup_gpu_hours_per_run.has_value();
+  } else {
     // Runs without busy time: their GPU-hours per successful step already
     // hold their start-up and failures.
+    cand->step_time_s =
+        stats.median_step_time_s > 0
+            ? stats.median_step_time_s
+            : *stats.gpu_hours_per_successful_step * 3600 / recipe.gpu_count;
+    cand->step_time_s_band =
+        ev.measured != nullptr
+            ? Band{cand->step_time_s,
+                   std::max(cand->step_time_s, stats.p95_step_time_s)}
+            : StepTimeBand(cand->step_time_s);
     cand->startup_gpu_hours = 0;
     cand->startup_measured = true;
     cand->failures_in_step_figure = true;
@@ -160,7 +171,8 @@ double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
     cand->prior_step_time_s =
         EstimateStepTime(recipe, arch, sku, pool).step_time_s;
   }
-  return per_step_gpu_hours;
+  return inputs->has_value() ? (*inputs)->step_gpu_hours
+                             : *stats.gpu_hours_per_successful_step;
 }
 
 std::string FleetStepTimeReason(const Candidate& cand,
@@ -232,30 +244,56 @@ double StepTimeFromModel(const Recipe& recipe, const ModelArchitecture& arch,
   return cand->step_time_s * recipe.gpu_count / 3600;
 }
 
+// The pool's failure sums (none when it has no runs).
+PoolFailures PoolFailuresOf(const ConfigurationEvidence& ev) {
+  PoolFailures pool;
+  if (ev.pool_single_gpu != nullptr) pool.single_gpu = *ev.pool_single_gpu;
+  if (ev.pool_multi_gpu != nullptr) pool.multi_gpu = *ev.pool_multi_gpu;
+  return pool;
+}
+
 // GPU-hours, cost (saturated: never wrapping to a cheap-looking figure) and
-// wall time of the whole job: start-up, the steps, and the rework the
-// pool's failures are expected to cost over the hours the job holds it.
+// wall time of the whole job by the one projection (core/plan/job_cost.h):
+// start-up, the steps, and the rework the layout's failures are expected to
+// cost over the hours the job holds the pool. `measured_inputs` are the
+// runs' own when this SKU measured the layout; else the inputs come from
+// the estimate and the pool's failure rate.
 void EstimateJob(int64_t total_steps, const Pool& pool, const Recipe& recipe,
-                 double per_step_gpu_hours, const ConfigurationEvidence& ev,
+                 double per_step_gpu_hours, const FailureRate& pool_rate,
+                 const std::optional<JobCostInputs>& measured_inputs,
                  Candidate* cand) {
   const int gpus = recipe.gpu_count;
   if (!cand->startup_measured) {
     cand->startup_gpu_hours = gpus * kPriorStartupSeconds / 3600;
   }
-  cand->step_gpu_hours = per_step_gpu_hours;
-  const PoolReliabilityRollup none;
-  cand->failure_rate = EstimateFailureRate(
-      ev.pool_single_gpu != nullptr ? *ev.pool_single_gpu : none,
-      ev.pool_multi_gpu != nullptr ? *ev.pool_multi_gpu : none, gpus > 1,
-      cand->startup_gpu_hours / gpus);
-  FailureRate priced = cand->failure_rate;
-  if (cand->failures_in_step_figure) priced.per_hour = 0;
-  const JobCost cost = ProjectJobCost(
-      {gpus, per_step_gpu_hours, cand->startup_gpu_hours, priced}, total_steps);
+  JobCostInputs in;
+  if (measured_inputs.has_value()) {
+    in = *measured_inputs;
+  } else {
+    in.gpus = gpus;
+    in.step_gpu_hours = per_step_gpu_hours;
+    if (cand->step_time_s > 0) {
+      in.step_gpu_hours_band = {
+          per_step_gpu_hours * cand->step_time_s_band.low / cand->step_time_s,
+          per_step_gpu_hours * cand->step_time_s_band.high / cand->step_time_s};
+    }
+    in.startup_gpu_hours = cand->startup_gpu_hours;
+    in.failure = pool_rate;
+  }
+  cand->step_gpu_hours = in.step_gpu_hours;
+  cand->failure_rate = in.failure;
+  if (cand->failures_in_step_figure) {
+    in.failure.per_hour = 0;
+    in.failure.per_hour_band = {0, 0};
+  }
+  const JobCost cost = ProjectJobCost(in, total_steps);
   const double oom_gpu_hours =
-      cand->oom_probability * (cand->startup_gpu_hours + per_step_gpu_hours);
+      cand->oom_probability * (cand->startup_gpu_hours + in.step_gpu_hours);
   cand->rework_gpu_hours = cost.rework_gpu_hours + oom_gpu_hours;
   cand->expected_gpu_hours = cost.total_gpu_hours + oom_gpu_hours;
+  cand->expected_gpu_hours_band = {
+      cost.total_gpu_hours_band.low + oom_gpu_hours,
+      cost.total_gpu_hours_band.high + oom_gpu_hours};
   cand->gpu_hours_per_1k_successful_steps =
       total_steps > 0 ? cand->expected_gpu_hours / total_steps * 1000 : 0;
   cand->expected_cost_micros = CostMicros(
@@ -265,6 +303,18 @@ void EstimateJob(int64_t total_steps, const Pool& pool, const Recipe& recipe,
         cand->expected_gpu_hours, *pool.list_price_micros_per_gpu_hour);
   }
   cand->expected_wall_time = absl::Seconds(cost.wall_hours * 3600);
+}
+
+// What the measured layout's runs cost as they ran, and the projection of
+// a job as long as they were (they agree within the observed band).
+void CompareWithObserved(const EvidenceStats& measured,
+                         const JobCostInputs& inputs, Candidate* cand) {
+  cand->observed = ObservedJobCost(measured, cand->gpu_count);
+  if (!cand->observed.has_value() || cand->observed->job_steps <= 0) return;
+  const int64_t steps = cand->observed->job_steps;
+  cand->projected_gpu_hours_per_successful_step_at_observed =
+      ProjectJobCost(inputs, steps).total_gpu_hours /
+      static_cast<double>(steps);
 }
 
 std::optional<RuleRejection> CheckDeadline(const PlanConstraints& c,
@@ -298,15 +348,35 @@ void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
   if (cand->basis == EvidenceBasis::kMeasured) {
     const EvidenceStats& measured = *ev.measured;
     cand->reasons.push_back(absl::StrFormat(
-        "%s: %d measured run(s), %d succeeded; %.4f GPU-hours per "
-        "successful step including failures and retries",
+        "%s: %d measured run(s), %d succeeded, %d attempt(s) of which %d "
+        "failed; %.4f GPU-hours a step, start-up %.3f GPU-hours an attempt "
+        "(%s); failures at %.3g an hour (p10-p90 %.3g-%.3g, %s) losing "
+        "%.2f h each",
         kRetriesCostMoneyRule, measured.runs, measured.successful_runs,
-        per_step_gpu_hours));
-    if (measured.failure_share > 0 || measured.retry_rate > 0) {
-      cand->warnings.push_back(
-          absl::StrFormat("%s: %.0f%% of runs failed, %.2f retries per run",
-                          kRetriesCostMoneyRule, 100 * measured.failure_share,
-                          measured.retry_rate));
+        measured.attempts, measured.failed_attempts, per_step_gpu_hours,
+        cand->startup_gpu_hours, cand->startup_measured ? "measured" : "prior",
+        cand->failure_rate.per_hour, cand->failure_rate.per_hour_band.low,
+        cand->failure_rate.per_hour_band.high,
+        cand->failure_rate.recipe_measured
+            ? "its own attempts, the pool's rate as prior"
+            : "the pool's runs",
+        cand->failure_rate.lost_hours_per_failure));
+    if (cand->observed.has_value()) {
+      cand->reasons.push_back(absl::StrFormat(
+          "%s: its runs cost %.4g GPU-hours per successful step (band "
+          "%.4g-%.4g); this projection gives %.4g for a job as long as "
+          "theirs (%d steps)",
+          kRetriesCostMoneyRule, cand->observed->gpu_hours_per_successful_step,
+          cand->observed->band.low, cand->observed->band.high,
+          cand->projected_gpu_hours_per_successful_step_at_observed,
+          cand->observed->job_steps));
+    }
+    if (measured.failed_attempts > 0) {
+      cand->warnings.push_back(absl::StrFormat(
+          "%s: %d of %d attempts failed (%.0f%% of runs, %.2f retries per "
+          "run)",
+          kRetriesCostMoneyRule, measured.failed_attempts, measured.attempts,
+          100 * measured.failure_share, measured.retry_rate));
     }
   } else if (ev.cross != nullptr) {
     const CrossSkuMemory& cross = *ev.cross;
@@ -375,7 +445,8 @@ ConfigurationOutcome EvaluateConfiguration(
   }
   const EvidenceInUse ev = ResolveEvidence(evidence);
   out.fit =
-      CheckFit(out.predicted_memory, ev, sku, c.headroom_fraction, explain);
+      CheckFit(out.predicted_memory, ev, sku, c.headroom_fraction, explain,
+               MemoryBandFactors(recipe, MemoryExtrapolationOf(recipe, arch)));
   if (!out.fit.fits) {
     if (!explain) return reject({kFitWithoutOffloadRule, ""});
     return reject({kFitWithoutOffloadRule,
@@ -385,13 +456,24 @@ ConfigurationOutcome EvaluateConfiguration(
   Candidate& cand = out.candidate;
   FillFitAndBasis(pool, sku, recipe, out.fit, ev, &cand);
   cand.prior_peak_memory_gb = out.predicted_memory.total_gb;
+  // The pool's rate for a recipe with no record of its own there; its
+  // prior loss per failure includes the prior start-up.
+  const PoolFailures pool_failures = PoolFailuresOf(evidence);
+  const FailureRate pool_rate =
+      EstimateFailureRate(pool_failures.single_gpu, pool_failures.multi_gpu,
+                          recipe.gpu_count > 1, kPriorStartupSeconds / 3600);
+  std::optional<JobCostInputs> measured_inputs;
   const double per_step_gpu_hours =
       HasMeasuredSteps(ev)
-          ? StepTimeFromEvidence(recipe, arch, pool, sku, ev, explain, &cand)
+          ? StepTimeFromEvidence(recipe, arch, pool, sku, ev, pool_failures,
+                                 explain, &cand, &measured_inputs)
           : StepTimeFromModel(recipe, arch, pool, sku, ev,
                               evidence.fleet_step_time, explain, &cand);
-  EstimateJob(request.total_steps, pool, recipe, per_step_gpu_hours, evidence,
-              &cand);
+  EstimateJob(request.total_steps, pool, recipe, per_step_gpu_hours, pool_rate,
+              measured_inputs, &cand);
+  if (ev.measured != nullptr && measured_inputs.has_value()) {
+    CompareWithObserved(*ev.measured, *measured_inputs, &cand);
+  }
   if (auto r = CheckDeadline(c, cand, explain)) return reject(*std::move(r));
   if (!explain) return out;
   ExplainCandidate(request, recipe, pool, sku, out.fit, ev, per_step_gpu_hours,

@@ -1,26 +1,164 @@
 #include "core/plan/job_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace placement::core {
+namespace {
+
+// A pool that loses more per hour than it runs is priced at a 100-fold
+// overrun, not infinity.
+constexpr double kMaxLostShare = 0.99;
+
+struct StepsAndRework {
+  double run_gpu_hours = 0;  // start-up and steps, once
+  double expected_failures = 0;
+  double rework_gpu_hours = 0;
+};
+
+// Each failure holds every GPU for `lost_hours` more, during which failures
+// arrive too: rate x run hours x (1 + r + r^2 ...), r = rate x lost.
+StepsAndRework Project(int gpus, double startup_gpu_hours,
+                       double step_gpu_hours, int64_t steps, double per_hour,
+                       double lost_hours) {
+  StepsAndRework p;
+  p.run_gpu_hours = std::max(0.0, startup_gpu_hours) +
+                    std::max(0.0, step_gpu_hours) * static_cast<double>(steps);
+  const double rate = std::max(0.0, per_hour);
+  const double lost = std::max(0.0, lost_hours);
+  const double lost_share = std::min(kMaxLostShare, rate * lost);
+  p.expected_failures = rate * (p.run_gpu_hours / gpus) / (1 - lost_share);
+  p.rework_gpu_hours = p.expected_failures * lost * gpus;
+  return p;
+}
+
+double Total(const StepsAndRework& p) {
+  return p.run_gpu_hours + p.rework_gpu_hours;
+}
+
+// The band of a measured step: the spread of the runs' mean step times
+// (p10-p90 over runs), never narrower than the histogram that keeps them
+// can tell (half a 19% bucket either side).
+Band MeasuredStepBand(const EvidenceStats& m, double step_gpu_hours,
+                      double gpus) {
+  const double resolution = std::sqrt(kStepTimeHistogram.growth);
+  double low = step_gpu_hours;
+  double high = step_gpu_hours;
+  if (m.run_step_time_p10_s > 0) {
+    low = std::min(low, m.run_step_time_p10_s * gpus / 3600);
+    high = std::max(high, m.run_step_time_p90_s * gpus / 3600);
+  }
+  return {low / resolution, high * resolution};
+}
+
+}  // namespace
 
 JobCost ProjectJobCost(const JobCostInputs& in, int64_t steps) {
-  JobCost cost;
   const int gpus = std::max(1, in.gpus);
+  const double lost = in.failure.lost_hours_per_failure;
+  const StepsAndRework nominal =
+      Project(gpus, in.startup_gpu_hours, in.step_gpu_hours, steps,
+              in.failure.per_hour, lost);
+  JobCost cost;
   cost.startup_gpu_hours = std::max(0.0, in.startup_gpu_hours);
   cost.steps_gpu_hours =
       std::max(0.0, in.step_gpu_hours) * static_cast<double>(steps);
-  const double run_gpu_hours = cost.startup_gpu_hours + cost.steps_gpu_hours;
-  const double rate = std::max(0.0, in.failure.per_hour);
-  const double lost_hours = std::max(0.0, in.failure.lost_hours_per_failure);
-  // Each failure holds every GPU for lost_hours more, during which failures
-  // arrive too: rate x run hours x (1 + r + r^2 ...), r = rate x lost.
-  const double lost_share = std::min(0.99, rate * lost_hours);
-  cost.expected_failures = rate * (run_gpu_hours / gpus) / (1 - lost_share);
-  cost.rework_gpu_hours = cost.expected_failures * lost_hours * gpus;
-  cost.total_gpu_hours = run_gpu_hours + cost.rework_gpu_hours;
+  cost.expected_failures = nominal.expected_failures;
+  cost.rework_gpu_hours = nominal.rework_gpu_hours;
+  cost.total_gpu_hours = Total(nominal);
   cost.wall_hours = cost.total_gpu_hours / gpus;
+  const bool has_step_band = in.step_gpu_hours_band.high > 0;
+  const double step_low =
+      has_step_band ? std::min(in.step_gpu_hours, in.step_gpu_hours_band.low)
+                    : in.step_gpu_hours;
+  const double step_high =
+      has_step_band ? std::max(in.step_gpu_hours, in.step_gpu_hours_band.high)
+                    : in.step_gpu_hours;
+  const double rate_low =
+      std::min(in.failure.per_hour, in.failure.per_hour_band.low);
+  const double rate_high =
+      std::max(in.failure.per_hour, in.failure.per_hour_band.high);
+  cost.total_gpu_hours_band = {
+      Total(
+          Project(gpus, in.startup_gpu_hours, step_low, steps, rate_low, lost)),
+      Total(Project(gpus, in.startup_gpu_hours, step_high, steps, rate_high,
+                    lost))};
   return cost;
+}
+
+std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m, int gpus,
+                                               const PoolFailures& pool) {
+  if (!m.busy_gpu_hours_per_step) return std::nullopt;
+  JobCostInputs in;
+  in.gpus = std::max(1, gpus);
+  const double g = in.gpus;
+  in.step_gpu_hours = *m.busy_gpu_hours_per_step;
+  if (m.median_run_step_time_s > 0) {
+    const double typical = m.median_run_step_time_s * g / 3600;
+    in.step_gpu_hours =
+        std::clamp(in.step_gpu_hours, typical / kMaxStepPullFromMedianRun,
+                   typical * kMaxStepPullFromMedianRun);
+  }
+  in.step_gpu_hours_band = MeasuredStepBand(m, in.step_gpu_hours, g);
+  if (m.median_startup_hours_per_attempt) {
+    const double median = *m.median_startup_hours_per_attempt * g;
+    in.startup_gpu_hours = std::clamp(m.mean_startup_gpu_hours_per_attempt,
+                                      median / kMaxStartupPullFromMedian,
+                                      median * kMaxStartupPullFromMedian);
+  } else if (m.startup_gpu_hours_per_run) {
+    in.startup_gpu_hours = *m.startup_gpu_hours_per_run;
+  } else {
+    in.startup_gpu_hours = g * kPriorStartupSeconds / 3600;
+  }
+  RecipeFailures own;
+  own.attempts = m.attempts;
+  own.failed_attempts = m.failed_attempts;
+  own.node_failed_attempts = m.node_failed_attempts;
+  own.fabric_failed_attempts = m.fabric_failed_attempts;
+  own.exposure_hours = m.exposure_gpu_hours / g;
+  own.lost_hours = m.lost_gpu_hours / g;
+  in.failure = EstimateLayoutFailureRate(pool, in.gpus > 1,
+                                         in.startup_gpu_hours / g, own);
+  return in;
+}
+
+std::optional<ObservedCost> ObservedJobCost(const EvidenceStats& m, int gpus) {
+  if (m.steps_succeeded <= 0 || !(m.exposure_gpu_hours > 0) ||
+      !m.busy_gpu_hours_per_step) {
+    return std::nullopt;
+  }
+  const double g = std::max(1, gpus);
+  ObservedCost observed;
+  observed.gpu_hours_per_successful_step =
+      m.exposure_gpu_hours / static_cast<double>(m.steps_succeeded);
+  // The runs as jobs: each succeeded run one job of the steps they kept.
+  const double jobs = std::max<int64_t>(1, m.successful_runs);
+  const double held_hours = m.exposure_gpu_hours / g;
+  const double lost_hours = std::min(m.lost_gpu_hours / g, held_hours);
+  const double job_hours = (held_hours - lost_hours) / jobs;
+  const double job_steps = static_cast<double>(m.steps_succeeded) / jobs;
+  observed.job_steps = static_cast<int64_t>(std::llround(job_steps));
+  const double steps_hours =
+      std::min(job_hours, job_steps * *m.busy_gpu_hours_per_step / g);
+  const double mean_step_s = *m.busy_gpu_hours_per_step / g * 3600;
+  const double slow =
+      mean_step_s > 0 ? std::max(1.0, m.p95_step_time_s / mean_step_s) : 1;
+  const double failures = static_cast<double>(m.failed_attempts);
+  const double loss = failures > 0 ? lost_hours / failures : 0;
+  auto per_step = [&](double step_factor, double rate) {
+    const double run = job_hours + steps_hours * (step_factor - 1);
+    const double total = run / (1 - std::min(kMaxLostShare, rate * loss));
+    return total * g / job_steps;
+  };
+  const double shape = failures + 0.5;
+  observed.band = {
+      per_step(1, failures > 0 ? GammaQuantile(shape, held_hours, 0.1) : 0),
+      per_step(slow, GammaQuantile(shape, held_hours, 0.9))};
+  observed.band.low =
+      std::min(observed.band.low, observed.gpu_hours_per_successful_step);
+  observed.band.high =
+      std::max(observed.band.high, observed.gpu_hours_per_successful_step);
+  return observed;
 }
 
 }  // namespace placement::core

@@ -15,6 +15,8 @@
 #include "core/evidence/pool_reliability.h"
 #include "core/models/fit.h"
 #include "core/models/memory_model.h"
+#include "core/plan/job_cost.h"
+#include "core/plan/candidate_timing.h"
 #include "core/plan/rules.h"
 #include "core/recipe.h"
 
@@ -24,6 +26,12 @@ enum class Objective {
   kUnspecified = 0,  // treated as kLowestCost
   kLowestCost = 1,
   kShortestTime = 2,
+  // The cheapest candidate whose finish (wait + run) meets the deadline at
+  // the 90th percentile (core/plan/plan_with_time.h); the planner proper
+  // ranks these two by cost.
+  kFinishByDeadline = 3,
+  // Cost plus delay_cost_micros_per_hour x the expected hours to finish.
+  kCostOfDelay = 4,
 };
 
 // Where the fine-tuned model will be served.
@@ -38,10 +46,13 @@ struct PlanConstraints {
   int max_gpus = 0;                                    // 0 = no limit
   // Candidates whose expected wall time exceeds it are REJECTED (rule
   // "deadline"), not merely warned: a plan that misses the deadline is not
-  // a plan.
+  // a plan. Under kFinishByDeadline it counts the wait too: from the plan's
+  // time to the finish at the 90th percentile (PlanWithTime).
   std::optional<absl::Duration> deadline;
   Objective objective = Objective::kLowestCost;
   double headroom_fraction = kDefaultHeadroomFraction;
+  // kCostOfDelay: what an hour of later finish is worth, in micro-units.
+  int64_t delay_cost_micros_per_hour = 0;
 };
 
 struct PlanRequest {
@@ -72,10 +83,16 @@ struct Candidate {
   // priced into rework_gpu_hours as that share of a failed start.
   double oom_probability = 0;
   double headroom_gb = 0;  // card memory - peak_memory_gb
+  // expected_gpu_hours / total_steps x 1000: the job's, start-up and
+  // rework included (their priors when nothing is measured), not a step's
+  // (a step alone is step_time_s x gpu_count).
   double gpu_hours_per_1k_successful_steps = 0;
   // expected_gpu_hours = startup_gpu_hours + total_steps x step_gpu_hours
   // + rework_gpu_hours: what each term rests on is in the reasons.
   double expected_gpu_hours = 0;
+  // Its band: the projection at the step-time band's low edge and the
+  // failure rate's p10, and at the high edge and the rate's p90.
+  Band expected_gpu_hours_band;
   // Loading the model, compiling, warming up: once per run (measured as the
   // succeeded runs' wall time less their busy time, else a prior).
   double startup_gpu_hours = 0;
@@ -89,6 +106,12 @@ struct Candidate {
   // what an attempt that runs out of memory costs.
   double rework_gpu_hours = 0;
   FailureRate failure_rate;  // of this layout on the pool
+  // MEASURED only: what the layout's runs cost per successful step as they
+  // ran, with its band (core/plan/job_cost.h, ObservedJobCost), and this
+  // plan's projection of a job as long as those runs: the projection rests
+  // on them and lies in that band.
+  std::optional<ObservedCost> observed;
+  double projected_gpu_hours_per_successful_step_at_observed = 0;
   // The step figure is GPU-hours per successful step of runs that did not
   // report busy time: start-up and failures are in it, not added again.
   bool failures_in_step_figure = false;
@@ -116,6 +139,8 @@ struct Candidate {
   std::optional<EvalStatus> eval_status;
   std::vector<std::string> reasons;
   std::vector<std::string> warnings;  // e.g. "over_bought: ..."
+  // When it would start and finish (set by PlanWithTime).
+  std::optional<CandidateTiming> timing;
 };
 
 struct Rejection {
@@ -189,6 +214,8 @@ struct PlanResult {
   std::optional<EvalStatus> eval_status;
   // Set when an active standard governs the recipe (ApplyStandard).
   std::optional<StandardApplication> standard;
+  // Set for OBJECTIVE_FINISH_BY_DEADLINE (PlanWithTime).
+  std::optional<DeadlineVerdict> deadline;
 };
 
 }  // namespace placement::core

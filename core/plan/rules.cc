@@ -23,23 +23,21 @@ ExactSkuResult CheckExactSku(const std::string& sku_id,
   return result;
 }
 
-FitVerdict CheckFitWithoutOffload(double predicted_peak_gb,
-                                  bool optimizer_may_page_to_cpu,
-                                  const GpuSku& sku,
-                                  const EvidenceStats* measured,
-                                  double headroom_fraction,
-                                  bool measured_is_transferred, bool explain) {
+FitVerdict CheckFitWithoutOffload(
+    double predicted_peak_gb, bool optimizer_may_page_to_cpu, const GpuSku& sku,
+    const EvidenceStats* measured, double headroom_fraction,
+    bool measured_is_transferred, bool explain, BandFactors estimate_band) {
   FitVerdict v;
   const bool observed = measured != nullptr && measured->peak_memory_gb > 0;
   v.measured = observed && !measured_is_transferred;
   v.peak_gb = observed ? measured->peak_memory_gb : predicted_peak_gb;
   // An estimate (predicted, or carried from another SKU or a nearby recipe)
   // gets the band calibrated on publications held out of the fit
-  // (core/models/band_calibration.h): p5-p95, since the p10-p90 of the
-  // cross-validated residuals held only 76% of a new publication's peaks.
+  // (core/models/band_calibration.h): its recipe's, widened where it
+  // extrapolates.
   v.band = v.measured ? MeasuredMemoryBand(v.peak_gb)
-                      : Band{v.peak_gb * kMemoryBandCalibrated.low,
-                             v.peak_gb * kMemoryBandCalibrated.high};
+                      : Band{v.peak_gb * estimate_band.low,
+                             v.peak_gb * estimate_band.high};
   const double usable_gb = sku.UsableMemoryGb();
   v.oom_probability = OomProbability(v.band, usable_gb);
   v.headroom_gb = usable_gb - v.peak_gb;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/evidence/evidence.h"
+#include "core/models/band_calibration.h"
 #include "core/models/fit.h"
 #include "core/pool.h"
 #include "core/recipe.h"
@@ -62,6 +63,9 @@ inline constexpr double kDefaultHeadroomFraction = 0.0;
 // peak (EvidenceStats::peak_memory_gb, which replaces it), the model's band
 // around transferred evidence. A single measured run that needed offload is
 // a miss, and so is a paged optimizer (possible offload): DOES_NOT_FIT.
+// An estimated or transferred peak gets `estimate_band` (the recipe's
+// calibrated band, widened where the estimate extrapolates:
+// MemoryBandFactors in core/models/band_calibration.h).
 // With `explain` false the reason is left empty (the planner's search).
 struct FitVerdict {
   Fit fit = Fit::kUnspecified;
@@ -79,7 +83,8 @@ FitVerdict CheckFitWithoutOffload(
     double predicted_peak_gb, bool optimizer_may_page_to_cpu, const GpuSku& sku,
     const EvidenceStats* measured,
     double headroom_fraction = kDefaultHeadroomFraction,
-    bool measured_is_transferred = false, bool explain = true);
+    bool measured_is_transferred = false, bool explain = true,
+    BandFactors estimate_band = kMemoryBandCalibrated);
 
 // over_bought: a fitting card that leaves more than half its memory idle is
 // flagged when a pool with a smaller card also fits. Returns the warning.

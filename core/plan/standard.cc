@@ -8,12 +8,19 @@
 namespace placement::core {
 namespace {
 
-// The candidate's expected cost for the job, scaled by its step-time band.
+// The candidate's expected cost for the job with the projection's band
+// (core/plan/job_cost.h: the step-time band and the failure rate's
+// p10-p90).
 Band CostBand(const Candidate& c) {
   const double cost = static_cast<double>(c.expected_cost_micros);
-  if (c.step_time_s <= 0) return {cost, cost};
-  return {cost * std::min(1.0, c.step_time_s_band.low / c.step_time_s),
-          cost * std::max(1.0, c.step_time_s_band.high / c.step_time_s)};
+  if (!(c.expected_gpu_hours > 0) || !(c.expected_gpu_hours_band.high > 0)) {
+    return {cost, cost};
+  }
+  const double per_gpu_hour = cost / c.expected_gpu_hours;
+  return {per_gpu_hour *
+              std::min(c.expected_gpu_hours, c.expected_gpu_hours_band.low),
+          per_gpu_hour *
+              std::max(c.expected_gpu_hours, c.expected_gpu_hours_band.high)};
 }
 
 std::vector<std::string> Contradictions(const Standard& standard,

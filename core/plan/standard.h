@@ -71,8 +71,9 @@ const Standard* ChooseStandard(const std::vector<Standard>& standards,
 // otherwise nothing moves and the reason names the rejection. The plan's
 // eval requirement and status follow its new first candidate. Contradicted
 // when, among the candidates now, another MEASURED candidate's expected
-// cost band (its expected cost scaled by its step-time band) lies wholly
-// below the standard pool's (its high < the standard pool's low), or the
+// cost band (the projection's: step-time band and failure-rate p10-p90)
+// lies wholly below the standard pool's (its high < the standard pool's
+// low), or the
 // standard pool's failure-rate p10 exceeds the p90 recorded when the
 // standard was written. Sets result->standard.
 void ApplyStandard(const std::vector<Standard>& standards, PlanResult* result);

@@ -1,8 +1,10 @@
 #include "services/api/bake_off_convert.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/proto_time.h"
-#include "core/plan/bake_off_verdict.h"
 #include "services/api/placement_convert.h"
 #include "services/api/recipe_convert.h"
 #include "services/api/run_convert.h"
@@ -26,9 +28,10 @@ const core::GpuSku* FindSku(const std::vector<core::GpuSku>& skus,
   return nullptr;
 }
 
-// The run as the verdict reads it: its columns, and its failure reason
-// from its upload when the reason has no row of its own (stored before
-// migration 0025) and storage read the (small) upload for it.
+// The run as the verdict reads it: its columns, and what an old row keeps
+// in its upload alone when storage read the (small) upload for it: its
+// failure reason (no row of its own: stored before migration 0025) and its
+// retries' causes (none in benchmark_runs: stored before migration 0022).
 absl::StatusOr<core::BakeOffUpload> UploadFromStored(
     const storage::MatchedUpload& stored) {
   core::BakeOffUpload u = stored.run;
@@ -38,28 +41,59 @@ absl::StatusOr<core::BakeOffUpload> UploadFromStored(
       return absl::DataLossError("stored run does not parse");
     }
     u.failure_reason = run.failure_reason();
+    if (u.run.retry_outcomes.empty()) {
+      u.run.retry_outcomes = UploadedRunFromProto(run).run.retry_outcomes;
+    }
   }
   return u;
 }
 
+const v1::PlacementCandidate* CandidateOn(const v1::PlacePlanResponse& plan,
+                                          const std::string& pool) {
+  for (const v1::PlacementCandidate& c : plan.candidates()) {
+    if (c.pool() == pool) return &c;
+  }
+  return nullptr;
+}
+
+// The plan's eval requirement on one target's recipe key under the
+// criteria that apply to its pool; nullopt when the plan has none.
+std::optional<core::EvalStatus> EvalOf(
+    const v1::PlacePlanResponse& plan, const std::string& recipe_key,
+    const std::vector<core::EvalEvidence>& evals, const core::Pool* pool,
+    const std::vector<core::EvalCriterion>* criteria) {
+  if (plan.eval_requirement().empty() || !plan.has_eval_status()) {
+    return std::nullopt;
+  }
+  std::vector<core::EvalCriterion> applying;
+  if (pool != nullptr && criteria != nullptr) {
+    applying = core::CriteriaFor(*criteria, *pool);
+  }
+  return core::MatchEval(
+      evals, recipe_key, plan.eval_status().serving_sku(),
+      PrecisionFromProto(plan.eval_status().serving_precision()), applying);
+}
+
 void UploadToProto(const core::BakeOffUpload& u, int64_t rate_micros,
                    v1::BakeOffUpload* p) {
-  p->set_run_id(u.run_id);
-  p->set_recipe_key(u.recipe_key);
+  const core::MeasuredRun& run = u.run;
+  p->set_run_id(run.run_id);
+  p->set_recipe_key(run.recipe_key);
   p->set_carries_plan_id(u.carries_plan_id);
-  p->set_outcome(OutcomeToProto(u.outcome));
+  p->set_outcome(OutcomeToProto(run.outcome));
   p->set_succeeded(u.Succeeded());
   p->set_failure_reason(u.failure_reason);
-  p->set_steps_attempted(u.steps_attempted);
-  p->set_steps_succeeded(u.steps_succeeded);
-  p->set_gpu_count(u.gpu_count);
-  p->set_gpu_hours(u.gpu_hours);
+  p->set_steps_attempted(run.steps_attempted);
+  p->set_steps_succeeded(run.steps_succeeded);
+  p->set_gpu_count(run.gpu_count);
+  p->set_gpu_hours(run.GpuHours());
   p->set_gpu_hours_per_successful_step(u.GpuHoursPerSuccessfulStep());
   p->set_cost_micros_per_successful_step(u.GpuHoursPerSuccessfulStep() *
                                          static_cast<double>(rate_micros));
-  p->set_peak_memory_gb(u.peak_memory_gb);
-  p->set_offload(OffloadToProto(u.offload));
-  p->set_interconnect(InterconnectToProto(u.interconnect));
+  p->set_peak_memory_gb(run.peak_memory_gb);
+  p->set_offload(OffloadToProto(run.offload));
+  p->set_interconnect(InterconnectToProto(run.interconnect));
+  p->set_retries(run.retries);
   common::TimeToProto(u.accepted, p->mutable_accept_time());
 }
 
@@ -70,19 +104,23 @@ void PoolVerdictToProto(const core::BakeOffPoolVerdict& v,
   p->set_gpu_count(v.gpu_count);
   p->set_recipe_key(v.recipe_key);
   p->set_first_choice(v.first_choice);
+  p->set_proposed(v.proposed);
+  p->set_measured(v.measured);
   p->set_runs(v.runs);
   p->set_runs_succeeded(v.runs_succeeded);
   p->set_successful_steps(v.successful_steps);
   p->set_gpu_hours_per_successful_step(v.gpu_hours_per_successful_step);
-  p->mutable_gpu_hours_per_successful_step_band()->set_low(
-      v.gpu_hours_per_successful_step_band.low);
-  p->mutable_gpu_hours_per_successful_step_band()->set_high(
-      v.gpu_hours_per_successful_step_band.high);
+  BandToProto(v.gpu_hours_per_successful_step_band,
+              p->mutable_gpu_hours_per_successful_step_band());
   p->set_cost_micros_per_successful_step(v.cost_micros_per_successful_step);
-  p->mutable_cost_micros_per_successful_step_band()->set_low(
-      v.cost_micros_per_successful_step_band.low);
-  p->mutable_cost_micros_per_successful_step_band()->set_high(
-      v.cost_micros_per_successful_step_band.high);
+  BandToProto(v.cost_micros_per_successful_step_band,
+              p->mutable_cost_micros_per_successful_step_band());
+  p->set_startup_gpu_hours(v.startup_gpu_hours);
+  p->set_step_gpu_hours(v.step_gpu_hours);
+  if (v.measured) FailureRateToProto(v.failure_rate, p->mutable_failure_rate());
+  if (v.observed.has_value()) {
+    ObservedCostToProto(*v.observed, 0, p->mutable_observed());
+  }
   p->set_peak_memory_gb(v.peak_memory_gb);
   p->set_card_memory_gb(v.card_memory_gb);
   p->set_over_bought(v.over_bought);
@@ -94,127 +132,142 @@ void PoolVerdictToProto(const core::BakeOffPoolVerdict& v,
   for (const std::string& finding : v.findings) p->add_findings(finding);
 }
 
-// The pool `target` as the verdict judges it, without uploads and eval:
-// `run` is its index among the proposed runs, -1 for the first choice.
-core::BakeOffSubject SubjectFor(const v1::PlacePlanResponse& plan,
-                                const storage::BakeOffTarget& target, int run,
-                                const std::vector<core::Pool>& pools,
-                                const std::vector<core::GpuSku>& skus) {
-  core::BakeOffSubject subject;
-  subject.pool_name = target.pool_name;
-  subject.recipe_key = target.recipe_key;
-  subject.first_choice = !plan.candidates().empty() &&
-                         plan.candidates(0).pool() == target.pool_name;
-  if (run >= 0) {
-    subject.sku_id = plan.bake_off().runs(run).sku();
-    subject.gpu_count = plan.bake_off().runs(run).gpu_count();
-  } else {
-    subject.sku_id = plan.candidates(0).sku();
-    subject.gpu_count = plan.candidates(0).gpu_count();
+void VerdictToProto(const core::BakeOffVerdict& verdict, int64_t steps,
+                    v1::BakeOffVerdict* v) {
+  v->set_winner_pool(verdict.winner_pool);
+  v->set_decisive(verdict.decisive);
+  v->set_summary(verdict.summary);
+  v->set_projected_steps(steps);
+  for (const std::string& m : verdict.missing) v->add_missing(m);
+  for (const core::BakeOffPoolVerdict& pool : verdict.pools) {
+    PoolVerdictToProto(pool, v->add_pools());
   }
-  const core::Pool* pool = FindPool(pools, target.pool_name);
-  if (pool != nullptr) {
-    subject.internal_rate_micros_per_gpu_hour =
-        pool->internal_rate_micros_per_gpu_hour;
-  }
-  if (const core::GpuSku* sku = FindSku(skus, subject.sku_id)) {
-    subject.card_memory_gb = sku->memory_gb;
-  }
-  return subject;
 }
 
 }  // namespace
 
 std::vector<storage::BakeOffTarget> BakeOffTargets(
-    const v1::PlacePlanResponse& plan) {
+    const v1::PlacePlanResponse& plan, const std::string& also) {
   std::vector<storage::BakeOffTarget> targets;
-  if (!plan.has_bake_off() || plan.bake_off().runs().empty()) return targets;
-  for (const v1::BakeOffRun& run : plan.bake_off().runs()) {
-    targets.push_back({run.pool(), run.recipe_key()});
-  }
-  if (!plan.candidates().empty()) {
-    const v1::PlacementCandidate& first = plan.candidates(0);
-    bool proposed = false;
+  if (plan.candidates().empty()) return targets;
+  auto add = [&](const std::string& pool, const std::string& recipe_key) {
     for (const storage::BakeOffTarget& t : targets) {
-      proposed = proposed || t.pool_name == first.pool();
+      if (t.pool_name == pool) return;
     }
-    if (!proposed) targets.push_back({first.pool(), first.recipe_key()});
+    targets.push_back({pool, recipe_key});
+  };
+  if (plan.has_bake_off()) {
+    for (const v1::BakeOffRun& run : plan.bake_off().runs()) {
+      add(run.pool(), run.recipe_key());
+    }
+  }
+  add(plan.candidates(0).pool(), plan.candidates(0).recipe_key());
+  if (const v1::PlacementCandidate* c =
+          also.empty() ? nullptr : CandidateOn(plan, also)) {
+    add(c->pool(), c->recipe_key());
   }
   return targets;
 }
 
-absl::Status BakeOffStatusToProto(const BakeOffReadings& readings,
-                                  const std::vector<core::Pool>& pools,
-                                  const std::vector<core::GpuSku>& skus,
-                                  v1::GetBakeOffStatusResponse* response) {
+core::RecordedPlan RecordedPlanOf(const BakeOffReadings& readings,
+                                  const BakeOffCatalog& catalog) {
   const v1::PlacePlanResponse& plan = readings.plan;
+  core::RecordedPlan recorded;
+  recorded.plan_id = readings.plan_id;
+  recorded.created = readings.created;
+  recorded.team = readings.request.team();
+  recorded.total_steps = readings.request.total_steps();
+  const int proposed = plan.has_bake_off() ? plan.bake_off().runs_size() : 0;
+  for (size_t i = 0; i < readings.targets.size(); ++i) {
+    const storage::BakeOffTarget& t = readings.targets[i];
+    core::BakeOffTarget target;
+    target.pool_name = t.pool_name;
+    target.recipe_key = t.recipe_key;
+    target.proposed = static_cast<int>(i) < proposed;
+    target.first_choice = plan.candidates(0).pool() == t.pool_name;
+    if (const v1::PlacementCandidate* c = CandidateOn(plan, t.pool_name)) {
+      target.sku_id = c->sku();
+      target.gpu_count = c->gpu_count();
+    }
+    if (target.proposed) {
+      target.sku_id = plan.bake_off().runs(i).sku();
+      target.gpu_count = plan.bake_off().runs(i).gpu_count();
+    }
+    const core::Pool* pool =
+        catalog.pools ? FindPool(*catalog.pools, t.pool_name) : nullptr;
+    if (pool != nullptr) {
+      target.internal_rate_micros_per_gpu_hour =
+          pool->internal_rate_micros_per_gpu_hour;
+    }
+    if (const core::GpuSku* sku =
+            catalog.skus ? FindSku(*catalog.skus, target.sku_id) : nullptr) {
+      target.card_memory_gb = sku->memory_gb;
+    }
+    static const std::vector<core::EvalEvidence> kNoEvals;
+    target.eval =
+        EvalOf(plan, t.recipe_key,
+               i < readings.evals.size() ? readings.evals[i] : kNoEvals, pool,
+               catalog.criteria);
+    recorded.targets.push_back(std::move(target));
+  }
+  return recorded;
+}
+
+absl::StatusOr<std::vector<core::BakeOffUpload>> UploadsOf(
+    const BakeOffReadings& readings) {
+  std::vector<core::BakeOffUpload> uploads;
+  for (const std::vector<storage::MatchedUpload>& of_target :
+       readings.uploads) {
+    for (const storage::MatchedUpload& stored : of_target) {
+      absl::StatusOr<core::BakeOffUpload> u = UploadFromStored(stored);
+      if (!u.ok()) return u.status();
+      uploads.push_back(*std::move(u));
+    }
+  }
+  return uploads;
+}
+
+void BakeOffStatusToProto(const BakeOffReadings& readings,
+                          const core::RecordedPlan& plan,
+                          const std::vector<core::BakeOffUpload>& uploads,
+                          v1::GetBakeOffStatusResponse* response) {
   response->set_plan_id(readings.plan_id);
   response->set_over_bought_threshold(core::kOverBoughtPeakShare);
-  const int proposed = plan.has_bake_off() ? plan.bake_off().runs_size() : 0;
-  response->set_proposed(proposed > 0);
-  response->set_runs_total(proposed);
-  if (proposed == 0) {
-    response->set_complete(true);
-    response->set_progress("0 of 0 complete");
+  const core::BakeOffStatus status = core::JudgeRecordedPlan(plan, uploads);
+  response->set_proposed(status.proposed > 0);
+  response->set_runs_total(status.proposed);
+  response->set_runs_complete(status.complete);
+  response->set_progress(
+      absl::StrCat(status.complete, " of ", status.proposed, " complete"));
+  response->set_complete(status.all_complete);
+  if (status.proposed == 0) {
     response->set_reason(
-        plan.candidates().empty()
+        readings.plan.candidates().empty()
             ? "no bake-off: the plan has no candidate"
             : "no bake-off proposed: the leading candidates were measured "
               "already, or no measurement run was worth its cost");
-    return absl::OkStatus();
+    return;
   }
-  std::vector<core::BakeOffSubject> subjects;
-  int complete = 0;
-  for (size_t i = 0; i < readings.targets.size(); ++i) {
-    const storage::BakeOffTarget& target = readings.targets[i];
-    const bool is_proposed = static_cast<int>(i) < proposed;
-    core::BakeOffSubject subject = SubjectFor(
-        plan, target, is_proposed ? static_cast<int>(i) : -1, pools, skus);
-    if (i < readings.evals.size()) subject.eval = readings.evals[i];
-    v1::BakeOffRunStatus* run_status =
-        is_proposed ? response->add_runs() : nullptr;
-    if (run_status != nullptr) {
-      *run_status->mutable_run() = plan.bake_off().runs(i);
+  for (int i = 0; i < status.proposed; ++i) {
+    const core::BakeOffTarget& target = plan.targets[i];
+    v1::BakeOffRunStatus* run_status = response->add_runs();
+    *run_status->mutable_run() = readings.plan.bake_off().runs(i);
+    const std::vector<core::BakeOffUpload> matching =
+        core::UploadsFor(target, uploads);
+    for (const core::BakeOffUpload& u : matching) {
+      UploadToProto(u, target.internal_rate_micros_per_gpu_hour,
+                    run_status->add_uploads());
     }
-    if (i < readings.uploads.size()) {
-      for (const storage::MatchedUpload& stored : readings.uploads[i]) {
-        absl::StatusOr<core::BakeOffUpload> upload = UploadFromStored(stored);
-        if (!upload.ok()) return upload.status();
-        if (run_status != nullptr) {
-          UploadToProto(*upload, subject.internal_rate_micros_per_gpu_hour,
-                        run_status->add_uploads());
-        }
-        subject.uploads.push_back(*std::move(upload));
-      }
-    }
-    if (run_status != nullptr && !subject.uploads.empty()) {
-      run_status->set_complete(true);
-      ++complete;
-    }
-    subjects.push_back(std::move(subject));
+    run_status->set_complete(!matching.empty());
   }
-  response->set_runs_complete(complete);
-  response->set_progress(absl::StrCat(complete, " of ", proposed, " complete"));
-  response->set_complete(complete == proposed);
-  if (complete < proposed) {
-    std::string missing;
-    for (const v1::BakeOffRunStatus& run : response->runs()) {
-      if (run.complete()) continue;
-      absl::StrAppend(&missing, missing.empty() ? "" : ", ", run.run().pool());
-    }
-    response->set_reason(absl::StrCat("waiting for a run on ", missing,
-                                      " (its recipe key, or this plan's id)"));
-    return absl::OkStatus();
+  if (!status.all_complete) {
+    response->set_reason(
+        absl::StrCat("waiting for a run of the proposed recipe key on ",
+                     absl::StrJoin(status.waiting_for, ", ")));
+    return;
   }
-  const core::BakeOffVerdict verdict = core::JudgeBakeOff(subjects);
-  v1::BakeOffVerdict* v = response->mutable_verdict();
-  v->set_winner_pool(verdict.winner_pool);
-  v->set_decisive(verdict.decisive);
-  v->set_summary(verdict.summary);
-  for (const core::BakeOffPoolVerdict& pool : verdict.pools) {
-    PoolVerdictToProto(pool, v->add_pools());
-  }
-  return absl::OkStatus();
+  VerdictToProto(*status.verdict, plan.total_steps,
+                 response->mutable_verdict());
 }
 
 }  // namespace placement::services

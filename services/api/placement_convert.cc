@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
 #include "services/api/recipe_convert.h"
+#include "services/api/timing_convert.h"
 
 namespace placement::services {
 namespace {
@@ -55,11 +56,6 @@ v1::Fit FitToProto(core::Fit fit) {
   return v1::FIT_UNSPECIFIED;
 }
 
-void BandToProto(const core::Band& band, v1::Band* out) {
-  out->set_low(band.low);
-  out->set_high(band.high);
-}
-
 void MemoryToProto(const core::MemoryBreakdown& m, v1::MemoryEstimate* out) {
   out->set_weights_gb(m.weights_gb);
   out->set_gradients_gb(m.gradients_gb);
@@ -76,9 +72,37 @@ void MemoryToProto(const core::MemoryBreakdown& m, v1::MemoryEstimate* out) {
 
 }  // namespace
 
+void BandToProto(const core::Band& band, v1::Band* out) {
+  out->set_low(band.low);
+  out->set_high(band.high);
+}
+
 const char* ObjectiveName(core::Objective objective) {
-  return objective == core::Objective::kShortestTime ? "SHORTEST_TIME"
-                                                     : "LOWEST_COST";
+  switch (objective) {
+    case core::Objective::kShortestTime:
+      return "SHORTEST_TIME";
+    case core::Objective::kFinishByDeadline:
+      return "FINISH_BY_DEADLINE";
+    case core::Objective::kCostOfDelay:
+      return "COST_OF_DELAY";
+    case core::Objective::kUnspecified:
+    case core::Objective::kLowestCost:
+      break;
+  }
+  return "LOWEST_COST";
+}
+
+core::Objective ObjectiveFromProto(v1::Objective objective) {
+  switch (objective) {
+    case v1::OBJECTIVE_SHORTEST_TIME:
+      return core::Objective::kShortestTime;
+    case v1::OBJECTIVE_FINISH_BY_DEADLINE:
+      return core::Objective::kFinishByDeadline;
+    case v1::OBJECTIVE_COST_OF_DELAY:
+      return core::Objective::kCostOfDelay;
+    default:
+      return core::Objective::kLowestCost;
+  }
 }
 
 core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
@@ -96,9 +120,9 @@ core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
                                    absl::Nanoseconds(c.deadline().nanos());
   }
   // Undeclared numbers were refused before conversion (UndeclaredEnumValues).
-  request.constraints.objective = c.objective() == v1::OBJECTIVE_SHORTEST_TIME
-                                      ? core::Objective::kShortestTime
-                                      : core::Objective::kLowestCost;
+  request.constraints.objective = ObjectiveFromProto(c.objective());
+  request.constraints.delay_cost_micros_per_hour =
+      c.delay_cost_micros_per_hour();
   if (in.has_serving()) {
     request.serving = core::ServingTarget{
         in.serving().sku(), PrecisionFromProto(in.serving().precision())};
@@ -107,8 +131,6 @@ core::PlanRequest PlanRequestFromProto(const v1::PlacePlanRequest& in) {
   return request;
 }
 
-namespace {
-
 void FailureRateToProto(const core::FailureRate& in, v1::FailureRate* out) {
   out->set_per_hour(in.per_hour);
   BandToProto(in.per_hour_band, out->mutable_per_hour_band());
@@ -116,7 +138,19 @@ void FailureRateToProto(const core::FailureRate& in, v1::FailureRate* out) {
   out->set_run_hours(in.hours);
   out->set_lost_hours_per_failure(in.lost_hours_per_failure);
   out->set_lost_hours_measured(in.lost_hours_measured);
+  out->set_recipe_measured(in.recipe_measured);
 }
+
+void ObservedCostToProto(const core::ObservedCost& in, double projected,
+                         v1::ObservedCost* out) {
+  out->set_gpu_hours_per_successful_step(in.gpu_hours_per_successful_step);
+  BandToProto(in.band, out->mutable_band());
+  out->set_job_steps(in.job_steps);
+  if (projected > 0)
+    out->set_projected_gpu_hours_per_successful_step(projected);
+}
+
+namespace {
 
 // The estimate's figures and what they rest on.
 void CandidateEstimateToProto(const core::Candidate& c,
@@ -146,6 +180,12 @@ void CandidateEstimateToProto(const core::Candidate& c,
   p->set_transferred_from_sku(c.transferred_from_sku_id);
   p->set_prior_peak_memory_gb(c.prior_peak_memory_gb);
   p->set_prior_step_time_s(c.prior_step_time_s);
+  BandToProto(c.expected_gpu_hours_band, p->mutable_expected_gpu_hours_band());
+  if (c.observed.has_value()) {
+    ObservedCostToProto(*c.observed,
+                        c.projected_gpu_hours_per_successful_step_at_observed,
+                        p->mutable_observed());
+  }
 }
 
 void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {
@@ -172,6 +212,9 @@ void CandidateToProto(const core::Candidate& c, v1::PlacementCandidate* p) {
   }
   for (const std::string& reason : c.reasons) p->add_reasons(reason);
   for (const std::string& warning : c.warnings) p->add_warnings(warning);
+  if (c.timing.has_value()) {
+    CandidateTimingToProto(*c.timing, p->mutable_timing());
+  }
 }
 
 void BakeOffToProto(const core::BakeOff& b, v1::BakeOff* p) {
@@ -249,6 +292,9 @@ v1::PlacePlanResponse PlanResultToProto(const core::PlanResult& result) {
     EvalStatusToProto(*result.eval_status, out.mutable_eval_status());
   }
   MemoryToProto(result.predicted_memory, out.mutable_predicted_memory());
+  if (result.deadline.has_value()) {
+    DeadlineVerdictToProto(*result.deadline, out.mutable_deadline());
+  }
   if (result.standard.has_value()) {
     const core::StandardApplication& s = *result.standard;
     v1::StandardApplied* p = out.mutable_standard();

@@ -46,6 +46,10 @@ UploadedRun UploadedRunFromProto(const v1::BenchmarkRun& in) {
   run.interconnect = InterconnectFromProto(in.interconnect());
   run.collectives_opened = in.collectives_opened();
   run.retries = in.retries();
+  for (int outcome : in.retry_outcomes()) {
+    run.retry_outcomes.push_back(
+        OutcomeFromProto(static_cast<v1::RunOutcome>(outcome)));
+  }
   run.outcome = OutcomeFromProto(in.outcome());
   return out;
 }

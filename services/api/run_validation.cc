@@ -125,6 +125,16 @@ void CheckTimes(const v1::BenchmarkRun& run, absl::Time now, Violations& v) {
   } else if (start < now - kMaxAge) {
     v.Add("run.start_time", "is more than five years ago");
   }
+  if (!run.has_submit_time()) return;
+  if (!IsWellFormedTime(run.submit_time())) {
+    v.Add("run.submit_time", "is not a valid time");
+  } else if (common::TimeFromProto(run.submit_time()) > start) {
+    v.Add("run.submit_time",
+          "is after run.start_time (a job starts after "
+          "it is submitted)");
+  } else if (common::TimeFromProto(run.submit_time()) < start - kMaxAge) {
+    v.Add("run.submit_time", "is more than five years before the start");
+  }
 }
 
 // The allocator's two peaks, when the client has them, and which of them

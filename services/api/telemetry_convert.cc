@@ -1,5 +1,6 @@
 #include "services/api/telemetry_convert.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/proto_bytes.h"
@@ -22,6 +23,13 @@ storage::RunToStore RunToStoreFromProto(
   out.exclusive = in.exclusive();
   out.plan_id = in.plan_id();
   out.failure_reason = in.failure_reason();
+  // The pool's wait, measured (checked: submit_time is not after start).
+  if (in.has_submit_time() && IsWellFormedTime(in.submit_time()) &&
+      IsWellFormedTime(in.start_time())) {
+    out.queue_wait_s = std::max(
+        0.0, absl::ToDoubleSeconds(common::TimeFromProto(in.start_time()) -
+                                   common::TimeFromProto(in.submit_time())));
+  }
 
   out.run = std::move(converted.run);
   out.run.sku_id = sku_id;

@@ -1,6 +1,10 @@
 #include "services/api/token_convert.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
+#include "services/api/run_validation.h"
 
 namespace placement::services {
 
@@ -36,6 +40,29 @@ v1::ApiToken TokenToProto(const storage::TokenRecord& token) {
   if (token.revoked_at.has_value()) {
     common::TimeToProto(*token.revoked_at, out.mutable_revoke_time());
   }
+  for (const std::string& team : token.teams) out.add_teams(team);
+  return out;
+}
+
+std::vector<std::string> TokenTeamsFromProto(
+    const google::protobuf::RepeatedPtrField<std::string>& teams,
+    core::FieldViolations* violations) {
+  if (teams.size() > kMaxTokenTeams) {
+    violations->push_back(
+        {"teams", absl::StrCat("at most ", kMaxTokenTeams, " teams")});
+    return {};
+  }
+  std::vector<std::string> out;
+  for (int i = 0; i < teams.size(); ++i) {
+    if (teams[i].empty() || teams[i].size() > kMaxIdLength) {
+      violations->push_back(
+          {absl::StrCat("teams[", i, "]"),
+           absl::StrCat("must be 1-", kMaxIdLength, " characters")});
+    }
+    out.push_back(teams[i]);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

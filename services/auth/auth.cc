@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/sha256.h"
+#include "services/auth/team_access.h"
 
 namespace placement::services {
 namespace {
@@ -21,6 +22,9 @@ constexpr uint8_t kFinance = static_cast<uint8_t>(Role::kFinance);
 constexpr uint8_t kAdmin = static_cast<uint8_t>(Role::kAdmin);
 constexpr uint8_t kReaders = kPlanner | kFinance | kAdmin;
 
+// MethodRule::fleet.
+constexpr bool kFleet = true;
+
 constexpr char kBearer[] = "Bearer ";
 constexpr char kSecretPrefix[] = "plc_";
 
@@ -28,18 +32,20 @@ constexpr char kSecretPrefix[] = "plc_";
 
 const std::vector<MethodRule>& MethodRules() {
   static const auto* const rules = new std::vector<MethodRule>{
-      // Catalog: reads for planners and finance, changes for admins.
+      // Catalog: reads for planners and finance, changes for admins (not
+      // bound to teams: pools, tokens and eval criteria are the fleet's).
       {"/placement.v1.CatalogService/ListSkus", kReaders | kAgent, false},
       {"/placement.v1.CatalogService/GetSku", kReaders | kAgent, false},
       {"/placement.v1.CatalogService/ListPools", kReaders | kAgent, false},
       {"/placement.v1.CatalogService/GetPool", kReaders | kAgent, false},
-      {"/placement.v1.CatalogService/CreatePool", kAdmin, true},
-      {"/placement.v1.CatalogService/UpdatePool", kAdmin, true},
-      {"/placement.v1.CatalogService/CreateToken", kAdmin, true},
-      {"/placement.v1.CatalogService/RevokeToken", kAdmin, true},
-      {"/placement.v1.CatalogService/ListTokens", kAdmin, false},
-      {"/placement.v1.CatalogService/SetEvalCriterion", kAdmin, true},
-      {"/placement.v1.CatalogService/DeleteEvalCriterion", kAdmin, true},
+      {"/placement.v1.CatalogService/CreatePool", kAdmin, true, kFleet},
+      {"/placement.v1.CatalogService/UpdatePool", kAdmin, true, kFleet},
+      {"/placement.v1.CatalogService/CreateToken", kAdmin, true, kFleet},
+      {"/placement.v1.CatalogService/RevokeToken", kAdmin, true, kFleet},
+      {"/placement.v1.CatalogService/ListTokens", kAdmin, false, kFleet},
+      {"/placement.v1.CatalogService/SetEvalCriterion", kAdmin, true, kFleet},
+      {"/placement.v1.CatalogService/DeleteEvalCriterion", kAdmin, true,
+       kFleet},
       {"/placement.v1.CatalogService/ListEvalCriteria", kReaders | kAgent,
        false},
       // Telemetry: written by agents; read back by agents and admins.
@@ -71,6 +77,11 @@ const std::vector<MethodRule>& MethodRules() {
       {"/placement.v1.PlacementService/GetStandard", kReaders | kAgent, false},
       {"/placement.v1.PlacementService/ListStandards", kReaders | kAgent,
        false},
+      // Pool state: reported by orchestrators' reporters (agents' tokens:
+      // they write evidence, as uploads do; a planner's token held by a
+      // platform asks, it does not report); read by whoever plans.
+      {"/placement.v1.PoolStateService/ReportPoolState", kAgent | kAdmin, true},
+      {"/placement.v1.PoolStateService/GetPoolState", kReaders | kAgent, false},
       // Cost: finance.
       {"/placement.v1.CostService/GetCostReport", kFinance | kAdmin, false},
   };
@@ -142,6 +153,12 @@ absl::Status Authorizer::Authorize(absl::string_view method,
   if ((rule->second->roles & static_cast<uint8_t>(principal->role)) == 0) {
     return absl::PermissionDeniedError(absl::StrCat(
         "role ", RoleName(principal->role), " may not call ", method));
+  }
+  if (rule->second->fleet && !principal->teams.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "token '", principal->name, "' is bound to ",
+        DescribeTeams(principal->teams), ": ", method,
+        " acts on the whole fleet, which only an unbound token may"));
   }
   if (rule->second->write && !TakeWrite(principal->token_id)) {
     return absl::ResourceExhaustedError(

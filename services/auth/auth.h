@@ -26,10 +26,15 @@ namespace placement::services {
 // The one table of the service's access policy: every RPC of placement.v1
 // with the roles that may call it. Methods not in the table are refused
 // (health and reflection are left open before this table is consulted).
+// What a token bound to teams may reach inside an allowed call is decided
+// by its handler, through services/auth/team_access.h.
 struct MethodRule {
   const char* method;  // "/placement.v1.CatalogService/ListSkus"
   uint8_t roles;       // a set of Role bits
   bool write;          // counted against the per-token write rate
+  // Acts on what belongs to the whole fleet and to no team (pools, tokens,
+  // eval criteria): refused to a token bound to teams.
+  bool fleet = false;
 };
 const std::vector<MethodRule>& MethodRules();
 
@@ -47,7 +52,8 @@ std::string TokenSecretHash(absl::string_view secret);
 // the call's metadata arrives, and the handler asks for the decision.
 //
 // A decision is OK, UNAUTHENTICATED (no or unknown token), PERMISSION_DENIED
-// (wrong role, or a call nothing decided), RESOURCE_EXHAUSTED (write rate)
+// (wrong role, a fleet-wide method for a token bound to teams, or a call
+// nothing decided), RESOURCE_EXHAUSTED (write rate)
 // or UNAVAILABLE (tokens not loaded yet). With auth disabled every call is
 // allowed.
 class Authorizer {

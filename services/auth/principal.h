@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -25,6 +26,9 @@ struct Principal {
   std::string token_id;
   std::string name;
   Role role = Role::kAgent;
+  // The teams it is bound to, in name order; empty: unbound (every team).
+  // services/auth/team_access.h decides what that lets it reach.
+  std::vector<std::string> teams;
 };
 
 }  // namespace placement::services

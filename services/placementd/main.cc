@@ -4,6 +4,7 @@
 //   placementd migrate up|down [N]|status   manage the schema
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -50,6 +51,9 @@ ABSL_FLAG(int, max_plans_in_flight, 0,
           "are refused at once with RESOURCE_EXHAUSTED and a retry pushback "
           "(0: 16 per core, at least 64). Plans waiting for evidence (read "
           "your writes) are bounded apart: 1,024, at most 256 per token");
+ABSL_FLAG(absl::Duration, pool_state_max_age, absl::Minutes(10),
+          "a pool's reported state older than this (since it arrived) is "
+          "stale: plans show its waits as unknown");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGINT/SIGTERM, how long in-flight calls may take to finish");
 ABSL_FLAG(bool, auth, true,
@@ -85,6 +89,10 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, role, "",
           "tokens create: agent, planner, finance or admin");
 ABSL_FLAG(std::string, name, "", "tokens create: what the token is for");
+ABSL_FLAG(int, backfill_batch_size,
+          placement::storage::BackfillOptions().batch_size,
+          "migrate up: rows per backfill batch (one transaction each; "
+          "smaller holds each batch's row locks for less time)");
 ABSL_FLAG(int, newest_schema_version, 0,
           "testing only: serve as a build whose newest migration is this "
           "version (the previous release, in rolling-upgrade tests); 0: "
@@ -107,6 +115,28 @@ std::string DatabaseUrl() {
   return url;
 }
 
+// One line per backfill the migrations registered: done (when, after how
+// many batches) or pending (a `migrate up` continues it).
+void PrintBackfills(Migrator& migrator) {
+  absl::StatusOr<std::vector<placement::storage::BackfillState>> backfills =
+      migrator.Backfills();
+  if (!backfills.ok()) {
+    std::cerr << "backfills: " << backfills.status() << "\n";
+    return;
+  }
+  for (const auto& backfill : *backfills) {
+    std::cout << (backfill.done_at ? "done    " : "pending ") << "backfill "
+              << backfill.name << " (migration " << backfill.migration << ", "
+              << backfill.batches << " batch(es))";
+    if (backfill.done_at) {
+      std::cout << "  "
+                << absl::FormatTime(absl::RFC3339_sec, *backfill.done_at,
+                                    absl::UTCTimeZone());
+    }
+    std::cout << "\n";
+  }
+}
+
 int Migrate(const std::vector<char*>& args, const std::string& url) {
   const std::string usage = "usage: placementd migrate up|down [N]|status";
   if (args.size() < 3) {
@@ -114,7 +144,10 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
     return 2;
   }
   DbSession session(url);
-  Migrator migrator(session, EmbeddedMigrations());
+  placement::storage::BackfillOptions backfill_options;
+  backfill_options.batch_size =
+      std::max(1, absl::GetFlag(FLAGS_backfill_batch_size));
+  Migrator migrator(session, EmbeddedMigrations(), backfill_options);
   const std::string command = args[2];
   if (command == "up") {
     absl::StatusOr<int> applied = migrator.Up();
@@ -124,6 +157,7 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
     }
     std::cout << "applied " << *applied << " migration(s); schema at version "
               << migrator.LatestVersion() << "\n";
+    PrintBackfills(migrator);
     return 0;
   }
   if (command == "down") {
@@ -157,6 +191,7 @@ int Migrate(const std::vector<char*>& args, const std::string& url) {
       }
       std::cout << "\n";
     }
+    PrintBackfills(migrator);
     return 0;
   }
   std::cerr << usage << "\n";
@@ -275,6 +310,11 @@ std::optional<placement::services::ServerOptions> OptionsFromFlags(
       absl::Milliseconds(std::max(0, absl::GetFlag(FLAGS_deferred_record_ms)));
   options.max_plans_in_flight =
       std::max(0, absl::GetFlag(FLAGS_max_plans_in_flight));
+  options.pool_state_max_age = absl::GetFlag(FLAGS_pool_state_max_age);
+  if (options.pool_state_max_age <= absl::ZeroDuration()) {
+    std::cerr << "placementd: --pool_state_max_age must be positive\n";
+    return std::nullopt;
+  }
   options.auth_enabled = absl::GetFlag(FLAGS_auth);
   options.writes_per_second_per_token =
       absl::GetFlag(FLAGS_writes_per_second_per_token);

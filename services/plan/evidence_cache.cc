@@ -11,7 +11,9 @@
 #include "absl/time/clock.h"
 #include "core/check.h"
 #include "core/recipe.h"
+#include "placement/v1/pool_state.pb.h"
 #include "placement/v1/recipe.pb.h"
+#include "services/api/pool_state_convert.h"
 #include "services/api/recipe_convert.h"
 #include "storage/catalog_read.h"
 #include "storage/change_listener.h"
@@ -32,7 +34,7 @@ constexpr absl::Duration kCoalesce = absl::Milliseconds(50);
 constexpr absl::Duration kPollInterval = absl::Seconds(30);
 
 void PutToken(const storage::TokenRecord& token, CatalogSnapshot& snapshot) {
-  Principal principal{token.token_id, token.name, Role::kAgent};
+  Principal principal{token.token_id, token.name, Role::kAgent, token.teams};
   if (token.revoked_at.has_value() || !ParseRole(token.role, &principal.role)) {
     snapshot.tokens.erase(token.secret_hash);
     return;
@@ -170,6 +172,39 @@ bool SameStandards(const std::vector<core::Standard>& a,
                     });
 }
 
+// A pool's queue from its row: the report parsed and forecast once.
+std::shared_ptr<const core::PoolQueue> QueueFromRecord(
+    storage::PoolStateRecord record) {
+  auto queue = std::make_shared<core::PoolQueue>();
+  queue->history = std::move(record.history);
+  queue->planned = std::move(record.planned);
+  if (!record.observed.has_value()) return queue;  // uploaded waits only
+  v1::PoolState report;
+  if (!report.ParseFromString(record.report)) {
+    std::cerr << "placementd: skipping the state of pool " << record.pool_name
+              << ": its report does not parse\n";
+    return queue;
+  }
+  *queue =
+      core::MakePoolQueue(PoolStateFromProto(report), record.received,
+                          std::move(queue->history), std::move(queue->planned));
+  return queue;
+}
+
+// A pool's report replaces its whole row: its queue is forecast again.
+void ApplyPoolStateChanges(storage::CatalogChanges& changes,
+                           CatalogSnapshot& snapshot) {
+  for (const std::string& name : changes.removed_pool_states) {
+    snapshot.pool_queues.erase(name);
+    ++snapshot.changes_applied;
+  }
+  for (storage::PoolStateRecord& record : changes.pool_states) {
+    std::string name = record.pool_name;
+    snapshot.pool_queues[std::move(name)] = QueueFromRecord(std::move(record));
+    ++snapshot.changes_applied;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
@@ -223,6 +258,10 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
   }
   snapshot->evidence.SetEvalCriteria(std::move(rows->eval_criteria));
   snapshot->standards = StandardsFrom(std::move(rows->standards));
+  for (storage::PoolStateRecord& record : rows->pool_states) {
+    std::string name = record.pool_name;
+    snapshot->pool_queues[std::move(name)] = QueueFromRecord(std::move(record));
+  }
   return snapshot;
 }
 
@@ -305,6 +344,7 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
     snapshot->standards = std::move(standards);
     ++snapshot->changes_applied;
   }
+  ApplyPoolStateChanges(*changes, *snapshot);
   return snapshot;
 }
 
@@ -437,6 +477,23 @@ void EvidenceCache::ServeWaiters(bool all) {
 std::shared_ptr<const CatalogSnapshot> EvidenceCache::Current() const {
   absl::MutexLock lock(&mu_);
   return current_;
+}
+
+std::vector<core::Standard> CatalogSnapshot::StandardsFor(
+    absl::string_view team) const {
+  std::vector<core::Standard> applying;
+  for (const core::Standard& standard : standards) {
+    if (standard.team.empty() || standard.team == team) {
+      applying.push_back(standard);
+    }
+  }
+  return applying;
+}
+
+bool CatalogSnapshot::HasTeamStandards() const {
+  return std::any_of(
+      standards.begin(), standards.end(),
+      [](const core::Standard& standard) { return !standard.team.empty(); });
 }
 
 absl::StatusOr<Principal> EvidenceCache::FindToken(

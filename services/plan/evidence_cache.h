@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "core/evidence/fleet_model.h"
 #include "core/plan/standard.h"
 #include "core/pool.h"
+#include "core/queue/start_estimate.h"
 #include "core/sku.h"
 #include "services/auth/principal.h"
 #include "services/auth/token_directory.h"
@@ -47,6 +49,17 @@ class CatalogSnapshot : public core::EvidenceSource {
   std::vector<core::PoolReliabilityRollup> pool_reliability;
   // The active standards, by id (read whole by every refresh).
   std::vector<core::Standard> standards;
+  // The active standards that apply to a plan of `team`: the fleet-wide
+  // ones (written with no team) and those written for that team.
+  std::vector<core::Standard> StandardsFor(absl::string_view team) const;
+  // Whether an active standard is written for a team (then two teams' plans
+  // of one request may differ).
+  bool HasTeamStandards() const;
+  // Each pool's queue as its orchestrator last reported it, with what its
+  // reports taught and the forecast made from it once per report (the rows
+  // that changed are read and forecast again), by pool name. A pool with
+  // only uploaded waits has an entry whose state was never observed.
+  std::map<std::string, std::shared_ptr<const core::PoolQueue>> pool_queues;
   // Unrevoked API tokens by the SHA-256 of their secret.
   absl::flat_hash_map<std::string, Principal> tokens;
   // When the read that made this snapshot began, by the wall clock: shown
@@ -88,6 +101,16 @@ class CatalogSnapshot : public core::EvidenceSource {
       absl::string_view model, core::FineTuneMethod method,
       absl::string_view sku_id) const override {
     return evidence.FindSimilar(model, method, sku_id);
+  }
+  // The queue of `pool_name` when its orchestrator has reported (null
+  // otherwise).
+  const core::PoolQueue* ReportedQueue(absl::string_view pool_name) const {
+    auto it = pool_queues.find(std::string(pool_name));
+    if (it == pool_queues.end() ||
+        it->second->state.observed == absl::InfinitePast()) {
+      return nullptr;
+    }
+    return it->second.get();
   }
   std::vector<core::KeyedEvidence> FindAcrossSkus(
       absl::string_view recipe_key) const override {

@@ -10,11 +10,11 @@
 namespace placement::services {
 namespace {
 
-// Every enum value declared and no control character in any text field,
+// Every enum value declared and no refused character in any text field,
 // all violations at once.
 absl::Status AdmissibleFields(const google::protobuf::Message& request) {
   core::FieldViolations violations = UndeclaredEnumValues(request);
-  core::FieldViolations controls = ControlCharacterFields(request);
+  core::FieldViolations controls = RefusedCharacterFields(request);
   violations.insert(violations.end(), controls.begin(), controls.end());
   if (violations.empty()) return absl::OkStatus();
   return core::InvalidArgumentWithViolations(violations);

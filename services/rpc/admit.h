@@ -12,9 +12,10 @@ namespace placement::services {
 // Whether a call may go on to its handler's own checks: the authorizer's
 // decision on it (taken by the interceptor from the method gRPC is serving,
 // so no handler names its method), then every enum value of `request`
-// declared (UndeclaredEnumValues) and no control character in its text
-// (ControlCharacterFields): INVALID_ARGUMENT naming every such field. Every
-// unary handler starts with it.
+// declared (UndeclaredEnumValues) and no refused character in its text
+// (RefusedCharacterFields: controls, bidirectional overrides, line
+// separators, newlines in keys): INVALID_ARGUMENT naming every such field.
+// Every unary handler starts with it.
 absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
                    const google::protobuf::Message& request);
 

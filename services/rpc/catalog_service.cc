@@ -327,12 +327,15 @@ grpc::ServerUnaryReactor* CatalogService::CreateToken(
   if (!role.has_value()) {
     violations.push_back({"role", "must be AGENT, PLANNER, FINANCE or ADMIN"});
   }
+  std::vector<std::string> teams =
+      TokenTeamsFromProto(request->teams(), &violations);
   if (!violations.empty())
     return FinishNow(context, InvalidArgument(violations));
   storage::TokenRecord token;
   token.token_id = common::NewUuid();
   token.name = request->name();
   token.role = RoleName(*role);
+  token.teams = std::move(teams);
   const std::string secret = NewTokenSecret();
   token.secret_hash = TokenSecretHash(secret);
   return FinishOnDbWorker(

@@ -7,6 +7,7 @@
 #include "core/sku.h"
 #include "services/api/cost_request.h"
 #include "services/api/grpc_status.h"
+#include "services/auth/team_access.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "storage/cost_store.h"
@@ -24,6 +25,17 @@ grpc::ServerUnaryReactor* CostService::GetCostReport(
   }
   absl::StatusOr<CostRequest> valid = ValidateCostRequest(*request);
   if (!valid.ok()) return FinishNow(context, ToGrpcStatus(valid.status()));
+  // A caller bound to teams reports on its teams: all of them unless the
+  // filter names some, and only them.
+  const std::optional<Principal> caller = auth_.Caller(*context);
+  for (const std::string& team : valid->query.teams) {
+    if (absl::Status s =
+            CheckTeam(caller, team, "the cost named in filter.teams");
+        !s.ok()) {
+      return FinishNow(context, ToGrpcStatus(s));
+    }
+  }
+  if (valid->query.teams.empty()) valid->query.teams = TeamsOfListing(caller);
   return FinishOnDbWorker(
       context, workers_,
       [response,

@@ -19,6 +19,7 @@
 #include "common/proto_time.h"
 #include "common/sha256.h"
 #include "common/uuid.h"
+#include "core/plan/plan_with_time.h"
 #include "core/plan/planner.h"
 #include "core/plan/rules.h"
 #include "core/plan/standard.h"
@@ -28,6 +29,7 @@
 #include "services/api/grpc_status.h"
 #include "services/api/placement_convert.h"
 #include "services/api/run_validation.h"
+#include "services/auth/team_access.h"
 #include "services/plan/plan_response_bytes.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
@@ -83,6 +85,10 @@ core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
       core::ValidatePlanRequest(*plan_request);
   violations.insert(violations.end(), core_violations.begin(),
                     core_violations.end());
+  core::FieldViolations time_violations =
+      core::ValidateTimeObjective(plan_request->constraints);
+  violations.insert(violations.end(), time_violations.begin(),
+                    time_violations.end());
   if (request.team().size() > kMaxIdLength) {
     violations.push_back(
         {"team", absl::StrCat("at most ", kMaxIdLength, " characters")});
@@ -119,17 +125,32 @@ bool HasTrainingPool(const std::vector<core::Pool>& pools) {
   return false;
 }
 
-// What makes two requests the same plan: everything the planner reads.
+// What makes two requests the same plan: everything the planner reads (the
+// team too while a standard is written for one: it decides which apply),
+// and, once pools report their state, the minute (waits are counted from
+// the plan's time: a plan is reused for a minute at most) and which
+// pools' reports are stale by now (a report turning stale is a new plan at
+// once, not within the minute).
 std::string CacheKey(const v1::PlacePlanRequest& request,
-                     const core::PlanRequest& plan_request) {
+                     const core::PlanRequest& plan_request,
+                     const CatalogSnapshot& snapshot, absl::Time now,
+                     absl::Duration max_age) {
+  const bool team_decides_standards = snapshot.HasTeamStandards();
   v1::PlacePlanRequest key = request;
   key.clear_request_id();
-  key.clear_team();
+  if (!team_decides_standards) key.clear_team();
   key.clear_min_evidence_version();  // decides when, not what, to plan
   if (plan_request.serving.has_value()) {
     key.mutable_serving()->set_sku(plan_request.serving->sku_id);
   }
-  return common::DeterministicBytes(key);
+  std::string bytes = common::DeterministicBytes(key);
+  if (!snapshot.pool_queues.empty()) {
+    absl::StrAppend(&bytes, "@", absl::ToUnixSeconds(now) / 60, "/");
+    for (const auto& [name, queue] : snapshot.pool_queues) {
+      bytes.push_back(now - queue->received > max_age ? '1' : '0');
+    }
+  }
+  return bytes;
 }
 
 std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
@@ -147,6 +168,18 @@ std::shared_ptr<const CachedPlan> MakeCachedPlan(core::PlanResult result) {
   cached->record = std::move(record);
   cached->result = std::move(result);
   return cached;
+}
+
+// The team a plan is for, set in `request`: one of the caller's
+// (services/auth/team_access.h), recorded with the plan.
+absl::Status SetPlanTeam(Authorizer& auth,
+                         const grpc::ServerContextBase& context,
+                         v1::PlacePlanRequest& request) {
+  absl::StatusOr<std::string> team =
+      TeamOfRequest(auth.Caller(context), request.team(), "the plan");
+  if (!team.ok()) return team.status();
+  if (*team != request.team()) request.set_team(*std::move(team));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -198,10 +231,7 @@ namespace {
 
 // The objective's metric label without converting the whole request.
 std::string ObjectiveLabel(const v1::PlacePlanRequest& request) {
-  return ObjectiveName(request.constraints().objective() ==
-                               v1::OBJECTIVE_SHORTEST_TIME
-                           ? core::Objective::kShortestTime
-                           : core::Objective::kLowestCost);
+  return ObjectiveName(ObjectiveFromProto(request.constraints().objective()));
 }
 
 }  // namespace
@@ -237,6 +267,9 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
   if (std::optional<grpc::Status> refused = RefusedBeforeAdmission(
           request, *request_bytes, snapshot.get(), wait_for_evidence)) {
     return FinishNow(context, *refused);
+  }
+  if (absl::Status team = SetPlanTeam(auth_, *context, request); !team.ok()) {
+    return FinishNow(context, ToGrpcStatus(team));
   }
   absl::StatusOr<PlanReactor*> reactor = AdmitPlan(context, wait_for_evidence);
   if (!reactor.ok()) return Refuse(context, request, reactor.status());
@@ -402,21 +435,27 @@ absl::StatusOr<std::shared_ptr<const CachedPlan>> PlacementService::PlanFor(
         "CatalogService.CreatePool (purpose TRAINING)");
   }
   // Plan from the snapshot, or reuse the same request's plan against it.
-  const std::string key = CacheKey(request, plan_request);
+  const absl::Time now = absl::Now();
+  const std::string key =
+      CacheKey(request, plan_request, *snapshot, now, pool_state_max_age_);
   std::shared_ptr<const CachedPlan> plan = cache_.Find(snapshot, key);
   if (plan != nullptr) return plan;
   // ValidateRequest ran core::ValidatePlanRequest: plan without validating
-  // again.
-  absl::StatusOr<core::PlanResult> result =
-      core::PlanValidatedRequest(plan_request, snapshot->pools, snapshot->skus,
-                                 *snapshot, snapshot->fleet.get());
+  // again. The standard that governs the recipe (only the fleet's
+  // standards and the plan's team's apply) and the pools' queues come from
+  // the same snapshot (no database read).
+  const CatalogSnapshot* queues = snapshot.get();
+  absl::StatusOr<core::PlanResult> result = core::PlanWithTime(
+      plan_request, snapshot->pools, snapshot->skus, *snapshot,
+      snapshot->fleet.get(), snapshot->StandardsFor(request.team()),
+      core::QueueView{[queues](absl::string_view pool) {
+                        return queues->ReportedQueue(pool);
+                      },
+                      now, pool_state_max_age_});
   if (!result.ok()) {
     metrics_.PlanAnswered(objective, "invalid");
     return result.status();
   }
-  // The standard that governs the recipe, from the same snapshot (no
-  // database read): its pool first while it is a candidate.
-  core::ApplyStandard(snapshot->standards, &*result);
   plan = MakeCachedPlan(*std::move(result));
   cache_.Insert(snapshot, key, plan);
   return plan;
@@ -538,16 +577,25 @@ void PlacementService::AnswerOncePerRequestId(Answer answer,
                                               storage::PlacementRecord record) {
   // With an idempotency key, a retry returns the plan recorded first.
   // Its slot is freed when gRPC is done with the call (PlanReactor::OnDone).
+  // The key is the fleet's: a plan another team recorded under it is
+  // answered only to a caller who may read that team's plans.
   grpc::CallbackServerContext* context = answer.context;
   grpc::ServerUnaryReactor* reactor = answer.reactor;
   FinishOnDbWorker(
       context, reactor, workers_,
-      [this, answer = std::move(answer), record = std::move(record)](
+      [this, answer = std::move(answer), record = std::move(record),
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
+        const std::string what = absl::StrCat(
+            "the plan recorded for request_id ", record.request_id);
         absl::StatusOr<std::optional<storage::StoredPlan>> existing =
             storage::FindPlanByRequestId(session, record.request_id);
         if (!existing.ok()) return existing.status();
         if (existing->has_value()) {
+          if (absl::Status s = CheckTeam(caller, (*existing)->team, what);
+              !s.ok()) {
+            return s;
+          }
           *answer.response = ResponseBytesFromStored(**existing);
           return absl::OkStatus();
         }
@@ -558,6 +606,9 @@ void PlacementService::AnswerOncePerRequestId(Answer answer,
           absl::StatusOr<storage::StoredPlan> first =
               storage::GetPlan(session, **raced);
           if (!first.ok()) return first.status();
+          if (absl::Status s = CheckTeam(caller, first->team, what); !s.ok()) {
+            return s;
+          }
           *answer.response = ResponseBytesFromStored(*first);
           return absl::OkStatus();
         }
@@ -580,13 +631,20 @@ grpc::ServerUnaryReactor* PlacementService::GetPlan(
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto look_up = [this, reactor, context, response,
-                  plan_id = absl::AsciiStrToLower(request->plan_id())] {
+                  plan_id = absl::AsciiStrToLower(request->plan_id()),
+                  caller = auth_.Caller(*context)] {
     FinishOnDbWorker(
         context, reactor, workers_,
-        [response, plan_id](storage::DbSession& session) -> absl::Status {
+        [response, plan_id,
+         caller](storage::DbSession& session) -> absl::Status {
           absl::StatusOr<storage::StoredPlan> stored =
               storage::GetPlan(session, plan_id);
           if (!stored.ok()) return stored.status();
+          if (absl::Status s = CheckTeam(caller, stored->team,
+                                         absl::StrCat("plan ", plan_id));
+              !s.ok()) {
+            return s;
+          }
           if (!response->mutable_request()->ParseFromString(stored->request)) {
             return absl::DataLossError("stored request does not parse");
           }
@@ -620,9 +678,10 @@ grpc::ServerUnaryReactor* PlacementService::GetPlanAccuracy(
                             : absl::InfiniteFuture();
   return FinishOnDbWorker(
       context, workers_,
-      [response, from, to](storage::DbSession& session) -> absl::Status {
+      [response, from, to, teams = TeamsOfListing(auth_.Caller(*context))](
+          storage::DbSession& session) -> absl::Status {
         absl::StatusOr<std::vector<storage::SkuAccuracyRow>> rows =
-            storage::PlanAccuracy(session, from, to);
+            storage::PlanAccuracy(session, from, to, teams);
         if (!rows.ok()) return rows.status();
         for (const storage::SkuAccuracyRow& row : *rows) {
           SkuAccuracyToProto(row, response->add_skus());
@@ -651,16 +710,22 @@ grpc::ServerUnaryReactor* PlacementService::GetBakeOffStatus(
   const std::string plan_id = absl::AsciiStrToLower(request->plan_id());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto look_up = [this, reactor, context, response, plan_id,
-                  snapshot = std::move(snapshot)] {
-    FinishOnDbWorker(context, reactor, workers_,
-                     [response, plan_id,
-                      snapshot](storage::DbSession& session) -> absl::Status {
-                       absl::StatusOr<BakeOffReadings> readings =
-                           ReadBakeOff(session, plan_id);
-                       if (!readings.ok()) return readings.status();
-                       return BakeOffStatusToProto(*readings, snapshot->pools,
-                                                   snapshot->skus, response);
-                     });
+                  snapshot = std::move(snapshot),
+                  caller = auth_.Caller(*context)] {
+    FinishOnDbWorker(
+        context, reactor, workers_,
+        [response, plan_id, snapshot,
+         caller](storage::DbSession& session) -> absl::Status {
+          absl::StatusOr<BakeOffReadings> readings =
+              ReadBakeOff(session, plan_id, caller);
+          if (!readings.ok()) return readings.status();
+          absl::StatusOr<std::vector<core::BakeOffUpload>> uploads =
+              UploadsOf(*readings);
+          if (!uploads.ok()) return uploads.status();
+          BakeOffStatusToProto(*readings, RecordedPlanOn(*snapshot, *readings),
+                               *uploads, response);
+          return absl::OkStatus();
+        });
   };
   // As GetPlan: a plan of this replica's still queued for its record is
   // looked up once written.

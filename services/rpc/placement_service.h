@@ -75,13 +75,15 @@ class PlacementService final
       storage::DbWorkers& workers, Authorizer& auth, PlanAuditWriter& audit,
       EvidenceCache& evidence, PlacementMetrics& metrics,
       PlanRecords records = PlanRecords::kDurable,
-      int max_plans_in_flight = PlanAdmission::DefaultMaxInFlight())
+      int max_plans_in_flight = PlanAdmission::DefaultMaxInFlight(),
+      absl::Duration pool_state_max_age = absl::Minutes(10))
       : workers_(workers),
         auth_(auth),
         audit_(audit),
         evidence_(evidence),
         metrics_(metrics),
         records_(records),
+        pool_state_max_age_(pool_state_max_age),
         cache_(/*capacity=*/4096),
         admission_(max_plans_in_flight) {}
 
@@ -200,6 +202,8 @@ class PlacementService final
   EvidenceCache& evidence_;
   PlacementMetrics& metrics_;
   const PlanRecords records_;
+  // Older pool state is stale: its waits unknown (core::QueueView).
+  const absl::Duration pool_state_max_age_;
   PlanCache cache_;
   PlanAdmission admission_;
 };

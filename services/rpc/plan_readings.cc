@@ -4,8 +4,10 @@
 
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "services/api/recipe_convert.h"
+#include "services/auth/team_access.h"
 #include "services/plan/plan_response_bytes.h"
 #include "storage/bake_off_store.h"
 #include "storage/eval_store.h"
@@ -40,49 +42,71 @@ absl::Status ResponseFromStored(const storage::StoredPlan& stored,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<core::EvalStatus>> EvalFor(
+absl::StatusOr<std::vector<core::EvalEvidence>> EvalsFor(
     storage::DbSession& session, const v1::PlacePlanResponse& plan,
-    const std::string& recipe_key) {
+    const std::string& recipe_key, const std::string& team) {
   if (plan.eval_requirement().empty() || !plan.has_eval_status()) {
-    return std::nullopt;
+    return std::vector<core::EvalEvidence>{};
   }
   storage::EvalFilter filter;
   filter.recipe_key = recipe_key;
   filter.serving_sku_id = plan.eval_status().serving_sku();
   filter.serving_precision =
       PrecisionFromProto(plan.eval_status().serving_precision());
+  if (!team.empty()) filter.teams = {team};
   absl::StatusOr<storage::EvalPage> page = storage::ListEvals(
       session, filter, storage::EvalCursor{}, kMaxEvalsPerRecipeKey);
   if (!page.ok()) return page.status();
   std::vector<core::EvalEvidence> evals;
   for (const storage::StoredEval& e : page->evals) evals.push_back(e.eval);
-  return core::MatchEval(evals, filter.recipe_key, filter.serving_sku_id,
-                         filter.serving_precision);
+  return evals;
 }
 
-absl::StatusOr<BakeOffReadings> ReadBakeOff(storage::DbSession& session,
-                                            const std::string& plan_id) {
+core::RecordedPlan RecordedPlanOn(const CatalogSnapshot& snapshot,
+                                  const BakeOffReadings& readings) {
+  core::RecordedPlan plan = RecordedPlanOf(
+      readings, {&snapshot.pools, &snapshot.skus, &snapshot.EvalCriteria()});
+  for (core::BakeOffTarget& target : plan.targets) {
+    target.pool_failures = {snapshot.PoolReliability(target.pool_name, false),
+                            snapshot.PoolReliability(target.pool_name, true)};
+  }
+  return plan;
+}
+
+absl::StatusOr<BakeOffReadings> ReadBakeOff(
+    storage::DbSession& session, const std::string& plan_id,
+    const std::optional<Principal>& caller, const std::string& also) {
   absl::StatusOr<storage::StoredPlan> stored =
       storage::GetPlan(session, plan_id);
   if (!stored.ok()) return stored.status();
+  if (absl::Status s =
+          CheckTeam(caller, stored->team, absl::StrCat("plan ", plan_id));
+      !s.ok()) {
+    return s;
+  }
   BakeOffReadings readings;
   readings.plan_id = plan_id;
+  readings.created = stored->created_at;
+  readings.team = stored->team;
   if (absl::Status parsed = ResponseFromStored(*stored, &readings.plan);
       !parsed.ok()) {
     return parsed;
   }
-  readings.targets = BakeOffTargets(readings.plan);
+  if (!readings.request.ParseFromString(stored->request)) {
+    return absl::DataLossError("stored plan request does not parse");
+  }
+  readings.targets = BakeOffTargets(readings.plan, also);
   if (readings.targets.empty()) return readings;
   absl::StatusOr<std::vector<std::vector<storage::MatchedUpload>>> uploads =
       storage::FindBakeOffUploads(session, plan_id, stored->created_at,
-                                  readings.targets);
+                                  readings.targets, stored->team);
   if (!uploads.ok()) return uploads.status();
   readings.uploads = *std::move(uploads);
   for (const storage::BakeOffTarget& target : readings.targets) {
-    absl::StatusOr<std::optional<core::EvalStatus>> eval =
-        EvalFor(session, readings.plan, target.recipe_key);
-    if (!eval.ok()) return eval.status();
-    readings.evals.push_back(*std::move(eval));
+    absl::StatusOr<std::vector<core::EvalEvidence>> evals =
+        EvalsFor(session, readings.plan, target.recipe_key, readings.team);
+    if (!evals.ok()) return evals.status();
+    readings.evals.push_back(*std::move(evals));
   }
   return readings;
 }

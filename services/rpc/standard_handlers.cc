@@ -13,7 +13,9 @@
 #include "common/proto_bytes.h"
 #include "common/uuid.h"
 #include "core/evidence/pool_reliability.h"
+#include "core/plan/bake_off_verdict.h"
 #include "core/plan/standard.h"
+#include "core/plan/standard_proof.h"
 #include "core/precondition_violation.h"
 #include "services/api/bake_off_convert.h"
 #include "services/api/grpc_status.h"
@@ -21,6 +23,7 @@
 #include "services/api/recipe_convert.h"
 #include "services/api/run_validation.h"
 #include "services/api/standard_convert.h"
+#include "services/auth/team_access.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/placement_service.h"
@@ -40,43 +43,12 @@ const v1::PlacementCandidate* CandidateOn(const v1::PlacePlanResponse& plan,
   return nullptr;
 }
 
-const v1::BakeOffPoolVerdict* VerdictOn(
-    const v1::GetBakeOffStatusResponse& status, const std::string& pool) {
-  for (const v1::BakeOffPoolVerdict& p : status.verdict().pools()) {
-    if (p.pool() == pool) return &p;
+const core::BakeOffPoolVerdict* VerdictOn(const core::BakeOffVerdict& verdict,
+                                          const std::string& pool) {
+  for (const core::BakeOffPoolVerdict& p : verdict.pools) {
+    if (p.pool_name == pool) return &p;
   }
   return nullptr;
-}
-
-// What the plan's evidence lacks for a standard on `pool`: its bake-off
-// complete, the pool not a miss in it, the eval requirement met.
-std::vector<PreconditionViolation> MissingEvidence(
-    const v1::GetBakeOffStatusResponse& status,
-    const std::optional<core::EvalStatus>& eval, const std::string& pool) {
-  std::vector<PreconditionViolation> missing;
-  const std::string plan = absl::StrCat("plans/", status.plan_id());
-  if (!status.complete()) {
-    missing.push_back({"BAKE_OFF_INCOMPLETE", plan,
-                       absl::StrCat("the plan's bake-off is ",
-                                    status.progress(), ": ", status.reason())});
-  }
-  if (const v1::BakeOffPoolVerdict* judged = VerdictOn(status, pool);
-      judged != nullptr && !judged->eligible() &&
-      !(judged->has_eval_status() && !judged->eval_status().met())) {
-    missing.push_back(
-        {"POOL_FAILED_BAKE_OFF", absl::StrCat("pools/", pool),
-         absl::StrCat(pool, " did not pass the bake-off (",
-                      absl::StrJoin(judged->findings(), "; "), ")")});
-  }
-  if (eval.has_value() && !eval->met) {
-    missing.push_back(
-        {"EVAL_MISSING", absl::StrCat("recipe_keys/", eval->recipe_key),
-         absl::StrCat("no eval of ", eval->recipe_key, " on ",
-                      eval->serving_sku_id, " in ",
-                      core::PrecisionName(eval->serving_precision),
-                      " is stored (the plan's eval requirement)")});
-  }
-  return missing;
 }
 
 // The pool's failure rate for the candidate's layout on `snapshot` now (the
@@ -94,7 +66,7 @@ core::FailureRate FailureRateNow(const CatalogSnapshot& snapshot,
 // The standard a valid write asks for, from the plan that proves it.
 absl::StatusOr<storage::StandardRecord> StandardOf(
     const v1::WriteStandardRequest& request, const BakeOffReadings& readings,
-    const v1::GetBakeOffStatusResponse& status,
+    const core::BakeOffVerdict& verdict,
     const v1::PlacementCandidate& candidate,
     const core::FailureRate& failure_rate, const std::string& written_by) {
   const core::Recipe plan_recipe = RecipeFromProto(readings.plan.recipe());
@@ -118,11 +90,10 @@ absl::StatusOr<storage::StandardRecord> StandardOf(
   s.written_by = written_by;
   s.team = request.team();
   s.reason = request.reason();
-  if (const v1::BakeOffPoolVerdict* judged =
-          VerdictOn(status, candidate.pool())) {
-    s.cost_micros_per_successful_step_band = {
-        judged->cost_micros_per_successful_step_band().low(),
-        judged->cost_micros_per_successful_step_band().high()};
+  if (const core::BakeOffPoolVerdict* judged =
+          VerdictOn(verdict, candidate.pool())) {
+    s.cost_micros_per_successful_step_band =
+        judged->cost_micros_per_successful_step_band;
   }
   s.failure_rate_per_hour_band = failure_rate.per_hour_band;
   record.recipe_class_proto =
@@ -162,6 +133,12 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
       !violations.empty()) {
     return FinishNow(context, InvalidArgument(violations));
   }
+  // Whose plans it applies to: a team of the caller's, or (unbound callers
+  // only) the whole fleet's.
+  std::optional<Principal> caller = auth_.Caller(*context);
+  absl::StatusOr<std::string> team =
+      TeamOfRequest(caller, request->team(), "the standard");
+  if (!team.ok()) return FinishNow(context, ToGrpcStatus(team.status()));
   std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
   if (snapshot == nullptr) {
     return FinishNow(
@@ -171,43 +148,61 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
   return FinishOnDbWorker(
       context, workers_,
       [this, request, response, snapshot = std::move(snapshot),
-       written_by = CallerName(*context),
+       written_by = CallerName(*context), caller = std::move(caller),
+       team = *std::move(team),
        plan_id = absl::AsciiStrToLower(request->plan_id())](
           storage::DbSession& session) -> absl::Status {
+        // A retry of a committed write answers what the first answered.
+        absl::StatusOr<std::optional<storage::StandardRecord>> written =
+            storage::FindStandardByRequestId(session, request->request_id());
+        if (!written.ok()) return written.status();
+        if (written->has_value()) {
+          // Idempotency keys are fleet-wide: another team's is not told.
+          if (absl::Status s = CheckTeam(
+                  caller, (*written)->standard.team,
+                  absl::StrCat("request_id ", request->request_id()));
+              !s.ok()) {
+            return s;
+          }
+          if ((*written)->fingerprint != WriteStandardFingerprint(*request)) {
+            return absl::AlreadyExistsError(absl::StrCat(
+                "request_id ", request->request_id(),
+                " already wrote standard ", (*written)->standard.standard_id,
+                " with other content"));
+          }
+          StandardToProto(**written, response->mutable_standard());
+          return absl::OkStatus();
+        }
         absl::StatusOr<BakeOffReadings> readings =
-            ReadBakeOff(session, plan_id);
+            ReadBakeOff(session, plan_id, caller, request->pool());
         if (!readings.ok()) return readings.status();
-        const v1::PlacementCandidate* candidate =
-            CandidateOn(readings->plan, request->pool());
-        if (candidate == nullptr) {
-          return core::FailedPreconditionWithViolations(
-              {{"POOL_NOT_A_CANDIDATE", absl::StrCat("pools/", request->pool()),
-                absl::StrCat(request->pool(), " was not a candidate of plan ",
-                             plan_id,
-                             ": its bake-off proves nothing about "
-                             "it")}});
-        }
-        v1::GetBakeOffStatusResponse status;
-        if (absl::Status s = BakeOffStatusToProto(*readings, snapshot->pools,
-                                                  snapshot->skus, &status);
-            !s.ok()) {
-          return s;
-        }
-        absl::StatusOr<std::optional<core::EvalStatus>> eval =
-            EvalFor(session, readings->plan, candidate->recipe_key());
-        if (!eval.ok()) return eval.status();
+        absl::StatusOr<std::vector<core::BakeOffUpload>> uploads =
+            UploadsOf(*readings);
+        if (!uploads.ok()) return uploads.status();
+        const core::RecordedPlan plan = RecordedPlanOn(*snapshot, *readings);
         std::vector<PreconditionViolation> missing =
-            MissingEvidence(status, *eval, request->pool());
+            core::MissingProof(plan, *uploads, request->pool());
         if (!missing.empty()) {
           return core::FailedPreconditionWithViolations(missing);
         }
-        absl::StatusOr<storage::StandardRecord> record =
-            StandardOf(*request, *readings, status, *candidate,
-                       FailureRateNow(*snapshot, *candidate), written_by);
+        const v1::PlacementCandidate* candidate =
+            CandidateOn(readings->plan, request->pool());
+        absl::StatusOr<storage::StandardRecord> record = StandardOf(
+            *request, *readings, core::JudgeBakeOff(plan, *uploads), *candidate,
+            FailureRateNow(*snapshot, *candidate), written_by);
         if (!record.ok()) return record.status();
+        record->standard.team = team;
         absl::StatusOr<storage::StandardRecord> stored =
             storage::InsertStandard(session, *record);
         if (!stored.ok()) return stored.status();
+        // A retry under a key another caller used answers only what this
+        // caller may read.
+        if (absl::Status s = CheckTeamOrFleet(
+                caller, stored->standard.team,
+                absl::StrCat("standard ", stored->standard.standard_id));
+            !s.ok()) {
+          return s;
+        }
         PublishStandardChange(session);
         StandardToProto(*stored, response->mutable_standard());
         return absl::OkStatus();
@@ -227,11 +222,17 @@ grpc::ServerUnaryReactor* PlacementService::GetStandard(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, id = absl::AsciiStrToLower(request->standard_id())](
+      [response, id = absl::AsciiStrToLower(request->standard_id()),
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::StandardRecord> stored =
             storage::GetStandard(session, id);
         if (!stored.ok()) return stored.status();
+        if (absl::Status s = CheckTeamOrFleet(caller, stored->standard.team,
+                                              absl::StrCat("standard ", id));
+            !s.ok()) {
+          return s;
+        }
         StandardToProto(*stored, response->mutable_standard());
         return absl::OkStatus();
       });
@@ -257,10 +258,12 @@ grpc::ServerUnaryReactor* PlacementService::ListStandards(
   return FinishOnDbWorker(
       context, workers_,
       [response, cursor, page_size = page->size,
-       include_retired = request->include_retired()](
+       include_retired = request->include_retired(),
+       teams = TeamsOfListing(auth_.Caller(*context))](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::StandardPage> standards =
-            storage::ListStandards(session, cursor, page_size, include_retired);
+            storage::ListStandards(session, cursor, page_size, include_retired,
+                                   teams);
         if (!standards.ok()) return standards.status();
         for (const storage::StandardRecord& record : standards->standards) {
           StandardToProto(record, response->add_standards());
@@ -289,9 +292,19 @@ grpc::ServerUnaryReactor* PlacementService::RetireStandard(
   return FinishOnDbWorker(
       context, workers_,
       [this, response, reason = request->reason(),
-       retired_by = CallerName(*context),
+       retired_by = CallerName(*context), caller = auth_.Caller(*context),
        id = absl::AsciiStrToLower(request->standard_id())](
           storage::DbSession& session) -> absl::Status {
+        // Its team never changes: checked before the retirement, on its
+        // own read. A fleet-wide one is retired by an unbound caller only.
+        absl::StatusOr<storage::StandardRecord> current =
+            storage::GetStandard(session, id);
+        if (!current.ok()) return current.status();
+        if (absl::Status s = CheckTeam(caller, current->standard.team,
+                                       absl::StrCat("standard ", id));
+            !s.ok()) {
+          return s;
+        }
         absl::StatusOr<storage::StandardRecord> stored =
             storage::RetireStandard(session, id, retired_by, reason);
         if (!stored.ok()) return stored.status();

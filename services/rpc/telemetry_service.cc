@@ -23,6 +23,8 @@
 #include "services/api/run_convert.h"
 #include "services/api/run_validation.h"
 #include "services/api/telemetry_convert.h"
+#include "services/api/text_validation.h"
+#include "services/auth/team_access.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "storage/pool_store.h"
@@ -79,8 +81,12 @@ class SampleStreamReactor
  public:
   SampleStreamReactor(storage::DbWorkers& workers,
                       v1::StreamStepSamplesResponse* response,
-                      SampleStreamRegistry& registry)
-      : workers_(workers), response_(response), registry_(registry) {
+                      SampleStreamRegistry& registry,
+                      std::optional<Principal> caller)
+      : workers_(workers),
+        response_(response),
+        registry_(registry),
+        caller_(std::move(caller)) {
     registry_.Add(this);
     ReadNext();
   }
@@ -110,6 +116,7 @@ class SampleStreamReactor
       violations.push_back(
           {"run_id", "must be the same in every message of a stream"});
     }
+    if (violations.empty()) violations = TeamViolations();
     if (!violations.empty()) {
       {
         // The batches before this one are committed before the error is
@@ -123,8 +130,14 @@ class SampleStreamReactor
       FinishOnce(InvalidArgument(violations));
       return;
     }
-    // Set once, before the first append: the workers only read it.
-    if (run_id_.empty()) run_id_ = run_id;
+    // Set once, before the first append: the workers only read them.
+    if (run_id_.empty()) {
+      run_id_ = run_id;
+      if (absl::Status s = DecideAccess(); !s.ok()) {
+        FinishOnce(ToGrpcStatus(s));
+        return;
+      }
+    }
     std::vector<storage::StepSampleRow> rows_to_append;
     if (request_.samples().empty()) {
       ReadNext();
@@ -219,7 +232,8 @@ class SampleStreamReactor
     }
     const bool queued = workers_.TrySubmit(
         [this, rows = std::move(rows)](storage::DbSession& session) mutable {
-          Appended(storage::AppendSamples(session, run_id_, std::move(rows)));
+          Appended(storage::AppendSamples(session, run_id_, std::move(rows),
+                                          access_));
           Release();
         });
     if (!queued) {
@@ -272,6 +286,41 @@ class SampleStreamReactor
 
   void FinishWithCounts() { FinishOnce(grpc::Status::OK, /*counts=*/true); }
 
+  // The shape of the message's team: one line, at most an id's length, and
+  // the first message's in every later one that names one.
+  core::FieldViolations TeamViolations() const {
+    const std::string& team = request_.team();
+    if (team.empty()) return {};
+    if (std::string why = RefusedCharacter(team, /*one_line=*/true);
+        !why.empty()) {
+      return {{"team", why}};
+    }
+    if (team.size() > kMaxIdLength) {
+      return {{"team", absl::StrCat("at most ", kMaxIdLength, " characters")}};
+    }
+    if (!run_id_.empty() && team != access_.team) {
+      return {{"team", "must be the same in every message of a stream"}};
+    }
+    return {};
+  }
+
+  // Whose samples these are, from the first message: a team of the
+  // caller's (services/auth/team_access.h); a stream or run of another team
+  // is refused by the first append.
+  absl::Status DecideAccess() {
+    const std::string what = absl::StrCat("run ", run_id_, "'s samples");
+    absl::StatusOr<std::string> team =
+        TeamOfRequest(caller_, request_.team(), what);
+    if (!team.ok()) return team.status();
+    access_.team = *std::move(team);
+    if (!TeamsOfListing(caller_).empty()) {  // bound: check the stream's
+      access_.may_append = [caller = caller_, what](const std::string& team) {
+        return CheckTeam(caller, team, what);
+      };
+    }
+    return absl::OkStatus();
+  }
+
   void Release() {
     bool last;
     {
@@ -309,8 +358,10 @@ class SampleStreamReactor
   storage::DbWorkers& workers_;
   v1::StreamStepSamplesResponse* const response_;
   SampleStreamRegistry& registry_;
+  const std::optional<Principal> caller_;
   v1::StreamStepSamplesRequest request_;
   std::string run_id_;
+  storage::StreamAccess access_;  // set with run_id_
   int64_t committed_through_step_ = -1;
   int64_t stored_ = 0;
   int64_t duplicates_ = 0;
@@ -431,7 +482,8 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [this, request, response, converted = std::move(converted)](
+      [this, request, response, converted = std::move(converted),
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) mutable -> absl::Status {
         const v1::BenchmarkRun& run = request->run();
         absl::StatusOr<std::vector<core::GpuSku>> skus =
@@ -447,8 +499,22 @@ grpc::ServerUnaryReactor* TelemetryService::UploadBenchmarkRun(
         if (!violations.empty()) {
           return core::InvalidArgumentWithViolations(violations);
         }
-        const storage::RunToStore to_store = RunToStoreFromProto(
+        // A bound caller's run is its team's unless it names one; then
+        // the pool's team, as before. It must be one of the caller's.
+        if (converted.run.team.empty()) converted.run.team = OnlyTeam(caller);
+        storage::RunToStore to_store = RunToStoreFromProto(
             run, std::move(converted), pool->pool, pool->pool.sku_id, *skus);
+        const std::string what = absl::StrCat("run ", to_store.run.run_id);
+        if (absl::Status s = CheckTeam(caller, to_store.run.team, what);
+            !s.ok()) {
+          return s;
+        }
+        // It may name only a plan of a team the caller reaches: a plan's
+        // bake-off counts the runs that name it.
+        to_store.may_name_plan = [caller, plan_id = to_store.plan_id](
+                                     const std::string& plan_team) {
+          return CheckTeam(caller, plan_team, absl::StrCat("plan ", plan_id));
+        };
         absl::StatusOr<storage::RunAck> ack =
             storage::InsertRun(session, to_store);
         if (!ack.ok()) return ack.status();
@@ -477,7 +543,8 @@ TelemetryService::StreamStepSamples(grpc::CallbackServerContext* context,
         "StreamStepSamples needs a call deadline: an upload without one "
         "could hold a stream open forever")));
   }
-  return new SampleStreamReactor(workers_, response, streams_);
+  return new SampleStreamReactor(workers_, response, streams_,
+                                 auth_.Caller(*context));
 }
 
 grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
@@ -493,11 +560,19 @@ grpc::ServerUnaryReactor* TelemetryService::GetSampleProgress(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, run_id = absl::AsciiStrToLower(request->run_id())](
+      [response, run_id = absl::AsciiStrToLower(request->run_id()),
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::SampleProgress> progress =
             storage::GetSampleProgress(session, run_id);
         if (!progress.ok()) return progress.status();
+        if (progress->team.has_value()) {
+          if (absl::Status s = CheckTeam(caller, *progress->team,
+                                         absl::StrCat("run ", run_id));
+              !s.ok()) {
+            return s;
+          }
+        }
         SampleProgressToProto(run_id, *progress, response);
         return absl::OkStatus();
       });
@@ -516,11 +591,17 @@ grpc::ServerUnaryReactor* TelemetryService::GetBenchmarkRun(
   }
   return FinishOnDbWorker(
       context, workers_,
-      [response, run_id = absl::AsciiStrToLower(request->run_id())](
+      [response, run_id = absl::AsciiStrToLower(request->run_id()),
+       caller = auth_.Caller(*context)](
           storage::DbSession& session) -> absl::Status {
         absl::StatusOr<storage::StoredRun> stored =
             storage::GetRun(session, run_id);
         if (!stored.ok()) return stored.status();
+        if (absl::Status s =
+                CheckTeam(caller, stored->team, absl::StrCat("run ", run_id));
+            !s.ok()) {
+          return s;
+        }
         return StoredRunToProto(*stored, response);
       });
 }
@@ -539,7 +620,8 @@ grpc::ServerUnaryReactor* TelemetryService::ListBenchmarkRuns(
   absl::StatusOr<storage::RunCursor> cursor = RunCursorFromKey(page->after);
   if (!cursor.ok()) return FinishNow(context, ToGrpcStatus(cursor.status()));
   storage::RunFilter filter{request->pool(), request->sku(),
-                            request->recipe_key()};
+                            request->recipe_key(),
+                            TeamsOfListing(auth_.Caller(*context))};
   return FinishOnDbWorker(
       context, workers_,
       [response, filter, cursor = *cursor,
@@ -572,7 +654,8 @@ grpc::ServerUnaryReactor* TelemetryService::ListEvalResults(
   absl::StatusOr<storage::EvalCursor> cursor = EvalCursorFromKey(page->after);
   if (!cursor.ok()) return FinishNow(context, ToGrpcStatus(cursor.status()));
   storage::EvalFilter filter{request->recipe_key(), request->serving_sku(),
-                             PrecisionFromProto(request->serving_precision())};
+                             PrecisionFromProto(request->serving_precision()),
+                             TeamsOfListing(auth_.Caller(*context))};
   return FinishOnDbWorker(
       context, workers_,
       [response, filter, cursor = *cursor,

@@ -171,7 +171,10 @@ void PlacementServer::MakeServices() {
       *workers_, *auth_, *plan_audit_, *evidence_, *placement_metrics_,
       options_.plan_records,
       options_.max_plans_in_flight > 0 ? options_.max_plans_in_flight
-                                       : PlanAdmission::DefaultMaxInFlight());
+                                       : PlanAdmission::DefaultMaxInFlight(),
+      options_.pool_state_max_age);
+  pool_state_service_ = std::make_unique<PoolStateService>(
+      *workers_, *auth_, *evidence_, options_.pool_state_max_age);
 }
 
 absl::Status PlacementServer::Serve() {
@@ -190,6 +193,7 @@ absl::Status PlacementServer::Serve() {
   builder.RegisterService(telemetry_service_.get());
   builder.RegisterService(placement_service_.get());
   builder.RegisterService(cost_service_.get());
+  builder.RegisterService(pool_state_service_.get());
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;

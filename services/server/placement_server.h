@@ -20,6 +20,7 @@
 #include "services/rpc/catalog_service.h"
 #include "services/rpc/cost_service.h"
 #include "services/rpc/placement_service.h"
+#include "services/rpc/pool_state_service.h"
 #include "services/rpc/telemetry_service.h"
 #include "services/server/health_monitor.h"
 #include "services/server/partition_maintainer.h"
@@ -70,6 +71,9 @@ struct ServerOptions {
   // interval.
   absl::Duration sample_retention = absl::ZeroDuration();
   absl::Duration partition_maintenance_interval = absl::Hours(6);
+  // A pool's reported state older than this (since it arrived) is stale:
+  // plans show its waits as unknown.
+  absl::Duration pool_state_max_age = absl::Minutes(10);
 };
 
 // placementd's server: the gRPC services, health, reflection, metrics and the
@@ -98,7 +102,7 @@ class PlacementServer {
   // Start()'s steps, in order.
   // The build-info gauge, gRPC metrics, database workers and /metrics.
   absl::Status StartMetrics();
-  // The evidence cache, the authorizer and the four gRPC services.
+  // The evidence cache, the authorizer and the five gRPC services.
   void MakeServices();
   // Binds the listening port and serves the services (NOT_SERVING health).
   absl::Status Serve();
@@ -120,6 +124,7 @@ class PlacementServer {
   std::unique_ptr<Authorizer> auth_;
   std::unique_ptr<PlanAuditWriter> plan_audit_;
   std::unique_ptr<PlacementService> placement_service_;
+  std::unique_ptr<PoolStateService> pool_state_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HealthMonitor> health_;
   std::unique_ptr<PartitionMaintainer> partitions_;

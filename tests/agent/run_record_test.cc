@@ -215,6 +215,9 @@ TEST(RunSummaryTest, OomThenSuccess) {
   EXPECT_EQ(run->steps_attempted(), 5);
   EXPECT_EQ(run->steps_succeeded(), 3);
   EXPECT_EQ(run->retries(), 1);
+  // The retried attempt's failure, counted by the service where it happened.
+  ASSERT_EQ(run->retry_outcomes_size(), 1);
+  EXPECT_EQ(run->retry_outcomes(0), v1::RUN_OUTCOME_OUT_OF_MEMORY);
   EXPECT_EQ(run->outcome(), v1::RUN_OUTCOME_SUCCEEDED);
   EXPECT_EQ(run->failure_reason(),
             "attempt 1: OUT_OF_MEMORY (exit code 1: CUDA out of memory)");

@@ -234,7 +234,9 @@ TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
   // the candidate table's last column.
   EXPECT_THAT(out, HasSubstr("EVAL: missing: no eval of "));
   EXPECT_THAT(out, HasSubstr(" on L40S-PCIE-48GB in FP8"));
-  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).back(), "missing");
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(17), "missing");
+  // No pool reported its state: the start and finish are unknown, not now.
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(18), "unknown");
   const std::vector<std::string> row = RowAfterHeader(out, "  POOL", 0);
   // POOL SKU GPUS RECIPE STEPS COST EXPECTED-SAVING CHANCE WHY.
   ASSERT_EQ(row.size(), 9u) << out;
@@ -293,7 +295,7 @@ TEST_F(PlacectlTest, EvalCriteriaAreSetListedAndHoldPlansShort) {
   ASSERT_EQ(Placectl(flags, &out), 0);
   EXPECT_THAT(out, HasSubstr("EVAL: short on L40S-PCIE-48GB in fp8: "
                              "nlp-floor: no exact_match eval, needs >= 0.62"));
-  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).back(), "short");
+  EXPECT_EQ(RowAfterHeader(out, "RANK", 0).at(17), "short");
 
   ASSERT_EQ(Placectl("eval-criteria delete nlp-floor", &out), 0);
   EXPECT_EQ(out, "deleted nlp-floor\n");
@@ -959,7 +961,8 @@ TEST_F(PlacectlTest, HelpExitsZeroForEveryCommandAndListsItsOwnFlags) {
       {"plans get", {"usage: placectl plans get"}},
       {"plans accuracy", {"\n  --since=VALUE", "\n  --until=VALUE"}},
       {"tokens", {"tokens create", "tokens revoke", "tokens list"}},
-      {"tokens create", {"\n  --role=VALUE", "\n  --name=VALUE"}},
+      {"tokens create",
+       {"\n  --role=VALUE", "\n  --name=VALUE", "\n  --team=VALUE"}},
       {"tokens revoke", {"usage: placectl tokens revoke"}},
       {"tokens list", {"usage: placectl tokens list"}},
       {"eval-criteria", {"eval-criteria set", "eval-criteria delete"}},
@@ -1034,11 +1037,11 @@ TEST_F(PlacectlTest, ErrorsNameTheFlagsTheFileAndTheModelMeant) {
   EXPECT_EQ(Placectl("cost --from 2026-03-05 --to 2026-03-01", &out, true), 2);
   EXPECT_THAT(out, HasSubstr("--from 2026-03-05 is after --to 2026-03-01"));
   EXPECT_THAT(out, Not(HasSubstr("start_time")));
-  // --objective: cost|time, and the enum's own names.
+  // --objective: cost|time|deadline|delay, and the enum's own names.
   EXPECT_EQ(
       Placectl(absl::StrCat(kLora8bFlags, " --objective fastest"), &out, true),
       2);
-  EXPECT_THAT(out, HasSubstr("expected cost or time"));
+  EXPECT_THAT(out, HasSubstr("expected cost, time, deadline or delay"));
   ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --objective time"), &out), 0);
   EXPECT_THAT(out, HasSubstr("objective shortest time"));
   ASSERT_EQ(

@@ -90,6 +90,33 @@ TEST_F(RecipeFileTest, RefusesAFileOutsideTheRoots) {
   EXPECT_TRUE(ReadPlanRequestFile(Write("recipes/lora.yaml", kRecipe)).ok());
 }
 
+// Outside the roots nothing is opened: a device is refused for where it
+// is, not for what opening it showed, and a missing file is not told
+// apart from one that exists (slurmctld must not probe paths for a
+// submitter).
+TEST_F(RecipeFileTest, ChecksTheRootsBeforeOpening) {
+  setenv("PLACEMENT_RECIPE_ROOTS", absl::StrCat(dir_, "/recipes").c_str(), 1);
+  absl::StatusOr<v1::PlacePlanRequest> request =
+      ReadPlanRequestFile("/dev/zero");
+  EXPECT_EQ(request.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(request.status().message(), HasSubstr("outside the recipe"));
+  request = ReadPlanRequestFile(absl::StrCat(dir_, "/elsewhere/missing.yaml"));
+  EXPECT_EQ(request.status().code(), absl::StatusCode::kPermissionDenied);
+  request = ReadPlanRequestFile("/nonexistent/folder/missing.yaml");
+  EXPECT_EQ(request.status().code(), absl::StatusCode::kPermissionDenied);
+  // A FIFO outside the roots is not opened (opening it for reading would
+  // wake a writer waiting on it).
+  const std::string fifo = absl::StrCat(dir_, "/elsewhere/fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_EQ(ReadPlanRequestFile(fifo).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  // Under the roots, a missing file is reported as missing.
+  EXPECT_EQ(ReadPlanRequestFile(absl::StrCat(dir_, "/recipes/missing.yaml"))
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_F(RecipeFileTest, RefusesAFileOverTheCap) {
   // Valid YAML: a recipe and a long comment.
   const std::string path =

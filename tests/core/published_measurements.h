@@ -27,6 +27,10 @@ namespace placement::core::testing {
 
 inline constexpr char kMeasurementsCsv[] =
     "testdata/published_finetune_measurements.csv";
+// Row numbers printed for the added and hold-out files: 1001.. and 2001..
+// (the shared file's rows keep 1..).
+inline constexpr int kAddedLineOffset = 1000;
+inline constexpr int kHoldOutLineOffset = 2000;
 
 // Peak memory happens at the longest padded batch. LitGPT's notes give the
 // longest Alpaca sample as 1304 Llama-2 tokens, which is the representative
@@ -112,6 +116,17 @@ struct MappedRow {
   std::optional<double> tokens_per_s_per_gpu;
   std::optional<double> step_time_s;
   bool variable_length = false;  // Alpaca rows: mean length unknown
+  // Which file the row came from: the calibration rows the constants are
+  // fitted to, or the hold-out rows they never see.
+  bool hold_out = false;
+  // Why the row's peak or throughput, though published, is not compared
+  // (empty when it is, or when none was published).
+  std::string memory_skip_reason;
+  std::string step_time_skip_reason;
+  bool compiled = false;  // ran under torch.compile (not a recipe field)
+  // The bandwidth per GPU between the nodes of the run, when its source
+  // names the network (0: the published-run pool's InfiniBand default).
+  double inter_node_gb_s_per_gpu = 0;
 };
 
 inline ModelArchitecture Custom(const char* name, int h, int layers, int heads,
@@ -155,6 +170,12 @@ inline std::optional<ModelArchitecture> CustomArchitecture(
   if (model == "MPT-30B")
     return Custom("MPT-30B", 7168, 48, 64, 64, 28672, 50432, true, false,
                   params_b);
+  if (model == "CodeLlama-34B")  // Llama 2 34B's architecture
+    return Custom("CodeLlama-34B", 8192, 48, 64, 8, 22016, 32000, false, true,
+                  params_b);
+  if (model == "Yi-34B")
+    return Custom("Yi-34B", 7168, 60, 56, 8, 20480, 64000, false, true,
+                  params_b);
   if (model == "MPT-70B")
     return Custom("MPT-70B", 8192, 80, 64, 64, 32768, 50432, true, false,
                   params_b);
@@ -189,6 +210,18 @@ inline std::string SourceGroup(const std::string& source) {
     document.resize(results + 9);
   }
   return words[0] + " " + document;
+}
+
+// Cards of published runs that the catalog does not list, as their
+// sources describe them. torchtitan's Grand Teton H100s: "96GB HBM2e with
+// 2.4 TB/sec", run at 500 W, "the actual peak TFLOPs number is between SXM
+// and NVL": the middle of 989 and 835 dense bf16 TFLOPs.
+inline const GpuSku& PublishedSku(const std::string& id) {
+  static const GpuSku kH100Hbm2e =
+      MakeSku("H100-HBM2E-96GB-500W", "H100", "Hopper", 96, "HBM2e", 2400,
+              "SXM5", 900, 5, 912, 1824, 500);
+  if (id == kH100Hbm2e.id) return kH100Hbm2e;
+  return Sku(id);
 }
 
 inline std::optional<double> Number(const std::string& text) {
@@ -482,10 +515,172 @@ inline std::vector<MappedRow> LoadPublishedRows() {
   return rows;
 }
 
+// The rows added to the shared file (testdata/README.md): each states its
+// recipe in columns of its own (framework, attention, layout, packing, loss,
+// the peak's kind, the GPU's catalog id), so that no source-specific reading
+// is needed, and says in skip_memory / skip_step_time why a published figure
+// is not comparable.
+inline constexpr char kAddedMeasurementsCsv[] =
+    "testdata/published_finetune_measurements_added.csv";
+inline constexpr char kHoldOutMeasurementsCsv[] =
+    "testdata/published_finetune_measurements_holdout.csv";
+
+inline MappedRow MapExplicitRow(const CsvRow& row, int line) {
+  MappedRow out;
+  out.line = line;
+  auto get = [&](const char* key) {
+    auto it = row.find(key);
+    return it == row.end() ? std::string() : it->second;
+  };
+  const std::string model = get("model"), method = get("method");
+  out.label = model + " / " + method + " / " + get("gpu");
+  out.source_group = SourceGroup(get("source"));
+  auto skip = [&](std::string reason) {
+    out.skip_reason = std::move(reason);
+    return out;
+  };
+  Recipe r;
+  const double params_b = Number(get("params_b")).value_or(0);
+  if (auto arch = FindModel(CatalogModelFor(model)); arch.ok()) {
+    r.model = arch->name;
+  } else if (auto custom = CustomArchitecture(model, params_b)) {
+    r.model = kCustomModel;
+    r.custom_architecture = *custom;
+  } else {
+    return skip("architecture not modeled");
+  }
+  r.method = absl::StartsWith(method, "Full")    ? FineTuneMethod::kFull
+             : absl::StartsWith(method, "QLoRA") ? FineTuneMethod::kQlora
+                                                 : FineTuneMethod::kLora;
+  if (r.method != FineTuneMethod::kFull) {
+    r.lora_rank = static_cast<int>(Number(get("lora_rank")).value_or(8));
+    r.target_modules =
+        absl::StrSplit(get("target_modules"), ',', absl::SkipWhitespace());
+  }
+  r.sequence_length = static_cast<int>(Number(get("seq_len")).value_or(0));
+  r.micro_batch_size = static_cast<int>(Number(get("micro_batch")).value_or(0));
+  r.gradient_accumulation_steps =
+      static_cast<int>(Number(get("gradient_accumulation")).value_or(1));
+  const std::string precision = get("precision");
+  if (r.method == FineTuneMethod::kQlora) {
+    r.precision = Precision::kNf4;
+    r.double_quantization = absl::StrContains(precision, "double") ||
+                            absl::StrContains(precision, "compressed");
+  } else {
+    r.precision =
+        absl::StartsWith(precision, "fp8") ? Precision::kFp8 : Precision::kBf16;
+    // A full fine-tune under mixed precision keeps fp32 master weights.
+    r.fp32_master_weights = r.method == FineTuneMethod::kFull &&
+                            (absl::StrContains(precision, "master") ||
+                             absl::StrContains(precision, "mixed") ||
+                             absl::StrContains(precision, "fp32"));
+  }
+  const std::string optimizer = get("optimizer");
+  r.optimizer = absl::StrContains(optimizer, "8-bit") ? Optimizer::kAdamW8bit
+                                                      : Optimizer::kAdamW;
+  const std::string ckpt = get("grad_checkpointing");
+  r.activation_checkpointing =
+      absl::StartsWith(ckpt, "yes") || absl::StartsWith(ckpt, "selective")
+          ? ActivationCheckpointing::kOn
+          : ActivationCheckpointing::kOff;
+  r.attention = ParseAttentionImplementation(get("attention"))
+                    .value_or(AttentionImplementation::kSdpa);
+  r.framework = ParseTrainingFramework(get("framework"))
+                    .value_or(TrainingFramework::kOther);
+  r.packing = ParseSequencePacking(get("packing"))
+                  .value_or(SequencePacking::kUnspecified);
+  r.mean_tokens_per_sample =
+      static_cast<int>(Number(get("mean_tokens_per_sample")).value_or(0));
+  r.loss = ParseLossImplementation(get("loss"))
+               .value_or(LossImplementation::kUnspecified);
+  r.reported_peak = ParsePeakMemoryKind(get("reported_peak"))
+                        .value_or(PeakMemoryKind::kDeviceUsed);
+  r.gpu_count = static_cast<int>(Number(get("gpu_count")).value_or(1));
+  r.parallelism =
+      ParseParallelism(get("parallelism"))
+          .value_or(r.gpu_count > 1 ? Parallelism::kDdp : Parallelism::kSingle);
+  r.tensor_parallel_degree =
+      static_cast<int>(Number(get("tensor_parallel")).value_or(0));
+  r.pipeline_parallel_degree =
+      static_cast<int>(Number(get("pipeline_parallel")).value_or(0));
+  out.recipe = NormalizeRecipe(r);
+  if (FieldViolations v = ValidateRecipe(out.recipe); !v.empty()) {
+    return skip("recipe invalid: " + v.front().field + " " +
+                v.front().description);
+  }
+  out.arch = *ResolveArchitecture(out.recipe);
+  out.compiled = get("compile") == "yes";
+  out.inter_node_gb_s_per_gpu =
+      Number(get("inter_node_gb_s_per_gpu")).value_or(0);
+  // --- The card. ---
+  const std::string gpu = get("gpu");
+  out.sku_id = get("gpu_sku");
+  const GpuSku& sku = PublishedSku(out.sku_id);
+  if (!sku.id.empty()) {
+    out.capacity_gb = sku.memory_gb;
+    out.usable_capacity_gb = sku.UsableMemoryGb();
+  } else {
+    out.capacity_gb = absl::StrContains(gpu, "24") ? 24 : 0;
+    out.usable_capacity_gb = out.capacity_gb;
+  }
+  // --- Measurements. ---
+  out.memory_skip_reason = get("skip_memory");
+  out.step_time_skip_reason = get("skip_step_time");
+  if (auto p = Number(get("peak_mem_gb"));
+      p && out.memory_skip_reason.empty()) {
+    out.peak_gb = *p;
+  }
+  if (auto t = Number(get("tokens_per_s"));
+      t && out.step_time_skip_reason.empty()) {
+    if (sku.id.empty()) {
+      out.step_time_skip_reason = "card not in the catalog";
+    } else {
+      out.tokens_per_s_per_gpu = *t;
+    }
+  }
+  if (!out.peak_gb && !out.tokens_per_s_per_gpu) {
+    return skip(!out.memory_skip_reason.empty() ? out.memory_skip_reason
+                                                : out.step_time_skip_reason);
+  }
+  return out;
+}
+
+inline std::vector<MappedRow> LoadExplicitRows(const char* path,
+                                               bool hold_out) {
+  std::vector<MappedRow> rows;
+  int line = 0;
+  for (const CsvRow& row : ReadCsv(path)) {
+    rows.push_back(MapExplicitRow(row, ++line));
+    rows.back().hold_out = hold_out;
+  }
+  return rows;
+}
+
+// What the constants are fitted to: the shared file's rows and the rows
+// added to it.
+inline std::vector<MappedRow> LoadCalibrationRows() {
+  std::vector<MappedRow> rows = LoadPublishedRows();
+  for (MappedRow& row : LoadExplicitRows(kAddedMeasurementsCsv, false)) {
+    row.line += kAddedLineOffset;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// Publications no fit ever sees: the hold-out test of the shipped constants.
+inline std::vector<MappedRow> LoadHoldOutRows() {
+  std::vector<MappedRow> rows = LoadExplicitRows(kHoldOutMeasurementsCsv, true);
+  for (MappedRow& row : rows) row.line += kHoldOutLineOffset;
+  return rows;
+}
+
 // The fit's observations of a published row (core/fitting/model_fit.h), as the
 // cross-validation test and the learning-curve benchmark make them.
 inline MemoryObservation MemoryObservationOf(const MappedRow& row) {
   MemoryObservation o{row.recipe, row.arch};
+  // A row whose memory the source does not let us compare says nothing,
+  // not even that it fit.
+  if (!row.memory_skip_reason.empty()) return o;
   if (row.peak_gb) {
     o.measured_gb = *row.peak_gb;
   } else if (row.ran) {
@@ -499,12 +694,15 @@ inline MemoryObservation MemoryObservationOf(const MappedRow& row) {
 inline std::optional<StepTimeObservation> StepTimeObservationOf(
     const MappedRow& row) {
   if (!row.tokens_per_s_per_gpu.has_value()) return std::nullopt;
-  const GpuSku& sku = Sku(row.sku_id);
+  const GpuSku& sku = PublishedSku(row.sku_id);
   StepTimeObservation o;
   o.recipe = row.recipe;
   o.arch = row.arch;
   o.sku = sku;
   o.pool = PublishedRunPool(sku, row.recipe.gpu_count);
+  if (row.inter_node_gb_s_per_gpu > 0) {
+    o.pool.inter_node_gb_s_per_gpu = row.inter_node_gb_s_per_gpu;
+  }
   o.measured_tokens_per_s_per_gpu = *row.tokens_per_s_per_gpu;
   return o;
 }

@@ -77,11 +77,12 @@ class BakeOffStatusTest : public ::testing::Test {
     return timed;
   }
 
-  // Three unmeasured pools, the L40S cheapest by estimate: a long class
+  // Three unmeasured pools, the L40S cheapest by estimate (the A100 estimates
+  // 1.2x faster than the L40S: at 1.3x its rate it is dearer): a long class
   // makes both runners-up worth a run.
   v1::PlacePlanResponse PlanProposingTwoRuns() {
     client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
-    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'100'000));
+    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'300'000));
     client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
     v1::Recipe recipe = Lora8b();
     recipe.set_gpu_count(1);
@@ -198,7 +199,8 @@ TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {
 // their failure reasons from run_failure_reasons. With every stored upload
 // replaced by bytes that do not even parse, it answers the same. A failed
 // run whose reason has no row (stored before migration 0025) has its reason
-// read from its upload, which is small.
+// read from its upload, which is small, and so are its retries' causes
+// when benchmark_runs holds none for it (stored before migration 0022).
 TEST_F(BakeOffStatusTest, ReadsTheRunsColumnsNotTheirUploads) {
   const v1::PlacePlanResponse plan = PlanProposingTwoRuns();
   ASSERT_EQ(plan.bake_off().runs_size(), 2);
@@ -206,13 +208,20 @@ TEST_F(BakeOffStatusTest, ReadsTheRunsColumnsNotTheirUploads) {
   failed.plan_id = plan.plan_id();
   failed.outcome = v1::RUN_OUTCOME_OUT_OF_MEMORY;
   failed.steps_succeeded = 0;
-  failed.failure_reason = "attempt 1 OUT_OF_MEMORY: CUDA out of memory";
+  failed.failure_reason = "attempt 3 OUT_OF_MEMORY: CUDA out of memory";
+  failed.retries = 2;
+  failed.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED,
+                           v1::RUN_OUTCOME_HARDWARE_ERROR};
   client_->UploadTimedRun(failed);
   client_->UploadTimedRun(RunOf(plan, plan.bake_off().runs(1)));
   const v1::GetBakeOffStatusResponse before = StatusOk(plan.plan_id());
   ASSERT_EQ(before.runs(0).uploads_size(), 1);
   EXPECT_EQ(before.runs(0).uploads(0).failure_reason(), failed.failure_reason);
+  EXPECT_EQ(before.runs(0).uploads(0).retries(), 2);
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM run_failure_reasons"), "1");
+  EXPECT_EQ(db_.QueryValue("SELECT array_to_string(retry_outcomes, ',') "
+                           "FROM benchmark_runs WHERE outcome <> 'SUCCEEDED'"),
+            "PREEMPTED,HARDWARE_ERROR");
 
   db_.Execute(
       "CREATE TABLE kept_uploads AS SELECT run_id, upload FROM benchmark_runs;"
@@ -223,9 +232,11 @@ TEST_F(BakeOffStatusTest, ReadsTheRunsColumnsNotTheirUploads) {
       << before.DebugString() << "\n"
       << unread.DebugString();
 
-  // Stored before migration 0025: the reason is in the failed run's upload.
+  // Stored before migrations 0022 and 0025: the reason and the retries'
+  // causes are in the failed run's upload.
   db_.Execute(
-      "UPDATE benchmark_runs b SET upload = k.upload FROM kept_uploads k "
+      "UPDATE benchmark_runs b SET upload = k.upload, retry_outcomes = NULL "
+      "FROM kept_uploads k "
       "WHERE b.run_id = k.run_id AND b.outcome <> 'SUCCEEDED';"
       "DELETE FROM run_failure_reasons");
   v1::GetBakeOffStatusResponse from_upload = StatusOk(plan.plan_id());
@@ -233,6 +244,71 @@ TEST_F(BakeOffStatusTest, ReadsTheRunsColumnsNotTheirUploads) {
       google::protobuf::util::MessageDifferencer::Equals(before, from_upload))
       << before.DebugString() << "\n"
       << from_upload.DebugString();
+}
+
+// Each pool is judged by the planner's cost of the plan's job, not by its
+// runs' GPU-hours over their steps: a 50-step measurement carrying a whole
+// start-up used to lose to the first choice's long job though every one of
+// its steps was cheaper. Only runs of the recipe key the plan chose count.
+TEST_F(BakeOffStatusTest, AShortMeasurementCheaperPerStepBeatsTheLongJob) {
+  const v1::PlacePlanResponse plan = PlanProposingTwoRuns();
+  ASSERT_EQ(plan.bake_off().runs_size(), 2);
+  ASSERT_EQ(plan.candidates(0).sku(), kL40s);
+  // The job on the first choice: 5,000 steps of 1 s after 300 s.
+  ApiClient::TimedRun job;
+  job.pool = plan.candidates(0).pool();
+  job.sku = kL40s;
+  job.recipe = plan.candidates(0).recipe();
+  job.steps_attempted = job.steps_succeeded = 5000;
+  job.step_s = 1;
+  job.startup_s = 300;
+  job.peak_gb = 40;
+  job.plan_id = plan.plan_id();
+  client_->UploadTimedRun(job);
+  // Measurements: 50 steps of 0.4 s after 300 s on the first proposed pool
+  // (6.4 s of GPU time per kept step as it ran), and a slow one on the other.
+  const v1::BakeOffRun& quick = plan.bake_off().runs(0);
+  ApiClient::TimedRun measured = RunOf(plan, quick);
+  measured.steps_attempted = measured.steps_succeeded = 50;
+  measured.step_s = 0.4;
+  measured.startup_s = 300;
+  measured.peak_gb = 60;
+  client_->UploadTimedRun(measured);
+  ApiClient::TimedRun slow = RunOf(plan, plan.bake_off().runs(1));
+  slow.step_s = 5;
+  slow.peak_gb = 60;
+  client_->UploadTimedRun(slow);
+
+  const v1::GetBakeOffStatusResponse done = StatusOk(plan.plan_id());
+  ASSERT_TRUE(done.has_verdict());
+  const v1::BakeOffVerdict& verdict = done.verdict();
+  EXPECT_EQ(verdict.projected_steps(), 200'000);
+  EXPECT_EQ(verdict.winner_pool(), quick.pool());
+  EXPECT_TRUE(verdict.decisive()) << verdict.summary();
+  const v1::BakeOffPoolVerdict& winner = verdict.pools(0);
+  EXPECT_TRUE(winner.measured());
+  // As it ran it looks dearer per step than the job did; per step of the
+  // plan's job it is cheaper.
+  EXPECT_GT(winner.observed().gpu_hours_per_successful_step(),
+            verdict.pools(1).observed().gpu_hours_per_successful_step());
+  EXPECT_NEAR(winner.startup_gpu_hours(), 300.0 / 3600, 300.0 / 3600 * 0.1);
+}
+
+// A verdict needs every pool it compares measured: a first choice with no
+// upload is judged "not measured", not dropped, and one measured pool is
+// not decisive.
+TEST_F(BakeOffStatusTest, AnUnmeasuredFirstChoiceKeepsTheVerdictOpen) {
+  const v1::PlacePlanResponse plan = PlanProposingTwoRuns();
+  for (const v1::BakeOffRun& run : plan.bake_off().runs()) {
+    client_->UploadTimedRun(RunOf(plan, run));
+  }
+  const v1::GetBakeOffStatusResponse done = StatusOk(plan.plan_id());
+  ASSERT_TRUE(done.has_verdict());
+  EXPECT_FALSE(done.verdict().decisive());
+  ASSERT_EQ(done.verdict().pools_size(), 3);
+  EXPECT_THAT(done.verdict().missing(),
+              ::testing::Contains(
+                  HasSubstr(plan.candidates(0).pool() + " has no run")));
 }
 
 TEST_F(BakeOffStatusTest, APlanWithoutABakeOffIsCompleteAtZeroOfZero) {

@@ -1,14 +1,20 @@
 // Standards end to end, through the public API only: a real placementd on a
 // real PostgreSQL. A standard is refused until the plan's bake-off is
-// complete and its eval requirement met, and accepted after; a plan under
-// it ranks its pool first, warns once measured runs make another pool
-// cheaper beyond both bands, and stops applying it once it is retired.
+// complete, its pool measured and judged on the planner's cost, and its
+// eval requirement met under the pool's criteria, and accepted after (a
+// retry of a committed write answers the standard); a plan under it ranks
+// its pool first, warns once measured runs make another pool cheaper beyond
+// both bands, and stops applying it once it is retired.
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "storage/migrations.h"
 #include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/metrics_scrape.h"
@@ -44,7 +50,7 @@ class StandardsTest : public ::testing::Test {
     ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
     client_ = std::make_unique<ApiClient>(placementd_->channel());
     client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
-    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'100'000));
+    client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'300'000));
     client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
   }
 
@@ -106,13 +112,14 @@ class StandardsTest : public ::testing::Test {
   }
 
   // An eval of `pool`'s configuration on the serving SKU and precision.
-  void UploadEval(const v1::PlacePlanResponse& plan, const std::string& pool) {
+  void UploadEval(const v1::PlacePlanResponse& plan, const std::string& pool,
+                  double mmlu = 0.61) {
     ApiClient::TimedRun run = RunOn(plan, pool, 0.5);
     v1::EvalResult eval;
     eval.set_serving_sku(kL40s);
     eval.set_serving_precision(v1::PRECISION_FP8);
     eval.set_metric_name("mmlu");
-    eval.set_score(0.61);
+    eval.set_score(mmlu);
     run.evals.push_back(eval);
     client_->UploadTimedRun(run);
   }
@@ -248,6 +255,124 @@ TEST_F(StandardsTest, RanksItsPoolFirstWarnsWhenContradictedAndStopsOnRetire) {
   other.PlanUntil(Request(), [](const v1::PlacePlanResponse& p) {
     return !p.has_standard();
   });
+}
+
+// A plan that proposed no bake-off used to be "complete, 0 of 0", so any
+// candidate it ranked, never measured, could become a standard "proven by
+// its bake-off". Now the pool needs measured runs of the plan's recipe and
+// layout, judged on the planner's cost.
+TEST_F(StandardsTest, APoolNeverMeasuredIsNotProvenByAPlanWithoutBakeOff) {
+  v1::Recipe recipe = Lora8b();
+  recipe.set_gpu_count(1);
+  recipe.set_parallelism(v1::PARALLELISM_SINGLE);
+  // A job too short for any measurement run to pay.
+  const v1::PlacePlanResponse plan = client_->PlanUntil(
+      PlanFor(recipe, 50),
+      [](const v1::PlacePlanResponse& p) { return p.candidates_size() == 3; });
+  ASSERT_FALSE(plan.has_bake_off());
+  const std::string last = plan.candidates(2).pool();
+  v1::WriteStandardResponse response;
+  grpc::Status refused = Write("never", plan.plan_id(), last, "x", &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(PreconditionTypes(refused),
+              ::testing::ElementsAre("MEASURED_RUNS_MISSING"));
+  // A run of another layout naming the plan measures something else.
+  ApiClient::TimedRun other = RunOn(plan, last, 0.5);
+  other.recipe.set_lora_rank(64);
+  other.plan_id = plan.plan_id();
+  client_->UploadTimedRun(other);
+  refused = Write("never", plan.plan_id(), last, "x", &response);
+  EXPECT_THAT(PreconditionTypes(refused),
+              ::testing::ElementsAre("MEASURED_RUNS_MISSING"));
+  // Its own layout measured, and cheapest per step of the job: proven.
+  ApiClient::TimedRun measured = RunOn(plan, last, 0.01);
+  measured.plan_id = plan.plan_id();
+  client_->UploadTimedRun(measured);
+  EXPECT_TRUE(Write("never", plan.plan_id(), last, "x", &response).ok());
+}
+
+// Eval criteria hold for WriteStandard as they do for PlacePlan: an eval
+// below the pool's floor proves nothing. A retry of the write once it
+// committed answers the standard, whatever has changed since.
+TEST_F(StandardsTest, AnEvalShortOfThePoolsCriterionIsNoProof) {
+  auto catalog = v1::CatalogService::NewStub(placementd_->channel());
+  v1::SetEvalCriterionRequest set;
+  set.mutable_criterion()->set_name("mmlu-floor");
+  set.mutable_criterion()->set_pool("a100");
+  set.mutable_criterion()->set_metric_name("mmlu");
+  set.mutable_criterion()->set_min_score(0.7);
+  v1::SetEvalCriterionResponse set_response;
+  ASSERT_TRUE(
+      catalog->SetEvalCriterion(Deadline().get(), set, &set_response).ok());
+  const v1::PlacePlanResponse plan = PlanWithCompleteBakeOff();
+  UploadEval(plan, "a100", 0.61);
+  v1::WriteStandardResponse response;
+  grpc::Status refused = Write("c1", plan.plan_id(), "a100", "x", &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(PreconditionTypes(refused),
+              ::testing::ElementsAre("EVAL_MISSING"));
+  EXPECT_THAT(refused.error_message(), HasSubstr("mmlu-floor"));
+
+  UploadEval(plan, "a100", 0.74);
+  ASSERT_TRUE(Write("c1", plan.plan_id(), "a100", "x", &response).ok());
+  // The floor raised after the commit: a retry still answers the standard.
+  set.mutable_criterion()->set_min_score(0.9);
+  ASSERT_TRUE(
+      catalog->SetEvalCriterion(Deadline().get(), set, &set_response).ok());
+  v1::WriteStandardResponse retried;
+  ASSERT_TRUE(Write("c1", plan.plan_id(), "a100", "x", &retried).ok());
+  EXPECT_EQ(retried.standard().standard_id(),
+            response.standard().standard_id());
+}
+
+// A binary serves schemas older than its newest migration (its window
+// starts at 17): on 18, the RPCs of the tables and columns 19 to 23 add answer
+// FAILED_PRECONDITION naming the version they need, never UNAVAILABLE
+// (which clients retry for ever) nor, for a list, an empty page.
+TEST(MissingTableTest, NewRpcsOnAnOlderSchemaAnswerFailedPrecondition) {
+  TestDatabase db;
+  {
+    storage::DbSession session(db.url());
+    storage::Migrator migrator(session, storage::EmbeddedMigrations());
+    ASSERT_TRUE(migrator.Up(18).ok());
+  }
+  auto process = PlacementdProcess::Start(db.url());
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_TRUE((*process)->WaitForHealth(true, absl::Seconds(10)));
+  auto catalog = v1::CatalogService::NewStub((*process)->channel());
+  auto telemetry = v1::TelemetryService::NewStub((*process)->channel());
+  auto placement = v1::PlacementService::NewStub((*process)->channel());
+  auto expect_needs = [](const grpc::Status& status, const char* version) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+        << status.error_message();
+    EXPECT_THAT(status.error_message(),
+                HasSubstr(absl::StrCat("schema version ", version)));
+  };
+  v1::ListStandardsResponse standards;
+  expect_needs(placement->ListStandards(Deadline().get(), {}, &standards),
+               "21");
+  v1::GetStandardRequest get;
+  get.set_standard_id(testing::NewUuid());
+  v1::GetStandardResponse got;
+  expect_needs(placement->GetStandard(Deadline().get(), get, &got), "21");
+  v1::ListEvalCriteriaResponse criteria;
+  expect_needs(catalog->ListEvalCriteria(Deadline().get(), {}, &criteria),
+               "20");
+  v1::DeleteEvalCriterionRequest remove;
+  remove.set_name("exact-match");
+  v1::DeleteEvalCriterionResponse removed;
+  expect_needs(catalog->DeleteEvalCriterion(Deadline().get(), remove, &removed),
+               "20");
+  v1::ListEvalResultsResponse evals;
+  expect_needs(telemetry->ListEvalResults(Deadline().get(), {}, &evals), "19");
+  // A token's teams need 23; an unbound token is made as before.
+  v1::CreateTokenRequest token;
+  token.set_name("agent-a");
+  token.set_role(v1::ROLE_AGENT);
+  v1::CreateTokenResponse created;
+  EXPECT_TRUE(catalog->CreateToken(Deadline().get(), token, &created).ok());
+  token.add_teams("a");
+  expect_needs(catalog->CreateToken(Deadline().get(), token, &created), "23");
 }
 
 }  // namespace

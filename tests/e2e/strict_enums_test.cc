@@ -385,7 +385,9 @@ TEST_F(StrictEnumsTest, EveryTextFieldOfEveryUnaryRequestRefusesControls) {
 
 TEST_F(StrictEnumsTest, TextWithTabsAndNewlinesIsAccepted) {
   v1::PlacePlanRequest request = testing::PlanFor(testing::Lora8b());
-  request.set_team("research\tteam\n");
+  request.set_team("research\tteam");  // a key: one line
+  (*request.mutable_constraints()->mutable_required_labels())["note"] =
+      "line one\nline two\r\n";
   const MethodDescriptor& method =
       *google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(
           "placement.v1.PlacementService.PlacePlan");

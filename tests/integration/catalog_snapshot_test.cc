@@ -539,18 +539,19 @@ TEST_F(CatalogSnapshotTest, StartupAndFailureEvidenceReachTheSnapshot) {
   const core::PoolReliabilityRollup single =
       next->PoolReliability(pool.name, false);
   EXPECT_EQ(single.runs, 2);
+  EXPECT_EQ(single.attempts, 2);
   EXPECT_NEAR(single.run_hours, 31.0 / 60, 1e-12);
-  EXPECT_EQ(single.preempted_runs, 0);
+  EXPECT_EQ(single.preempted_attempts, 0);
   EXPECT_EQ(next->PoolReliability(pool.name, true).runs, 0);
 
   // A changed pool row alone: one change, applied.
   db_.Execute(
-      "UPDATE pool_reliability_rollups SET preempted_runs = 1, "
-      "failure_lost_microseconds = 360000000");
+      "UPDATE pool_reliability_rollups SET preempted_attempts = 1, "
+      "attempt_lost_microseconds = 360000000");
   std::shared_ptr<CatalogSnapshot> after = Changes(*next);
   ASSERT_NE(after, nullptr);
   EXPECT_EQ(after->changes_applied, 1);
-  EXPECT_EQ(after->PoolReliability(pool.name, false).preempted_runs, 1);
+  EXPECT_EQ(after->PoolReliability(pool.name, false).preempted_attempts, 1);
   EXPECT_NEAR(after->PoolReliability(pool.name, false).failure_lost_hours, 0.1,
               1e-12);
   full = Full();

@@ -175,8 +175,12 @@ TEST_F(EvidenceCacheTest, APoolFailureRowChangeAloneIsPublished) {
   db_.Execute(
       "INSERT INTO pool_reliability_rollups (pool_name, multi_gpu, runs, "
       "run_microseconds, preempted_runs, hardware_error_runs, "
-      "collective_timeout_runs, failure_lost_microseconds) "
-      "VALUES ('flaky', true, 3, 10800000000, 1, 0, 1, 1800000000)");
+      "collective_timeout_runs, failure_lost_microseconds, attempts, "
+      "counted_run_microseconds, preempted_attempts, "
+      "hardware_error_attempts, collective_timeout_attempts, "
+      "attempt_lost_microseconds) "
+      "VALUES ('flaky', true, 3, 10800000000, 1, 0, 1, 1800000000, 4, "
+      "10800000000, 1, 0, 2, 1800000000)");
   ASSERT_TRUE(cache.ReloadWith(session_).ok());
   std::shared_ptr<const CatalogSnapshot> after = cache.Current();
   ASSERT_NE(after, before);
@@ -184,9 +188,10 @@ TEST_F(EvidenceCacheTest, APoolFailureRowChangeAloneIsPublished) {
   EXPECT_EQ(after->changes_applied, 1);
   core::PoolReliabilityRollup flaky = after->PoolReliability("flaky", true);
   EXPECT_EQ(flaky.runs, 3);
+  EXPECT_EQ(flaky.attempts, 4);
   EXPECT_DOUBLE_EQ(flaky.run_hours, 3.0);
-  EXPECT_EQ(flaky.preempted_runs, 1);
-  EXPECT_EQ(flaky.collective_timeout_runs, 1);
+  EXPECT_EQ(flaky.preempted_attempts, 1);
+  EXPECT_EQ(flaky.collective_timeout_attempts, 2);
   EXPECT_DOUBLE_EQ(flaky.failure_lost_hours, 0.5);
   EXPECT_EQ(after->PoolReliability("flaky", false).runs, 0);
 
@@ -194,12 +199,13 @@ TEST_F(EvidenceCacheTest, APoolFailureRowChangeAloneIsPublished) {
   EXPECT_EQ(cache.Current(), after);
 
   db_.Execute(
-      "UPDATE pool_reliability_rollups SET hardware_error_runs = 2 "
+      "UPDATE pool_reliability_rollups SET hardware_error_attempts = 2 "
       "WHERE pool_name = 'flaky'");
   ASSERT_TRUE(cache.ReloadWith(session_).ok());
   EXPECT_NE(cache.Current(), after);
-  EXPECT_EQ(cache.Current()->PoolReliability("flaky", true).hardware_error_runs,
-            2);
+  EXPECT_EQ(
+      cache.Current()->PoolReliability("flaky", true).hardware_error_attempts,
+      2);
 }
 
 // Waiters are called off the cache's thread, and several at once: a slow

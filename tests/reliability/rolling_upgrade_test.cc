@@ -60,10 +60,17 @@ grpc::Status CreatePool(const std::shared_ptr<grpc::Channel>& channel) {
   return catalog->CreatePool(Deadline().get(), request, &response);
 }
 
-grpc::Status Upload(const std::shared_ptr<grpc::Channel>& channel) {
+// A succeeded run, or (`preempted`) one preempted after keeping 500 of its
+// 1000 steps: 1 GPU-h, half of it wasted.
+grpc::Status Upload(const std::shared_ptr<grpc::Channel>& channel,
+                    bool preempted = false) {
   auto telemetry = v1::TelemetryService::NewStub(channel);
   v1::UploadBenchmarkRunRequest upload;
   *upload.mutable_run() = SucceededRun("l40s", kSku);
+  if (preempted) {
+    upload.mutable_run()->set_outcome(v1::RUN_OUTCOME_PREEMPTED);
+    upload.mutable_run()->set_steps_succeeded(500);
+  }
   v1::UploadBenchmarkRunResponse ack;
   return telemetry->UploadBenchmarkRun(Deadline(15).get(), upload, &ack);
 }
@@ -93,6 +100,23 @@ std::string RollupDisagreements(const TestDatabase& db) {
     WHERE d.r IS DISTINCT FROM p.r OR d.r IS DISTINCT FROM s.r
        OR d.g IS DISTINCT FROM p.g OR d.g IS DISTINCT FROM s.g
        OR d.m IS DISTINCT FROM p.m OR d.m IS DISTINCT FROM s.m)sql");
+}
+
+// Detailed cost rollup rows whose runs, steps kept and GPU time wasted are
+// not those of their runs as cost_run_facts counts them now.
+std::string RowsNotCountedByTheirRuns(const TestDatabase& db) {
+  return db.QueryValue(R"sql(
+    SELECT count(*)
+    FROM cost_daily_rollups d FULL JOIN (
+      SELECT day, pool_name, sku_id, recipe_key, model, method, team, outcome,
+             count(*) AS runs, sum(successful_steps) AS steps,
+             sum(wasted_gpu_microseconds) AS wasted
+      FROM cost_run_facts
+      GROUP BY day, pool_name, sku_id, recipe_key, model, method, team,
+               outcome) f
+    USING (day, pool_name, sku_id, recipe_key, model, method, team, outcome)
+    WHERE (d.runs, d.successful_steps, d.wasted_gpu_microseconds)
+          IS DISTINCT FROM (f.runs, f.steps, f.wasted))sql");
 }
 
 TEST(SchemaWindowTest, BinaryWindowEndsAtItsNewestMigration) {
@@ -142,7 +166,7 @@ TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
     clients.emplace_back([&] {
       for (int run = 0; run < kRuns; ++run) {
         for (int attempt = 0; attempt < kAttempts; ++attempt) {
-          grpc::Status status = Upload((*previous)->channel());
+          grpc::Status status = Upload((*previous)->channel(), run % 2 == 1);
           if (status.ok()) {
             ++stored;
             break;
@@ -167,6 +191,14 @@ TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
     absl::SleepFor(absl::Seconds(5));
     txn.commit();
   }
+  // A preempted run as a release before 0017 counted it (no kept step, all
+  // of its GPU time wasted), in the row the uploads keep adding to: the
+  // migration's recount (0027) sets it right while they go on.
+  db.Execute(R"sql(
+    UPDATE cost_daily_rollups
+    SET successful_steps = successful_steps - 500,
+        wasted_gpu_microseconds = wasted_gpu_microseconds + 1800000000
+    WHERE outcome = 'PREEMPTED')sql");
   MigrateTo(db, std::nullopt);  // the newest (this build's)
   EXPECT_EQ(db.QueryValue("SELECT max(version) FROM schema_migrations"),
             absl::StrCat(services::kNewestSchemaVersion));
@@ -198,6 +230,7 @@ TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
   EXPECT_EQ(db.QueryValue("SELECT sum(runs) FROM cost_daily_sku_rollups"),
             absl::StrCat(kClients * kRuns + 10));
   EXPECT_EQ(RollupDisagreements(db), "0");
+  EXPECT_EQ(RowsNotCountedByTheirRuns(db), "0");
   // Runs stored before the migration were backfilled, those after it were
   // added by its triggers: each counted once.
   EXPECT_EQ(db.QueryValue("SELECT sum(runs) FROM pool_reliability_rollups"),

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "common/uuid.h"
 #include "gmock/gmock.h"
@@ -17,6 +18,7 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/cost.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/pool_state.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "storage/db_session.h"
 #include "storage/token_store.h"
@@ -93,11 +95,13 @@ TEST_F(AuthTest, EveryRpcOfTheApiIsInThePolicyTable) {
   std::set<std::string> in_api;
   // Make sure every service's descriptor is linked in and registered.
   (void)v1::CatalogService::service_full_name();
+  (void)v1::PoolStateService::service_full_name();
   const google::protobuf::DescriptorPool* pool =
       google::protobuf::DescriptorPool::generated_pool();
   for (const char* name :
        {"placement.v1.CatalogService", "placement.v1.TelemetryService",
-        "placement.v1.PlacementService", "placement.v1.CostService"}) {
+        "placement.v1.PlacementService", "placement.v1.CostService",
+        "placement.v1.PoolStateService"}) {
     const google::protobuf::ServiceDescriptor* service =
         pool->FindServiceByName(name);
     ASSERT_NE(service, nullptr) << name;
@@ -376,7 +380,10 @@ TEST(HostileInputTest, FreeTextRoundTripsVerbatim) {
     v1::BenchmarkRun run = SucceededRun("l40s", "L40S-PCIE-48GB");
     run.set_agent_id(text);
     run.set_failure_reason(text);
-    run.set_team(text);
+    // A team is a key and takes one line (refused below).
+    const std::string team =
+        absl::StrReplaceAll(text, {{"\n", " "}, {"\r", " "}});
+    run.set_team(team);
     run.add_node_names(text);
     v1::EvalResult* eval = run.add_evals();
     eval->set_serving_sku("L40S-PCIE-48GB");
@@ -398,7 +405,21 @@ TEST(HostileInputTest, FreeTextRoundTripsVerbatim) {
     EXPECT_EQ(server.db().QueryValue(absl::StrCat(
                   "SELECT team FROM benchmark_runs WHERE run_id = '",
                   run.run_id(), "'")),
-              text);
+              team);
+  }
+  // Line breaks in a key, and text that reads otherwise than it is stored,
+  // are refused naming the field.
+  for (const std::string& team :
+       {std::string("ml\nplatform"), std::string("ml\xE2\x80\xAEmroftalp")}) {
+    v1::UploadBenchmarkRunRequest upload;
+    *upload.mutable_run() = SucceededRun("l40s", "L40S-PCIE-48GB");
+    upload.mutable_run()->set_team(team);
+    v1::UploadBenchmarkRunResponse ack;
+    grpc::Status status =
+        telemetry->UploadBenchmarkRun(testing::Deadline().get(), upload, &ack);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(testing::ViolatedFields(status),
+                ::testing::ElementsAre("run.team"));
   }
   EXPECT_EQ(server.db().QueryValue("SELECT count(*) FROM benchmark_runs"),
             std::to_string(hostile.size()));

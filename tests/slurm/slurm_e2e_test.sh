@@ -330,6 +330,7 @@ chmod 755 "$work/fake_train.sh" "$work/job.sh"
 
 submit_ms=0
 job_id=""
+fillers=()
 submit() {  # submit SBATCH_ARGS...: job_id = the job, submit_ms = sbatch's wall time
   local start out
   start=$(now_ms)
@@ -400,6 +401,87 @@ sys.exit(0 if c and c[0]["basis"] == "EVIDENCE_BASIS_MEASURED" else 1)'
 }
 wait_for 30 "the next plan for the LoRA recipe counts the run as MEASURED" measured
 echo "ok: the next plan for the LoRA recipe is MEASURED on l40s-train"
+
+# ---- pool state: a full partition reported, the wait in the plan --------------
+# The L40S partition (the LoRA's cheapest pool) is filled: one job holding
+# its 8 GPUs for up to a day, two more waiting behind it. The reporter reads
+# scontrol and sinfo and reports each pool's partition with an agent's token.
+for i in 1 2 3; do
+  submit -p l40s --gres=gpu:8 --time=1-00:00:00 --wrap "sleep 3000" ||
+    fail "sbatch of filler job $i: $(cat "$work/sbatch.err")"
+  fillers+=("$job_id")
+done
+filler_state() { [ "$(job_field "${fillers[0]}" JobState)" = RUNNING ] &&
+  [ "$(job_field "${fillers[1]}" JobState)" = PENDING ] &&
+  [ "$(job_field "${fillers[2]}" JobState)" = PENDING ]; }
+wait_for 30 "the first filler runs and two wait" filler_state
+reporter() { "$placectl" --server "$server" --token_file "$work/agent.token" "$@"; }
+report_out=$(reporter slurm report) || fail "placectl slurm report: $report_out"
+echo "$report_out" | sed 's/^/    /'
+check "the reporter reports the full L40S partition: 8 of 8 GPUs, 1 running, 2 waiting" \
+  grep -q "pool l40s-train: 8 of 8 GPUs allocated, 1 running, 2 waiting (16 GPUs)" <<<"$report_out"
+check "  and the free A100 partition" \
+  grep -q "pool a100-train: 0 of 8 GPUs allocated, 0 running, 0 waiting" <<<"$report_out"
+denied=$("$placectl" --server "$server" --token_file "$work/planner.token" slurm report 2>&1)
+check "a planner's token may not report (PERMISSION_DENIED)" grep -q PERMISSION_DENIED <<<"$denied"
+state_json=$(admin pools state l40s-train --json) || fail "pools state l40s-train"
+check "  pools state shows its running and waiting jobs with their time limits" python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])["state"]
+assert len(s["running"]) == 1 and len(s["pending"]) == 2, s
+assert all(j["gpus"] == 8 and j["time_limit"] == "86400s" for j in s["running"] + s["pending"]), s
+' "$state_json"
+
+# No deadline: the cheapest pool is still first, its wait shown.
+lora_plan=$(plan_json "$work/recipes/lora-8b.yaml") || fail "plan for the LoRA with pool state"
+timing_of() {  # timing_of PLAN_JSON POOL FIELD: seconds, or the status
+  python3 -c '
+import json, sys
+plan, pool, field = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+c = [c for c in plan["candidates"] if c["pool"] == pool][0]["timing"]
+if field == "status": print(c["status"]); sys.exit()
+v = c
+for part in field.split("."): v = v[part]
+print(float(v.rstrip("s")))' "$@"
+}
+check "without a deadline the busy l40s-train is still first" \
+  [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["candidates"][0]["pool"])' <<<"$lora_plan")" = l40s-train ]
+check "  with its wait known" [ "$(timing_of "$lora_plan" l40s-train status)" = START_STATUS_KNOWN ]
+busy_p50=$(timing_of "$lora_plan" l40s-train expected_start)
+check "  and shown: start p50 in ${busy_p50}s, behind the running job and two waiting" \
+  python3 -c "import sys; sys.exit(0 if $busy_p50 > 3600 else 1)"
+check "  while a100-train starts at once" [ "$(timing_of "$lora_plan" a100-train start_band.high)" = 0.0 ]
+lora_text=$("$placectl" --server "$server" --token_file "$work/planner.token" plan --recipe "$work/recipes/lora-8b.yaml") ||
+  fail "placectl plan (text) with pool state"
+check "placectl plan shows the start and finish columns" \
+  grep -q "START P50 \[P90\]  *FINISH P50 \[P90\]" <<<"$lora_text"
+check "  and each candidate's wait" grep -q "wait: *start p50 in" <<<"$lora_text"
+grep -E "^(RANK|[ ]*1 )|time:|wait:" <<<"$lora_text" | head -6 | cut -c1-220 | sed 's/^/    /'
+
+# A deadline the busy pool cannot meet (between the two pools' finish at
+# p90): the free pool first, and the busy one says why.
+free_p90=$(timing_of "$lora_plan" a100-train finish_band.high)
+busy_p90=$(timing_of "$lora_plan" l40s-train finish_band.high)
+check "the free pool finishes first at p90 (${free_p90}s < ${busy_p90}s)" \
+  python3 -c "import sys; sys.exit(0 if $free_p90 < $busy_p90 else 1)"
+deadline_s=$(python3 -c "print(int(($free_p90 + $busy_p90) / 2))")
+deadline_plan=$("$placectl" --server "$server" --token_file "$work/planner.token" plan --json \
+  --recipe "$work/recipes/lora-8b.yaml" --objective deadline --deadline "${deadline_s}s") ||
+  fail "plan with a deadline of ${deadline_s}s"
+check "with a deadline of ${deadline_s}s the free a100-train is first" \
+  [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["candidates"][0]["pool"])' <<<"$deadline_plan")" = a100-train ]
+check "  the plan says the deadline is met there" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])["deadline"]
+assert d["met"] and d["pool"] == "a100-train" and d["candidates_meeting"] == 1, d
+print("    " + d["reason"])' "$deadline_plan"
+check "  and l40s-train says why not" python3 -c '
+import json, sys
+c = [c for c in json.loads(sys.argv[1])["candidates"] if c["pool"] == "l40s-train"][0]
+w = [w for w in c["warnings"] if w.startswith("deadline:")]
+assert w and "after the deadline" in w[0], c["warnings"]
+print("    " + w[0])' "$deadline_plan"
+scancel --quiet "${fillers[@]}" >/dev/null 2>&1 || true
 
 # ---- TLS: placed through the mutual-TLS placementd ----------------------------
 unchanged_expected=0  # the jobs below that are left unchanged, each one log line

@@ -197,7 +197,7 @@ TEST_F(EvalStoreTest, ChangesSinceAHorizonAreTheEvalsStoredAfterIt) {
 }
 
 // A binary started before `migrate up` (schema 17): the run is stored, its
-// evals stay in the upload, reads find none and listing is UNAVAILABLE.
+// evals stay in the upload, reads find none and listing is FAILED_PRECONDITION.
 TEST_F(EvalStoreTest, BeforeMigration19RunsAreStoredAndEvalsAreNotRead) {
   Migrator migrator(session_, EmbeddedMigrations());
   ASSERT_TRUE(migrator.Down(MigrationsAbove(kEvalResultsVersion - 1)).ok());
@@ -208,7 +208,7 @@ TEST_F(EvalStoreTest, BeforeMigration19RunsAreStoredAndEvalsAreNotRead) {
           .ok());
   EXPECT_TRUE(AllEvals().empty());
   EXPECT_EQ(ListEvals(session_, EvalFilter{}, EvalCursor{}, 10).status().code(),
-            absl::StatusCode::kUnavailable);
+            absl::StatusCode::kFailedPrecondition);
   // Up again: no backfill (the evals are in upload bytes SQL cannot read).
   ASSERT_TRUE(migrator.Up().ok());
   EXPECT_TRUE(AllEvals().empty());

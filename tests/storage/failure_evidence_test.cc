@@ -1,10 +1,13 @@
-// The start-up and failure evidence of migration 0017, derived by the
-// database from every stored run: the busy and succeeded GPU time of each
-// evidence rollup and the per-pool failure rows equal what core's
-// EvidenceRollup::Add and PoolReliabilityRollup::Add make of the same runs,
-// whichever binary stored them (this one, one that knows nothing of them,
-// several at once), and the migration's backfill gives the same figures
-// down and up again. The cost rollups count a failed run's kept steps.
+// The start-up and failure evidence of migrations 0017 and 0022, derived by
+// the database from every stored run: the busy, succeeded, counted and lost
+// GPU time of each evidence rollup, its start-up and step histograms and
+// the per-pool failure rows (per attempt) equal what core's
+// EvidenceRollup::Add and PoolReliabilityRollup::Add make of the same runs
+// (core/evidence/run_attempts.h in SQL), whichever binary stored them (this
+// one, one that knows nothing of them, several at once), and the
+// migrations' backfills give the same figures down and up again, also
+// after a backfill stopped half-way. The cost rollups count a failed run's
+// kept steps.
 #include <cstdio>
 #include <pqxx/pqxx>
 #include <string>
@@ -16,6 +19,7 @@
 #include "core/evidence/pool_reliability.h"
 #include "core/recipe.h"
 #include "gtest/gtest.h"
+#include "storage/backfills.h"
 #include "storage/migrations.h"
 #include "storage/pool_reliability_store.h"
 #include "storage/pool_store.h"
@@ -64,6 +68,8 @@ struct RunShape {
   int64_t succeeded;
   double step_s;
   core::RunOutcome outcome;
+  int retries = 0;
+  std::vector<core::RunOutcome> retry_outcomes = {};
 };
 
 RunToStore MakeRun(const core::Recipe& recipe, int i, const RunShape& shape) {
@@ -89,6 +95,8 @@ RunToStore MakeRun(const core::Recipe& recipe, int i, const RunShape& shape) {
       shape.gpus > 1 ? core::Interconnect::kNvlink : core::Interconnect::kNone;
   run.collectives_opened = shape.gpus > 1;
   run.outcome = shape.outcome;
+  run.retries = shape.retries;
+  run.retry_outcomes = shape.retry_outcomes;
   in.recipe_proto = absl::StrCat("recipe-", run.recipe_key);
   in.upload = absl::StrCat("upload-", i);
   in.agent_id = "agent-1";
@@ -103,11 +111,34 @@ RunToStore MakeRun(const core::Recipe& recipe, int i, const RunShape& shape) {
 //  2: out of memory, 1 GPU x 10 min, no step: no busy time, no pool failure;
 //  3: collective timeout, 4 GPUs x 30 min, 200 of 5 s attempted, 100 kept:
 //     4000 busy GPU-s, 1800 - 500 = 1300 s lost (multi-GPU row).
+// And, per attempt (migration 0022):
+//  4: succeeded after a preemption and a hardware error, 2 GPUs x 2 h, 3000
+//     of 2 s attempted, 1000 kept: three attempts, two failed;
+//  5: preempted, 1 GPU, a week between start and end for 100 steps of
+//     1.2 s: counted as the steps and half an hour;
+//  6: collective timeout after two retries (causes not named), 2 GPUs.
 std::vector<RunShape> BriefRuns() {
   return {{2, 3600, 1000, 1000, 3.0, core::RunOutcome::kSucceeded},
           {1, 7200, 1500, 1000, 4.0, core::RunOutcome::kPreempted},
           {1, 600, 0, 0, 0.5, core::RunOutcome::kOom},
-          {4, 1800, 200, 100, 5.0, core::RunOutcome::kCollectiveTimeout}};
+          {4, 1800, 200, 100, 5.0, core::RunOutcome::kCollectiveTimeout},
+          {2,
+           7200,
+           3000,
+           1000,
+           2.0,
+           core::RunOutcome::kSucceeded,
+           2,
+           {core::RunOutcome::kPreempted, core::RunOutcome::kHardwareError}},
+          {1, 7 * 24 * 3600, 100, 0, 1.2, core::RunOutcome::kPreempted},
+          {2, 3 * 180, 600, 0, 0.6, core::RunOutcome::kCollectiveTimeout, 2}};
+}
+
+// The first four, whose figures 0017's columns are checked against.
+std::vector<RunShape> PerRunBriefRuns() {
+  std::vector<RunShape> runs = BriefRuns();
+  runs.resize(4);
+  return runs;
 }
 
 class FailureEvidenceTest : public ::testing::Test {
@@ -145,6 +176,22 @@ class FailureEvidenceTest : public ::testing::Test {
         core::RecipeKey(recipe), "'"));
   }
 
+  // The per-attempt columns of every row, one line each.
+  std::string AttemptColumns() {
+    return db_.QueryValue(
+               "SELECT string_agg(concat_ws('|', pool_name, multi_gpu, "
+               "attempts, "
+               "counted_run_microseconds, preempted_attempts, "
+               "hardware_error_attempts, collective_timeout_attempts, "
+               "attempt_lost_microseconds), ',' ORDER BY pool_name, multi_gpu) "
+               "FROM pool_reliability_rollups") +
+           db_.QueryValue(
+               "SELECT string_agg(concat_ws('|', counted_gpu_microseconds, "
+               "lost_gpu_microseconds, succeeded_attempts, startup_hist, "
+               "step_time_mean_hist), ',' ORDER BY recipe_key) FROM "
+               "evidence_rollups");
+  }
+
   // One line per row: pool|multi|runs|run_us|preempted|hw|coll|lost_us.
   std::string PoolColumns() {
     return db_.QueryValue(
@@ -158,6 +205,9 @@ class FailureEvidenceTest : public ::testing::Test {
   DbSession session_;
 };
 
+// Microsecond rounding per run, summed.
+constexpr double kHoursTolerance = 1e-8;
+
 void ExpectSameRollup(const core::EvidenceRollup& stored,
                       const core::EvidenceRollup& expected) {
   EXPECT_EQ(stored.runs, expected.runs);
@@ -166,6 +216,16 @@ void ExpectSameRollup(const core::EvidenceRollup& stored,
   EXPECT_NEAR(stored.succeeded_gpu_hours, expected.succeeded_gpu_hours, 1e-9);
   EXPECT_NEAR(stored.succeeded_busy_gpu_hours,
               expected.succeeded_busy_gpu_hours, 1e-9);
+  EXPECT_NEAR(stored.counted_gpu_hours, expected.counted_gpu_hours,
+              kHoursTolerance);
+  EXPECT_NEAR(stored.lost_gpu_hours, expected.lost_gpu_hours, kHoursTolerance);
+  EXPECT_EQ(stored.node_failed_attempts, expected.node_failed_attempts);
+  EXPECT_EQ(stored.fabric_failed_attempts, expected.fabric_failed_attempts);
+  EXPECT_EQ(stored.succeeded_attempts, expected.succeeded_attempts);
+  EXPECT_NEAR(stored.succeeded_counted_gpu_hours,
+              expected.succeeded_counted_gpu_hours, kHoursTolerance);
+  EXPECT_EQ(stored.startup_hist, expected.startup_hist);
+  EXPECT_EQ(stored.step_time_mean_hist, expected.step_time_mean_hist);
 }
 
 void ExpectSamePoolRow(const core::PoolReliabilityRollup& stored,
@@ -173,11 +233,20 @@ void ExpectSamePoolRow(const core::PoolReliabilityRollup& stored,
   EXPECT_EQ(stored.pool_name, expected.pool_name);
   EXPECT_EQ(stored.multi_gpu, expected.multi_gpu);
   EXPECT_EQ(stored.runs, expected.runs);
-  EXPECT_NEAR(stored.run_hours, expected.run_hours, 1e-9);
-  EXPECT_EQ(stored.preempted_runs, expected.preempted_runs);
-  EXPECT_EQ(stored.hardware_error_runs, expected.hardware_error_runs);
-  EXPECT_EQ(stored.collective_timeout_runs, expected.collective_timeout_runs);
-  EXPECT_NEAR(stored.failure_lost_hours, expected.failure_lost_hours, 1e-9);
+  EXPECT_EQ(stored.attempts, expected.attempts);
+  EXPECT_NEAR(stored.run_hours, expected.run_hours, kHoursTolerance);
+  EXPECT_EQ(stored.preempted_attempts, expected.preempted_attempts);
+  EXPECT_EQ(stored.hardware_error_attempts, expected.hardware_error_attempts);
+  EXPECT_EQ(stored.collective_timeout_attempts,
+            expected.collective_timeout_attempts);
+  EXPECT_NEAR(stored.failure_lost_hours, expected.failure_lost_hours,
+              kHoursTolerance);
+  EXPECT_EQ(stored.run_hours_hist, expected.run_hours_hist);
+  for (int i = 0; i < core::kHistogramBuckets; ++i) {
+    EXPECT_NEAR(stored.run_microseconds_by_bucket.counts[i],
+                expected.run_microseconds_by_bucket.counts[i], 10)
+        << "bucket " << i;
+  }
 }
 
 // The stored figures equal what core makes of the same runs (one GPU's
@@ -200,7 +269,7 @@ void ExpectCoreFigures(
 TEST_F(FailureEvidenceTest, RollupAndPoolRowsEqualCoreSumsOfTheStoredRuns) {
   const core::Recipe recipe = LoraRecipe(2048);
   std::vector<RunToStore> runs;
-  for (const RunShape& shape : BriefRuns()) {
+  for (const RunShape& shape : PerRunBriefRuns()) {
     runs.push_back(MakeRun(recipe, static_cast<int>(runs.size()), shape));
     ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
   }
@@ -228,6 +297,38 @@ TEST_F(FailureEvidenceTest, RollupAndPoolRowsEqualCoreSumsOfTheStoredRuns) {
   EXPECT_NEAR(*stats.busy_gpu_hours_per_step, 16000.0 / 3600 / 2700, 1e-12);
   ASSERT_TRUE(stats.startup_gpu_hours_per_run.has_value());
   EXPECT_NEAR(*stats.startup_gpu_hours_per_run, 1200.0 / 3600, 1e-12);
+}
+
+// Per attempt (migration 0022): retries are failed attempts, causes as the
+// run named them or its outcome, and wall time its steps do not explain is
+// not counted. 0017's per-run columns stay as they were for older binaries.
+TEST_F(FailureEvidenceTest, PerAttemptFiguresEqualCoreSumsOfTheStoredRuns) {
+  const core::Recipe recipe = LoraRecipe(2048);
+  std::vector<RunToStore> runs;
+  for (const RunShape& shape : BriefRuns()) {
+    runs.push_back(MakeRun(recipe, static_cast<int>(runs.size()), shape));
+    ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
+  }
+  ExpectCoreFigures(runs, RollupOf(recipe), PoolRows());
+  // One GPU: 1 preempted attempt of run 1, 1 of the week-long run 5 (its
+  // 120 s of steps and 1800 s counted). Several (runs 0, 3, 4 and 6: 1 + 1
+  // + 3 + 3 attempts): run 4's preemption and hardware error, run 3's one
+  // and run 6's three collective timeouts.
+  EXPECT_EQ(
+      db_.QueryValue("SELECT string_agg(concat_ws('|', multi_gpu, attempts, "
+                     "preempted_attempts, hardware_error_attempts, "
+                     "collective_timeout_attempts), ',' ORDER BY multi_gpu) "
+                     "FROM pool_reliability_rollups"),
+      "f|3|2|0|0,t|8|1|1|4");
+  EXPECT_EQ(db_.QueryValue("SELECT counted_run_microseconds FROM "
+                           "pool_reliability_rollups WHERE NOT multi_gpu"),
+            absl::StrCat((7200 + 600 + 120 + 1800) * kSecond));
+  // 0017's per-run counting is kept for the binaries that read it: the
+  // week counted whole, one failure a run.
+  EXPECT_EQ(db_.QueryValue("SELECT concat_ws('|', runs, run_microseconds, "
+                           "preempted_runs) FROM pool_reliability_rollups "
+                           "WHERE NOT multi_gpu"),
+            absl::StrCat("3|", (7200 + 600 + 7 * 24 * 3600) * kSecond, "|2"));
 }
 
 // A binary built for schema 14 to 16 stores a run with its own two
@@ -280,7 +381,7 @@ TEST_F(FailureEvidenceTest, ConcurrentUploadsOfOneKeyLoseNothing) {
   const core::Recipe recipe = LoraRecipe(2048);
   std::vector<RunToStore> runs;
   for (int i = 0; i < 24; ++i) {
-    RunShape shape = BriefRuns()[i % 4];
+    RunShape shape = BriefRuns()[i % BriefRuns().size()];
     shape.wall_s += i;
     runs.push_back(MakeRun(recipe, i, shape));
   }
@@ -325,6 +426,7 @@ TEST_F(FailureEvidenceTest, MigrationDownAndUpBackfillsTheSameFigures) {
   }
   const std::string busy = BusyColumns(recipe);
   const std::string pools = PoolColumns();
+  const std::string attempts = AttemptColumns();
 
   Migrator migrator(session_, EmbeddedMigrations());
   const int latest = migrator.LatestVersion();
@@ -339,8 +441,9 @@ TEST_F(FailureEvidenceTest, MigrationDownAndUpBackfillsTheSameFigures) {
             "0");
   // Stored at 16 (this binary's statements are those of 14 to 16: the new
   // figures are not its to write), then backfilled.
-  runs.push_back(MakeRun(
-      recipe, 4, {1, 900, 300, 300, 2.0, core::RunOutcome::kSucceeded}));
+  runs.push_back(
+      MakeRun(recipe, static_cast<int>(runs.size()),
+              {1, 900, 300, 300, 2.0, core::RunOutcome::kSucceeded}));
   ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
   ASSERT_TRUE(migrator.Up().ok());
   ASSERT_EQ(*migrator.CurrentVersion(), latest);
@@ -350,10 +453,54 @@ TEST_F(FailureEvidenceTest, MigrationDownAndUpBackfillsTheSameFigures) {
   ExpectCoreFigures(runs, RollupOf(recipe), PoolRows());
   EXPECT_NE(BusyColumns(recipe), busy);
   EXPECT_NE(PoolColumns(), pools);
+  EXPECT_NE(AttemptColumns(), attempts);
 
-  runs.push_back(MakeRun(
-      recipe, 5, {2, 1200, 100, 50, 1.0, core::RunOutcome::kHardwareError}));
+  runs.push_back(
+      MakeRun(recipe, static_cast<int>(runs.size()),
+              {2, 1200, 100, 50, 1.0, core::RunOutcome::kHardwareError}));
   ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
+  ExpectCoreFigures(runs, RollupOf(recipe), PoolRows());
+}
+
+// Runs stored before 0022 are counted by the batched backfill `migrate up`
+// runs after it; a backfill that stopped after its first batch continues
+// where the marks say, counting each run once; runs stored meanwhile are
+// the triggers'.
+TEST_F(FailureEvidenceTest, AnInterruptedBackfillCountsEveryRunOnce) {
+  constexpr int kAttemptEvidenceVersion = 22;
+  const core::Recipe recipe = LoraRecipe(2048);
+  Migrator migrator(session_, EmbeddedMigrations());
+  ASSERT_TRUE(migrator.Down(MigrationsAbove(kAttemptEvidenceVersion - 1)).ok());
+  std::vector<RunToStore> runs;
+  for (int i = 0; i < 30; ++i) {
+    runs.push_back(MakeRun(recipe, i, BriefRuns()[i % BriefRuns().size()]));
+    runs.back().run.retry_outcomes.clear();  // schema 21 keeps none
+    ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
+  }
+  // 0022 applied by hand, and one batch of 7 of its backfill.
+  const Migration* m = nullptr;
+  for (const Migration& each : EmbeddedMigrations()) {
+    if (each.version == kAttemptEvidenceVersion) m = &each;
+  }
+  ASSERT_NE(m, nullptr);
+  db_.Execute(kCreateSchemaBackfills);
+  db_.Execute(m->up_sql);
+  db_.Execute(
+      absl::StrCat("INSERT INTO schema_migrations (version, name) VALUES (",
+                   kAttemptEvidenceVersion, ", '", m->name, "')"));
+  EXPECT_NE(db_.QueryValue("SELECT placement_backfill_run_attempts(NULL, 7)"),
+            "");
+  EXPECT_EQ(db_.QueryValue(
+                "SELECT count(*) FROM benchmark_runs WHERE attempts_counted"),
+            "7");
+  // A run stored now is the triggers'.
+  runs.push_back(MakeRun(recipe, 30, BriefRuns()[4]));
+  ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
+  ASSERT_TRUE(migrator.Up().ok());
+  EXPECT_EQ(
+      db_.QueryValue(
+          "SELECT count(*) FROM benchmark_runs WHERE NOT attempts_counted"),
+      "0");
   ExpectCoreFigures(runs, RollupOf(recipe), PoolRows());
 }
 
@@ -362,7 +509,7 @@ TEST_F(FailureEvidenceTest, MigrationDownAndUpBackfillsTheSameFigures) {
 TEST_F(FailureEvidenceTest, CostRollupsCountAFailedRunsKeptSteps) {
   const core::Recipe recipe = LoraRecipe(2048);
   int i = 0;
-  for (const RunShape& shape : BriefRuns()) {
+  for (const RunShape& shape : PerRunBriefRuns()) {
     ASSERT_TRUE(InsertRun(session_, MakeRun(recipe, i++, shape)).ok());
   }
   // outcome|successful_runs|successful_steps|wasted GPU-s, per outcome.

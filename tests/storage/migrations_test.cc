@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/token_store.h"
 #include "tests/support/test_database.h"
 
 namespace placement::storage {
@@ -82,6 +83,46 @@ TEST(MigrationsTest, ConcurrentMigratorsEndWithOneCorrectSchema) {
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM schema_migrations"),
             std::to_string(EmbeddedMigrations().size()));
   EXPECT_EQ(db.QueryValue("SELECT count(*) FROM skus"), "11");
+}
+
+// Migration 0023 binds tokens to teams. Without it a bound token would
+// reach every team, so its down refuses while one is unrevoked; on the
+// schema before it, tokens read as unbound and a bound one cannot be made.
+TEST(MigrationsTest, TokenTeamsComeDownOnlyWithNoBoundTokenInUse) {
+  TestDatabase db;
+  DbSession session(db.url());
+  Migrator migrator(session, EmbeddedMigrations());
+  ASSERT_TRUE(migrator.Up(23).ok());
+  TokenRecord bound{"00000000-0000-4000-8000-000000000001",
+                    "agent-a",
+                    "AGENT",
+                    std::string(32, 'x'),
+                    absl::Now(),
+                    std::nullopt,
+                    {"a", "b"}};
+  ASSERT_TRUE(InsertToken(session, bound).ok());
+  absl::StatusOr<std::vector<TokenRecord>> tokens = ListTokens(session);
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  ASSERT_EQ(tokens->size(), 1u);
+  EXPECT_EQ((*tokens)[0].teams, (std::vector<std::string>{"a", "b"}));
+
+  const absl::StatusOr<int> refused = migrator.Down(1);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              ::testing::HasSubstr("1 unrevoked token(s) bound to teams"));
+  EXPECT_EQ(*migrator.CurrentVersion(), 23);
+  ASSERT_TRUE(RevokeToken(session, bound.token_id).ok());
+  ASSERT_TRUE(migrator.Down(1).ok());
+
+  tokens = ListTokens(session);
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  EXPECT_TRUE((*tokens)[0].teams.empty());
+  bound.token_id = "00000000-0000-4000-8000-000000000002";
+  bound.secret_hash = std::string(32, 'y');
+  EXPECT_EQ(InsertToken(session, bound).code(),
+            absl::StatusCode::kFailedPrecondition);
+  bound.teams.clear();
+  EXPECT_TRUE(InsertToken(session, bound).ok());
 }
 
 TEST(MigrationsTest, UnreachableDatabaseIsUnavailable) {

@@ -1,7 +1,7 @@
 // Standards (migration 0021): written once per request id, read, listed
 // newest first by page, retired; the active ones read whole for the
 // planner's snapshot; and before 0021 the snapshot has none and the rest is
-// UNAVAILABLE.
+// FAILED_PRECONDITION.
 #include "storage/standard_store.h"
 
 #include <cstdio>
@@ -105,18 +105,18 @@ TEST_F(StandardStoreTest, RetiredStandardsLeaveTheActiveSetAndTheDefaultList) {
 
   EXPECT_EQ(Active().size(), 2u);
   absl::StatusOr<StandardPage> active =
-      ListStandards(session_, StandardCursor{}, 10, false);
+      ListStandards(session_, StandardCursor{}, 10, false, {});
   ASSERT_TRUE(active.ok());
   EXPECT_EQ(active->standards.size(), 2u);
   // Every one, two a page, newest first.
   absl::StatusOr<StandardPage> page =
-      ListStandards(session_, StandardCursor{}, 2, true);
+      ListStandards(session_, StandardCursor{}, 2, true, {});
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->standards.size(), 2u);
   EXPECT_TRUE(page->more);
   const core::Standard& last = page->standards.back().standard;
   absl::StatusOr<StandardPage> rest = ListStandards(
-      session_, StandardCursor{last.created, last.standard_id}, 2, true);
+      session_, StandardCursor{last.created, last.standard_id}, 2, true, {});
   ASSERT_TRUE(rest.ok());
   ASSERT_EQ(rest->standards.size(), 1u);
   EXPECT_FALSE(rest->more);
@@ -126,10 +126,13 @@ TEST_F(StandardStoreTest, BeforeMigration21ThereAreNone) {
   Migrator migrator(session_, EmbeddedMigrations());
   ASSERT_TRUE(migrator.Down(MigrationsAbove(kStandardsVersion - 1)).ok());
   EXPECT_TRUE(Active().empty());
+  // Not UNAVAILABLE, which a client retries for ever: no retry helps until
+  // `migrate up`.
   EXPECT_EQ(InsertStandard(session_, Record(1, "k")).status().code(),
-            absl::StatusCode::kUnavailable);
-  EXPECT_EQ(ListStandards(session_, StandardCursor{}, 10, true).status().code(),
-            absl::StatusCode::kUnavailable);
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      ListStandards(session_, StandardCursor{}, 10, true, {}).status().code(),
+      absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(migrator.Up().ok());
   EXPECT_TRUE(InsertStandard(session_, Record(1, "k")).ok());
 }

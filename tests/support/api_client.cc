@@ -68,7 +68,7 @@ v1::UploadBenchmarkRunResponse ApiClient::UploadRun(
   return response;
 }
 
-v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
+v1::BenchmarkRun ApiClient::RunOf(const TimedRun& spec) {
   v1::BenchmarkRun run;
   run.set_run_id(NewUuid());
   run.set_agent_id("test-agent");
@@ -78,7 +78,10 @@ v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
   const int gpus = std::max(1, spec.recipe.gpu_count());
   run.set_gpu_count(gpus);
   run.mutable_recipe()->set_gpu_count(gpus);
-  const double wall_s = spec.startup_s + spec.steps_attempted * spec.step_s;
+  const double wall_s = spec.wall_s > 0
+                            ? spec.wall_s
+                            : (spec.retries + 1) * spec.startup_s +
+                                  spec.steps_attempted * spec.step_s;
   const absl::Time end = absl::Now() - absl::Minutes(1);
   const absl::Time start = end - absl::Seconds(wall_s);
   run.mutable_start_time()->set_seconds(absl::ToUnixSeconds(start));
@@ -99,14 +102,22 @@ v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
   run.set_offload(spec.offload);
   run.set_plan_id(spec.plan_id);
   run.set_failure_reason(spec.failure_reason);
-  run.set_interconnect(gpus == 1 ? v1::INTERCONNECT_NONE
-                                 : v1::INTERCONNECT_NVLINK);
+  run.set_interconnect(spec.interconnect != v1::INTERCONNECT_UNSPECIFIED
+                           ? spec.interconnect
+                       : gpus == 1 ? v1::INTERCONNECT_NONE
+                                   : v1::INTERCONNECT_NVLINK);
   run.set_collectives_opened(gpus > 1);
   run.set_outcome(spec.outcome);
+  run.set_retries(spec.retries);
+  for (v1::RunOutcome o : spec.retry_outcomes) run.add_retry_outcomes(o);
   run.set_exclusive(true);
   for (const v1::EvalResult& eval : spec.evals) *run.add_evals() = eval;
+  return run;
+}
+
+v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
   v1::UploadBenchmarkRunRequest request;
-  *request.mutable_run() = run;
+  *request.mutable_run() = RunOf(spec);
   v1::UploadBenchmarkRunResponse response;
   const grpc::Status status =
       telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);

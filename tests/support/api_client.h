@@ -33,10 +33,12 @@ class ApiClient {
       v1::RunOutcome outcome = v1::RUN_OUTCOME_SUCCEEDED, int retries = 0,
       v1::Offload offload = v1::OFFLOAD_NONE, const std::string& plan_id = "");
 
-  // A run as an agent reports it: `startup_s` of start-up, then
-  // `steps_attempted` steps at `step_s` each, of which `steps_succeeded`
-  // were kept (all of them for a run that succeeded; up to the last
-  // checkpoint for one that failed), ending a minute ago.
+  // A run as an agent reports it: `startup_s` of start-up an attempt
+  // (retries + 1 of them), then `steps_attempted` steps in all at `step_s`
+  // each, of which `steps_succeeded` were kept (all of the last attempt's
+  // for a run that succeeded; up to the last checkpoint for one that
+  // failed), ending a minute ago; `wall_s`, when set, is the wall time
+  // instead.
   struct TimedRun {
     std::string pool;
     std::string sku;
@@ -51,8 +53,15 @@ class ApiClient {
     std::string plan_id;                // the plan it carried out, if any
     v1::Offload offload = v1::OFFLOAD_NONE;
     std::string failure_reason;
+    int retries = 0;
+    std::vector<v1::RunOutcome> retry_outcomes;
+    // Unspecified: NVLINK for several GPUs, NONE for one.
+    v1::Interconnect interconnect = v1::INTERCONNECT_UNSPECIFIED;
+    double wall_s = 0;
   };
   v1::UploadBenchmarkRunResponse UploadTimedRun(const TimedRun& spec);
+  // The run `spec` describes, with a new run id (uploaded by nothing).
+  static v1::BenchmarkRun RunOf(const TimedRun& spec);
 
   // One page of TelemetryService.ListEvalResults; a failed call fails the
   // test.

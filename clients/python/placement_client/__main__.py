@@ -1,15 +1,16 @@
 """python3 -m placement_client flush [--server HOST:PORT] [--spool_dir DIR]
 [--token_file FILE] [--ca_file FILE]: uploads every spooled run.
-Exit 0 all uploaded, 1 some refused as invalid, 3 some left (service
-unreachable), 4 some kept (refused for a reason not the run's: a token, a
-server fault; or a sample missing from the spool)."""
+Exit 0 all uploaded, 1 some refused as invalid, 2 the spool folder refused
+(another user's, or writable by others), 3 some left (service unreachable),
+4 some kept (refused for a reason not the run's: a token, a server fault;
+or a sample missing from the spool)."""
 
 import argparse
 import os
 import sys
 
 from placement_client.connection import Connection
-from placement_client.spool import flush_spool
+from placement_client.spool import SpoolRefused, flush_spool
 
 
 def main(argv=None):
@@ -27,6 +28,9 @@ def main(argv=None):
     connection = Connection(args.server, token=token, ca_file=args.ca_file)
     try:
         r = flush_spool(connection, args.spool_dir)
+    except SpoolRefused as e:
+        print(f"placement_client: {e}", file=sys.stderr)
+        return 2
     finally:
         connection.close()
     print(f"uploaded {r['uploaded']}, left in the spool {r['left']}, rejected "

@@ -468,10 +468,18 @@ class RunRecorder:
                 continue
             try:
                 committed = spool_lib.sync_samples(
-                    self.connection, self.run_id, samples, retry=False)
+                    self.connection, self.run_id, samples, retry=False,
+                    team=self.team)
                 failures = 0
             except grpc.RpcError:
                 failures += 1
+
+    def _retry_outcomes(self):
+        """Why each retried attempt failed; none when one names no failure."""
+        outcomes = [a[3] for a in self._attempts[:-1]]
+        bad = (None, telemetry_pb2.RUN_OUTCOME_UNSPECIFIED,
+               telemetry_pb2.RUN_OUTCOME_SUCCEEDED)
+        return [] if any(o in bad for o in outcomes) else outcomes
 
     def _steps_kept(self):
         """steps_succeeded, as placement-agent counts it: the last attempt
@@ -523,7 +531,8 @@ class RunRecorder:
             offload=self._record_offload or self.offload,
             interconnect=self.interconnect,
             collectives_opened=self.collectives_opened,
-            retries=len(self._attempts) - 1, outcome=last[3],
+            retries=len(self._attempts) - 1,
+            retry_outcomes=self._retry_outcomes(), outcome=last[3],
             failure_reason="; ".join(
                 f"attempt {i + 1}: "
                 f"{telemetry_pb2.RunOutcome.Name(a[3])[len('RUN_OUTCOME_'):]}"

@@ -11,6 +11,7 @@ import errno
 import fcntl
 import os
 import shutil
+import stat
 import sys
 import time
 
@@ -47,6 +48,34 @@ def spool_dir_or_default(spool_dir):
     return spool_dir or default_spool_dir()
 
 
+class SpoolRefused(PermissionError):
+    """The spool folder is not this user's alone (see check_spool_dir)."""
+
+
+def check_spool_dir(spool_dir):
+    """Refuses a spool folder that another user owns or that group or other
+    users may write into, as placement-agent does: whatever is spooled is
+    uploaded with this user's token, so such a folder could hold forged
+    runs. A folder that does not exist yet is fine (it is created 0700).
+    Raises SpoolRefused naming the owner or the mode."""
+    try:
+        st = os.stat(spool_dir)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        raise SpoolRefused(f"spool {spool_dir} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise SpoolRefused(
+            f"refusing spool {spool_dir}: owned by uid {st.st_uid}, not by "
+            f"this user (uid {os.geteuid()}); its runs would be uploaded "
+            f"with this user's token")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise SpoolRefused(
+            f"refusing spool {spool_dir}: mode {st.st_mode & 0o7777:04o} lets "
+            f"other users write into it; its runs would be uploaded with this "
+            f"user's token (chmod 700 {spool_dir})")
+
+
 def list_spooled_runs(spool_dir=None):
     spool_dir = spool_dir_or_default(spool_dir)
     try:
@@ -63,6 +92,7 @@ class SpoolRun:
         self.spool_dir = spool_dir
         self.run_id = run_id
         self.dir = os.path.join(spool_dir, run_id)
+        check_spool_dir(spool_dir)
         if create:
             os.makedirs(spool_dir, mode=0o700, exist_ok=True)
             os.mkdir(self.dir, 0o700)  # FileExistsError if taken
@@ -142,9 +172,10 @@ class SpoolRun:
             self._lock.close()
 
 
-def sync_samples(connection, run_id, samples, retry=True):
+def sync_samples(connection, run_id, samples, retry=True, team=""):
     """Streams the samples after the service's committed step; returns the
-    committed step. Raises grpc.RpcError."""
+    committed step. `team`: the run's (empty: the service takes the token's
+    when it is bound to one). Raises grpc.RpcError."""
     stub = telemetry_pb2_grpc.TelemetryServiceStub(connection.channel)
     progress = connection.call(
         stub.GetSampleProgress,
@@ -161,7 +192,7 @@ def sync_samples(connection, run_id, samples, retry=True):
         def batches(pending=pending):
             for b in range(0, len(pending), BATCH):
                 yield telemetry_pb2.StreamStepSamplesRequest(
-                    run_id=run_id, samples=pending[b:b + BATCH])
+                    run_id=run_id, samples=pending[b:b + BATCH], team=team)
 
         try:
             response = stub.StreamStepSamples(
@@ -197,8 +228,10 @@ def flush_spool(connection, spool_dir=None, log=sys.stderr):
     a run it cannot complete for any other reason is reported and skipped.
     Returns a dict of counts: uploaded, left, rejected, kept, in_progress,
     incomplete, and in "runs" what became of each run id it tried
-    ("uploaded", "rejected", "left", "kept", "incomplete")."""
+    ("uploaded", "rejected", "left", "kept", "incomplete"). Raises
+    SpoolRefused for a folder that is not this user's alone."""
     spool_dir = spool_dir_or_default(spool_dir)
+    check_spool_dir(spool_dir)
     report = dict(uploaded=0, left=0, rejected=0, kept=0, in_progress=0,
                   incomplete=0, runs={})
 
@@ -234,7 +267,8 @@ def _flush_run(connection, run, log):
     samples = run.read_samples()
     summary = run.read_run()
     try:
-        committed = sync_samples(connection, run_id, samples)
+        committed = sync_samples(connection, run_id, samples,
+                                 team=summary.team if summary else "")
         last = max((s.step for s in samples), default=-1)
         if committed < last:
             # The service commits steps without gaps: a step missing from

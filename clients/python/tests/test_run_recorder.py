@@ -147,6 +147,8 @@ class RunRecorderTest(unittest.TestCase):
                 rec.step(step_time_s=0.01, memory_allocated_gb=30.0)
         run = self.stored(rec.run_id).run
         self.assertEqual(run.retries, 1)
+        self.assertEqual(list(run.retry_outcomes),
+                         [telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY])
         self.assertEqual(run.outcome, telemetry_pb2.RUN_OUTCOME_SUCCEEDED)
         self.assertEqual((run.steps_attempted, run.steps_succeeded), (5, 3))
         self.assertIn("attempt 1: OUT_OF_MEMORY", run.failure_reason)
@@ -190,6 +192,8 @@ class RunRecorderTest(unittest.TestCase):
         run = self.stored(rec.run_id).run
         self.assertEqual(run.outcome, telemetry_pb2.RUN_OUTCOME_SUCCEEDED)
         self.assertEqual(run.retries, 1)
+        self.assertEqual(list(run.retry_outcomes),
+                         [telemetry_pb2.RUN_OUTCOME_HARDWARE_ERROR])
         self.assertEqual((run.steps_attempted, run.steps_succeeded), (6, 5))
 
     def test_kept_steps_never_exceed_the_steps_recorded(self):

@@ -158,6 +158,33 @@ class FlushSpoolTest(unittest.TestCase):
         self.assertEqual(code, 4)
         self.assertEqual(spool_lib.list_spooled_runs(self.spool), [run_id(1)])
 
+    def test_a_spool_others_may_write_into_is_refused(self):
+        # As placement-agent: a folder others may write into could hold
+        # runs they forged, uploaded with this user's token.
+        self.spool_run(run_id(1), [0])
+        os.chmod(self.spool, 0o777)
+        with self.assertRaises(spool_lib.SpoolRefused) as refused:
+            self.flush()
+        self.assertIn("mode 0777", str(refused.exception))
+        with self.assertRaises(spool_lib.SpoolRefused):
+            spool_lib.SpoolRun(self.spool, run_id(2), create=True)
+        self.assertEqual(flush_main(["flush", "--server", self.address,
+                                     "--spool_dir", self.spool]), 2)
+        self.assertEqual(self.service.uploaded, set())
+        os.chmod(self.spool, 0o700)
+        report, log = self.flush()
+        self.assertEqual(report["runs"][run_id(1)], "uploaded", log)
+
+    def test_a_spool_another_user_owns_is_refused(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root to give the folder to another uid")
+        self.spool_run(run_id(1), [0])
+        os.chown(self.spool, 65534, -1)
+        with self.assertRaises(spool_lib.SpoolRefused) as refused:
+            self.flush()
+        self.assertIn("owned by uid 65534", str(refused.exception))
+        self.assertEqual(self.service.uploaded, set())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,5 +1,7 @@
 // Leave-one-source-out cross-validation of the memory and step-time models
-// over testdata/published_finetune_measurements.csv: for each publication,
+// over the calibration rows (testdata/published_finetune_measurements.csv
+// and the rows added to it, published_finetune_measurements_added.csv;
+// tests/core/published_measurements.h): for each publication,
 // the constants are fitted (core/fitting/model_fit.h) on every OTHER
 // publication and the held-out one is predicted. The printed figures are the
 // honest error of the model on runs it has not seen; docs/CORE.md quotes them.
@@ -28,7 +30,7 @@
 namespace placement::core {
 namespace {
 
-using testing::LoadPublishedRows;
+using testing::LoadCalibrationRows;
 using testing::MappedRow;
 using testing::MemoryObservationOf;
 using testing::StepTimeObservationOf;
@@ -40,7 +42,7 @@ struct Rows {
 
 Rows UsableRows() {
   Rows rows;
-  for (MappedRow& row : LoadPublishedRows()) {
+  for (MappedRow& row : LoadCalibrationRows()) {
     if (!row.skip_reason.empty()) continue;
     rows.groups.push_back(row.source_group);
     rows.mapped.push_back(std::move(row));
@@ -97,7 +99,9 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
       const MemoryBreakdown m =
           PredictPeakMemory(row.recipe, row.arch, memory.constants);
       const bool predicted_fit = m.total_gb <= row.usable_capacity_gb;
-      if (row.ran) {
+      if (!row.memory_skip_reason.empty()) {
+        // Nothing to compare: the source's memory is not representable.
+      } else if (row.ran) {
         ++ran;
         ran_agree += predicted_fit;
       } else {
@@ -123,7 +127,9 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
                   << (row.ran ? "ran" : "OOM") << " on "
                   << row.usable_capacity_gb << " GB";
       }
-      if (predicted_fit != row.ran) std::cout << " VERDICT MISMATCH";
+      if (predicted_fit != row.ran && row.memory_skip_reason.empty()) {
+        std::cout << " VERDICT MISMATCH";
+      }
       if (auto o = StepTimeObservationOf(row)) {
         const double residual = StepTimeResidual(*o, time.constants);
         time_factors.push_back(std::exp(std::fabs(residual)));
@@ -203,8 +209,11 @@ TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
   };
   expect_band_edges(kMemoryBandLowFactor, kMemoryBandHighFactor,
                     memory_p10_ratio, memory_p90_ratio, "memory band");
-  expect_band_edges(kStepTimeBandLowFactor, kStepTimeBandHighFactor,
-                    time_p10_ratio, time_p90_ratio, "step-time band");
+  // The step-time band's lower edge is a decision (fit.h): no lower than
+  // the p10, and kept where the fleet replay measured best.
+  EXPECT_GE(kStepTimeBandLowFactor, time_p10_ratio) << "step-time band";
+  EXPECT_GE(kStepTimeBandHighFactor, time_p90_ratio) << "step-time band";
+  EXPECT_LT(kStepTimeBandHighFactor, time_p90_ratio + 0.05) << "step-time band";
 }
 
 TEST(ModelCrossValidationTest, ShippedConstantsAreTheFitOnAllRows) {
@@ -270,6 +279,13 @@ TEST(ModelCrossValidationTest, ShippedConstantsAreTheFitOnAllRows) {
   expect_shipped(t.data_parallel_exposed_fraction,
                  shipped_time.data_parallel_exposed_fraction,
                  "data_parallel_exposed_fraction");
+  expect_shipped(t.fp8_factor, shipped_time.fp8_factor, "fp8_factor");
+  expect_shipped(t.eager_attention_bytes_per_score,
+                 shipped_time.eager_attention_bytes_per_score,
+                 "eager_attention_bytes_per_score");
+  expect_shipped(t.adapter_module_overhead_s,
+                 shipped_time.adapter_module_overhead_s,
+                 "adapter_module_overhead_s");
   EXPECT_EQ(t.sku_family_factor.size(), shipped_time.sku_family_factor.size());
   for (const auto& [family, factor] : t.sku_family_factor) {
     expect_shipped(factor,

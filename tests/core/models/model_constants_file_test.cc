@@ -28,6 +28,8 @@ TEST(ModelConstantsFileTest, FormatReadsBackTheSameConstantsExactly) {
       .activation_scale = 0.87;
   c.step_time.sku_family_factor["L4"] = 0.91;
   c.step_time.layer_overhead_s = 1.1e-3;
+  c.step_time.fp8_factor = 0.71;
+  c.step_time.adapter_module_overhead_s = 0.2e-3;
   // Parsed over the analytic constants, so that every value must come from
   // the text.
   const ModelConstants analytic{AnalyticMemoryModelConstants(),
@@ -42,6 +44,8 @@ TEST(ModelConstantsFileTest, FormatReadsBackTheSameConstantsExactly) {
           .activation_scale,
       0.87);
   EXPECT_EQ(back->step_time.sku_family_factor.at("L4"), 0.91);
+  EXPECT_EQ(back->step_time.fp8_factor, 0.71);
+  EXPECT_EQ(back->step_time.adapter_module_overhead_s, 0.2e-3);
   EXPECT_EQ(back->step_time.sku_family_factor.at("A100"),
             c.step_time.sku_family_factor.at("A100"));
 }

@@ -76,6 +76,68 @@ TEST(StepTimeModelPhasesTest, ShardedOptimizerUpdateDividesByDataParallel) {
       replicated / 8);
 }
 
+// FP8 speeds up the linear layers only, and by fp8_factor of the
+// datasheet's 2x: attention's scores and values stay at the bf16 rate.
+TEST(StepTimeModelPhasesTest, Fp8SpeedsUpTheLinearsNotAttention) {
+  const GpuSku& h100 = Sku("H100-SXM5-80GB");
+  Recipe r = Llama8b(FineTuneMethod::kFull, 1, Parallelism::kSingle);
+  const ModelArchitecture a = ArchOf(r);
+  const StepTimeModelConstants& c = AnalyticStepTimeModelConstants();
+  const double flops = TrainingFlopsPerToken(r, a);
+  const double attention = AttentionFlopsPerToken(r, a);
+  const double bf16 =
+      MatmulSeconds(r, h100, c, ShapeOf(r), flops, attention, 0.5);
+  r.precision = Precision::kFp8;
+  const double fp8 =
+      MatmulSeconds(r, h100, c, ShapeOf(r), flops, attention, 0.5);
+  const double tokens = ShapeOf(r).micro_tokens;
+  EXPECT_DOUBLE_EQ(
+      fp8, tokens * ((flops - attention) / (1979e12 * 0.5 * c.fp8_factor) +
+                     attention / (989e12 * 0.5)));
+  EXPECT_GT(bf16 / fp8, 1);
+  EXPECT_LT(bf16 / fp8, 2 * c.fp8_factor);
+}
+
+// EAGER attention computes the whole s x s matrix and moves its scores
+// through memory; SDPA and flash keep them on chip.
+TEST(StepTimeModelPhasesTest, EagerAttentionCostsScoreTraffic) {
+  const GpuSku& a100 = Sku("A100-SXM4-80GB");
+  Recipe r = Llama8b(FineTuneMethod::kLora, 1, Parallelism::kSingle);
+  const ModelArchitecture a = ArchOf(r);
+  const StepTimeModelConstants& c = AnalyticStepTimeModelConstants();
+  EXPECT_EQ(EagerAttentionSeconds(r, a, a100, c, ShapeOf(r)), 0);
+  const double causal = AttentionFlopsPerToken(r, a);
+  r.attention = AttentionImplementation::kEager;
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerToken(r, a), 2 * causal);
+  // 4 x 2048 tokens, a row of 2048 scores per head (32) per layer (32),
+  // 60 bytes each, at 70% of 2,039 GB/s.
+  EXPECT_DOUBLE_EQ(EagerAttentionSeconds(r, a, a100, c, ShapeOf(r)),
+                   8192.0 * 2048 * 32 * 32 * 60 / (2039e9 * 0.7));
+  // Twice the sequence, twice the scores per token.
+  r.sequence_length = 4096;
+  r.micro_batch_size = 2;
+  EXPECT_DOUBLE_EQ(EagerAttentionSeconds(r, a, a100, c, ShapeOf(r)),
+                   8192.0 * 4096 * 32 * 32 * 60 / (2039e9 * 0.7));
+}
+
+// Each adapted module launches its branch's kernels per layer and
+// micro-batch, whatever the batch.
+TEST(StepTimeModelPhasesTest, AdapterBranchesAddFixedOverheadPerModule) {
+  const StepTimeModelConstants& c = AnalyticStepTimeModelConstants();
+  Recipe full = Llama8b(FineTuneMethod::kFull, 1, Parallelism::kSingle);
+  Recipe lora = Llama8b(FineTuneMethod::kLora, 1, Parallelism::kSingle);
+  const ModelArchitecture a = ArchOf(lora);
+  ASSERT_EQ(lora.target_modules.size(), 2u);  // q, v
+  EXPECT_DOUBLE_EQ(LayerOverheadSeconds(full, a, c, ShapeOf(full)),
+                   c.layer_overhead_s * 32);
+  EXPECT_DOUBLE_EQ(LayerOverheadSeconds(lora, a, c, ShapeOf(lora)),
+                   (c.layer_overhead_s + 2 * c.adapter_module_overhead_s) * 32);
+  lora.target_modules = {"all-linear"};
+  lora = NormalizeRecipe(lora);
+  EXPECT_DOUBLE_EQ(LayerOverheadSeconds(lora, a, c, ShapeOf(lora)),
+                   (c.layer_overhead_s + 7 * c.adapter_module_overhead_s) * 32);
+}
+
 TEST(StepTimeModelPhasesTest, DequantizationIsCountedOnlyForNf4) {
   const GpuSku& sku = Sku("A100-SXM4-80GB");
   const StepTimeModelConstants& c = ShippedStepTimeModelConstants();

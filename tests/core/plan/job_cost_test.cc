@@ -9,9 +9,19 @@
 namespace placement::core {
 namespace {
 
+JobCostInputs Inputs(int gpus, double step_gpu_hours, double startup_gpu_hours,
+                     const FailureRate& failure) {
+  JobCostInputs in;
+  in.gpus = gpus;
+  in.step_gpu_hours = step_gpu_hours;
+  in.startup_gpu_hours = startup_gpu_hours;
+  in.failure = failure;
+  return in;
+}
+
 TEST(ProjectJobCostTest, WithoutFailuresStartUpPlusSteps) {
   FailureRate none;
-  const JobCost cost = ProjectJobCost({4, 0.002, 0.2, none}, 10'000);
+  const JobCost cost = ProjectJobCost(Inputs(4, 0.002, 0.2, none), 10'000);
   EXPECT_DOUBLE_EQ(cost.startup_gpu_hours, 0.2);
   EXPECT_DOUBLE_EQ(cost.steps_gpu_hours, 20);
   EXPECT_DOUBLE_EQ(cost.rework_gpu_hours, 0);
@@ -25,7 +35,7 @@ TEST(ProjectJobCostTest, ReworkIsTheRateOverTheHoursHeldTimesTheLoss) {
   FailureRate rate;
   rate.per_hour = 0.1;
   rate.lost_hours_per_failure = 1;
-  const JobCost cost = ProjectJobCost({2, 0.002, 0, rate}, 10'000);
+  const JobCost cost = ProjectJobCost(Inputs(2, 0.002, 0, rate), 10'000);
   EXPECT_NEAR(cost.expected_failures, 1 / 0.9, 1e-12);
   EXPECT_NEAR(cost.rework_gpu_hours, 2 / 0.9, 1e-12);
   EXPECT_NEAR(cost.total_gpu_hours, 20 + 2 / 0.9, 1e-12);
@@ -35,7 +45,7 @@ TEST(ProjectJobCostTest, APoolFailingFasterThanItWorksIsDearNotInfinite) {
   FailureRate rate;
   rate.per_hour = 10;
   rate.lost_hours_per_failure = 1;
-  const JobCost cost = ProjectJobCost({1, 0.001, 0, rate}, 1000);
+  const JobCost cost = ProjectJobCost(Inputs(1, 0.001, 0, rate), 1000);
   EXPECT_TRUE(std::isfinite(cost.total_gpu_hours));
   EXPECT_GT(cost.total_gpu_hours, 100);
 }
@@ -51,10 +61,11 @@ TEST(FailureRateTest, GammaQuantiles) {
 
 PoolReliabilityRollup Pool(double hours, int hardware_errors) {
   PoolReliabilityRollup r;
-  r.pool_name = "p";
-  r.runs = 10;
+  r.pool_name = std::string(1, 'p');
+  r.runs = 4;
+  r.attempts = 4;
   r.run_hours = hours;
-  r.hardware_error_runs = hardware_errors;
+  r.hardware_error_attempts = hardware_errors;
   r.failure_lost_hours = 0.75 * hardware_errors;
   return r;
 }
@@ -73,8 +84,10 @@ TEST(FailureRateTest, ThePriorIsWeakAndEvidenceNarrowsTheBand) {
   EXPECT_DOUBLE_EQ(thin.lost_hours_per_failure, 0.75);
   // Twenty-five in a hundred: the same order of rate, a narrower band.
   const FailureRate thick = EstimateFailureRate(Pool(100, 25), empty, false, 0);
+  // The prior weighs one of the pool's attempts (25 hours here).
   EXPECT_NEAR(thick.per_hour,
-              (kFailurePriorShape + 25) / (kFailurePriorHours + 100), 1e-12);
+              (kFailurePriorShape / kFailurePriorHours * 25 + 25) / (25 + 100),
+              1e-12);
   EXPECT_LT(thick.per_hour_band.high / thick.per_hour_band.low,
             thin.per_hour_band.high / thin.per_hour_band.low);
 }
@@ -84,8 +97,9 @@ TEST(FailureRateTest, CollectiveTimeoutsBearOnMultiGpuLayoutsOnly) {
   multi.pool_name = "p";
   multi.multi_gpu = true;
   multi.runs = 4;
+  multi.attempts = 4;
   multi.run_hours = 10;
-  multi.collective_timeout_runs = 4;
+  multi.collective_timeout_attempts = 4;
   const PoolReliabilityRollup single;
   const FailureRate one_gpu = EstimateFailureRate(single, multi, false, 0);
   const FailureRate eight_gpus = EstimateFailureRate(single, multi, true, 0);
@@ -110,9 +124,64 @@ TEST(PoolReliabilityRollupTest, CountsPoolFailuresAndWhatTheyLost) {
   rollup.Add(run);
   EXPECT_TRUE(rollup.multi_gpu);
   EXPECT_EQ(rollup.runs, 2);
+  EXPECT_EQ(rollup.attempts, 2);
   EXPECT_DOUBLE_EQ(rollup.run_hours, 4);
-  EXPECT_EQ(rollup.hardware_error_runs, 1);
+  EXPECT_EQ(rollup.hardware_error_attempts, 1);
   EXPECT_DOUBLE_EQ(rollup.failure_lost_hours, 1);
+}
+
+// The guide's L40S case: three attempts of 200 steps that each ended in a
+// collective timeout, in one run record. Three failures, and each lost its
+// own attempt, not the run's whole wall time.
+TEST(PoolReliabilityRollupTest, EveryFailedAttemptIsAFailure) {
+  MeasuredRun run;
+  run.pool_name = "l40s";
+  run.gpu_count = 2;
+  run.started = absl::FromUnixSeconds(1'700'000'000);
+  run.ended = run.started + absl::Seconds(3 * (60 + 200 * 0.6));
+  run.step_time_mean_s = 0.6;
+  run.steps_attempted = 600;
+  run.steps_succeeded = 0;
+  run.retries = 2;
+  run.outcome = RunOutcome::kCollectiveTimeout;
+  PoolReliabilityRollup rollup;
+  rollup.Add(run);
+  EXPECT_EQ(rollup.attempts, 3);
+  EXPECT_EQ(rollup.collective_timeout_attempts, 3);
+  const FailureRate rate = EstimateFailureRate({}, rollup, true, 0);
+  EXPECT_EQ(rate.failures, 3);
+  EXPECT_NEAR(rate.lost_hours_per_failure, (60 + 200 * 0.6) / 3600.0, 1e-9);
+}
+
+// A run that succeeded after two retries failed twice: the pool's rate
+// counts them when their cause is the pool's.
+TEST(PoolReliabilityRollupTest, ASucceededRunWithRetriesHadFailures) {
+  MeasuredRun run;
+  run.pool_name = "p";
+  run.gpu_count = 1;
+  run.started = absl::FromUnixSeconds(1'700'000'000);
+  run.ended = run.started + absl::Hours(3);
+  run.step_time_mean_s = 1;
+  run.steps_attempted = 6000;
+  run.steps_succeeded = 3600;
+  run.retries = 2;
+  run.retry_outcomes = {RunOutcome::kPreempted, RunOutcome::kHardwareError};
+  run.outcome = RunOutcome::kSucceeded;
+  PoolReliabilityRollup rollup;
+  rollup.Add(run);
+  EXPECT_EQ(rollup.attempts, 3);
+  EXPECT_EQ(rollup.preempted_attempts, 1);
+  EXPECT_EQ(rollup.hardware_error_attempts, 1);
+  EXPECT_GT(rollup.failure_lost_hours, 0);
+  // Without the causes, the retries of a succeeded run are of unknown
+  // cause: the recipe's record counts them, the pool's does not.
+  run.retry_outcomes.clear();
+  PoolReliabilityRollup unknown;
+  unknown.Add(run);
+  EXPECT_EQ(unknown.preempted_attempts + unknown.hardware_error_attempts, 0);
+  EvidenceRollup evidence;
+  evidence.Add(run);
+  EXPECT_EQ(Summarize(evidence).failed_attempts, 2);
 }
 
 }  // namespace

@@ -40,6 +40,10 @@ Candidate Measured(const std::string& pool, int64_t cost_micros, double step_s,
   c.expected_cost_micros = cost_micros;
   c.step_time_s = step_s;
   c.step_time_s_band = step_band;
+  // At one unit an hour, the projection's band that of its step time.
+  c.expected_gpu_hours = static_cast<double>(cost_micros) / 1e6;
+  c.expected_gpu_hours_band = {c.expected_gpu_hours * step_band.low / step_s,
+                               c.expected_gpu_hours * step_band.high / step_s};
   c.basis = EvidenceBasis::kMeasured;
   c.failure_rate.per_hour_band = {0.001, 0.01};
   return c;

@@ -4,7 +4,9 @@
 #include "services/api/token_convert.h"
 
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/proto_time.h"
 #include "gtest/gtest.h"
@@ -75,6 +77,34 @@ TEST(TokenToProtoTest, StoredRoleNamesMapInEitherCase) {
     stored.role = name;
     EXPECT_EQ(TokenToProto(stored).role(), role) << name;
   }
+}
+
+// A token's teams: shown in name order, each once; at most 32, none empty.
+TEST(TokenTeamsTest, AreSortedUniqueAndBounded) {
+  storage::TokenRecord stored = Stored();
+  stored.teams = {"a", "b"};
+  const v1::ApiToken out = TokenToProto(stored);
+  ASSERT_EQ(out.teams_size(), 2);
+  EXPECT_EQ(out.teams(1), "b");
+
+  v1::CreateTokenRequest request;
+  for (const char* team : {"ml", "infra", "ml"}) request.add_teams(team);
+  core::FieldViolations violations;
+  EXPECT_EQ(TokenTeamsFromProto(request.teams(), &violations),
+            (std::vector<std::string>{"infra", "ml"}));
+  EXPECT_TRUE(violations.empty());
+  request.add_teams("");
+  TokenTeamsFromProto(request.teams(), &violations);
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].field, "teams[3]");
+  request.clear_teams();
+  for (int i = 0; i <= kMaxTokenTeams; ++i) {
+    request.add_teams(absl::StrCat("t", i));
+  }
+  violations.clear();
+  TokenTeamsFromProto(request.teams(), &violations);
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].field, "teams");
 }
 
 }  // namespace

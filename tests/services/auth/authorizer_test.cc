@@ -35,8 +35,11 @@ class FakeDirectory : public TokenDirectory {
 class AuthorizerTest : public ::testing::Test {
  protected:
   AuthorizerTest() {
-    directory_.Add("plc_planner", {"t1", "planner", Role::kPlanner});
-    directory_.Add("plc_agent", {"t2", "agent", Role::kAgent});
+    directory_.Add("plc_planner", {"t1", "planner", Role::kPlanner, {}});
+    directory_.Add("plc_agent", {"t2", "agent", Role::kAgent, {}});
+    directory_.Add("plc_admin", {"t3", "admin", Role::kAdmin, {}});
+    directory_.Add("plc_team_admin",
+                   {"t4", "team-admin", Role::kAdmin, {"a", "b"}});
   }
 
   absl::Status Decide(Authorizer& auth, const char* method,
@@ -81,6 +84,25 @@ TEST_F(AuthorizerTest, WrongRoleIsPermissionDenied) {
   const absl::Status decision = Decide(auth, kUpload, "Bearer plc_planner");
   EXPECT_EQ(decision.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_NE(decision.message().find("PLANNER"), absl::string_view::npos);
+}
+
+// Pools, tokens and eval criteria are the fleet's: an admin bound to teams
+// may not change (nor list) them, whatever its role allows.
+TEST_F(AuthorizerTest, FleetWideMethodsAreRefusedToTokensBoundToTeams) {
+  Authorizer auth(directory_, /*enabled=*/true, 10, 10);
+  for (const MethodRule& rule : MethodRules()) {
+    SCOPED_TRACE(rule.method);
+    const absl::Status bound =
+        Decide(auth, rule.method, "Bearer plc_team_admin");
+    EXPECT_TRUE(Decide(auth, rule.method, "Bearer plc_admin").ok());
+    if (rule.fleet) {
+      EXPECT_EQ(bound.code(), absl::StatusCode::kPermissionDenied);
+      EXPECT_NE(bound.message().find("teams a, b"), absl::string_view::npos)
+          << bound.message();
+    } else {
+      EXPECT_TRUE(bound.ok()) << bound;
+    }
+  }
 }
 
 TEST_F(AuthorizerTest, WritesOverTheBurstAreRefused) {

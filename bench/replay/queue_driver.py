@@ -1,0 +1,322 @@
+"""Replays a queue world's trace (bench/replay/queues.py) under one policy
+against its own placementd: other tenants' jobs arrive and wait in every
+pool, the trace's jobs join the queue of the pool each policy chooses and
+start once the jobs ahead of them have, and the policies that know of pool
+state report every pool's queue as an orchestrator would (before each plan,
+and every report_every_s)."""
+
+import math
+import time
+
+from placement.v1 import placement_pb2
+from placement.v1 import pool_state_pb2
+
+import queues as qlib
+from driver import HISTORY_S, _options
+from execution import OUT_OF_MEMORY, run_job
+from service import Service
+
+LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
+
+
+class QJobResult:
+    def __init__(self, job, arrival):
+        self.job = job
+        self.kind = job.kind
+        self.arrival = arrival
+        self.pool = ""
+        self.cost = 0.0
+        self.start = None
+        self.end = None
+        self.completed = False
+        self.placed = False
+        # The chosen candidate's forecast: {p: seconds after arrival}.
+        self.predicted = None
+        self.feasible = None  # deadline jobs: some option meets it in truth
+        self.oom = False
+
+    @property
+    def wait_s(self):
+        return None if self.start is None else self.start - self.arrival
+
+    @property
+    def finish_s(self):
+        return None if self.end is None else self.end - self.arrival
+
+    def met_deadline(self):
+        return (self.kind == "deadline" and self.end is not None and
+                self.completed and self.finish_s <= self.job.deadline_s)
+
+    def delay_value(self):
+        """What the finish cost a job with a value of time."""
+        if self.kind != "value" or self.finish_s is None:
+            return 0.0
+        return self.job.value_per_hour * self.finish_s / 3600
+
+
+class QueuePolicy:
+    name = ""
+    reports = False  # reports pool state to its placementd
+
+    def plan(self, svc, job):
+        raise NotImplementedError
+
+    def choose(self, job, options, truths, arrival):
+        """options: [(candidate, layout)] in rank order; truths: each
+        option's (cost, run_s, start) as the world knows them."""
+        return 0
+
+
+class TimeAware(QueuePolicy):
+    """The service with pool state: each job asks with its own objective
+    and takes rank 1."""
+    name = "service, time-aware"
+    reports = True
+
+    def plan(self, svc, job):
+        if job.kind == "deadline":
+            return svc.plan_with(job, "deadline", deadline_s=job.deadline_s)
+        if job.kind == "value":
+            return svc.plan_with(job, "delay",
+                                 delay_per_hour=job.value_per_hour)
+        return svc.plan_with(job, "cost")
+
+
+class TimeBlind(QueuePolicy):
+    """Today's service, which knows no queue: lowest cost, a deadline bounding
+    the run alone (no candidate: the lowest-cost plan without it)."""
+    name = "service, time-blind (today)"
+
+    def plan(self, svc, job):
+        if job.kind == "deadline":
+            plan = svc.plan_with(job, "cost", deadline_s=job.deadline_s)
+            if plan.candidates:
+                return plan
+        return svc.plan_with(job, "cost")
+
+
+def _true_best(job, truths, arrival):
+    """The option the world says is best for the job's kind."""
+    def key(i):
+        cost, run_s, start = truths[i]
+        finish = start + run_s - arrival
+        if job.kind == "deadline":
+            meets = finish <= job.deadline_s
+            return (not meets, cost if meets else finish, finish)
+        if job.kind == "value":
+            return (cost + job.value_per_hour * finish / 3600, finish)
+        return (cost, finish)
+    usable = [i for i, t in enumerate(truths) if t is not None]
+    return min(usable, key=key) if usable else None
+
+
+class QueueOracle(QueuePolicy):
+    """Knows every queue and every run time: among the cheaper and the
+    faster configuration the service offers on each pool, the truly best
+    for the job's kind."""
+    name = "oracle (knows the queues)"
+
+    def plan(self, svc, job):
+        return None  # uses the union of cost and time plans (options_for)
+
+    def choose(self, job, options, truths, arrival):
+        return _true_best(job, truths, arrival)
+
+
+def _options_union(world, svc, job, card_memory):
+    """Each pool's cheaper and faster configuration, once each."""
+    seen, out = set(), []
+    for objective in ("cost", "time"):
+        plan = svc.plan_with(job, objective)
+        for c, layout in _options(world, svc, job, plan, set(), card_memory):
+            key = (c.pool, c.gpu_count, c.recipe_key)
+            if key not in seen:
+                seen.add(key)
+                out.append((c, layout))
+    return out
+
+
+def _truth(world, job, layout, pools, now):
+    if layout.out_of_memory:
+        return None
+    attempts, completed = run_job(world, job.id, layout, job.steps)
+    if not completed:
+        return None
+    return (sum(a.cost for a in attempts), sum(a.seconds for a in attempts),
+            pools[layout.pool].true_start(layout.gpu_count, now))
+
+
+def _state(pool, base, now):
+    s = pool_state_pb2.PoolState(pool=pool.name,
+                                 gpus_total=pool.capacity,
+                                 gpus_allocated=pool.capacity - pool.free())
+    s.observe_time.FromNanoseconds(int((base + now) * 1e9))
+
+    def fill(msg, j, started, ended):
+        msg.job_id = j.id
+        msg.gpus = j.gpus
+        msg.submit_time.FromNanoseconds(int((base + j.submit) * 1e9))
+        if started:
+            msg.start_time.FromNanoseconds(int((base + j.start) * 1e9))
+        if ended:
+            msg.end_time.FromNanoseconds(int((base + j.end) * 1e9))
+        if j.plan_id:
+            msg.plan_id = j.plan_id
+    for j in pool.running:
+        fill(s.running.add(), j, True, False)
+    for j in pool.pending:
+        fill(s.pending.add(), j, False, False)
+    for j in pool.finished:
+        fill(s.finished.add(), j, True, True)
+    pool.finished = []
+    return s
+
+
+class QueueRun:
+    def __init__(self, world, policy):
+        self.world = world
+        self.policy = policy
+        self.jobs = []
+        self.seconds = 0.0
+        self.reports = 0
+        self.raw_calibration = {}  # pool: (checked forecasts, {p: share})
+
+
+class _Replay:
+    """One policy's pass over the trace: the event loop's state."""
+
+    def __init__(self, world, policy, svc, run):
+        self.world, self.policy, self.svc, self.run = world, policy, svc, run
+        self.q = world.queues
+        self.base = time.time() - HISTORY_S
+        caps = {p["name"]: p["nodes"] * p["gpus_per_node"] for p in world.pools}
+        self.pools = {n: qlib.PoolQueue(n, c) for n, c in caps.items()}
+        horizon = self.q.warmup_s + len(world.jobs) * world.arrival_gap_s
+        streams = qlib.tenant_arrivals(self.q, caps, horizon)
+        self.tenants = sorted((t, pool, g, r) for pool, jobs in streams.items()
+                              for t, g, r in jobs)
+        self.arrivals = [(self.q.warmup_s + i * world.arrival_gap_s, job)
+                         for i, job in enumerate(world.jobs)]
+        self.card_memory = {}
+        self.last_report = {}
+        self.open = 0
+
+    def report_all(self, now):
+        if not self.policy.reports:
+            return
+        for pool in self.pools.values():
+            if self.last_report.get(pool.name, -1) >= now:
+                continue
+            self.svc.report(_state(pool, self.base, now))
+            self.last_report[pool.name] = now
+            self.run.reports += 1
+
+    def place(self, job, now):
+        result = QJobResult(job, now)
+        self.run.jobs.append(result)
+        self.report_all(now)
+        union = None
+        if isinstance(self.policy, QueueOracle) or job.kind == "deadline":
+            union = _options_union(self.world, self.svc, job, self.card_memory)
+        if isinstance(self.policy, QueueOracle):
+            plan, options = None, union
+        else:
+            plan = self.policy.plan(self.svc, job)
+            options = _options(self.world, self.svc, job, plan, set(),
+                               self.card_memory)
+        if job.kind == "deadline":
+            truths = [_truth(self.world, job, l, self.pools, now)
+                      for _, l in union]
+            result.feasible = any(
+                t is not None and t[2] + t[1] - now <= job.deadline_s
+                for t in truths)
+        if not options:
+            return
+        truths = [_truth(self.world, job, l, self.pools, now)
+                  for _, l in options]
+        pick = self.policy.choose(job, options, truths, now)
+        if pick is None:
+            return
+        candidate, layout = options[pick]
+        self.submit(result, job, candidate, layout, plan, now)
+
+    def submit(self, result, job, candidate, layout, plan, now):
+        result.placed = True
+        result.pool = layout.pool
+        timing = candidate.timing
+        if timing.status == placement_pb2.START_STATUS_KNOWN:
+            result.predicted = {q.probability: q.within.ToNanoseconds() / 1e9
+                                for q in timing.start_quantiles}
+        attempts, completed = run_job(self.world, job.id, layout, job.steps)
+        result.cost = sum(a.cost for a in attempts)
+        result.completed = completed
+        result.oom = any(a.outcome == OUT_OF_MEMORY for a in attempts)
+        plan_id = plan.plan_id if plan is not None else ""
+        qjob = qlib.QJob(job.id, layout.gpu_count, now,
+                         sum(a.seconds for a in attempts), plan_id)
+
+        def started(at):
+            result.start = at
+
+        def ended(at):
+            result.end = at
+            start = self.base + qjob.start
+            for n, a in enumerate(attempts):
+                self.svc.upload_attempt(a, start, plan_id, job.team,
+                                f"{job.id}|queue|{layout.identity()}|{n}",
+                                submit_s=self.base + now if n == 0 else None)
+                start += a.seconds
+            self.open -= 1
+        qjob.on_start, qjob.on_end = started, ended
+        self.open += 1
+        self.pools[layout.pool].submit(qjob, now)
+
+    def loop(self):
+        tick, ti, ai, n = 0.0, 0, 0, 0
+        every = self.q.report_every_s
+        while ai < len(self.arrivals) or self.open > 0:
+            nexts = [self.tenants[ti][0] if ti < len(self.tenants) else math.inf,
+                     self.arrivals[ai][0] if ai < len(self.arrivals) else math.inf,
+                     tick if self.policy.reports else math.inf,
+                     min(p.next_end() for p in self.pools.values())]
+            now = min(nexts)
+            for pool in self.pools.values():
+                pool.finish_until(now)
+            while ti < len(self.tenants) and self.tenants[ti][0] <= now:
+                at, name, gpus, run_s = self.tenants[ti]
+                n += 1
+                self.pools[name].submit(qlib.QJob(f"t{n}", gpus, at, run_s), at)
+                ti += 1
+            if tick <= now:
+                self.report_all(now)
+                tick = (math.floor(now / every) + 1) * every
+            while ai < len(self.arrivals) and self.arrivals[ai][0] <= now:
+                self.place(self.arrivals[ai][1], now)
+                ai += 1
+
+
+def replay(world, policy_class, index):
+    policy = policy_class()
+    run = QueueRun(world, policy)
+    started = time.monotonic()
+    with Service(f"queue{index}") as svc:
+        svc.create_pools(world.pools)
+        _Replay(world, policy, svc, run).loop()
+        if policy.reports:
+            # How the service's own forecasts of waiting jobs fared, raw
+            # (before the calibration plans read them through), per pool.
+            for p in world.pools:
+                state = svc.pool_states.GetPoolState(
+                    pool_state_pb2.GetPoolStateRequest(pool=p["name"]),
+                    timeout=30, metadata=svc.metadata)
+                run.raw_calibration[p["name"]] = (
+                    state.history.checked_forecasts,
+                    {c.probability: c.share_started
+                     for c in state.history.calibration})
+    run.seconds = time.monotonic() - started
+    return run
+
+
+POLICIES = (TimeAware, TimeBlind, QueueOracle)
+KEYS = {"time-aware": TimeAware, "time-blind": TimeBlind,
+        "queue-oracle": QueueOracle}

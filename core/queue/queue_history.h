@@ -1,0 +1,84 @@
+#ifndef PLACEMENT_CORE_QUEUE_QUEUE_HISTORY_H_
+#define PLACEMENT_CORE_QUEUE_QUEUE_HISTORY_H_
+
+// What a pool's reports teach over time, kept bounded: how long its jobs
+// ran (the "measured history" a waiting job's run time is drawn from when
+// no plan of this service placed it), how long jobs waited, and how the
+// start forecasts fared against the starts that followed (the calibration
+// every estimate is read through).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "core/queue/pool_state.h"
+
+namespace placement::core {
+
+// The most of each series a pool keeps: the newest, oldest dropped first.
+inline constexpr size_t kMaxHistoryDurations = 512;
+inline constexpr size_t kMaxHistoryWaits = 512;
+inline constexpr size_t kMaxHistoryPits = 256;
+
+// The levels a waiting job's start forecast is kept at: 0, 0.05, ..., 1
+// (the smallest and the largest of the forecast's draws at the ends).
+inline constexpr int kPredictionLevels = 21;
+
+struct QueueHistory {
+  // Run times of finished jobs that no plan of this service placed,
+  // seconds, oldest first, each with the time limit the job had (0: none):
+  // the same length.
+  std::vector<double> durations_s;
+  std::vector<double> limits_s;
+  // Waits (start less submission), seconds, oldest first: of jobs seen
+  // starting in reports and of uploaded runs that carried their submission
+  // time.
+  std::vector<double> waits_s;
+  // For each job forecast while it waited and later seen started: the
+  // forecast's probability of a start at or before the real one (its
+  // probability integral transform, PIT; uniform on [0, 1] when the
+  // forecasts are calibrated). Oldest first.
+  std::vector<double> start_pits;
+
+  friend bool operator==(const QueueHistory&, const QueueHistory&) = default;
+};
+
+// The start forecast of a job while it waits, kept until it starts.
+struct StartPrediction {
+  std::string job_id;
+  absl::Time origin;  // the observed time of the report that made it
+  // Seconds after `origin`, at kPredictionLevels levels (non-decreasing).
+  std::vector<double> delay_s;
+
+  friend bool operator==(const StartPrediction&,
+                         const StartPrediction&) = default;
+};
+
+// Appends `value` to `series`, dropping the oldest beyond `limit`.
+void AppendBounded(std::vector<double>* series, double value, size_t limit);
+
+// Where `actual_s` falls in a forecast kept at kPredictionLevels levels:
+// interpolated between levels; 0 below the smallest draw, 1 above the
+// largest; at a run of equal levels (many draws at one value, as a start at
+// once), the middle of that run.
+double PredictionPit(const std::vector<double>& delay_s, double actual_s);
+
+// Learns from `current`, the report after `previous` (null for a pool's
+// first): the run time of each finished job no plan of this service placed
+// (a placed job's run time is its plan's; its reported start and end;
+// a running job of `previous` gone from `current` without being reported
+// finished ended between the two reports, taken at their midpoint), the
+// wait of each job seen started for the first time (when its submission
+// time is known), and the PIT of each job in `open` (predictions made while
+// it waited) that has started; predictions of jobs no longer waiting are
+// dropped.
+void LearnFromReport(const PoolState* previous, const PoolState& current,
+                     QueueHistory* history, std::vector<StartPrediction>* open);
+
+// Adds an uploaded run's wait (its start less its job's submission).
+void LearnUploadedWait(absl::Duration wait, QueueHistory* history);
+
+}  // namespace placement::core
+
+#endif  // PLACEMENT_CORE_QUEUE_QUEUE_HISTORY_H_

@@ -1,0 +1,132 @@
+#include "core/queue/start_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace placement::core {
+
+PoolQueue MakePoolQueue(PoolState state, absl::Time received,
+                        QueueHistory history, PlannedRunTimes planned) {
+  PoolQueue queue{
+      std::move(state), received, std::move(history), std::move(planned), {}};
+  queue.forecast = ForecastQueue(queue.state, queue.history, queue.planned);
+  return queue;
+}
+
+const char* StartStatusName(StartStatus status) {
+  switch (status) {
+    case StartStatus::kKnown:
+      return "KNOWN";
+    case StartStatus::kNoState:
+      return "NO_STATE";
+    case StartStatus::kStale:
+      return "STALE";
+    case StartStatus::kUnknownRunTimes:
+      return "UNKNOWN_RUN_TIMES";
+    case StartStatus::kTooLarge:
+      return "TOO_LARGE";
+  }
+  return "NO_STATE";
+}
+
+double StartEstimate::Quantile(double p) const {
+  return delay_s.empty() ? 0 : QuantileOfSorted(delay_s, p);
+}
+
+double CalibratedLevel(const std::vector<double>& sorted_pits, double q) {
+  const size_t n = sorted_pits.size();
+  if (n < kMinCalibrationPits) return q;
+  const double observed = QuantileOfSorted(sorted_pits, q);
+  const double prior = static_cast<double>(kMinCalibrationPits);
+  return std::clamp((static_cast<double>(n) * observed + prior * q) /
+                        (static_cast<double>(n) + prior),
+                    0.0, 1.0);
+}
+
+namespace {
+
+std::string Minutes(double seconds) {
+  if (seconds < 30) return "0m";
+  return absl::FormatDuration(absl::Seconds(std::round(seconds / 60) * 60));
+}
+
+// How long ago a report arrived, to the second.
+std::string Ago(absl::Duration age) {
+  if (age < absl::Seconds(1)) return "under a second";
+  return absl::FormatDuration(absl::Trunc(age, absl::Seconds(1)));
+}
+
+}  // namespace
+
+StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
+                            absl::Duration age, absl::Duration max_age) {
+  StartEstimate e;
+  if (queue == nullptr) {
+    e.reason = "no state reported for the pool: the wait is unknown";
+    return e;
+  }
+  e.observed = queue->state.observed;
+  e.age = std::max(age, absl::ZeroDuration());
+  const QueueForecast& f = queue->forecast;
+  e.jobs_ahead = f.pending_jobs;
+  e.gpus_ahead = f.pending_gpus;
+  e.calibration_pits = static_cast<int>(queue->history.start_pits.size());
+  if (e.age > max_age) {
+    e.status = StartStatus::kStale;
+    e.reason =
+        absl::StrCat("the pool's state is stale: its last report arrived ",
+                     absl::FormatDuration(absl::Trunc(e.age, absl::Seconds(1))),
+                     " ago (at most ", absl::FormatDuration(max_age),
+                     "); the wait is unknown");
+    return e;
+  }
+  if (!f.known) {
+    e.status = StartStatus::kUnknownRunTimes;
+    e.reason = absl::StrCat("the wait is unknown: ", f.unknown_reason);
+    return e;
+  }
+  if (gpus > f.gpus_total) {
+    e.status = StartStatus::kTooLarge;
+    e.reason = absl::StrCat(gpus, " GPUs is more than the ", f.gpus_total,
+                            " the pool has in service now");
+    return e;
+  }
+  const std::vector<double> starts = NewJobStarts(f, gpus);
+  std::vector<double> pits = queue->history.start_pits;
+  std::sort(pits.begin(), pits.end());
+  e.calibrated = pits.size() >= kMinCalibrationPits;
+  const double late = absl::ToDoubleSeconds(e.age);
+  for (int k = 0; k < kEstimatePoints; ++k) {
+    const double level = (k + 0.5) / kEstimatePoints;
+    e.delay_s.push_back(std::max(
+        0.0, QuantileOfSorted(starts, CalibratedLevel(pits, level)) - late));
+  }
+  std::sort(e.delay_s.begin(), e.delay_s.end());
+  e.mean_s = std::accumulate(e.delay_s.begin(), e.delay_s.end(), 0.0) /
+             static_cast<double>(e.delay_s.size());
+  e.status = StartStatus::kKnown;
+  e.reason = absl::StrCat(
+      e.Quantile(0.9) < 30
+          ? std::string("starts at once (p90)")
+          : absl::StrCat("start p50 in ", Minutes(e.Quantile(0.5)), ", p90 in ",
+                         Minutes(e.Quantile(0.9))),
+      ", behind ", f.pending_jobs, " waiting jobs (", f.pending_gpus,
+      " GPUs), ", f.gpus_total - queue->state.gpus_allocated, " of ",
+      f.gpus_total, " GPUs free, from the report observed ",
+      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", e.observed, absl::UTCTimeZone()),
+      " (arrived ", Ago(e.age), " ago): ", f.basis, "; ",
+      e.calibrated
+          ? absl::StrCat("read through ", pits.size(),
+                         " earlier forecasts checked against the starts that "
+                         "followed")
+          : absl::StrCat("not calibrated yet (", pits.size(), " of ",
+                         kMinCalibrationPits,
+                         " forecasts checked against real starts)"));
+  return e;
+}
+
+}  // namespace placement::core

@@ -1,0 +1,2 @@
+DROP TABLE pool_states;
+DELETE FROM catalog_tombstones WHERE table_name = 'pool_states';

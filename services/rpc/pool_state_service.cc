@@ -1,0 +1,237 @@
+#include "services/rpc/pool_state_service.h"
+
+#include <iostream>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/proto_bytes.h"
+#include "common/proto_time.h"
+#include "common/sha256.h"
+#include "core/queue/pool_state.h"
+#include "core/queue/queue_forecast.h"
+#include "core/queue/queue_history.h"
+#include "services/api/grpc_status.h"
+#include "services/api/pool_state_convert.h"
+#include "services/rpc/admit.h"
+#include "services/rpc/db_call.h"
+#include "storage/pool_state_store.h"
+
+namespace placement::services {
+namespace {
+
+constexpr int kMaxForecastCounts = 16;
+// A report observed further than this from the service's clock is taken,
+// with a warning: its age is counted from its arrival, its job times
+// against its own observe_time.
+constexpr absl::Duration kSkewWarning = absl::Hours(1);
+
+// The run times this service's plans expected of the jobs of `state` that
+// carry a plan id: carried over from the pool's row, else read from the
+// stored plans (each job once).
+core::PlannedRunTimes PlannedRunTimesOf(
+    const core::PoolState& state, const storage::PoolStateContext& context) {
+  core::PlannedRunTimes planned;
+  std::vector<std::string> unknown_plans;
+  std::vector<const core::QueuedJob*> unknown_jobs;
+  auto visit = [&](const core::QueuedJob& job) {
+    if (job.plan_id.empty()) return;
+    if (context.previous.has_value()) {
+      auto it = context.previous->planned.find(job.job_id);
+      if (it != context.previous->planned.end()) {
+        planned[job.job_id] = it->second;
+        return;
+      }
+    }
+    unknown_plans.push_back(absl::AsciiStrToLower(job.plan_id));
+    unknown_jobs.push_back(&job);
+  };
+  for (const core::QueuedJob& job : state.running) visit(job);
+  for (const core::QueuedJob& job : state.pending) visit(job);
+  if (unknown_plans.empty()) return planned;
+  const std::map<std::string, std::string> responses =
+      context.plan_responses(unknown_plans);
+  for (size_t i = 0; i < unknown_jobs.size(); ++i) {
+    auto it = responses.find(unknown_plans[i]);
+    if (it == responses.end()) continue;
+    if (std::optional<core::PlannedRunTime> run =
+            PlannedRunTimeFromPlan(it->second, state.pool_name)) {
+      planned[unknown_jobs[i]->job_id] = *run;
+    }
+  }
+  return planned;
+}
+
+// Whether `report` may replace the pool's row, and the row it becomes.
+storage::PoolStateDecision Decide(const storage::PoolStateContext& context,
+                                  const core::PoolState& state,
+                                  const std::string& report,
+                                  const std::string& fingerprint) {
+  storage::PoolStateDecision decision;
+  const std::optional<storage::PoolStateRecord>& previous = context.previous;
+  std::optional<absl::Time> previous_observed;
+  if (previous.has_value()) previous_observed = previous->observed;
+  if (previous_observed.has_value() && absl::ToUnixMicros(*previous_observed) ==
+                                           absl::ToUnixMicros(state.observed)) {
+    if (previous->fingerprint != fingerprint) {
+      decision.status = absl::AlreadyExistsError(absl::StrCat(
+          "pool ", state.pool_name,
+          " already has a different report observed at that time; a "
+          "report is stored once per observe_time"));
+    }
+    return decision;  // the same report again: nothing to write
+  }
+  core::Pool pool;
+  pool.name = state.pool_name;
+  pool.node_count = context.node_count;
+  pool.gpus_per_node = context.gpus_per_node;
+  core::FieldViolations violations =
+      core::ValidatePoolState(state, pool, previous_observed, context.now);
+  if (!violations.empty()) {
+    decision.status =
+        core::InvalidArgumentWithViolations(WithStatePaths(violations));
+    return decision;
+  }
+  storage::PoolStateRecord record;
+  record.pool_name = state.pool_name;
+  record.observed = state.observed;
+  record.fingerprint = fingerprint;
+  record.report = report;
+  std::optional<core::PoolState> before;
+  if (previous.has_value()) {
+    record.history = previous->history;
+    record.predictions = previous->predictions;
+    v1::PoolState parsed;
+    if (previous->observed.has_value() &&
+        parsed.ParseFromString(previous->report)) {
+      before = PoolStateFromProto(parsed);
+    }
+  }
+  core::LearnFromReport(before ? &*before : nullptr, state, &record.history,
+                        &record.predictions);
+  record.planned = PlannedRunTimesOf(state, context);
+  const core::QueueForecast forecast = core::ForecastQueue(
+      state, record.history, record.planned, {.keep_pending_starts = true});
+  core::AddStartPredictions(state, forecast, &record.predictions);
+  decision.store = std::move(record);
+  return decision;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* PoolStateService::ReportPoolState(
+    grpc::CallbackServerContext* context,
+    const v1::ReportPoolStateRequest* request,
+    v1::ReportPoolStateResponse* response) {
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
+  }
+  core::FieldViolations shape = ValidatePoolStateShape(request->state());
+  if (!request->has_state()) shape.push_back({"state", "is required"});
+  if (!shape.empty()) return FinishNow(context, InvalidArgument(shape));
+  auto state =
+      std::make_shared<core::PoolState>(PoolStateFromProto(request->state()));
+  auto report = std::make_shared<std::string>(
+      common::DeterministicBytes(request->state()));
+  return FinishOnDbWorker(
+      context, workers_,
+      [this, state, report, response](storage::DbSession& session) {
+        const std::string fingerprint = common::Sha256(*report);
+        absl::StatusOr<storage::PoolStateWritten> written =
+            storage::ReplacePoolState(session, state->pool_name,
+                                      [&](const storage::PoolStateContext& c) {
+                                        return Decide(c, *state, *report,
+                                                      fingerprint);
+                                      });
+        if (!written.ok()) return written.status();
+        if (!written->duplicate) {
+          if (absl::Status reloaded = evidence_.ReloadWith(session);
+              !reloaded.ok()) {
+            std::cerr << "placementd: pool state committed; the cache re-reads "
+                         "it later (immediate reload failed: "
+                      << reloaded << ")\n";
+          }
+          evidence_.NoteLocalChange();
+        }
+        response->set_pool(state->pool_name);
+        common::TimeToProto(state->observed, response->mutable_observe_time());
+        if (written->received != absl::InfinitePast()) {
+          common::TimeToProto(written->received,
+                              response->mutable_receive_time());
+        }
+        response->set_duplicate(written->duplicate);
+        response->set_evidence_version(written->evidence_version);
+        const absl::Duration skew = written->received - state->observed;
+        if (!written->duplicate && absl::AbsDuration(skew) > kSkewWarning) {
+          response->add_warnings(absl::StrCat(
+              "clock_skew: observe_time is ", absl::FormatDuration(skew),
+              " from this service's clock when it arrived; the report's age "
+              "is counted from its arrival, its jobs' times against its "
+              "observe_time"));
+        }
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* PoolStateService::GetPoolState(
+    grpc::CallbackServerContext* context,
+    const v1::GetPoolStateRequest* request,
+    v1::GetPoolStateResponse* response) {
+  if (absl::Status admitted = Admit(auth_, *context, *request);
+      !admitted.ok()) {
+    return FinishNow(context, ToGrpcStatus(admitted));
+  }
+  std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
+  if (snapshot == nullptr) {
+    return FinishNow(
+        context,
+        ToGrpcStatus(absl::UnavailableError("pools are not loaded yet")));
+  }
+  const core::Pool* pool = nullptr;
+  for (const core::Pool& p : snapshot->pools) {
+    if (p.name == request->pool()) pool = &p;
+  }
+  if (pool == nullptr) {
+    return FinishNow(context, ToGrpcStatus(absl::NotFoundError(
+                                  absl::StrCat("no pool ", request->pool()))));
+  }
+  core::FieldViolations v;
+  if (request->gpu_counts_size() > kMaxForecastCounts) {
+    v.push_back({"gpu_counts", absl::StrCat("at most ", kMaxForecastCounts)});
+  }
+  std::set<int> counts;
+  for (int i = 0; i < request->gpu_counts_size(); ++i) {
+    const int g = request->gpu_counts(i);
+    if (g < 1 || g > pool->total_gpus()) {
+      v.push_back(
+          {absl::StrCat("gpu_counts[", i, "]"),
+           absl::StrCat("must be 1 to the pool's ", pool->total_gpus())});
+    }
+    counts.insert(g);
+  }
+  if (!v.empty()) return FinishNow(context, InvalidArgument(v));
+  if (counts.empty()) counts = {1, pool->gpus_per_node};
+  response->set_pool(pool->name);
+  const core::PoolQueue* queue = snapshot->ReportedQueue(pool->name);
+  absl::Duration age;
+  if (auto it = snapshot->pool_queues.find(pool->name);
+      it != snapshot->pool_queues.end()) {
+    HistoryToProto(it->second->history, response->mutable_history());
+  }
+  if (queue != nullptr) {
+    *response->mutable_state() = PoolStateToProto(queue->state);
+    common::TimeToProto(queue->received, response->mutable_receive_time());
+    age = std::max(absl::ZeroDuration(), absl::Now() - queue->received);
+    common::DurationToProto(age, response->mutable_age());
+    response->set_stale(age > max_age_);
+  }
+  for (int g : counts) {
+    StartForecastToProto(g, core::EstimateStart(queue, g, age, max_age_),
+                         response->add_forecasts());
+  }
+  return FinishNow(context, grpc::Status::OK);
+}
+
+}  // namespace placement::services

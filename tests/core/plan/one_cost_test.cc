@@ -1,0 +1,376 @@
+// One cost, true to its evidence: the planner's projection of a measured
+// layout agrees with what the layout's runs cost (over many generated
+// evidence sets), ranks pools the way their runs separate them, places the
+// guide's L40S collective-timeout case on the A100, and moves by no more
+// than its share when one upload lies.
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/evidence/run_attempts.h"
+#include "core/plan/job_cost.h"
+#include "core/plan/planner.h"
+#include "gtest/gtest.h"
+#include "tests/core/test_catalog.h"
+
+namespace placement::core {
+namespace {
+
+using testing::TestCatalog;
+using testing::TrainingPool;
+
+constexpr char kL40s[] = "L40S-PCIE-48GB";
+constexpr char kA100[] = "A100-SXM4-80GB";
+constexpr absl::Time kEpoch = absl::FromUnixSeconds(1'700'000'000);
+
+Recipe LoraDdp(int gpus) {
+  Recipe r;
+  r.model = "Llama-3.1-8B";
+  r.method = FineTuneMethod::kLora;
+  r.lora_rank = 16;
+  r.target_modules = {"all-linear"};
+  r.sequence_length = 2048;
+  r.micro_batch_size = 1;
+  r.gpu_count = gpus;
+  r.parallelism = gpus > 1 ? Parallelism::kDdp : Parallelism::kSingle;
+  r.activation_checkpointing = ActivationCheckpointing::kOn;
+  r.attention = AttentionImplementation::kFlash;
+  return NormalizeRecipe(r);
+}
+
+PlanRequest Request(const Recipe& recipe, int64_t steps) {
+  PlanRequest request;
+  request.recipe = recipe;
+  request.total_steps = steps;
+  return request;
+}
+
+const Candidate* Find(const PlanResult& plan, const std::string& pool) {
+  for (const Candidate& c : plan.candidates) {
+    if (c.pool_name == pool) return &c;
+  }
+  return nullptr;
+}
+
+// One attempt as the world ran it.
+struct Attempt {
+  int64_t steps = 0;  // run
+  int64_t kept = 0;   // of them, kept (a success keeps all)
+  double seconds = 0;
+  RunOutcome outcome = RunOutcome::kSucceeded;
+};
+
+// A run record of `attempts` (retries inside it, as the agent reports).
+MeasuredRun RunOf(const std::string& pool, const std::string& sku, int gpus,
+                  const std::vector<Attempt>& attempts, double step_s,
+                  double peak_gb, absl::Time start) {
+  MeasuredRun run;
+  run.pool_name = pool;
+  run.sku_id = sku;
+  run.gpu_count = gpus;
+  run.started = start;
+  double wall = 0;
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    const Attempt& a = attempts[i];
+    wall += a.seconds;
+    run.steps_attempted += a.steps;
+    if (i + 1 < attempts.size()) run.retry_outcomes.push_back(a.outcome);
+  }
+  // Kept steps: the last attempt's when it succeeded, else its checkpoint.
+  run.steps_succeeded = std::min(run.steps_attempted, attempts.back().kept);
+  run.ended = start + absl::Seconds(wall);
+  run.retries = static_cast<int>(attempts.size()) - 1;
+  run.outcome = attempts.back().outcome;
+  run.step_time_mean_s = step_s;
+  run.step_time_p50_s = step_s * 0.98;
+  run.step_time_p95_s = step_s * 1.1;
+  run.peak_memory_gb = peak_gb;
+  run.interconnect = gpus > 1 ? Interconnect::kNvlink : Interconnect::kNone;
+  run.collectives_opened = gpus > 1;
+  return run;
+}
+
+// GPU-hours as the runs held them (counted) over their successful steps,
+// straight from the runs.
+double ObservedFromRuns(const std::vector<MeasuredRun>& runs) {
+  double gpu_hours = 0;
+  int64_t kept = 0;
+  for (const MeasuredRun& run : runs) {
+    gpu_hours += run.gpu_count * AttemptsOf(run).counted_hours;
+    kept += run.steps_succeeded;
+  }
+  return gpu_hours / static_cast<double>(kept);
+}
+
+// ---------------------------------------------------------------------------
+// The guide's cautionary case. Two pools, the same 2-GPU DDP LoRA recipe on
+// both. On the L40S (PCIe) 6 runs: 3 succeeded, 3 ended in a collective
+// timeout after three attempts each (retries = 2, 200 steps an attempt,
+// nothing checkpointed). On the A100 (NVLink) 6 runs all succeeded.
+
+std::vector<MeasuredRun> L40sRuns() {
+  std::vector<MeasuredRun> runs;
+  const Attempt ok{200, 200, 60 + 200 * 0.6, RunOutcome::kSucceeded};
+  const Attempt timeout{200, 0, 60 + 200 * 0.6, RunOutcome::kCollectiveTimeout};
+  for (int i = 0; i < 3; ++i) {
+    runs.push_back(RunOf("l40s", kL40s, 2, {ok}, 0.6, 30, kEpoch));
+    runs.push_back(
+        RunOf("l40s", kL40s, 2, {timeout, timeout, timeout}, 0.6, 30, kEpoch));
+    runs.back().retry_outcomes.clear();  // an agent that names no causes
+  }
+  for (MeasuredRun& run : runs) run.interconnect = Interconnect::kPcie;
+  return runs;
+}
+
+std::vector<MeasuredRun> A100Runs() {
+  std::vector<MeasuredRun> runs;
+  const Attempt ok{200, 200, 60 + 200 * 0.5, RunOutcome::kSucceeded};
+  for (int i = 0; i < 6; ++i) {
+    runs.push_back(RunOf("a100", kA100, 2, {ok}, 0.5, 30, kEpoch));
+  }
+  return runs;
+}
+
+std::vector<Pool> GuidePools() {
+  return {TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 2'100'000),
+          TrainingPool("l40s", kL40s, Fabric::kPcie, 4, 1, 900'000)};
+}
+
+TEST(OneCostTest, TheCollectiveTimeoutCaseIsPlacedOnTheA100) {
+  InMemoryEvidence evidence;
+  const std::vector<MeasuredRun> l40s = L40sRuns();
+  for (const MeasuredRun& run : l40s) evidence.AddRun(LoraDdp(2), run);
+  for (const MeasuredRun& run : A100Runs()) evidence.AddRun(LoraDdp(2), run);
+  const absl::StatusOr<PlanResult> planned =
+      Plan(Request(LoraDdp(2), 200), GuidePools(), TestCatalog(), evidence);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const PlanResult& plan = *planned;
+  ASSERT_EQ(plan.candidates.size(), 2u);
+  EXPECT_EQ(plan.candidates.front().pool_name, "a100");
+  const Candidate* on_l40s = Find(plan, "l40s");
+  ASSERT_NE(on_l40s, nullptr);
+  // Its own runs: 12 attempts of 0.1 GPU-hours for 600 kept steps.
+  const double observed = ObservedFromRuns(l40s);
+  EXPECT_NEAR(observed * 1000, 2.0, 1e-9);
+  ASSERT_TRUE(on_l40s->observed.has_value());
+  EXPECT_NEAR(on_l40s->observed->gpu_hours_per_successful_step, observed, 1e-9);
+  // Nine failed attempts, all the fabric's.
+  EXPECT_EQ(on_l40s->failure_rate.failures, 9);
+  EXPECT_TRUE(on_l40s->failure_rate.recipe_measured);
+  // The projection of the runs' own job rests on them: in their band, and
+  // not half of what they cost.
+  const double projected =
+      on_l40s->projected_gpu_hours_per_successful_step_at_observed;
+  EXPECT_GE(projected, on_l40s->observed->band.low);
+  EXPECT_LE(projected, on_l40s->observed->band.high);
+  EXPECT_GT(projected, 0.8 * observed);
+  EXPECT_GT(on_l40s->expected_gpu_hours / 200, 0.8 * observed);
+}
+
+// ---------------------------------------------------------------------------
+// The invariant over generated evidence: for every (recipe, pool) with
+// measured runs, the projected cost per successful step of a job as long as
+// those runs lies within the band of what they observed; where two pools'
+// observed bands separate, the plan ranks them the same way.
+
+struct World {
+  double step_s = 1;
+  double startup_s = 60;
+  double fail_per_attempt = 0;  // chance an attempt fails
+  double kept_share = 0;        // of a failed attempt's steps, checkpointed
+  int max_retries = 0;
+  RunOutcome cause = RunOutcome::kPreempted;
+};
+
+std::vector<MeasuredRun> Generate(std::mt19937& rng, const World& w,
+                                  const std::string& pool,
+                                  const std::string& sku, int gpus, int runs,
+                                  int64_t steps) {
+  std::uniform_real_distribution<double> u(0, 1);
+  std::lognormal_distribution<double> noise(0, 0.05);
+  std::vector<MeasuredRun> out;
+  for (int r = 0; r < runs; ++r) {
+    const double step_s = w.step_s * noise(rng);
+    std::vector<Attempt> attempts;
+    for (int a = 0; a <= w.max_retries; ++a) {
+      const double startup = w.startup_s * noise(rng);
+      if (u(rng) < w.fail_per_attempt) {
+        const int64_t ran = 1 + static_cast<int64_t>(u(rng) * (steps - 1));
+        attempts.push_back({ran, static_cast<int64_t>(ran * w.kept_share),
+                            startup + ran * step_s + 60 * u(rng), w.cause});
+      } else {
+        attempts.push_back(
+            {steps, steps, startup + steps * step_s, RunOutcome::kSucceeded});
+        break;
+      }
+    }
+    out.push_back(
+        RunOf(pool, sku, gpus, attempts, step_s, 30, kEpoch + absl::Hours(r)));
+  }
+  return out;
+}
+
+World RandomWorld(std::mt19937& rng, int gpus) {
+  std::uniform_real_distribution<double> u(0, 1);
+  World w;
+  w.step_s = 0.3 * std::pow(10, u(rng));    // 0.3 .. 3 s
+  w.startup_s = 20 * std::pow(30, u(rng));  // 20 s .. 10 min
+  const double rates[] = {0, 0, 0.05, 0.15, 0.3, 0.5};
+  w.fail_per_attempt = rates[static_cast<int>(u(rng) * 6)];
+  w.kept_share = u(rng) < 0.5 ? 0 : 0.5;
+  w.max_retries = u(rng) < 0.5 ? 0 : 2;
+  const RunOutcome causes[] = {
+      RunOutcome::kPreempted, RunOutcome::kHardwareError, RunOutcome::kOom,
+      RunOutcome::kFailed, RunOutcome::kCollectiveTimeout};
+  w.cause = causes[static_cast<int>(u(rng) * (gpus > 1 ? 5 : 4))];
+  return w;
+}
+
+TEST(OneCostTest, ProjectionLiesInTheBandOfWhatItsRunsObserved) {
+  std::mt19937 rng(20261203);
+  int separated = 0;
+  for (int set = 0; set < 300; ++set) {
+    SCOPED_TRACE(absl::StrCat("evidence set ", set));
+    std::uniform_int_distribution<int> pick(0, 3);
+    const int gpus = std::vector<int>{1, 2, 2, 4}[pick(rng)];
+    const int64_t steps = 50 * std::uniform_int_distribution<int>(1, 40)(rng);
+    const int runs = std::uniform_int_distribution<int>(3, 12)(rng);
+    const Recipe recipe = LoraDdp(gpus);
+    const World a = RandomWorld(rng, gpus);
+    const World b = RandomWorld(rng, gpus);
+    const std::vector<MeasuredRun> on_a =
+        Generate(rng, a, "a100", kA100, gpus, runs, steps);
+    const std::vector<MeasuredRun> on_b =
+        Generate(rng, b, "l40s", kL40s, gpus, runs, steps);
+    InMemoryEvidence evidence;
+    for (const MeasuredRun& run : on_a) evidence.AddRun(recipe, run);
+    for (const MeasuredRun& run : on_b) evidence.AddRun(recipe, run);
+    const std::vector<Pool> pools = GuidePools();
+    const absl::StatusOr<PlanResult> planned =
+        Plan(Request(recipe, steps), pools, TestCatalog(), evidence);
+    ASSERT_TRUE(planned.ok()) << planned.status();
+    const PlanResult& plan = *planned;
+    struct Judged {
+      const Candidate* cand = nullptr;
+      Band cost_band;
+    };
+    std::vector<Judged> judged;
+    for (const auto& [pool, runs_of] :
+         {std::pair{pools[0], &on_a}, std::pair{pools[1], &on_b}}) {
+      const Candidate* c = Find(plan, pool.name);
+      int64_t kept = 0;
+      for (const MeasuredRun& run : *runs_of) kept += run.steps_succeeded;
+      if (c == nullptr || kept == 0) continue;  // rejected, or none kept
+      ASSERT_TRUE(c->observed.has_value()) << pool.name;
+      const ObservedCost& o = *c->observed;
+      EXPECT_NEAR(o.gpu_hours_per_successful_step, ObservedFromRuns(*runs_of),
+                  1e-6 * o.gpu_hours_per_successful_step);
+      EXPECT_GE(o.band.low, 0);
+      EXPECT_LE(o.band.low, o.gpu_hours_per_successful_step);
+      EXPECT_GE(o.band.high, o.gpu_hours_per_successful_step);
+      const double projected =
+          c->projected_gpu_hours_per_successful_step_at_observed;
+      EXPECT_GE(projected, o.band.low) << pool.name;
+      EXPECT_LE(projected, o.band.high) << pool.name;
+      const double rate = pool.internal_rate_micros_per_gpu_hour;
+      judged.push_back({c, {o.band.low * rate, o.band.high * rate}});
+    }
+    if (judged.size() == 2) {
+      const Judged& first = judged[0];
+      const Judged& second = judged[1];
+      if (first.cost_band.high < second.cost_band.low) {
+        ++separated;
+        EXPECT_LT(first.cand->rank, second.cand->rank);
+      } else if (second.cost_band.high < first.cost_band.low) {
+        ++separated;
+        EXPECT_LT(second.cand->rank, first.cand->rank);
+      }
+    }
+  }
+  // The generator must exercise the ranking half too.
+  EXPECT_GT(separated, 30);
+}
+
+// ---------------------------------------------------------------------------
+// One upload among eight honest ones moves no recipe's projected cost on
+// the pool by more than 1.5x, in either direction.
+
+std::vector<MeasuredRun> Honest(const std::string& pool, int runs,
+                                int failures) {
+  std::vector<MeasuredRun> out;
+  for (int i = 0; i < runs; ++i) {
+    const bool fail = i < failures;
+    const Attempt attempt{
+        500, fail ? 0 : 500, 180 + 500 * 1.2,
+        fail ? RunOutcome::kPreempted : RunOutcome::kSucceeded};
+    out.push_back(
+        RunOf(pool, kA100, 1, {attempt}, 1.2, 30, kEpoch + absl::Hours(i)));
+  }
+  return out;
+}
+
+// The expected GPU-hours of a 500-step job of `recipe` on the pool whose
+// runs are `runs` (all of `measured`).
+double CostOn(const std::vector<MeasuredRun>& runs,
+              const Recipe& measured_recipe, const Recipe& recipe) {
+  InMemoryEvidence evidence;
+  for (const MeasuredRun& run : runs) evidence.AddRun(measured_recipe, run);
+  const std::vector<Pool> pools = {
+      TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 2'100'000)};
+  const absl::StatusOr<PlanResult> plan =
+      Plan(Request(recipe, 500), pools, TestCatalog(), evidence);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok() || plan->candidates.size() != 1) {
+    ADD_FAILURE() << "expected one candidate";
+    return 0;
+  }
+  return plan->candidates[0].expected_gpu_hours;
+}
+
+TEST(OneCostTest, OneOddUploadMovesAPoolByNoMoreThanItsShare) {
+  const Recipe recipe = LoraDdp(1);
+  // Never measured, and no nearby recipe to transfer from: priced at the
+  // pool's failure rate.
+  const Recipe other = LoraDdp(2);
+  struct Liar {
+    std::string what;
+    MeasuredRun run;
+  };
+  auto lie = [](double wall_s, int64_t steps, double step_s,
+                RunOutcome outcome) {
+    return RunOf("a100", kA100, 1,
+                 {{steps, outcome == RunOutcome::kSucceeded ? steps : 0, wall_s,
+                   outcome}},
+                 step_s, 30, kEpoch + absl::Hours(100));
+  };
+  const std::vector<Liar> liars = {
+      {"a year of wall for 100 preempted steps",
+       lie(365 * 24 * 3600.0, 100, 1.2, RunOutcome::kPreempted)},
+      {"the most wall the API accepts for 100 preempted steps",
+       lie(100 * 1.2 + 48 * 3600, 100, 1.2, RunOutcome::kPreempted)},
+      {"a long succeeded run",
+       lie(100 * 1.2 + 48 * 3600, 100, 1.2, RunOutcome::kSucceeded)},
+      {"a run of day-long steps",
+       lie(100 * 86400.0 + 180, 100, 86400, RunOutcome::kSucceeded)},
+  };
+  for (int failures : {0, 3}) {
+    const std::vector<MeasuredRun> honest = Honest("a100", 8, failures);
+    const double measured = CostOn(honest, recipe, recipe);
+    const double estimated = CostOn(honest, recipe, other);
+    for (const Liar& liar : liars) {
+      SCOPED_TRACE(absl::StrCat(liar.what, ", ", failures, " honest failures"));
+      std::vector<MeasuredRun> with = honest;
+      with.push_back(liar.run);
+      const double m = CostOn(with, recipe, recipe);
+      const double e = CostOn(with, recipe, other);
+      EXPECT_LE(std::max(m / measured, measured / m), 1.5);
+      EXPECT_LE(std::max(e / estimated, estimated / e), 1.5);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace placement::core

@@ -1,0 +1,67 @@
+#include "core/queue/queue_history.h"
+
+#include "gtest/gtest.h"
+
+namespace placement::core {
+namespace {
+
+const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
+
+QueuedJob Job(const std::string& id, absl::Time submitted,
+              std::optional<absl::Time> started = std::nullopt) {
+  QueuedJob j;
+  j.job_id = id;
+  j.gpus = 1;
+  j.submitted = submitted;
+  j.started = started;
+  return j;
+}
+
+TEST(LearnFromReportTest, RunTimesWaitsAndThePitOfAStartedJob) {
+  PoolState first;
+  first.observed = kT0;
+  first.running = {Job("a", kT0 - absl::Hours(3), kT0 - absl::Hours(2)),
+                   Job("b", kT0 - absl::Hours(2), kT0 - absl::Hours(1))};
+  first.pending = {Job("c", kT0 - absl::Minutes(30))};
+  QueueHistory history;
+  std::vector<StartPrediction> open;
+  LearnFromReport(nullptr, first, &history, &open);
+  EXPECT_EQ(history.waits_s, (std::vector<double>{3600, 3600}));
+  EXPECT_TRUE(history.durations_s.empty());
+  // The forecast of c when first seen waiting: 0..2000 s from kT0.
+  StartPrediction c{"c", kT0, {}};
+  for (int k = 0; k < kPredictionLevels; ++k) c.delay_s.push_back(100.0 * k);
+  open.push_back(c);
+
+  PoolState second;
+  second.observed = kT0 + absl::Minutes(20);
+  // a finished (reported), b vanished without a report, c started at 10 min.
+  QueuedJob a = first.running[0];
+  a.ended = kT0 + absl::Minutes(10);
+  second.finished = {a};
+  second.running = {Job("c", kT0 - absl::Minutes(30), kT0 + absl::Minutes(10))};
+  LearnFromReport(&first, second, &history, &open);
+  ASSERT_EQ(history.durations_s.size(), 2u);
+  EXPECT_DOUBLE_EQ(history.durations_s[0], 2 * 3600 + 600);
+  // b ended between the reports: taken at their midpoint, 10 min.
+  EXPECT_DOUBLE_EQ(history.durations_s[1], 3600 + 600);
+  EXPECT_EQ(history.waits_s.back(), 40 * 60);
+  ASSERT_EQ(history.start_pits.size(), 1u);
+  EXPECT_NEAR(history.start_pits[0], 0.3, 1e-12);  // 600 s of 0..2000
+  EXPECT_TRUE(open.empty());                       // c no longer waits
+
+  // The same finished job reported again teaches nothing new.
+  PoolState third = second;
+  third.observed = kT0 + absl::Minutes(25);
+  LearnFromReport(&second, third, &history, &open);
+  EXPECT_EQ(history.durations_s.size(), 2u);
+}
+
+TEST(AppendBoundedTest, KeepsTheNewest) {
+  std::vector<double> series;
+  for (int i = 0; i < 10; ++i) AppendBounded(&series, i, 4);
+  EXPECT_EQ(series, (std::vector<double>{6, 7, 8, 9}));
+}
+
+}  // namespace
+}  // namespace placement::core

@@ -1,0 +1,278 @@
+// One cost, true to its evidence, through the public API only (a real
+// placementd on a real PostgreSQL): the guide's L40S collective-timeout case
+// is placed on the A100; a plan's projection of a measured layout rests on
+// the runs it was uploaded from and lies in their observed band; an upload
+// whose wall time its steps do not explain is refused, and one odd upload
+// among honest ones moves a pool by no more than its share.
+
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "tests/support/api_client.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/placementd_process.h"
+#include "tests/support/test_database.h"
+
+namespace placement {
+namespace {
+
+using ::placement::testing::ApiClient;
+using ::placement::testing::Candidate;
+using ::placement::testing::Deadline;
+using ::placement::testing::Lora8b;
+using ::placement::testing::Measured;
+using ::placement::testing::PlacementdProcess;
+using ::placement::testing::PlanFor;
+using ::placement::testing::TestDatabase;
+using ::placement::testing::TrainingPool;
+using ::placement::testing::ViolatedFields;
+using ::testing::Contains;
+
+constexpr char kL40s[] = "L40S-PCIE-48GB";
+constexpr char kA100[] = "A100-SXM4-80GB";
+
+class OneCostTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_.Migrate();
+    auto process = PlacementdProcess::Start(db_.url());
+    ASSERT_TRUE(process.ok()) << process.status();
+    placementd_ = *std::move(process);
+    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
+    client_ = std::make_unique<ApiClient>(placementd_->channel());
+    telemetry_ = v1::TelemetryService::NewStub(placementd_->channel());
+  }
+
+  grpc::Status Upload(const v1::BenchmarkRun& run) {
+    v1::UploadBenchmarkRunRequest request;
+    *request.mutable_run() = run;
+    v1::UploadBenchmarkRunResponse response;
+    return telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
+  }
+
+  // The guide's 2-GPU DDP LoRA.
+  static v1::Recipe LoraDdp() {
+    v1::Recipe recipe = Lora8b();
+    recipe.set_gpu_count(2);
+    recipe.set_parallelism(v1::PARALLELISM_DDP);
+    recipe.set_micro_batch_size(1);
+    return recipe;
+  }
+
+  // `steps` steps of `step_s` after `startup_s` an attempt.
+  static ApiClient::TimedRun Run(const std::string& pool,
+                                 const std::string& sku,
+                                 const v1::Recipe& recipe, int64_t steps,
+                                 double step_s, double startup_s) {
+    ApiClient::TimedRun run;
+    run.pool = pool;
+    run.sku = sku;
+    run.recipe = recipe;
+    run.steps_attempted = run.steps_succeeded = steps;
+    run.step_s = step_s;
+    run.startup_s = startup_s;
+    run.peak_gb = 30;
+    return run;
+  }
+
+  TestDatabase db_;
+  std::unique_ptr<PlacementdProcess> placementd_;
+  std::unique_ptr<ApiClient> client_;
+  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
+};
+
+// Two pools, the same 2-GPU DDP LoRA measured on both. On the L40S (PCIe)
+// 6 runs: 3 succeeded, 3 ended in COLLECTIVE_TIMEOUT after three attempts
+// each (retries = 2, 200 steps an attempt, nothing checkpointed): 2.0
+// GPU-hours per 1,000 successful steps. On the A100 (NVLink) 6 runs
+// succeeded: 0.44. At 0.90 and 2.10 an hour the A100 is about half the
+// L40S's cost per successful step, though the L40S is the cheaper card
+// per step that succeeds.
+TEST_F(OneCostTest, TheCollectiveTimeoutCaseRanksTheA100First) {
+  client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 2'100'000));
+  client_->CreatePool(TrainingPool("l40s", kL40s, 1, 4, 900'000));
+  const v1::Recipe recipe = LoraDdp();
+  for (int i = 0; i < 3; ++i) {
+    ApiClient::TimedRun ok = Run("l40s", kL40s, recipe, 200, 0.6, 60);
+    ok.interconnect = v1::INTERCONNECT_PCIE;
+    client_->UploadTimedRun(ok);
+    ApiClient::TimedRun timed_out = ok;
+    timed_out.steps_attempted = 600;  // three attempts of 200
+    timed_out.steps_succeeded = 0;
+    timed_out.retries = 2;
+    timed_out.outcome = v1::RUN_OUTCOME_COLLECTIVE_TIMEOUT;
+    timed_out.failure_reason = "Watchdog caught collective operation timeout";
+    client_->UploadTimedRun(timed_out);
+  }
+  for (int i = 0; i < 6; ++i) {
+    client_->UploadTimedRun(Run("a100", kA100, recipe, 200, 0.5, 60));
+  }
+  const v1::PlacePlanResponse plan = client_->PlanUntil(
+      PlanFor(recipe, 200), [](const v1::PlacePlanResponse& p) {
+        return Measured("l40s", 6)(p) && Measured("a100", 6)(p);
+      });
+  ASSERT_EQ(plan.candidates_size(), 2);
+  EXPECT_EQ(plan.candidates(0).pool(), "a100");
+  const v1::PlacementCandidate* l40s = Candidate(plan, "l40s");
+  ASSERT_NE(l40s, nullptr);
+  EXPECT_EQ(l40s->failure_rate().failures(), 9);
+  EXPECT_TRUE(l40s->failure_rate().recipe_measured());
+  ASSERT_TRUE(l40s->has_observed());
+  const v1::ObservedCost& observed = l40s->observed();
+  // 12 attempts of 180 s on 2 GPUs for 600 kept steps.
+  EXPECT_NEAR(observed.gpu_hours_per_successful_step() * 1000,
+              12 * 180 * 2 / 3600.0 / 0.6, 1e-6);
+  EXPECT_GE(observed.projected_gpu_hours_per_successful_step(),
+            observed.band().low());
+  EXPECT_LE(observed.projected_gpu_hours_per_successful_step(),
+            observed.band().high());
+  EXPECT_GT(l40s->gpu_hours_per_1k_successful_steps(),
+            0.8 * observed.gpu_hours_per_successful_step() * 1000);
+}
+
+// The invariant end to end: evidence generated with failures and retries,
+// uploaded as agents would; each pool's projection of a job as long as its
+// runs lies in the band of what they observed, and that observation is
+// what the uploads add up to.
+TEST_F(OneCostTest, AProjectionRestsOnTheRunsItWasUploadedFrom) {
+  client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 2'100'000));
+  client_->CreatePool(TrainingPool("l40s", kL40s, 1, 4, 900'000));
+  v1::Recipe recipe = Lora8b();
+  recipe.set_gpu_count(1);
+  recipe.set_parallelism(v1::PARALLELISM_SINGLE);
+  std::mt19937 rng(35);
+  std::uniform_real_distribution<double> u(0, 1);
+  struct Expected {
+    double gpu_seconds = 0;
+    int64_t kept = 0;
+  };
+  std::map<std::string, Expected> expected;
+  for (const auto& [pool, sku, step_s, fail] :
+       {std::tuple{"a100", kA100, 0.5, 0.1},
+        std::tuple{"l40s", kL40s, 0.8, 0.4}}) {
+    for (int r = 0; r < 8; ++r) {
+      ApiClient::TimedRun run = Run(pool, sku, recipe, 300, step_s, 90);
+      run.steps_attempted = 0;
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        if (u(rng) >= fail) {
+          run.steps_attempted += 300;
+          run.outcome = v1::RUN_OUTCOME_SUCCEEDED;
+          break;
+        }
+        run.steps_attempted += 150;  // failed half-way, nothing kept
+        run.outcome = v1::RUN_OUTCOME_PREEMPTED;
+        if (attempt < 2) {
+          ++run.retries;
+          run.retry_outcomes.push_back(v1::RUN_OUTCOME_PREEMPTED);
+        }
+      }
+      run.steps_succeeded = run.outcome == v1::RUN_OUTCOME_SUCCEEDED ? 300 : 0;
+      client_->UploadTimedRun(run);
+      expected[pool].gpu_seconds +=
+          (run.retries + 1) * 90 + run.steps_attempted * step_s;
+      expected[pool].kept += run.steps_succeeded;
+    }
+  }
+  const v1::PlacePlanResponse plan = client_->PlanUntil(
+      PlanFor(recipe, 300), [](const v1::PlacePlanResponse& p) {
+        return Measured("l40s", 8)(p) && Measured("a100", 8)(p);
+      });
+  for (const char* pool : {"a100", "l40s"}) {
+    SCOPED_TRACE(pool);
+    const v1::PlacementCandidate* c = Candidate(plan, pool);
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->has_observed());
+    const v1::ObservedCost& o = c->observed();
+    EXPECT_NEAR(o.gpu_hours_per_successful_step(),
+                expected[pool].gpu_seconds / 3600 / expected[pool].kept,
+                1e-6 * o.gpu_hours_per_successful_step());
+    EXPECT_EQ(o.job_steps(), 300);
+    EXPECT_GE(o.projected_gpu_hours_per_successful_step(), o.band().low());
+    EXPECT_LE(o.projected_gpu_hours_per_successful_step(), o.band().high());
+  }
+}
+
+// A year between start and end for 100 steps of 1.2 s is not evidence; nor
+// are retry causes that do not add up to the retries. Both are refused with
+// the field named, and nothing is stored.
+TEST_F(OneCostTest, AnUploadItsOwnFiguresContradictIsRefused) {
+  client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 2'100'000));
+  v1::Recipe recipe = Lora8b();
+  recipe.set_gpu_count(1);
+  ApiClient::TimedRun year = Run("a100", kA100, recipe, 100, 1.2, 0);
+  year.steps_succeeded = 0;
+  year.outcome = v1::RUN_OUTCOME_PREEMPTED;
+  year.wall_s = 365 * 24 * 3600.0;
+  grpc::Status refused = Upload(ApiClient::RunOf(year));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(refused), Contains("run.end_time"));
+
+  ApiClient::TimedRun causes = Run("a100", kA100, recipe, 100, 1.2, 60);
+  causes.retries = 2;
+  causes.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED};
+  refused = Upload(ApiClient::RunOf(causes));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(ViolatedFields(refused), Contains("run.retry_outcomes"));
+  causes.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED,
+                           v1::RUN_OUTCOME_SUCCEEDED};
+  refused = Upload(ApiClient::RunOf(causes));
+  EXPECT_THAT(ViolatedFields(refused), Contains("run.retry_outcomes[1]"));
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM benchmark_runs"), "0");
+}
+
+// Eight honest runs, then the oddest upload the API accepts: a preemption of
+// 100 steps of 1.2 s with 47 hours of wall time beyond them. Every recipe on
+// the pool, measured or not, moves by no more than 1.5x.
+TEST_F(OneCostTest, OneOddUploadAmongEightHonestOnesMovesAPoolByItsShare) {
+  client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 2'100'000));
+  v1::Recipe measured = Lora8b();
+  measured.set_gpu_count(1);
+  measured.set_parallelism(v1::PARALLELISM_SINGLE);
+  v1::Recipe unmeasured = measured;
+  unmeasured.set_gpu_count(2);
+  unmeasured.set_parallelism(v1::PARALLELISM_DDP);
+  for (int i = 0; i < 8; ++i) {
+    ApiClient::TimedRun honest = Run("a100", kA100, measured, 500, 1.2, 180);
+    if (i < 2) {
+      honest.outcome = v1::RUN_OUTCOME_PREEMPTED;
+      honest.steps_succeeded = 0;
+    }
+    client_->UploadTimedRun(honest);
+  }
+  auto cost = [&](const v1::Recipe& recipe, int runs) {
+    return client_
+        ->PlanUntil(PlanFor(recipe, 500),
+                    [&](const v1::PlacePlanResponse& p) {
+                      return Measured("a100", runs)(p) ||
+                             (recipe.gpu_count() == 2 &&
+                              p.candidates_size() == 1 &&
+                              p.candidates(0).failure_rate().failures() ==
+                                  (runs == 8 ? 2 : 3));
+                    })
+        .candidates(0)
+        .expected_gpu_hours();
+  };
+  const double before_measured = cost(measured, 8);
+  const double before_unmeasured = cost(unmeasured, 8);
+  ApiClient::TimedRun odd = Run("a100", kA100, measured, 100, 1.2, 0);
+  odd.steps_succeeded = 0;
+  odd.outcome = v1::RUN_OUTCOME_PREEMPTED;
+  odd.wall_s = 100 * 1.2 + 47 * 3600;
+  client_->UploadTimedRun(odd);
+  const double after_measured = cost(measured, 9);
+  const double after_unmeasured = cost(unmeasured, 9);
+  EXPECT_LE(after_measured / before_measured, 1.5);
+  EXPECT_LE(after_unmeasured / before_unmeasured, 1.5);
+  EXPECT_GT(after_measured, before_measured);  // it does count, by its share
+}
+
+}  // namespace
+}  // namespace placement
