@@ -61,6 +61,19 @@ class BakeOffStatusTest : public ::testing::Test {
     return response;
   }
 
+  // Waits until the service's evidence includes the upload acknowledged
+  // with `ack` (a plan asked with its evidence_version waits for it): the
+  // pools' failure records a verdict reads come from that evidence.
+  void AwaitEvidence(const v1::UploadBenchmarkRunResponse& ack) {
+    v1::Recipe recipe = Lora8b();
+    recipe.set_gpu_count(1);
+    recipe.set_parallelism(v1::PARALLELISM_SINGLE);
+    v1::PlacePlanRequest request = PlanFor(recipe, 200'000);
+    request.set_min_evidence_version(ack.evidence_version());
+    v1::PlacePlanResponse plan;
+    ASSERT_TRUE(client_->Plan(request, &plan).ok());
+  }
+
   // A run of the bake-off's `run`, as the plan configured it for its pool.
   ApiClient::TimedRun RunOf(const v1::PlacePlanResponse& plan,
                             const v1::BakeOffRun& run) {
@@ -213,7 +226,7 @@ TEST_F(BakeOffStatusTest, ReadsTheRunsColumnsNotTheirUploads) {
   failed.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED,
                            v1::RUN_OUTCOME_HARDWARE_ERROR};
   client_->UploadTimedRun(failed);
-  client_->UploadTimedRun(RunOf(plan, plan.bake_off().runs(1)));
+  AwaitEvidence(client_->UploadTimedRun(RunOf(plan, plan.bake_off().runs(1))));
   const v1::GetBakeOffStatusResponse before = StatusOk(plan.plan_id());
   ASSERT_EQ(before.runs(0).uploads_size(), 1);
   EXPECT_EQ(before.runs(0).uploads(0).failure_reason(), failed.failure_reason);
