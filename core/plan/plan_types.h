@@ -15,8 +15,8 @@
 #include "core/evidence/pool_reliability.h"
 #include "core/models/fit.h"
 #include "core/models/memory_model.h"
-#include "core/plan/job_cost.h"
 #include "core/plan/candidate_timing.h"
+#include "core/plan/job_cost.h"
 #include "core/plan/rules.h"
 #include "core/recipe.h"
 

@@ -158,9 +158,9 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
         if (!written.ok()) return written.status();
         if (written->has_value()) {
           // Idempotency keys are fleet-wide: another team's is not told.
-          if (absl::Status s = CheckTeam(
-                  caller, (*written)->standard.team,
-                  absl::StrCat("request_id ", request->request_id()));
+          if (absl::Status s =
+                  CheckTeam(caller, (*written)->standard.team,
+                            absl::StrCat("request_id ", request->request_id()));
               !s.ok()) {
             return s;
           }
