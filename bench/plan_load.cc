@@ -7,7 +7,9 @@
 //       answered; prints calls/s and latency percentiles. "empty" is
 //       grpc.health.v1.Health/Check on the same server: the cost of a call
 //       that does nothing. A call refused with RESOURCE_EXHAUSTED is
-//       retried after a jittered backoff (--backoff_ms), as the server asks.
+//       retried after the wait the server asks for (its
+//       grpc-retry-pushback-ms), else after a jittered backoff
+//       (--backoff_ms), as a well-behaved client does.
 //
 //   plan_load compare --server H:P [--clients 16] [--seconds 4] [--rounds 5]
 //       rounds of the empty RPC and of PlacePlan in turn, on the same
@@ -21,9 +23,9 @@
 // machine's cores with placementd, and what is measured is the server. Every
 // 64th answer (and each client's first) is parsed and checked. --parse
 // parses every answer, as a typed client does.
+#include <grpcpp/alarm.h>
 #include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/impl/client_unary_call.h>
-#include <grpcpp/impl/rpc_method.h>
+#include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -40,7 +42,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/fleet.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -59,9 +63,16 @@ ABSL_FLAG(int, deadline_ms, 10000, "load: deadline of each call");
 ABSL_FLAG(bool, parse, false, "load: parse every answer (default: 1 in 64)");
 ABSL_FLAG(int, rounds, 5, "compare: rounds of each RPC, in turn");
 ABSL_FLAG(int, backoff_ms, 5,
-          "load: after a RESOURCE_EXHAUSTED, wait a random time up to this, "
-          "doubled at each refusal in a row (at most 64 times); 0: retry at "
-          "once");
+          "load: after a RESOURCE_EXHAUSTED without the server's "
+          "grpc-retry-pushback-ms, wait a random time up to this, doubled at "
+          "each refusal in a row (at most 64 times); 0: retry at once");
+ABSL_FLAG(int, load_threads, 2,
+          "load, compare: threads that drive the clients' calls (each client "
+          "is a closed loop on its own connection, not a thread)");
+ABSL_FLAG(bool, honor_pushback, true,
+          "load: after a RESOURCE_EXHAUSTED that carries "
+          "grpc-retry-pushback-ms, wait that long before the next call (as "
+          "gRPC's own retries do)");
 
 namespace {
 
@@ -165,6 +176,11 @@ struct Round {
   std::vector<double> latencies_ms;  // of answered calls, sorted
   int64_t errors = 0;
   std::vector<int64_t> refused = std::vector<int64_t>(17);  // by status code
+  // Refusals that carried the server's pushback, and the waits it asked.
+  int64_t pushbacks = 0;
+  double pushback_ms = 0;
+  // The first message of each status code, to tell refusals apart.
+  std::vector<std::string> first_message = std::vector<std::string>(17);
   double seconds = 0;
   double server_cpu_seconds = 0;  // everything but the load generator
   double load_generator_cpu_seconds = 0;
@@ -194,9 +210,14 @@ struct Round {
         LoadGeneratorCpuPerCall());
     for (int code = 1; code < 17; ++code) {
       if (refused[code] > 0) {
-        std::printf("  refused with code %d: %lld\n", code,
-                    static_cast<long long>(refused[code]));
+        std::printf("  refused with code %d: %lld (first: %s)\n", code,
+                    static_cast<long long>(refused[code]),
+                    first_message[code].c_str());
       }
+    }
+    if (pushbacks > 0) {
+      std::printf("  server pushback on %lld refusals, mean %.1f ms\n",
+                  static_cast<long long>(pushbacks), pushback_ms / pushbacks);
     }
   }
 };
@@ -256,7 +277,24 @@ struct RoundClients {
   // RESOURCE_EXHAUSTED, or the caller's deadline passes.
   std::vector<std::atomic<int64_t>> by_code =
       std::vector<std::atomic<int64_t>>(17);
+  std::atomic<int64_t> pushbacks{0};
+  std::atomic<int64_t> pushback_us{0};
+  absl::Mutex mu;
+  std::vector<std::string> first_message ABSL_GUARDED_BY(mu) =
+      std::vector<std::string>(17);
 };
+
+// The wait the server asked for with a refusal (gRPC's
+// grpc-retry-pushback-ms), in milliseconds; -1 for none.
+int64_t ServerPushbackMs(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto it = trailers.find("grpc-retry-pushback-ms");
+  if (it == trailers.end()) return -1;
+  int64_t ms = -1;
+  const std::string text(it->second.data(), it->second.size());
+  if (!absl::SimpleAtoi(text, &ms)) return -1;
+  return ms;
+}
 
 // Whether an answer is what a typed client would get: a plan with
 // candidates, or a health check's answer.
@@ -274,62 +312,136 @@ bool AnswerIsGood(bool plan, const grpc::ByteBuffer& answer) {
   return good;
 }
 
-// Sleeps a random time in [0, limit_ms] ms ("full jitter").
-void BackOff(int limit_ms, std::minstd_rand& random) {
-  if (limit_ms <= 0) return;
-  std::uniform_int_distribution<int> wait_us(0, limit_ms * 1000);
-  std::this_thread::sleep_for(std::chrono::microseconds(wait_us(random)));
-}
+// One client's closed loop, driven by completion-queue events rather than a
+// thread of its own: 480 threads blocked in calls cost the two cores this
+// shares with placementd more than the calls do (a load generator should
+// be event-driven, as h2load is). The behaviour is the blocking client's:
+// its next call as soon as the previous one is answered or fails; after a
+// RESOURCE_EXHAUSTED it waits what the server's pushback asks, else a
+// jittered exponential backoff; a call past its deadline is retried at
+// once. All of a client's events arrive on one queue, so one thread at a
+// time touches it.
+class AsyncClient {
+ public:
+  AsyncClient(int c, std::shared_ptr<grpc::Channel> channel,
+              RoundClients& round, grpc::CompletionQueue& cq,
+              std::atomic<int>& running)
+      : c_(c),
+        stub_(std::move(channel)),
+        round_(round),
+        cq_(cq),
+        running_(running),
+        random_(static_cast<unsigned>(c) + 1),
+        backoff_limit_ms_(absl::GetFlag(FLAGS_backoff_ms)) {}
 
-// Client `c`'s closed loop: its next call as soon as the previous one
-// answered, until the round's end.
-void RunClient(int c, const std::shared_ptr<grpc::Channel>& channel,
-               RoundClients& round) {
-  const grpc::internal::RpcMethod method(
-      round.plan ? "/placement.v1.PlacementService/PlacePlan"
-                 : "/grpc.health.v1.Health/Check",
-      grpc::internal::RpcMethod::NORMAL_RPC, channel);
-  int64_t calls = 0;
-  // Backs off on RESOURCE_EXHAUSTED as the server asks (exponential, with
-  // full jitter); a refusal for a passed deadline is retried at once.
-  const int backoff_ms = absl::GetFlag(FLAGS_backoff_ms);
-  int backoff_limit_ms = backoff_ms;
-  std::minstd_rand random(static_cast<unsigned>(c) + 1);
-  while (std::chrono::steady_clock::now() < round.end) {
-    const auto start = std::chrono::steady_clock::now();
+  void Start() { Next(); }
+
+  // A call finished or a backoff ended.
+  void OnEvent() {
+    if (backing_off_) {
+      backing_off_ = false;
+      Next();
+      return;
+    }
+    OnAnswer();
+  }
+
+ private:
+  void Next() {
+    if (std::chrono::steady_clock::now() >= round_.end) {
+      --running_;
+      return;
+    }
+    start_ = std::chrono::steady_clock::now();
     const grpc::Slice request_slice(
-        round.requests[(c + calls) % round.requests.size()]);
+        round_.requests[(c_ + calls_) % round_.requests.size()]);
     const grpc::ByteBuffer request(&request_slice, 1);
-    grpc::ByteBuffer answer;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         round.call_deadline);
+    context_ = std::make_unique<grpc::ClientContext>();
+    context_->set_deadline(std::chrono::system_clock::now() +
+                           round_.call_deadline);
     // A dropped connection makes the call wait for the next one (within
     // its deadline) instead of failing at once.
-    context.set_wait_for_ready(true);
-    const grpc::Status status =
-        grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-            channel.get(), method, &context, request, &answer);
-    if (!status.ok()) {
-      ++round.errors;
-      ++round.by_code[static_cast<int>(status.error_code()) % 17];
-      if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-        BackOff(backoff_limit_ms, random);
-        backoff_limit_ms = std::min(2 * backoff_limit_ms, 64 * backoff_ms);
-      }
-      continue;  // latency percentiles are of answered calls
-    }
-    backoff_limit_ms = backoff_ms;
-    if ((round.parse_all || calls % 64 == 0) &&
-        !AnswerIsGood(round.plan, answer)) {
-      ++round.errors;
-    }
-    ++calls;
-    round.latencies[c].push_back(std::chrono::duration<double, std::milli>(
-                                     std::chrono::steady_clock::now() - start)
-                                     .count());
+    context_->set_wait_for_ready(true);
+    answer_.Clear();
+    call_ =
+        stub_.PrepareUnaryCall(context_.get(),
+                               round_.plan ? "/placement.v1.PlacementService/"
+                                             "PlacePlan"
+                                           : "/grpc.health.v1.Health/Check",
+                               request, &cq_);
+    call_->StartCall();
+    call_->Finish(&answer_, &status_, this);
   }
-}
+
+  void OnAnswer() {
+    if (!status_.ok()) {
+      ++round_.errors;
+      const int code = static_cast<int>(status_.error_code()) % 17;
+      if (++round_.by_code[code] == 1) {
+        absl::MutexLock lock(&round_.mu);
+        round_.first_message[code] = status_.error_message();
+      }
+      if (status_.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        BackOff();
+        return;
+      }
+      Next();  // latency percentiles are of answered calls
+      return;
+    }
+    backoff_limit_ms_ = absl::GetFlag(FLAGS_backoff_ms);
+    if ((round_.parse_all || calls_ % 64 == 0) &&
+        !AnswerIsGood(round_.plan, answer_)) {
+      ++round_.errors;
+    }
+    ++calls_;
+    round_.latencies[c_].push_back(
+        std::chrono::duration<double, std::milli>(
+            std::chrono::steady_clock::now() - start_)
+            .count());
+    Next();
+  }
+
+  // Waits as the server asks (its pushback), else a random time up to the
+  // backoff limit ("full jitter"), doubled at each refusal in a row; never
+  // past the round's end (its length is what rates divide by).
+  void BackOff() {
+    std::chrono::microseconds wait{0};
+    const int64_t pushback_ms = ServerPushbackMs(*context_);
+    if (pushback_ms >= 0 && absl::GetFlag(FLAGS_honor_pushback)) {
+      ++round_.pushbacks;
+      round_.pushback_us += pushback_ms * 1000;
+      wait = std::chrono::milliseconds(pushback_ms);
+    } else if (backoff_limit_ms_ > 0) {
+      std::uniform_int_distribution<int> wait_us(0, backoff_limit_ms_ * 1000);
+      wait = std::chrono::microseconds(wait_us(random_));
+      backoff_limit_ms_ =
+          std::min(2 * backoff_limit_ms_, 64 * absl::GetFlag(FLAGS_backoff_ms));
+    }
+    const auto until =
+        std::min(std::chrono::steady_clock::now() + wait, round_.end);
+    backing_off_ = true;
+    alarm_.Set(&cq_,
+               std::chrono::system_clock::now() +
+                   (until - std::chrono::steady_clock::now()),
+               this);
+  }
+
+  const int c_;
+  grpc::GenericStub stub_;
+  RoundClients& round_;
+  grpc::CompletionQueue& cq_;
+  std::atomic<int>& running_;
+  std::minstd_rand random_;
+  int backoff_limit_ms_;
+  int64_t calls_ = 0;
+  bool backing_off_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::GenericClientAsyncResponseReader> call_;
+  grpc::ByteBuffer answer_;
+  grpc::Status status_;
+  grpc::Alarm alarm_;
+};
 
 Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
                const std::string& rpc, std::chrono::seconds duration) {
@@ -341,14 +453,38 @@ Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
   shared.call_deadline =
       std::chrono::milliseconds(absl::GetFlag(FLAGS_deadline_ms));
   shared.latencies.resize(clients);
-  std::vector<std::thread> threads;
+  // The clients, spread over a few completion queues, a thread each.
+  const int threads = std::max(1, absl::GetFlag(FLAGS_load_threads));
+  std::vector<std::unique_ptr<grpc::CompletionQueue>> queues;
+  for (int t = 0; t < threads; ++t) {
+    queues.push_back(std::make_unique<grpc::CompletionQueue>());
+  }
+  std::atomic<int> running{clients};
+  std::vector<std::unique_ptr<AsyncClient>> async_clients;
+  for (int c = 0; c < clients; ++c) {
+    async_clients.push_back(std::make_unique<AsyncClient>(
+        c, channels[c], shared, *queues[c % threads], running));
+  }
   const CpuClock cpu_begin = CpuClock::Now();
   const auto begin = std::chrono::steady_clock::now();
   shared.end = begin + duration;
-  for (int c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] { RunClient(c, channels[c], shared); });
+  std::vector<std::thread> pollers;
+  for (int t = 0; t < threads; ++t) {
+    pollers.emplace_back([&, t] {
+      void* tag = nullptr;
+      bool ok = false;
+      while (queues[t]->Next(&tag, &ok)) {
+        static_cast<AsyncClient*>(tag)->OnEvent();
+      }
+    });
   }
-  for (auto& t : threads) t.join();
+  for (auto& client : async_clients) client->Start();
+  // Every client stops at the round's end, once its last call is answered.
+  while (running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto& queue : queues) queue->Shutdown();
+  for (auto& t : pollers) t.join();
   const CpuClock cpu_end = CpuClock::Now();
   Round round;
   round.rpc = rpc;
@@ -364,6 +500,12 @@ Round RunRound(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
   }
   std::sort(round.latencies_ms.begin(), round.latencies_ms.end());
   round.errors = shared.errors.load();
+  round.pushbacks = shared.pushbacks.load();
+  {
+    absl::MutexLock lock(&shared.mu);
+    round.first_message = shared.first_message;
+  }
+  round.pushback_ms = shared.pushback_us.load() / 1000.0;
   for (int code = 0; code < 17; ++code) {
     round.refused[code] = shared.by_code[code];
   }
@@ -417,6 +559,9 @@ int Compare() {
       total.load_generator_cpu_seconds += round.load_generator_cpu_seconds;
       for (int code = 0; code < 17; ++code) {
         total.refused[code] += round.refused[code];
+        if (total.first_message[code].empty()) {
+          total.first_message[code] = round.first_message[code];
+        }
       }
     }
     ratios.push_back(rounds[1].CallsPerSecond() / rounds[0].CallsPerSecond());

@@ -4,10 +4,10 @@
 // What storage/bake_off_store.h reads, without its database headers, for the
 // code that converts it.
 
-#include <cstdint>
+#include <optional>
 #include <string>
 
-#include "absl/time/time.h"
+#include "core/plan/recorded_plan.h"
 
 namespace placement::storage {
 
@@ -17,12 +17,23 @@ struct BakeOffTarget {
   std::string recipe_key;
 };
 
+// A stored run that carried out a bake-off run, from its columns (never its
+// upload, but in the one case below).
 struct MatchedUpload {
-  std::string upload;  // serialized placement.v1.BenchmarkRun
-  std::string recipe_key;
-  absl::Time accepted;
-  int64_t gpu_microseconds = 0;
-  bool carries_plan_id = false;
+  // Every figure the verdict and a standard's proof read: the run as
+  // measured (core::MeasuredRun: its id, recipe key, pool, SKU, team, GPUs,
+  // start and end, steps, step times, peak memories, offload, interconnect,
+  // retries and their causes, outcome), when it was stored, whether it names
+  // the plan, and its failure reason (from run_failure_reasons, migration
+  // 0025).
+  core::BakeOffUpload run;
+  // The run's stored upload (serialized placement.v1.BenchmarkRun), only for
+  // a run that may carry a failure reason its row does not hold (stored
+  // before migration 0025, or by a release built before it) and only when
+  // it is at most kMaxUploadBytesReadForFailureReason: the reason is read
+  // from it, and so are its retries' causes when benchmark_runs holds none
+  // for it (stored before migration 0022). Otherwise unset.
+  std::optional<std::string> upload_for_failure_reason;
 };
 
 }  // namespace placement::storage

@@ -12,9 +12,10 @@
 
 namespace placement::storage {
 
-absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
+absl::StatusOr<CatalogRows> ReadCatalog(
+    DbSession& session, const std::optional<EvalsHeld>& evals_held) {
   return session.Run(
-      [](pqxx::connection_base& c) -> absl::StatusOr<CatalogRows> {
+      [&](pqxx::connection_base& c) -> absl::StatusOr<CatalogRows> {
         pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> txn(c);
         CatalogRows rows;
         // First, so that it is the snapshot every read below uses.
@@ -27,7 +28,12 @@ absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session) {
         rows.rollups = ReadRollups(txn, failure_evidence);
         rows.pool_reliability = ReadPoolReliability(txn, failure_evidence);
         rows.tokens = ReadTokens(txn);
-        rows.evals = ReadEvals(txn);
+        rows.eval_table_id = EvalTableId(txn);
+        rows.evals_since_held = evals_held.has_value() &&
+                                evals_held->table_id == rows.eval_table_id;
+        rows.evals = rows.evals_since_held
+                         ? ReadEvalsChangedSince(txn, evals_held->horizon)
+                         : ReadEvals(txn);
         rows.eval_criteria = ReadEvalCriteria(txn);
         rows.standards = ReadActiveStandards(txn);
         rows.pool_states = ReadPoolStates(txn);
@@ -95,6 +101,7 @@ absl::StatusOr<CatalogChanges> ReadCatalogChanges(
         // Whole: pools x 2 rows (the caller compares it with its copy).
         changes.pool_reliability = ReadPoolReliability(txn, failure_evidence);
         changes.tokens = ReadTokensChangedSince(txn, since);
+        changes.eval_table_id = EvalTableId(txn);
         changes.evals = ReadEvalsChangedSince(txn, since);
         changes.eval_criteria = ReadEvalCriteria(txn);
         // Whole: a handful of rows (the caller compares it with its copy).

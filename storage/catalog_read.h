@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_STORAGE_CATALOG_READ_H_
 #define PLACEMENT_STORAGE_CATALOG_READ_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,8 +34,11 @@ struct CatalogRows {
   // By (pool name, multi_gpu); empty before migration 0017.
   std::vector<core::PoolReliabilityRollup> pool_reliability;
   std::vector<TokenRecord> tokens;
-  // The evals of stored runs; empty before migration 0019.
+  // The evals of stored runs; empty before migration 0019. Only those
+  // inserted since `evals_held` when `evals_since_held` (see ReadCatalog).
   std::vector<core::EvalEvidence> evals;
+  bool evals_since_held = false;
+  int64_t eval_table_id = 0;  // EvalTableId
   // The declared eval criteria, in name order; empty before migration 0020.
   std::vector<core::EvalCriterion> eval_criteria;
   // The active standards, by id; empty before migration 0021.
@@ -44,10 +48,21 @@ struct CatalogRows {
   std::vector<PoolStateRecord> pool_states;
 };
 
+// The evals a replica holds already: those of the table `table_id`
+// (EvalTableId) committed as of `horizon`.
+struct EvalsHeld {
+  TransactionHorizon horizon;
+  int64_t table_id = 0;
+};
+
 // Reads all of it in one REPEATABLE READ, READ ONLY transaction, so that it
 // is one point in time: a pool and the rollups of the runs on it, a token
-// and its revocation, are never seen half-committed.
-absl::StatusOr<CatalogRows> ReadCatalog(DbSession& session);
+// and its revocation, are never seen half-committed. With `evals_held` of
+// the same table, the evals are only those inserted since it
+// (`evals_since_held`): a full read then costs the evals that are new, not
+// all of them (eval rows are never updated nor deleted).
+absl::StatusOr<CatalogRows> ReadCatalog(
+    DbSession& session, const std::optional<EvalsHeld>& evals_held = {});
 
 // What changed after a read at horizon `since`: the rows inserted or updated
 // by transactions it did not see, and the keys such transactions removed
@@ -62,8 +77,11 @@ struct CatalogChanges {
   // has no change stamps or tombstones.
   std::vector<core::PoolReliabilityRollup> pool_reliability;
   std::vector<TokenRecord> tokens;
-  // Evals inserted since (rows are never updated nor removed).
+  // Evals inserted since (rows are never updated nor removed), from the
+  // table `eval_table_id`: when that is not the table the read at `since`
+  // saw, these are not the changes (read in full then).
   std::vector<core::EvalEvidence> evals;
+  int64_t eval_table_id = 0;
   // Every criterion, changed or not (a table of tens of rows).
   std::vector<core::EvalCriterion> eval_criteria;
   // Every active standard, changed or not (as in CatalogRows): the table

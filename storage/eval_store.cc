@@ -9,6 +9,9 @@ namespace {
 
 constexpr char kHasEvalResults[] =
     "SELECT to_regclass('eval_results') IS NOT NULL";
+constexpr char kEvalTableId[] =
+    "SELECT coalesce(pg_relation_filenode(to_regclass('eval_results'))"
+    "::text::bigint, 0)";
 
 constexpr char kInsertEval[] = R"sql(
 INSERT INTO eval_results (run_id, ordinal, recipe_key, serving_sku_id,
@@ -78,6 +81,10 @@ void InsertEvals(pqxx::transaction_base& txn, const std::string& run_id,
                     e.serving_sku_id, core::PrecisionName(e.serving_precision),
                     e.metric, e.score);
   }
+}
+
+int64_t EvalTableId(pqxx::transaction_base& txn) {
+  return txn.exec(kEvalTableId)[0][0].as<int64_t>();
 }
 
 std::vector<core::EvalEvidence> ReadEvals(pqxx::transaction_base& txn) {

@@ -29,6 +29,12 @@ void InsertEvals(pqxx::transaction_base& txn, const std::string& run_id,
                  const std::string& recipe_key,
                  const std::vector<core::EvalEvidence>& evals);
 
+// Which eval_results this is: its file node, which a TRUNCATE or a table
+// dropped and created again changes (0 before 0019). placementd never
+// updates nor deletes its rows, so evals read from the table with the same
+// id stay exact, and only those inserted since need reading.
+int64_t EvalTableId(pqxx::transaction_base& txn);
+
 // Every eval, in (recorded, run id, ordinal) order; none before 0019.
 std::vector<core::EvalEvidence> ReadEvals(pqxx::transaction_base& txn);
 // Only those inserted by transactions `since` did not see (rows are never

@@ -29,6 +29,9 @@ constexpr char kDeleteApplied[] =
     "DELETE FROM schema_migrations WHERE version = $1";
 constexpr char kSchemaMigrationsExists[] =
     "SELECT to_regclass('schema_migrations') IS NOT NULL";
+// object_not_in_prerequisite_state: what a down migration raises when it
+// refuses to drop records that exist nowhere else.
+constexpr char kDownRefused[] = "55000";
 
 // Holds the session-level advisory lock for its lifetime. If the connection
 // breaks the server releases the lock itself.
@@ -127,9 +130,19 @@ absl::StatusOr<int> Migrator::Down(int steps) {
     for (auto it = migrations_.rbegin(); it != migrations_.rend(); ++it) {
       if (count >= steps) break;
       if (!applied.contains(it->version)) continue;
-      ApplyWithBoundedLockWaits(c, it->down_sql, [&](pqxx::work& txn) {
-        txn.exec_params(kDeleteApplied, it->version);
-      });
+      try {
+        ApplyWithBoundedLockWaits(c, it->down_sql, [&](pqxx::work& txn) {
+          txn.exec_params(kDeleteApplied, it->version);
+        });
+      } catch (const pqxx::sql_error& e) {
+        // A down that refuses to drop stored records (55000, raised by the
+        // migration itself) says why and what to do: it is no fault.
+        if (e.sqlstate() != kDownRefused) throw;
+        return absl::FailedPreconditionError(absl::StrCat(
+            "migration ", it->version, " (", it->name, ") was not reverted",
+            count > 0 ? absl::StrCat(" (", count, " newer ones were)") : "",
+            ": ", e.what()));
+      }
       ++count;
     }
     return count;

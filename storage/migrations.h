@@ -56,7 +56,10 @@ class Migrator {
   absl::StatusOr<int> Up(std::optional<int> target = std::nullopt);
 
   // Reverts the `steps` most recently applied migrations. Returns how many
-  // were reverted.
+  // were reverted. A down migration that would drop records kept nowhere
+  // else (eval results, eval criteria, standards) refuses while its table
+  // holds rows: FAILED_PRECONDITION naming the count and how to export
+  // them, that migration and the older ones left applied.
   absl::StatusOr<int> Down(int steps);
 
   // Every known migration with whether and when it was applied.

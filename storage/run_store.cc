@@ -64,6 +64,13 @@ SELECT EXISTS (SELECT 1 FROM pg_attribute
 constexpr char kSelectPlanTeam[] =
     "SELECT team FROM placements WHERE plan_id = $1::uuid";
 
+// Migration 0025's table, and a run's row in it.
+constexpr char kHasRunFailureReasons[] =
+    "SELECT to_regclass('run_failure_reasons') IS NOT NULL";
+constexpr char kInsertFailureReason[] =
+    "INSERT INTO run_failure_reasons (run_id, failure_reason) "
+    "VALUES ($1::uuid, $2)";
+
 constexpr char kSelectExistingRun[] = R"sql(
 SELECT fingerprint = sha256(decode($2, 'hex')) AND team = $3, recipe_key,
        (extract(epoch FROM accepted_at) * 1e6)::bigint, gpu_microseconds,
@@ -351,6 +358,14 @@ absl::StatusOr<RunAck> InsertRun(DbSession& session, const RunToStore& in) {
     // stay in the upload only.
     if (!in.evals.empty() && HasEvalResults(txn)) {
       InsertEvals(txn, run.run_id, run.recipe_key, in.evals);
+    }
+    // Before migration 0025 the reason stays in the upload only (a bake-off
+    // then reads it from there, bounded: storage/bake_off_store.h), and so
+    // does one PostgreSQL's text cannot hold (a NUL character).
+    if (!in.failure_reason.empty() &&
+        in.failure_reason.find('\0') == std::string::npos &&
+        txn.exec(kHasRunFailureReasons)[0][0].as<bool>()) {
+      txn.exec_params(kInsertFailureReason, run.run_id, in.failure_reason);
     }
     if (in.queue_wait_s.has_value()) {
       AppendUploadedWait(txn, run.pool_name, *in.queue_wait_s);

@@ -32,6 +32,9 @@ struct RunToStore {
   // The upload's evals, serving SKUs resolved to ids (run_id, recipe_key and
   // recorded are the run's; InsertEvals).
   std::vector<core::EvalEvidence> evals;
+  // BenchmarkRun.failure_reason; stored in run_failure_reasons (migration
+  // 0025) when not empty and the schema has that table.
+  std::string failure_reason;
   // Whether the uploader may name a plan of the given team (OK, or the
   // refusal InsertRun answers); unset: any plan.
   std::function<absl::Status(const std::string& plan_team)> may_name_plan;

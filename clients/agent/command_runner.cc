@@ -6,20 +6,30 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 
 extern char** environ;
 
 namespace placement::agent {
 namespace {
 
+using SteadyClock = std::chrono::steady_clock;
+
 constexpr size_t kTailBytes = 64 * 1024;
-constexpr absl::Duration kKillGrace = absl::Seconds(10);
+constexpr SteadyClock::duration kKillGrace = std::chrono::seconds(10);
 
 volatile sig_atomic_t stop_requested = 0;
+// CLOCK_MONOTONIC (steady_clock's clock) at the first stop request, in
+// nanoseconds; 0 before. Lock-free, so a signal handler may set it.
+std::atomic<int64_t> stop_requested_ns{0};
+static_assert(std::atomic<int64_t>::is_always_lock_free);
 
 void WriteFully(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -132,14 +142,17 @@ class LineSplitter {
 // Reads the command's pipes, passing output through, until the command has
 // exited and the pipes are at EOF or kDrainAfterExit has passed; timeouts
 // and stop requests signal its process group. Returns its wait status.
+// Every interval is measured on the monotonic clock: a step of the wall
+// clock (NTP, a VM resumed) neither cuts an attempt short nor lengthens it.
 class OutputPump {
  public:
   OutputPump(pid_t pid, const int fds[2], absl::Duration timeout,
              const std::function<void(absl::string_view)>& on_stdout_line,
              CommandResult& result)
       : pid_(pid),
-        deadline_(timeout > absl::ZeroDuration() ? absl::Now() + timeout
-                                                 : absl::InfiniteFuture()),
+        deadline_(timeout > absl::ZeroDuration()
+                      ? SteadyClock::now() + absl::ToChronoNanoseconds(timeout)
+                      : SteadyClock::time_point::max()),
         lines_(on_stdout_line),
         result_(result) {
     fds_[0] = {fds[0], POLLIN, 0};
@@ -148,15 +161,16 @@ class OutputPump {
 
   int Run() {
     int status = 0;
-    absl::Time drain_until = absl::InfiniteFuture();
-    while (!exited_ || (open_fds_ > 0 && absl::Now() < drain_until)) {
+    SteadyClock::time_point drain_until = SteadyClock::time_point::max();
+    while (!exited_ || (open_fds_ > 0 && SteadyClock::now() < drain_until)) {
       SignalIfDue();
       const int ready = poll(fds_, 2, 200);
       if (ready < 0 && errno != EINTR) break;
       if (ready > 0) ReadReady();
       if (!exited_ && waitpid(pid_, &status, WNOHANG) == pid_) {
         exited_ = true;
-        drain_until = absl::Now() + kDrainAfterExit;
+        drain_until =
+            SteadyClock::now() + absl::ToChronoNanoseconds(kDrainAfterExit);
       }
     }
     lines_.Finish();
@@ -172,7 +186,7 @@ class OutputPump {
 
  private:
   void SignalIfDue() {
-    const absl::Time now = absl::Now();
+    const SteadyClock::time_point now = SteadyClock::now();
     if (exited_) return;
     if (stop_requested && !result_.end.preempted) {
       result_.end.preempted = true;
@@ -184,13 +198,13 @@ class OutputPump {
     }
     if (now >= kill_at_) {
       kill(-pid_, SIGKILL);
-      kill_at_ = absl::InfiniteFuture();
+      kill_at_ = SteadyClock::time_point::max();
     }
   }
 
-  void Terminate(absl::Time now) {
+  void Terminate(SteadyClock::time_point now) {
     kill(-pid_, SIGTERM);
-    if (kill_at_ == absl::InfiniteFuture()) kill_at_ = now + kKillGrace;
+    if (kill_at_ == SteadyClock::time_point::max()) kill_at_ = now + kKillGrace;
   }
 
   void ReadReady() {
@@ -220,8 +234,8 @@ class OutputPump {
   }
 
   const pid_t pid_;
-  const absl::Time deadline_;
-  absl::Time kill_at_ = absl::InfiniteFuture();
+  const SteadyClock::time_point deadline_;
+  SteadyClock::time_point kill_at_ = SteadyClock::time_point::max();
   pollfd fds_[2];
   int open_fds_ = 2;
   bool exited_ = false;
@@ -231,9 +245,23 @@ class OutputPump {
 
 }  // namespace
 
-void StopCommands() { stop_requested = 1; }
+void StopCommands() {
+  if (stop_requested_ns.load(std::memory_order_relaxed) == 0) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+    stop_requested_ns.store(
+        std::max<int64_t>(1, int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec),
+        std::memory_order_relaxed);
+  }
+  stop_requested = 1;
+}
 
 bool StopRequested() { return stop_requested != 0; }
+
+std::chrono::steady_clock::time_point StopRequestedAt() {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::nanoseconds(stop_requested_ns.load()));
+}
 
 CommandResult RunTrainingCommand(
     const std::vector<std::string>& argv,

@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_CLIENTS_AGENT_COMMAND_RUNNER_H_
 #define PLACEMENT_CLIENTS_AGENT_COMMAND_RUNNER_H_
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <utility>
@@ -31,8 +32,9 @@ inline constexpr size_t kMaxLineBytes = 1 << 20;
 // Runs `argv` (PATH is searched) in its own process group with `extra_env`
 // added to the environment. Its stdout and stderr are copied to ours as they
 // come; every stdout line is also handed to `on_stdout_line`. After
-// `timeout` (zero: none) the group gets SIGTERM, then SIGKILL 10 s later;
-// the same when StopCommands() is called (then `end.preempted` is set).
+// `timeout` (zero: none; by the monotonic clock) the group gets SIGTERM,
+// then SIGKILL 10 s later; the same when StopCommands() is called (then
+// `end.preempted` is set).
 // Returns once the command has exited and its output is drained (at most
 // kDrainAfterExit later). A command that cannot be started ends with exit
 // code 127.
@@ -50,6 +52,10 @@ void StopCommands();
 
 // Whether StopCommands() was called.
 bool StopRequested();
+
+// When StopCommands() was first called, by the monotonic clock
+// (steady_clock); meaningful only once StopRequested().
+std::chrono::steady_clock::time_point StopRequestedAt();
 
 }  // namespace placement::agent
 

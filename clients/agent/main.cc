@@ -93,6 +93,11 @@ ABSL_FLAG(int, upload_attempts, 6,
           "retried with jittered exponential backoff)");
 ABSL_FLAG(absl::Duration, backoff_initial, absl::Milliseconds(250),
           "first backoff delay (it doubles, up to 10 s)");
+ABSL_FLAG(absl::Duration, upload_after_stop, absl::Seconds(20),
+          "run: once told to stop (SIGTERM, SIGINT), how long after the "
+          "signal the agent may spend uploading before it leaves the run in "
+          "the spool and exits 3 (Slurm kills a job KillWait, 30 s by "
+          "default, after its SIGTERM); the run is spooled before any upload");
 
 namespace placement::agent {
 namespace {
@@ -654,39 +659,67 @@ absl::StatusOr<RunFacts> NameTheRun(const Uploader& uploader, Nvml* nvml,
                                inputs.offload);
 }
 
-// Runs the attempts while samples stream and NVML memory is sampled; fills
-// in `facts` with what was measured.
-void RecordAttempts(const std::vector<std::string>& command, Uploader& uploader,
-                    Nvml* nvml, SpoolRun& spool, RunFacts& facts) {
-  LiveRun live;
-  std::thread memory_sampler;
-  if (nvml != nullptr) memory_sampler = StartMemorySampler(*nvml, live);
-  uploader.set_stream_team(facts.team);
-  std::thread streamer = StartStreamer(uploader, facts.run_id, live);
-  RunAttempts(command, spool, live, facts);
-  live.Stop();
-  streamer.join();
-  if (memory_sampler.joinable()) memory_sampler.join();
-  facts.samples = live.Snapshot();
-  facts.nvml_peak_gb = live.peak_gb();
-}
-
-// Builds and spools the summary, then flushes the spool and reports.
-int FinishRun(const RunFacts& facts, std::unique_ptr<SpoolRun> spool,
-              const std::string& spool_dir, Uploader& uploader) {
+// Builds the summary and writes it to the spool; nullopt (said on stderr)
+// when there is none to write.
+absl::optional<v1::BenchmarkRun> SpoolSummary(const RunFacts& facts,
+                                              SpoolRun& spool) {
   absl::StatusOr<v1::BenchmarkRun> summary = BuildRunSummary(facts);
   if (!summary.ok()) {
     std::cerr << "placement-agent: no run summary: "
               << summary.status().message() << "\n";
-    if (facts.samples.empty()) (void)spool->Remove();
-    return kExitFailed;
+    if (facts.samples.empty()) (void)spool.Remove();
+    return absl::nullopt;
   }
-  if (absl::Status s = spool->WriteRun(*summary); !s.ok()) {
+  if (absl::Status s = spool.WriteRun(*summary); !s.ok()) {
     std::cerr << "placement-agent: spool: " << s.message() << "\n";
-    return kExitFailed;
+    return absl::nullopt;
   }
+  return *std::move(summary);
+}
+
+// Runs the attempts while samples stream and NVML memory is sampled, then
+// spools the run's summary. The summary is on disk before anything waits
+// for the network: a stream stuck on an unresponsive service is cancelled
+// only after it, so a job killed meanwhile (Slurm's SIGKILL, KillWait after
+// its SIGTERM) still leaves the whole run in the spool, uploaded by the
+// next start. Returns the summary spooled, or nullopt.
+absl::optional<v1::BenchmarkRun> RecordRun(
+    const std::vector<std::string>& command, const Uploader& uploader,
+    Nvml* nvml, SpoolRun& spool, RunFacts& facts) {
+  LiveRun live;
+  std::thread memory_sampler;
+  if (nvml != nullptr) memory_sampler = StartMemorySampler(*nvml, live);
+  // Its own uploader, so that cancelling its stream cancels nothing else.
+  Uploader streaming(uploader.connection(), Backoff{});
+  streaming.set_stream_team(facts.team);
+  std::thread streamer = StartStreamer(streaming, facts.run_id, live);
+  RunAttempts(command, spool, live, facts);
+  live.Stop();
+  if (memory_sampler.joinable()) memory_sampler.join();  // never on network
+  facts.samples = live.Snapshot();
+  facts.nvml_peak_gb = live.peak_gb();
+  absl::optional<v1::BenchmarkRun> summary = SpoolSummary(facts, spool);
+  // Every sample is in the spool too: the flush sends what the stream did
+  // not.
+  streaming.Cancel();
+  streamer.join();
+  return summary;
+}
+
+// Flushes the spool (the run's own folder unlocked first) and reports.
+int FinishRun(const absl::optional<v1::BenchmarkRun>& summary,
+              std::unique_ptr<SpoolRun> spool, const std::string& spool_dir,
+              Uploader& uploader) {
+  if (!summary.has_value()) return kExitFailed;
   const std::string run_dir = spool->dir();
   spool.reset();  // unlock: the flush below takes it like any spooled run
+  if (StopRequested()) {
+    // The job is being killed: upload what fits before the kill, and leave
+    // the rest in the spool for the next start.
+    uploader.GiveUpAt(
+        StopRequestedAt() +
+        absl::ToChronoNanoseconds(absl::GetFlag(FLAGS_upload_after_stop)));
+  }
   return ReportRun(*summary, run_dir,
                    uploader.FlushSpool(spool_dir, std::cerr));
 }
@@ -728,8 +761,9 @@ int Run(const std::vector<std::string>& command) {
             << " (pool " << facts.pool << "), spooled in " << (*spool)->dir()
             << "\n";
   ForwardStopSignals();
-  RecordAttempts(command, *uploader, nvml.get(), **spool, facts);
-  return FinishRun(facts, *std::move(spool), *spool_dir, *uploader);
+  const absl::optional<v1::BenchmarkRun> summary =
+      RecordRun(command, *uploader, nvml.get(), **spool, facts);
+  return FinishRun(summary, *std::move(spool), *spool_dir, *uploader);
 }
 
 // ---- flush -----------------------------------------------------------------

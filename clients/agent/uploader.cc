@@ -1,5 +1,6 @@
 #include "clients/agent/uploader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -155,14 +156,76 @@ Uploader::Uploader(Connection connection, Backoff backoff)
       backoff_(backoff),
       telemetry_(v1::TelemetryService::NewStub(connection_.channel())) {}
 
+Uploader::TrackedContext::TrackedContext(std::shared_ptr<CallControl> control,
+                                         const Connection& connection,
+                                         std::chrono::milliseconds timeout)
+    : control_(std::move(control)) {
+  std::lock_guard<std::mutex> lock(control_->mu);
+  if (control_->cancelled) return;
+  if (control_->give_up_at.has_value()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        *control_->give_up_at - std::chrono::steady_clock::now());
+    timeout = std::max(std::chrono::milliseconds(0), std::min(timeout, left));
+  }
+  context_ = connection.Context(timeout);
+  control_->in_flight.insert(context_.get());
+}
+
+Uploader::TrackedContext::~TrackedContext() {
+  if (context_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(control_->mu);
+  control_->in_flight.erase(context_.get());
+}
+
+void Uploader::Cancel() {
+  std::lock_guard<std::mutex> lock(control_->mu);
+  control_->cancelled = true;
+  for (grpc::ClientContext* context : control_->in_flight) {
+    context->TryCancel();
+  }
+}
+
+void Uploader::GiveUpAt(std::chrono::steady_clock::time_point give_up_at) {
+  std::lock_guard<std::mutex> lock(control_->mu);
+  control_->give_up_at = give_up_at;
+}
+
+bool Uploader::SleepBeforeRetry(int retry) const {
+  const absl::Duration delay = backoff_.Delay(retry);
+  {
+    std::lock_guard<std::mutex> lock(control_->mu);
+    if (control_->cancelled) return false;
+    if (control_->give_up_at.has_value() &&
+        std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(delay) >=
+            *control_->give_up_at) {
+      return false;
+    }
+  }
+  absl::SleepFor(delay);
+  return true;
+}
+
+namespace {
+
+grpc::Status Cancelled() {
+  return grpc::Status(grpc::StatusCode::CANCELLED,
+                      "the upload was cancelled: the agent is stopping");
+}
+
+}  // namespace
+
 grpc::Status Uploader::SyncOnce(const std::string& run_id,
                                 const std::vector<v1::StepSample>& samples,
                                 int64_t* committed) {
   v1::GetSampleProgressRequest request;
   request.set_run_id(run_id);
   v1::GetSampleProgressResponse progress;
-  grpc::Status status = telemetry_->GetSampleProgress(
-      connection_.Context().get(), request, &progress);
+  grpc::Status status;
+  {
+    TrackedContext context(control_, connection_, std::chrono::seconds(15));
+    if (context.get() == nullptr) return Cancelled();
+    status = telemetry_->GetSampleProgress(context.get(), request, &progress);
+  }
   if (!status.ok()) return status;
   *committed = progress.committed_through_step();
   // By step number, not by position: a spool that lost a line still sends
@@ -173,7 +236,8 @@ grpc::Status Uploader::SyncOnce(const std::string& run_id,
   }
   if (pending.empty()) return grpc::Status::OK;
 
-  auto context = connection_.Context(std::chrono::seconds(120));
+  TrackedContext context(control_, connection_, std::chrono::seconds(120));
+  if (context.get() == nullptr) return Cancelled();
   v1::StreamStepSamplesResponse response;
   auto writer = telemetry_->StreamStepSamples(context.get(), &response);
   // A bar only for a sample file worth waiting on.
@@ -215,7 +279,7 @@ grpc::Status Uploader::SyncSamples(const std::string& run_id,
   grpc::Status status;
   const int attempts = retry ? std::max(1, backoff_.attempts) : 1;
   for (int i = 0; i < attempts; ++i) {
-    if (i > 0) absl::SleepFor(backoff_.Delay(i - 1));
+    if (i > 0 && !SleepBeforeRetry(i - 1)) break;
     status = SyncOnce(run_id, samples, committed);
     if (status.ok() || !IsRetryable(status)) return status;
   }
@@ -228,9 +292,10 @@ grpc::Status Uploader::UploadRun(const v1::BenchmarkRun& run,
   *request.mutable_run() = run;
   grpc::Status status;
   for (int i = 0; i < std::max(1, backoff_.attempts); ++i) {
-    if (i > 0) absl::SleepFor(backoff_.Delay(i - 1));
-    status = telemetry_->UploadBenchmarkRun(connection_.Context().get(),
-                                            request, response);
+    if (i > 0 && !SleepBeforeRetry(i - 1)) break;
+    TrackedContext context(control_, connection_, std::chrono::seconds(15));
+    if (context.get() == nullptr) return Cancelled();
+    status = telemetry_->UploadBenchmarkRun(context.get(), request, response);
     if (status.ok() || !IsRetryable(status)) return status;
   }
   return status;

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -131,16 +134,55 @@ class Uploader {
 
   const Connection& connection() const { return connection_; }
 
+  // Cancels this uploader's call in flight, from any thread, and fails
+  // every later call at once with CANCELLED: what frees a thread stuck in a
+  // sample stream the service never answers.
+  void Cancel();
+
+  // Calls started from now on end by `give_up_at` (monotonic) at the
+  // latest, and no retry waits past it: what bounds the uploads of an
+  // agent told to stop before its job is killed.
+  void GiveUpAt(std::chrono::steady_clock::time_point give_up_at);
+
  private:
+  // What Cancel and GiveUpAt change, shared by the calls of every thread.
+  struct CallControl {
+    std::mutex mu;
+    bool cancelled = false;
+    std::optional<std::chrono::steady_clock::time_point> give_up_at;
+    std::set<grpc::ClientContext*> in_flight;
+  };
+  // A call's context, registered with CallControl until it is destroyed;
+  // null when the uploader was cancelled.
+  class TrackedContext {
+   public:
+    TrackedContext(std::shared_ptr<CallControl> control,
+                   const Connection& connection,
+                   std::chrono::milliseconds timeout);
+    ~TrackedContext();
+    TrackedContext(const TrackedContext&) = delete;
+    TrackedContext& operator=(const TrackedContext&) = delete;
+    grpc::ClientContext* get() const { return context_.get(); }
+
+   private:
+    std::shared_ptr<CallControl> control_;
+    std::unique_ptr<grpc::ClientContext> context_;
+  };
+
   grpc::Status SyncOnce(const std::string& run_id,
                         const std::vector<v1::StepSample>& samples,
                         int64_t* committed);
   // One spooled run, opened and locked.
   RunFate FlushRun(SpoolRun& run, std::ostream& log);
+  // Sleeps the backoff before retry `retry` (0-based); false, without
+  // sleeping, when the uploader was cancelled or the sleep would end past
+  // its give-up time.
+  bool SleepBeforeRetry(int retry) const;
 
   Connection connection_;
   Backoff backoff_;
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
+  std::shared_ptr<CallControl> control_ = std::make_shared<CallControl>();
   std::string stream_team_;
 };
 

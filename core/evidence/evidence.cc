@@ -302,21 +302,14 @@ void InMemoryEvidence::SetPoolReliability(const PoolReliabilityRollup& rollup) {
 }
 
 void InMemoryEvidence::AddEval(const EvalEvidence& eval) {
-  const std::tuple<std::string, std::string, int> key{
-      eval.recipe_key, eval.serving_sku_id,
-      static_cast<int>(eval.serving_precision)};
-  const std::vector<EvalEvidence>* found = evals_.Find(key);
-  std::vector<EvalEvidence> evals;
-  if (found != nullptr) evals = *found;
-  bool replaced = false;
-  for (EvalEvidence& existing : evals) {
-    if (existing.run_id == eval.run_id && existing.metric == eval.metric) {
-      existing = eval;
-      replaced = true;
-    }
-  }
-  if (!replaced) evals.push_back(eval);
-  evals_.Put(key, std::move(evals));
+  evals_.Put(
+      {eval.recipe_key, eval.serving_sku_id,
+       static_cast<int>(eval.serving_precision), eval.run_id, eval.metric},
+      eval);
+}
+
+void InMemoryEvidence::ShareEvalsOf(const InMemoryEvidence& other) {
+  evals_ = other.evals_;
 }
 
 const std::vector<EvalCriterion>& EvidenceSource::EvalCriteria() const {
@@ -341,11 +334,20 @@ const std::vector<EvalCriterion>& InMemoryEvidence::EvalCriteria() const {
 std::vector<EvalEvidence> InMemoryEvidence::FindEvals(
     absl::string_view recipe_key, absl::string_view serving_sku_id,
     Precision serving_precision) const {
-  const std::vector<EvalEvidence>* found =
-      evals_.Find({std::string(recipe_key), std::string(serving_sku_id),
-                   static_cast<int>(serving_precision)});
-  if (found == nullptr) return {};
-  return *found;
+  std::vector<EvalEvidence> out;
+  const int precision = static_cast<int>(serving_precision);
+  evals_.VisitFrom(
+      {std::string(recipe_key), std::string(serving_sku_id), precision, "", ""},
+      [&](const EvalKey& key, const EvalEvidence& eval) {
+        if (std::get<0>(key) != recipe_key ||
+            std::get<1>(key) != serving_sku_id ||
+            std::get<2>(key) != precision) {
+          return false;
+        }
+        out.push_back(eval);
+        return true;
+      });
+  return out;
 }
 
 PoolReliabilityRollup InMemoryEvidence::PoolReliability(

@@ -317,8 +317,14 @@ class InMemoryEvidence : public EvidenceSource {
   // what was there (a stored pool_reliability_rollups row read again).
   void SetPoolReliability(const PoolReliabilityRollup& rollup);
   // Adds an eval of a stored run (eval_results, migration 0019); adding the
-  // same (run id, metric, SKU, precision) again replaces it.
+  // same (run id, metric, SKU, precision) again replaces it. O(log n) in
+  // the evals held, whatever number share its recipe key and target.
   void AddEval(const EvalEvidence& eval);
+  // Makes `other`'s evals this evidence's (O(1): the trees are shared), so
+  // that a full read of the rollups need not read every eval again.
+  void ShareEvalsOf(const InMemoryEvidence& other);
+  // How many evals are held.
+  std::size_t eval_count() const { return evals_.size(); }
   // Makes `criteria` the whole set of declared eval criteria.
   void SetEvalCriteria(std::vector<EvalCriterion> criteria);
   // Removes the evidence of (recipe key, SKU); false if there was none.
@@ -375,10 +381,13 @@ class InMemoryEvidence : public EvidenceSource {
   // (pool name, multi GPU): one small row per pool and scope.
   PersistentMap<std::pair<std::string, bool>, PoolReliabilityRollup>
       pool_reliability_;
-  // (recipe key, serving SKU, serving precision) -> its evals.
-  PersistentMap<std::tuple<std::string, std::string, int>,
-                std::vector<EvalEvidence>>
-      evals_;
+  // (recipe key, serving SKU, serving precision, run id, metric) -> the
+  // eval: a node per eval, so that adding one copies O(log n) nodes, never
+  // the list of its (recipe key, serving SKU, precision); FindEvals reads
+  // that list as one key range.
+  using EvalKey =
+      std::tuple<std::string, std::string, int, std::string, std::string>;
+  PersistentMap<EvalKey, EvalEvidence> evals_;
   // Shared by copies, replaced whole.
   std::shared_ptr<const std::vector<EvalCriterion>> eval_criteria_;
 };

@@ -28,6 +28,26 @@ const core::GpuSku* FindSku(const std::vector<core::GpuSku>& skus,
   return nullptr;
 }
 
+// The run as the verdict reads it: its columns, and what an old row keeps
+// in its upload alone when storage read the (small) upload for it: its
+// failure reason (no row of its own: stored before migration 0025) and its
+// retries' causes (none in benchmark_runs: stored before migration 0022).
+absl::StatusOr<core::BakeOffUpload> UploadFromStored(
+    const storage::MatchedUpload& stored) {
+  core::BakeOffUpload u = stored.run;
+  if (stored.upload_for_failure_reason.has_value()) {
+    v1::BenchmarkRun run;
+    if (!run.ParseFromString(*stored.upload_for_failure_reason)) {
+      return absl::DataLossError("stored run does not parse");
+    }
+    u.failure_reason = run.failure_reason();
+    if (u.run.retry_outcomes.empty()) {
+      u.run.retry_outcomes = UploadedRunFromProto(run).run.retry_outcomes;
+    }
+  }
+  return u;
+}
+
 const v1::PlacementCandidate* CandidateOn(const v1::PlacePlanResponse& plan,
                                           const std::string& pool) {
   for (const v1::PlacementCandidate& c : plan.candidates()) {
@@ -199,17 +219,9 @@ absl::StatusOr<std::vector<core::BakeOffUpload>> UploadsOf(
   for (const std::vector<storage::MatchedUpload>& of_target :
        readings.uploads) {
     for (const storage::MatchedUpload& stored : of_target) {
-      v1::BenchmarkRun run;
-      if (!run.ParseFromString(stored.upload)) {
-        return absl::DataLossError("stored run does not parse");
-      }
-      core::BakeOffUpload u;
-      u.run = UploadedRunFromProto(run).run;
-      u.run.recipe_key = stored.recipe_key;
-      u.carries_plan_id = stored.carries_plan_id;
-      u.failure_reason = run.failure_reason();
-      u.accepted = stored.accepted;
-      uploads.push_back(std::move(u));
+      absl::StatusOr<core::BakeOffUpload> u = UploadFromStored(stored);
+      if (!u.ok()) return u.status();
+      uploads.push_back(*std::move(u));
     }
   }
   return uploads;

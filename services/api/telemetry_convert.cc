@@ -22,6 +22,7 @@ storage::RunToStore RunToStoreFromProto(
   out.tokens_per_second = in.tokens_per_second();
   out.exclusive = in.exclusive();
   out.plan_id = in.plan_id();
+  out.failure_reason = in.failure_reason();
   // The pool's wait, measured (checked: submit_time is not after start).
   if (in.has_submit_time() && IsWellFormedTime(in.submit_time()) &&
       IsWellFormedTime(in.start_time())) {

@@ -52,8 +52,9 @@ ABSL_FLAG(int, deferred_record_ms, 2,
           "committed with others");
 ABSL_FLAG(int, max_plans_in_flight, 0,
           "PlacePlan calls planned or waiting for their record at once; more "
-          "are refused at once with RESOURCE_EXHAUSTED (0: 16 per core, at "
-          "least 64)");
+          "are refused at once with RESOURCE_EXHAUSTED and a retry pushback "
+          "(0: 16 per core, at least 64). Plans waiting for evidence (read "
+          "your writes) are bounded apart: 1,024, at most 256 per token");
 ABSL_FLAG(absl::Duration, pool_state_max_age, absl::Minutes(10),
           "a pool's reported state older than this (since it arrived) is "
           "stale: plans show its waits as unknown");

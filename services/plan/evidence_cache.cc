@@ -208,13 +208,20 @@ void ApplyPoolStateChanges(storage::CatalogChanges& changes,
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
-    storage::DbSession& session, int64_t local_writes_included) {
+    storage::DbSession& session, int64_t local_writes_included,
+    const CatalogSnapshot* evals_from) {
   auto snapshot = std::make_shared<CatalogSnapshot>();
   snapshot->loaded_at = absl::Now();
   // Counted before the read: the local writes it counts committed before the
   // read's transaction began, so the read sees them.
   snapshot->local_writes_included = local_writes_included;
-  absl::StatusOr<storage::CatalogRows> rows = storage::ReadCatalog(session);
+  std::optional<storage::EvalsHeld> evals_held;
+  if (evals_from != nullptr) {
+    evals_held =
+        storage::EvalsHeld{evals_from->horizon, evals_from->eval_table_id};
+  }
+  absl::StatusOr<storage::CatalogRows> rows =
+      storage::ReadCatalog(session, evals_held);
   if (!rows.ok()) return rows.status();
   snapshot->horizon = std::move(rows->horizon);
   for (const storage::TokenRecord& token : rows->tokens) {
@@ -239,6 +246,13 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
     snapshot->evidence.SetPoolReliability(row);
   }
   snapshot->pool_reliability = std::move(rows->pool_reliability);
+  // The evals `evals_from` holds stay exact (rows are never updated nor
+  // deleted, and the table is the same one): only the new ones were read.
+  if (rows->evals_since_held) {
+    snapshot->evidence.ShareEvalsOf(evals_from->evidence);
+  }
+  snapshot->eval_table_id = rows->eval_table_id;
+  snapshot->evals_read = static_cast<int64_t>(rows->evals.size());
   for (const core::EvalEvidence& eval : rows->evals) {
     snapshot->evidence.AddEval(eval);
   }
@@ -258,6 +272,11 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
   absl::StatusOr<storage::CatalogChanges> changes =
       storage::ReadCatalogChanges(session, base.horizon);
   if (!changes.ok()) return changes.status();
+  if (changes->eval_table_id != base.eval_table_id) {
+    // Emptied (TRUNCATE) or made again: the evals held are not its rows.
+    return absl::FailedPreconditionError(
+        "eval_results is not the table the previous read saw; read in full");
+  }
   // Everything is carried over; what changed is replaced below.
   auto snapshot = std::make_shared<CatalogSnapshot>(base);
   snapshot->loaded_at = loaded_at;
@@ -302,6 +321,7 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
   for (const storage::TokenRecord& token : changes->tokens) {
     PutToken(token, *snapshot);
   }
+  snapshot->evals_read = static_cast<int64_t>(changes->evals.size());
   for (const core::EvalEvidence& eval : changes->evals) {
     snapshot->evidence.AddEval(eval);
   }
@@ -572,12 +592,15 @@ absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,
   const int64_t local_writes = local_writes_.load();
   const SteadyTime read_started = std::chrono::steady_clock::now();
   const absl::Time loaded_at = wall_clock_();
-  std::shared_ptr<const CatalogSnapshot> base = full ? nullptr : Current();
+  // A full read still takes the current snapshot's evals as they are
+  // (ReadFullSnapshot) and reads only the new ones.
+  std::shared_ptr<const CatalogSnapshot> held = Current();
+  std::shared_ptr<const CatalogSnapshot> base = full ? nullptr : held;
   absl::StatusOr<std::shared_ptr<CatalogSnapshot>> loaded =
-      base == nullptr ? ReadFullSnapshot(session, local_writes)
+      base == nullptr ? ReadFullSnapshot(session, local_writes, held.get())
                       : ReadSnapshotChanges(session, *base, local_writes);
   if (base != nullptr && absl::IsFailedPrecondition(loaded.status())) {
-    loaded = ReadFullSnapshot(session, local_writes);
+    loaded = ReadFullSnapshot(session, local_writes, held.get());
   }
   if (!loaded.ok()) return loaded.status();
   (*loaded)->loaded_at = loaded_at;

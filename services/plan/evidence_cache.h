@@ -83,6 +83,12 @@ class CatalogSnapshot : public core::EvidenceSource {
   // How many changed rows and removed keys an incremental read applied (0
   // for a full read).
   int64_t changes_applied = 0;
+  // Which eval_results the evals came from (storage::EvalTableId), and how
+  // many eval rows this read took from the database: those inserted since
+  // the snapshot it was made from, full reads included (only a first read,
+  // or one of a table emptied or made again since, reads them all).
+  int64_t eval_table_id = 0;
+  int64_t evals_read = 0;
   // The fleet model fitted to the evidence of this or an earlier snapshot
   // (re-fitted at most every refit interval); null before the first fit.
   std::shared_ptr<const core::FleetModel> fleet;
@@ -125,9 +131,12 @@ class CatalogSnapshot : public core::EvidenceSource {
 };
 
 // Reads a whole snapshot in one transaction. `local_writes_included`: how
-// many local writes had committed before this call.
+// many local writes had committed before this call. `evals_from` (when
+// given): a snapshot whose evals are taken as they are, only those inserted
+// since it being read (eval rows are never updated nor deleted).
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
-    storage::DbSession& session, int64_t local_writes_included);
+    storage::DbSession& session, int64_t local_writes_included,
+    const CatalogSnapshot* evals_from = nullptr);
 
 // Reads only what changed since `base` was read (one transaction) and
 // applies it to a copy of `base`: the result equals what ReadFullSnapshot

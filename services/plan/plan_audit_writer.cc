@@ -14,29 +14,52 @@ PlanAuditWriter::PlanAuditWriter(std::string database_url,
     : database_url_(std::move(database_url)),
       queue_capacity_(queue_capacity),
       max_batch_(max_batch),
-      commit_interval_(commit_interval),
+      commit_interval_(absl::ToChronoNanoseconds(commit_interval)),
       thread_([this] { Loop(); }) {}
 
 PlanAuditWriter::~PlanAuditWriter() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  cv_.notify_all();
   thread_.join();
 }
 
-bool PlanAuditWriter::TrySubmit(storage::PlacementRecord plan,
+bool PlanAuditWriter::TrySubmit(storage::PlacementRecord&& plan,
                                 absl::Time deadline, Done done) {
-  absl::MutexLock lock(&mu_);
-  if (stopping_ || queue_.size() >= queue_capacity_) return false;
-  pending_.try_emplace(plan.plan_id);
-  queue_.push_back({std::move(plan), deadline, std::move(done)});
+  return Queue(std::move(plan), deadline, std::move(done),
+               /*past_capacity=*/false);
+}
+
+bool PlanAuditWriter::Submit(storage::PlacementRecord&& plan,
+                             absl::Time deadline, Done done) {
+  return Queue(std::move(plan), deadline, std::move(done),
+               /*past_capacity=*/true);
+}
+
+bool PlanAuditWriter::Queue(storage::PlacementRecord&& plan,
+                            absl::Time deadline, Done done,
+                            bool past_capacity) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || (!past_capacity && queue_.size() >= queue_capacity_)) {
+      return false;
+    }
+    pending_.try_emplace(plan.plan_id);
+    queue_.push_back({std::move(plan), deadline, std::move(done)});
+    // The writer waits for the first plan, then (with an interval) for a
+    // full batch: a wake-up for any other would change nothing.
+    wake = queue_.size() == 1 || queue_.size() == max_batch_;
+  }
+  if (wake) cv_.notify_one();
   return true;
 }
 
 bool PlanAuditWriter::WhenWritten(const std::string& plan_id,
                                   std::function<void()> then) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(plan_id);
   if (it == pending_.end()) return false;
   it->second.push_back(std::move(then));
@@ -46,7 +69,7 @@ bool PlanAuditWriter::WhenWritten(const std::string& plan_id,
 void PlanAuditWriter::Written(const std::vector<Pending>& batch) {
   std::vector<std::function<void()>> waiting;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (const Pending& p : batch) {
       auto it = pending_.find(p.plan.plan_id);
       if (it == pending_.end()) continue;
@@ -60,23 +83,21 @@ void PlanAuditWriter::Written(const std::vector<Pending>& batch) {
 void PlanAuditWriter::Loop() {
   storage::DbSession session(database_url_);
   absl::flat_hash_set<std::string> known;
-  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return stopping_ || !queue_.empty();
-  };
-  auto full = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return stopping_ || queue_.size() >= max_batch_;
-  };
-  absl::Time next_commit = absl::InfinitePast();
+  // When the next transaction may start (monotonic): at once until the
+  // first commit, and always without an interval.
+  SteadyTime next_commit = SteadyTime::min();
   while (true) {
     std::vector<Pending> batch;
     std::vector<Pending> expired;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(&ready));
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       // Gather what arrives until the interval is up.
-      mu_.AwaitWithDeadline(absl::Condition(&full), next_commit);
-      if (queue_.empty()) return;  // stopping, everything written
-      const absl::Time now = absl::Now();
+      cv_.wait_until(lock, next_commit, [this] {
+        return stopping_ || queue_.size() >= max_batch_;
+      });
+      if (queue_.empty()) return;          // stopping, everything written
+      const absl::Time now = absl::Now();  // callers' deadlines are wall times
       while (!queue_.empty() && batch.size() < max_batch_) {
         // Under overload the queue holds calls whose callers gave up: writing
         // them would only delay the calls still waiting.
@@ -91,7 +112,7 @@ void PlanAuditWriter::Loop() {
     }
     Written(expired);
     if (!batch.empty()) {
-      next_commit = absl::Now() + commit_interval_;
+      next_commit = std::chrono::steady_clock::now() + commit_interval_;
       WriteBatch(session, known, batch);
     }
   }

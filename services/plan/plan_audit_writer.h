@@ -1,18 +1,19 @@
 #ifndef PLACEMENT_SERVICES_PLAN_PLAN_AUDIT_WRITER_H_
 #define PLACEMENT_SERVICES_PLAN_PLAN_AUDIT_WRITER_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "storage/plan_store.h"
 
@@ -26,7 +27,9 @@ namespace placement::services {
 // With a `commit_interval`, a transaction starts at most once an interval
 // (or when `max_batch` plans are queued): fewer, larger commits, each plan
 // waiting up to the interval. That suits plans answered before their record
-// (PlacementService's deferred records), for whom nobody waits.
+// (PlacementService's deferred records), for whom nobody waits. The interval
+// is paced by the monotonic clock: a step of the wall clock neither stalls
+// the writer nor makes it commit early.
 class PlanAuditWriter {
  public:
   using Done = std::function<void(const absl::Status&)>;
@@ -44,8 +47,14 @@ class PlanAuditWriter {
   // writer's thread with the commit's status, or DEADLINE_EXCEEDED without
   // writing when `deadline` (the caller's) passed while the plan was queued:
   // nobody is waiting for it any more. Returns false, without calling
-  // `done`, when the queue is full or the writer is stopping.
-  bool TrySubmit(storage::PlacementRecord plan, absl::Time deadline, Done done);
+  // `done` and with `plan` left as it was, when the queue is full or the
+  // writer is stopping.
+  bool TrySubmit(storage::PlacementRecord&& plan, absl::Time deadline,
+                 Done done);
+  // The same past a full queue: false only when the writer is stopping. For
+  // callers that bound how many records they queue so (PlacePlan: one per
+  // admission slot), and wait for `done`.
+  bool Submit(storage::PlacementRecord&& plan, absl::Time deadline, Done done);
 
   // When the plan `plan_id` is queued or being written, arranges for `then`
   // to run on the writer's thread once its record is committed (or failed
@@ -60,6 +69,9 @@ class PlanAuditWriter {
     absl::Time deadline;
     Done done;
   };
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  bool Queue(storage::PlacementRecord&& plan, absl::Time deadline, Done done,
+             bool past_capacity);
   void Loop();
   // Inserts `batch` in one transaction and answers each plan. When that
   // fails for any reason but an unavailable database, each plan is tried
@@ -69,18 +81,22 @@ class PlanAuditWriter {
                   absl::flat_hash_set<std::string>& known,
                   std::vector<Pending>& batch);
   // Forgets `batch`'s plans as pending and runs what waited for them.
-  void Written(const std::vector<Pending>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  void Written(const std::vector<Pending>& batch);  // without mu_ held
 
   const std::string database_url_;
   const size_t queue_capacity_;
   const size_t max_batch_;
-  const absl::Duration commit_interval_;
-  absl::Mutex mu_;
-  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  const std::chrono::steady_clock::duration commit_interval_;
+  // A std::mutex and condition variable, not absl's: absl's timed waits
+  // (this Abseil) are absolute wall times, and the interval is monotonic
+  // (std::condition_variable waits on steady_clock with CLOCK_MONOTONIC).
+  // mu_ guards the three members after cv_.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
   // The plans queued or being written, with what waits for each.
-  absl::flat_hash_map<std::string, std::vector<std::function<void()>>> pending_
-      ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_map<std::string, std::vector<std::function<void()>>> pending_;
+  bool stopping_ = false;
   std::thread thread_;
 };
 

@@ -33,6 +33,17 @@ absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
 absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
                    const grpc::ByteBuffer& bytes,
                    google::protobuf::Message* request) {
+  if (absl::Status parsed = AdmitAndParse(auth, context, bytes, request);
+      !parsed.ok()) {
+    return parsed;
+  }
+  return AdmissibleFields(*request);
+}
+
+absl::Status AdmitAndParse(Authorizer& auth,
+                           const grpc::ServerContextBase& context,
+                           const grpc::ByteBuffer& bytes,
+                           google::protobuf::Message* request) {
   if (absl::Status denied = auth.Decision(context); !denied.ok()) {
     return denied;
   }
@@ -42,7 +53,11 @@ absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
     return absl::InvalidArgumentError(absl::StrCat(
         "the request is not a ", request->GetDescriptor()->full_name()));
   }
-  return AdmissibleFields(*request);
+  return absl::OkStatus();
+}
+
+absl::Status AdmitFields(const google::protobuf::Message& request) {
+  return AdmissibleFields(request);
 }
 
 }  // namespace placement::services

@@ -27,6 +27,16 @@ absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
                    const grpc::ByteBuffer& bytes,
                    google::protobuf::Message* request);
 
+// The raw Admit in its two steps, for a handler that sheds load between
+// them (PlacePlan: a call refused under a burst costs no walk of its
+// fields): the decision and the parse, then the fields. Both must pass
+// before the handler's own checks.
+absl::Status AdmitAndParse(Authorizer& auth,
+                           const grpc::ServerContextBase& context,
+                           const grpc::ByteBuffer& bytes,
+                           google::protobuf::Message* request);
+absl::Status AdmitFields(const google::protobuf::Message& request);
+
 }  // namespace placement::services
 
 #endif  // PLACEMENT_SERVICES_RPC_ADMIT_H_

@@ -3,9 +3,14 @@
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iostream>
+#include <optional>
+#include <utility>
 
+#include "absl/random/distributions.h"
+#include "absl/random/random.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -50,11 +55,6 @@ constexpr absl::Duration kAnswerMargin = absl::Milliseconds(200);
 // reread intervals while the database is away). A version beyond it was
 // given to no upload, and is refused.
 constexpr int64_t kMaxVersionAhead = int64_t{1} << 24;
-
-grpc::Status AuditQueueFull() {
-  return ToGrpcStatus(absl::ResourceExhaustedError(
-      "too many plans are waiting to be recorded; retry with backoff"));
-}
 
 // The stale_evidence warning of a plan whose wait for the evidence it must
 // include (`min_evidence_version`, or this replica's own uploads) ran out.
@@ -131,89 +131,106 @@ absl::Status SetPlanTeam(Authorizer& auth,
   return absl::OkStatus();
 }
 
-// A PlacePlan call's reactor: frees its admission slot once the call is
-// done (answered, refused later on, or cancelled).
-class AdmittedReactor final : public grpc::ServerUnaryReactor {
+}  // namespace
+
+// A PlacePlan call's reactor. It holds what admission gave the call (a
+// planning slot, or one of its caller's waiting slots) until the answer is
+// handed to gRPC (Answer), not until gRPC is done with the call: a slot
+// bounds the plans being made and recorded, and a closed loop's next call,
+// which may arrive before gRPC has finished this one, then finds it free.
+// OnDone frees it when the call ended otherwise (cancelled; answered by
+// another path).
+class PlanReactor final : public grpc::ServerUnaryReactor {
  public:
-  AdmittedReactor(PlanAdmission& admission, absl::Time admitted_at)
+  // Holds a planning slot admitted at `admitted_at`.
+  PlanReactor(PlanAdmission& admission, PlanAdmission::SteadyTime admitted_at)
       : admission_(admission), admitted_at_(admitted_at) {}
+  // Holds one of `caller`'s waiting slots.
+  PlanReactor(PlanAdmission& admission, std::string caller)
+      : admission_(admission), waiting_caller_(std::move(caller)) {}
+
+  // Frees the slot and finishes the call with `status`.
+  void Answer(const grpc::Status& status) {
+    FreeSlot();
+    Finish(status);
+  }
 
   void OnDone() override {
-    admission_.Release(admitted_at_);
+    FreeSlot();
     delete this;
   }
 
  private:
+  void FreeSlot() {
+    if (freed_.exchange(true)) return;
+    if (waiting_caller_.has_value()) {
+      admission_.DoneWaiting(*waiting_caller_);
+    } else {
+      admission_.Release(admitted_at_);
+    }
+  }
+
   PlanAdmission& admission_;
-  const absl::Time admitted_at_;
+  const PlanAdmission::SteadyTime admitted_at_{};
+  const std::optional<std::string> waiting_caller_;
+  std::atomic<bool> freed_{false};
 };
+
+namespace {
+
+// The objective's metric label without converting the whole request.
+std::string ObjectiveLabel(const v1::PlacePlanRequest& request) {
+  return ObjectiveName(ObjectiveFromProto(request.constraints().objective()));
+}
 
 }  // namespace
 
-// Over 80 lines: each refusal before planning (the request's shape, its
-// team, the deadline and admission, the evidence version) is an early
-// return, kept in the order they are checked.
 grpc::ServerUnaryReactor* PlacementService::PlacePlan(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response) {
+  // Under a burst the connection's work can lag behind the clients: a call
+  // its client has given up on (its deadline, by the client's clock) may
+  // reach this handler before the server's own deadline for it, with no
+  // request bytes. Nothing of it is planned.
+  if (context->IsCancelled()) {
+    metrics_.PlanAnswered("LOWEST_COST", "deadline_exceeded");
+    return FinishNow(context, grpc::Status(grpc::StatusCode::CANCELLED,
+                                           "the caller gave up on the call"));
+  }
+  // The authorizer's decision and the parse, but not yet the walk of the
+  // request's fields: under a burst a refused call costs as little as it
+  // can (the fields are checked once the call is admitted).
   v1::PlacePlanRequest request;
-  if (absl::Status admitted = Admit(auth_, *context, *request_bytes, &request);
+  if (absl::Status admitted =
+          AdmitAndParse(auth_, *context, *request_bytes, &request);
       !admitted.ok()) {
     if (absl::IsInvalidArgument(admitted)) {
       metrics_.PlanAnswered("LOWEST_COST", "invalid");
     }
     return FinishNow(context, ToGrpcStatus(admitted));
   }
-  if (request.min_evidence_version() < 0) {
-    metrics_.PlanAnswered("LOWEST_COST", "invalid");
-    return FinishNow(context,
-                     InvalidArgument({{"min_evidence_version",
-                                       "must be an evidence_version from an "
-                                       "UploadBenchmarkRunResponse, or 0"}}));
+  std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
+  const bool wait_for_evidence =
+      snapshot != nullptr &&
+      !evidence_.Includes(*snapshot, request.min_evidence_version());
+  if (std::optional<grpc::Status> refused = RefusedBeforeAdmission(
+          request, *request_bytes, snapshot.get(), wait_for_evidence)) {
+    return FinishNow(context, *refused);
   }
   if (absl::Status team = SetPlanTeam(auth_, *context, request); !team.ok()) {
     return FinishNow(context, ToGrpcStatus(team));
   }
-  // Shed what cannot be answered in time before any planning (past its
-  // deadline, or beyond what is in flight): under a burst the cores go to
-  // the plans that can still be answered.
-  const absl::Time admitted_at = absl::Now();
-  if (absl::Status admitted =
-          admission_.TryAdmit(absl::FromChrono(context->deadline()));
-      !admitted.ok()) {
-    // The objective's label without converting the whole request.
-    metrics_.PlanAnswered(
-        ObjectiveName(ObjectiveFromProto(request.constraints().objective())),
-        absl::IsDeadlineExceeded(admitted) ? "deadline_exceeded"
-                                           : "overloaded");
-    return FinishNow(context, ToGrpcStatus(admitted));
-  }
-  // Holds the slot until the call is done, however it finishes.
-  grpc::ServerUnaryReactor* reactor =
-      new AdmittedReactor(admission_, admitted_at);
-  std::shared_ptr<const CatalogSnapshot> snapshot = evidence_.Current();
-  if (snapshot == nullptr) {
-    metrics_.PlanAnswered("LOWEST_COST", "unavailable");
-    reactor->Finish(ToGrpcStatus(
-        absl::UnavailableError("pools and evidence are not loaded yet")));
-    return reactor;
-  }
-  if (evidence_.Includes(*snapshot, request.min_evidence_version())) {
-    // The usual case: planned here, on the callback thread.
-    AnswerPlan(context, reactor, request, std::move(snapshot), "", response);
-    return reactor;
-  }
-  if (request.min_evidence_version() >
-      evidence_.KnownHorizon().xmax + kMaxVersionAhead) {
-    // No upload can have been given it yet: a wait for it would force a
-    // re-read every 50 ms for nothing.
+  absl::StatusOr<PlanReactor*> reactor = AdmitPlan(context, wait_for_evidence);
+  if (!reactor.ok()) return Refuse(context, request, reactor.status());
+  if (absl::Status fields = AdmitFields(request); !fields.ok()) {
     metrics_.PlanAnswered("LOWEST_COST", "invalid");
-    return FinishNow(context,
-                     InvalidArgument({{"min_evidence_version",
-                                       "is beyond every transaction the "
-                                       "database has begun; pass an "
-                                       "evidence_version from an "
-                                       "UploadBenchmarkRunResponse"}}));
+    (*reactor)->Answer(ToGrpcStatus(fields));
+    return *reactor;
+  }
+  if (!wait_for_evidence) {
+    // The usual case: planned here, on the callback thread.
+    AnswerPlan(context, *reactor, request, std::move(snapshot), "", response);
+    return *reactor;
   }
   const absl::Duration wait =
       std::min(kMaxEvidenceWait, absl::FromChrono(context->deadline()) -
@@ -222,7 +239,7 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
       std::make_shared<const v1::PlacePlanRequest>(std::move(request));
   evidence_.WhenCurrent(
       shared_request->min_evidence_version(), wait,
-      [this, context, reactor, response, shared_request](
+      [this, context, reactor = *reactor, response, shared_request](
           std::shared_ptr<const CatalogSnapshot> snapshot, bool reached) {
         AnswerPlan(
             context, reactor, *shared_request, std::move(snapshot),
@@ -230,11 +247,94 @@ grpc::ServerUnaryReactor* PlacementService::PlacePlan(
                     : WaitRanOutWarning(shared_request->min_evidence_version()),
             response);
       });
-  return reactor;
+  return *reactor;
+}
+
+std::optional<grpc::Status> PlacementService::RefusedBeforeAdmission(
+    const v1::PlacePlanRequest& request, const grpc::ByteBuffer& bytes,
+    const CatalogSnapshot* snapshot, bool wait_for_evidence) {
+  if (request.min_evidence_version() < 0) {
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return InvalidArgument({{"min_evidence_version",
+                             "must be an evidence_version from an "
+                             "UploadBenchmarkRunResponse, or 0"}});
+  }
+  if (bytes.Length() == 0) {
+    // With what validation says of an empty request: under a burst this is
+    // also what a call cancelled before its request arrived looks like,
+    // and it must cost no slot.
+    core::PlanRequest empty = PlanRequestFromProto(request);
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return ToGrpcStatus(core::InvalidArgumentWithViolations(
+        PlanRequestViolations(request, {}, &empty)));
+  }
+  if (snapshot == nullptr) {
+    metrics_.PlanAnswered("LOWEST_COST", "unavailable");
+    return ToGrpcStatus(
+        absl::UnavailableError("pools and evidence are not loaded yet"));
+  }
+  if (wait_for_evidence &&
+      request.min_evidence_version() >
+          evidence_.KnownHorizon().xmax + kMaxVersionAhead) {
+    // No upload can have been given it yet: a wait for it would force a
+    // re-read every 50 ms for nothing.
+    metrics_.PlanAnswered("LOWEST_COST", "invalid");
+    return InvalidArgument({{"min_evidence_version",
+                             "is beyond every transaction the database has "
+                             "begun; pass an evidence_version from an "
+                             "UploadBenchmarkRunResponse"}});
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<PlanReactor*> PlacementService::AdmitPlan(
+    grpc::CallbackServerContext* context, bool wait_for_evidence) {
+  const absl::Time deadline = absl::FromChrono(context->deadline());
+  if (!wait_for_evidence) {
+    // Shed what cannot be answered in time before any planning (past its
+    // deadline, beyond the slots, or than plans take now): under a burst
+    // the cores go to the plans that can still be answered.
+    absl::StatusOr<PlanAdmission::SteadyTime> admitted =
+        admission_.TryAdmit(deadline);
+    if (!admitted.ok()) return admitted.status();
+    return new PlanReactor(admission_, *admitted);
+  }
+  // The wait for the evidence (up to 2 s) holds no planning slot and is not
+  // counted in what plans take, but one of its caller's waiting slots: a
+  // caller that only sends versions far ahead fills its own share, and
+  // nobody else's.
+  std::optional<Principal> caller = auth_.Caller(*context);
+  std::string caller_id = caller.has_value() ? caller->token_id : "";
+  if (absl::Status waiting = admission_.TryWait(deadline, caller_id);
+      !waiting.ok()) {
+    return waiting;
+  }
+  return new PlanReactor(admission_, std::move(caller_id));
+}
+
+grpc::ServerUnaryReactor* PlacementService::Refuse(
+    grpc::CallbackServerContext* context, const v1::PlacePlanRequest& request,
+    const absl::Status& refused) {
+  const bool late = absl::IsDeadlineExceeded(refused);
+  metrics_.PlanAnswered(ObjectiveLabel(request),
+                        late ? "deadline_exceeded" : "overloaded");
+  if (!late) AddRetryPushback(context);
+  return FinishNow(context, ToGrpcStatus(refused));
+}
+
+void PlacementService::AddRetryPushback(grpc::CallbackServerContext* context) {
+  // gRPC's server pushback (gRFC A6): how long a retry of this call should
+  // wait, which gRPC's own retries honour as they are.
+  thread_local absl::InsecureBitGen random;
+  const absl::Duration pushback =
+      admission_.RetryPushback(absl::Uniform(random, 0.0, 1.0));
+  context->AddTrailingMetadata(
+      "grpc-retry-pushback-ms",
+      absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(pushback))));
 }
 
 void PlacementService::AnswerPlan(
-    grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+    grpc::CallbackServerContext* context, PlanReactor* reactor,
     const v1::PlacePlanRequest& request,
     std::shared_ptr<const CatalogSnapshot> snapshot,
     const std::string& wait_warning, grpc::ByteBuffer* response) {
@@ -244,7 +344,7 @@ void PlacementService::AnswerPlan(
   absl::StatusOr<std::shared_ptr<const CachedPlan>> plan =
       PlanFor(request, plan_request, snapshot, objective);
   if (!plan.ok()) {
-    reactor->Finish(ToGrpcStatus(plan.status()));
+    reactor->Answer(ToGrpcStatus(plan.status()));
     return;
   }
   Answer answer{context,
@@ -350,40 +450,44 @@ void PlacementService::CountAnswered(const Answer& answer) {
 void PlacementService::AnswerThenRecord(Answer answer,
                                         storage::PlacementRecord record) {
   // Recorded whatever the caller does next; answered now.
-  const bool queued = audit_.TrySubmit(
-      std::move(record), absl::InfiniteFuture(),
-      [this, plan_id = answer.stamp.plan_id](const absl::Status& status) {
-        if (status.ok()) return;
-        // A database outage loses every plan: say so now and then.
-        const int64_t lost = metrics_.PlanRecordLost();
-        if (lost == 1 || lost % 1000 == 0) {
-          std::cerr << "placementd: plan " << plan_id
-                    << " was answered but not recorded (" << lost
-                    << " so far): " << status << "\n";
-        }
-      });
-  if (!queued) {
-    metrics_.PlanAnswered(answer.objective, "overloaded");
-    answer.reactor->Finish(AuditQueueFull());
+  if (audit_.TrySubmit(
+          std::move(record), absl::InfiniteFuture(),
+          [this, plan_id = answer.stamp.plan_id](const absl::Status& status) {
+            if (status.ok()) return;
+            // A database outage loses every plan: say so now and then.
+            const int64_t lost = metrics_.PlanRecordLost();
+            if (lost == 1 || lost % 1000 == 0) {
+              std::cerr << "placementd: plan " << plan_id
+                        << " was answered but not recorded (" << lost
+                        << " so far): " << status << "\n";
+            }
+          })) {
+    *answer.response =
+        PlanResponseBytes(answer.plan->response_bytes, answer.stamp);
+    CountAnswered(answer);
+    answer.reactor->Answer(grpc::Status::OK);
     return;
   }
-  *answer.response =
-      PlanResponseBytes(answer.plan->response_bytes, answer.stamp);
-  CountAnswered(answer);
-  answer.reactor->Finish(grpc::Status::OK);
+  // The queue of records answered before they are written is full: the
+  // writer is behind. This plan waits for its record as a durable one does,
+  // holding its slot, so that the callers slow to the writer's pace instead
+  // of being refused (`record` is untouched by the refusal).
+  AnswerOnceRecorded(std::move(answer), std::move(record));
 }
 
 void PlacementService::AnswerOnceRecorded(Answer answer,
                                           storage::PlacementRecord record) {
-  grpc::ServerUnaryReactor* reactor = answer.reactor;
+  PlanReactor* reactor = answer.reactor;
   const std::string objective = answer.objective;
   const absl::Time deadline = absl::FromChrono(answer.context->deadline());
-  const bool queued = audit_.TrySubmit(
+  // Past the queue's capacity if need be: every plan waiting here holds an
+  // admission slot (planning or waiting), and those bound how many wait.
+  const bool queued = audit_.Submit(
       std::move(record), deadline,
       [this, answer = std::move(answer)](const absl::Status& status) mutable {
         if (absl::IsDeadlineExceeded(status)) {
           metrics_.PlanAnswered(answer.objective, "deadline_exceeded");
-          answer.reactor->Finish(ToGrpcStatus(status));
+          answer.reactor->Answer(ToGrpcStatus(status));
           return;
         }
         if (!status.ok()) {
@@ -395,17 +499,19 @@ void PlacementService::AnswerOnceRecorded(Answer answer,
         *answer.response =
             PlanResponseBytes(answer.plan->response_bytes, answer.stamp);
         CountAnswered(answer);
-        answer.reactor->Finish(grpc::Status::OK);
+        answer.reactor->Answer(grpc::Status::OK);
       });
   if (!queued) {
-    metrics_.PlanAnswered(objective, "overloaded");
-    reactor->Finish(AuditQueueFull());
+    metrics_.PlanAnswered(objective, "unavailable");
+    reactor->Answer(ToGrpcStatus(
+        absl::UnavailableError("the server is stopping; retry elsewhere")));
   }
 }
 
 void PlacementService::AnswerOncePerRequestId(Answer answer,
                                               storage::PlacementRecord record) {
   // With an idempotency key, a retry returns the plan recorded first.
+  // Its slot is freed when gRPC is done with the call (PlanReactor::OnDone).
   // The key is the fleet's: a plan another team recorded under it is
   // answered only to a caller who may read that team's plans.
   grpc::CallbackServerContext* context = answer.context;

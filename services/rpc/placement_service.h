@@ -2,6 +2,7 @@
 #define PLACEMENT_SERVICES_RPC_PLACEMENT_SERVICE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -49,14 +50,23 @@ enum class PlanRecords {
 // most kMaxEvidenceWait, answered from the evidence cache's thread: no
 // thread blocks) and then warns stale_evidence if it is still behind.
 //
-// Overload: PlacePlan refuses at once, before any planning, a call whose
-// deadline has passed (DEADLINE_EXCEEDED) and one beyond the plans in
-// flight or that could not be answered within its deadline
-// (RESOURCE_EXHAUSTED: retry with backoff); see PlanAdmission.
+// Overload: PlacePlan refuses at once, before any planning and before the
+// walk of the request's fields, a call whose client gave up (CANCELLED) or
+// whose deadline has passed (DEADLINE_EXCEEDED), and one beyond the
+// planning slots or that could not be answered within its deadline
+// (RESOURCE_EXHAUSTED, with grpc-retry-pushback-ms: when to retry). A plan
+// holds its slot until its answer is handed to gRPC. A plan that waits for
+// evidence holds one of its caller's waiting slots instead; see
+// PlanAdmission. With deferred records, a plan whose record finds the
+// writer's queue full waits for the commit like a durable one: the callers
+// slow down instead of being refused.
 //
 // PlacePlan is a raw method: it answers with bytes assembled from the cached
 // result's serialization and the plan's own fields (PlanResponseBytes), so a
 // result is serialized once however many plans it answers.
+// A PlacePlan call's reactor, holding its admission (placement_service.cc).
+class PlanReactor;
+
 class PlacementService final
     : public v1::PlacementService::WithRawCallbackMethod_PlacePlan<
           v1::PlacementService::CallbackService> {
@@ -116,12 +126,33 @@ class PlacementService final
       v1::RetireStandardResponse* response) override;
 
  private:
+  // Why PlacePlan answers `request` (parsed from `bytes`) without
+  // admission, counted: an invalid version, an empty request (also what a
+  // call cancelled before its request arrived looks like), no snapshot yet,
+  // a version beyond every transaction begun. nullopt: none of them.
+  std::optional<grpc::Status> RefusedBeforeAdmission(
+      const v1::PlacePlanRequest& request, const grpc::ByteBuffer& bytes,
+      const CatalogSnapshot* snapshot, bool wait_for_evidence);
+  // The call's reactor holding its admission: a planning slot, or (when it
+  // must first wait for evidence) one of its caller's waiting slots; the
+  // refusal when there is none (PlanAdmission).
+  absl::StatusOr<PlanReactor*> AdmitPlan(grpc::CallbackServerContext* context,
+                                         bool wait_for_evidence);
+  // Refuses a PlacePlan call admission turned away (`refused`: overloaded
+  // or late), counted; a RESOURCE_EXHAUSTED carries the retry pushback.
+  grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
+                                   const v1::PlacePlanRequest& request,
+                                   const absl::Status& refused);
+  // Tells the caller when to retry (grpc-retry-pushback-ms, from
+  // PlanAdmission::RetryPushback), on a call about to be refused with
+  // RESOURCE_EXHAUSTED.
+  void AddRetryPushback(grpc::CallbackServerContext* context);
+
   // Plans `request` from `snapshot` and finishes `reactor` (on whichever
   // thread has the snapshot ready: the callback thread, or the evidence
   // cache's after a wait). `wait_warning`: a stale_evidence warning when the
   // wait for the caller's evidence version ran out.
-  void AnswerPlan(grpc::CallbackServerContext* context,
-                  grpc::ServerUnaryReactor* reactor,
+  void AnswerPlan(grpc::CallbackServerContext* context, PlanReactor* reactor,
                   const v1::PlacePlanRequest& request,
                   std::shared_ptr<const CatalogSnapshot> snapshot,
                   const std::string& wait_warning, grpc::ByteBuffer* response);
@@ -129,7 +160,7 @@ class PlacementService final
   // A plan made, and what its answer needs.
   struct Answer {
     grpc::CallbackServerContext* context;
-    grpc::ServerUnaryReactor* reactor;
+    PlanReactor* reactor;
     std::shared_ptr<const CachedPlan> plan;
     std::string objective;
     PlanStamp stamp;

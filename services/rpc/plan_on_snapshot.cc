@@ -16,11 +16,11 @@ namespace {
 constexpr int kMaxAllowedPools = 1000;
 constexpr int kMaxRequiredLabels = 32;
 
-// Checks the request beyond core::ValidatePlanRequest, and resolves the
-// serving SKU against the catalog into `plan_request`.
-core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
-                                      const std::vector<core::GpuSku>& skus,
-                                      core::PlanRequest* plan_request) {
+}  // namespace
+
+core::FieldViolations PlanRequestViolations(
+    const v1::PlacePlanRequest& request, const std::vector<core::GpuSku>& skus,
+    core::PlanRequest* plan_request) {
   core::FieldViolations violations;
   if (!request.has_recipe()) violations.push_back({"recipe", "is required"});
   core::FieldViolations core_violations =
@@ -60,6 +60,8 @@ core::FieldViolations ValidateRequest(const v1::PlacePlanRequest& request,
   return violations;
 }
 
+namespace {
+
 bool HasTrainingPool(const std::vector<core::Pool>& pools) {
   for (const core::Pool& pool : pools) {
     if (pool.purpose == core::PoolPurpose::kTraining) return true;
@@ -73,7 +75,7 @@ absl::Status ValidatePlanOnSnapshot(const v1::PlacePlanRequest& request,
                                     const CatalogSnapshot& snapshot,
                                     core::PlanRequest* plan_request) {
   core::FieldViolations violations =
-      ValidateRequest(request, snapshot.skus, plan_request);
+      PlanRequestViolations(request, snapshot.skus, plan_request);
   if (!violations.empty()) {
     return core::InvalidArgumentWithViolations(violations);
   }

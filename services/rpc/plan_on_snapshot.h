@@ -7,15 +7,25 @@
 // proving request through them to show what a plan would say now.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/field_violation.h"
 #include "core/plan/plan_types.h"
+#include "core/sku.h"
 #include "placement/v1/placement.pb.h"
 #include "services/plan/evidence_cache.h"
 
 namespace placement::services {
+
+// Every field violation of `request` (converted into `*plan_request`)
+// beyond its shape, as ValidatePlanOnSnapshot finds them against `skus`
+// (resolving the serving SKU into `*plan_request`); empty when none.
+core::FieldViolations PlanRequestViolations(
+    const v1::PlacePlanRequest& request, const std::vector<core::GpuSku>& skus,
+    core::PlanRequest* plan_request);
 
 // Checks `request` (converted into `*plan_request`) beyond its shape:
 // core::ValidatePlanRequest, the time objective's settings

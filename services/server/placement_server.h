@@ -51,7 +51,8 @@ struct ServerOptions {
   absl::Duration deferred_record_interval = absl::Milliseconds(2);
   // PlacePlan calls planned or waiting for their record at once; beyond
   // them a call is refused with RESOURCE_EXHAUSTED (PlanAdmission). 0: 16
-  // per core, at least 64 (PlanAdmission::DefaultMaxInFlight).
+  // per core, at least 64 (PlanAdmission::DefaultMaxInFlight). Plans
+  // waiting for evidence hold PlanAdmission's waiting slots instead.
   int max_plans_in_flight = 0;
 
   // Bearer tokens and roles on every RPC but health and reflection.

@@ -42,6 +42,10 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // out on an older schema (storage/pool_reliability_store.h: the per-run
 // figures stand in), and a run's retry causes are written only where
 // benchmark_runs has the column.
+// 25 (run_failure_reasons) neither: runs store their reason there only when
+// the schema has it, and a bake-off reads a run's reason from its upload
+// (bounded) when the table or the run's row is missing
+// (storage/bake_off_store.h).
 // 27 (the cost rollups recounted by one definition) neither: it changes
 // figures in rows, by its backfill, not what any statement reads or writes.
 inline constexpr int kOldestSchemaVersion = 17;

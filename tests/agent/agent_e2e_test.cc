@@ -1,12 +1,15 @@
 // placement-agent against a real placementd on loopback: a fake training
 // command that runs out of memory once and succeeds on retry; a service
 // killed mid-run and restarted (nothing lost after flush, no duplicate after
-// flushing twice); exact SKUs only; the bake-off commands of a plan; the
-// spool itself; and the bearer token on every call.
+// flushing twice); a job preempted while a sample stream hangs (the run is
+// spooled before the agent is killed); exact SKUs only; the bake-off
+// commands of a plan; the spool itself; and the bearer token on every call.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -374,6 +377,128 @@ TEST_F(AgentTest, SigtermToTheAgentRecordsAPreemptedRun) {
   EXPECT_EQ(run.steps_attempted(), 4);
   EXPECT_THAT(run.failure_reason(), HasSubstr("SIGTERM"));
   EXPECT_TRUE(agent::ListSpooledRuns(spool()).empty());
+}
+
+// A service that takes a sample stream and never answers it (a real gRPC
+// peer on loopback): it names the SKU and the pool as placementd would,
+// says nothing of the run is stored, then reads every message of the
+// stream and holds the call until the caller goes away.
+class HungStreamService final : public v1::TelemetryService::Service,
+                                public v1::CatalogService::Service {
+ public:
+  HungStreamService() {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port_);
+    builder.RegisterService(static_cast<v1::TelemetryService::Service*>(this));
+    builder.RegisterService(static_cast<v1::CatalogService::Service*>(this));
+    server_ = builder.BuildAndStart();
+  }
+  ~HungStreamService() override {
+    server_->Shutdown(std::chrono::system_clock::now());  // cancels the hang
+  }
+
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  int streams_held() const { return streams_held_; }
+
+  grpc::Status GetSku(grpc::ServerContext*, const v1::GetSkuRequest* request,
+                      v1::GetSkuResponse* response) override {
+    response->mutable_sku()->set_name(request->name());
+    response->mutable_sku()->set_memory_gb(48);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetPool(grpc::ServerContext*, const v1::GetPoolRequest* request,
+                       v1::GetPoolResponse* response) override {
+    response->mutable_pool()->set_name(request->name());
+    response->mutable_pool()->set_sku(kL40s);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetSampleProgress(
+      grpc::ServerContext*, const v1::GetSampleProgressRequest* request,
+      v1::GetSampleProgressResponse* response) override {
+    response->set_run_id(request->run_id());
+    response->set_committed_through_step(-1);
+    return grpc::Status::OK;
+  }
+  grpc::Status StreamStepSamples(
+      grpc::ServerContext* context,
+      grpc::ServerReader<v1::StreamStepSamplesRequest>* reader,
+      v1::StreamStepSamplesResponse*) override {
+    ++streams_held_;
+    v1::StreamStepSamplesRequest message;
+    while (reader->Read(&message)) {
+    }
+    while (!context->IsCancelled()) absl::SleepFor(absl::Milliseconds(20));
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the caller went away");
+  }
+
+ private:
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+  std::atomic<int> streams_held_{0};
+};
+
+// Slurm preempts a job with SIGTERM and kills it KillWait (30 s by default)
+// later with SIGKILL. The agent is told to stop while its sample stream
+// hangs on a service that never answers, and its uploads may outlast the
+// kill (--upload_after_stop longer than KillWait): the SIGKILL lands while
+// the agent waits on the network, and the PREEMPTED run must already be in
+// the spool, whole, for the next start to upload.
+TEST_F(AgentTest, KilledWhileASampleStreamHangsThePreemptedRunIsSpooled) {
+  HungStreamService hung;
+  std::string output;
+  const int code = Agent(
+      absl::StrCat(
+          "--upload_after_stop=60s run --pool=l40s-adapters --sku=", kL40s,
+          " --recipe=recipe.yaml -- ", TestData("fake_train.sh")),
+      &output,
+      absl::StrCat("FAKE_STEPS=20 FAKE_PAUSE_AT=4 FAKE_MIDWAY=", tmp_.path(),
+                   "/midway FAKE_GO=", tmp_.path(), "/never"),
+      hung.address(), "--signal=TERM --kill-after=30s 1.5s");
+  EXPECT_EQ(code, 128 + SIGKILL) << output;  // KillWait ran out
+  EXPECT_GE(hung.streams_held(), 1) << output;
+  const std::vector<std::string> runs = agent::ListSpooledRuns(spool());
+  ASSERT_EQ(runs.size(), 1u) << output;
+  {
+    absl::StatusOr<std::unique_ptr<agent::SpoolRun>> spooled =
+        agent::SpoolRun::Open(spool(), runs[0]);
+    ASSERT_TRUE(spooled.ok()) << spooled.status();
+    absl::StatusOr<absl::optional<v1::BenchmarkRun>> summary =
+        (*spooled)->ReadRun();
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    ASSERT_TRUE(summary->has_value()) << "no summary in the spool\n" << output;
+    EXPECT_EQ((*summary)->outcome(), v1::RUN_OUTCOME_PREEMPTED);
+  }
+
+  // The next start uploads it, samples and all.
+  ASSERT_EQ(Agent("flush", &output), 0) << output;
+  EXPECT_THAT(output, HasSubstr("uploaded 1, left in the spool 0"));
+  const v1::BenchmarkRun run = StoredRun(runs[0]).run();
+  EXPECT_EQ(run.outcome(), v1::RUN_OUTCOME_PREEMPTED);
+  EXPECT_EQ(run.steps_attempted(), 4);
+  EXPECT_EQ(Progress(runs[0]).committed_through_step(), 3);
+}
+
+// The same preemption with the uploads bounded well inside KillWait (as by
+// default): the agent leaves the run in the spool and exits 3 on its own
+// instead of waiting for the kill.
+TEST_F(AgentTest, AStoppedAgentGivesUpOnAHungUploadBeforeTheKill) {
+  HungStreamService hung;
+  std::string output;
+  const int code = Agent(
+      absl::StrCat(
+          "--upload_after_stop=2s run --pool=l40s-adapters --sku=", kL40s,
+          " --recipe=recipe.yaml -- ", TestData("fake_train.sh")),
+      &output,
+      absl::StrCat("FAKE_STEPS=20 FAKE_PAUSE_AT=4 FAKE_MIDWAY=", tmp_.path(),
+                   "/midway FAKE_GO=", tmp_.path(), "/never"),
+      hung.address(), "--signal=TERM --kill-after=30s 1.5s");
+  // timeout's code for a command that exited after its SIGTERM (the kill
+  // would be 137); the agent's own is 3: spooled, not uploaded.
+  EXPECT_EQ(code, 124) << output;
+  EXPECT_THAT(output, HasSubstr("PREEMPTED"));
+  EXPECT_THAT(output, HasSubstr("placement-agent flush uploads it"));
+  EXPECT_EQ(agent::ListSpooledRuns(spool()).size(), 1u);
 }
 
 // A token the service does not take (here: one that may read the catalog

@@ -2,11 +2,13 @@
 // real placementd on a real PostgreSQL. Uploads that carry the plan's id,
 // or run a proposed recipe key on its pool after the plan, complete its
 // runs; once all are in, the verdict names the winner and the guide's
-// findings (over-bought memory, offload as a miss).
+// findings (over-bought memory, offload as a miss). The runs are read from
+// their columns, not their stored uploads.
 
 #include <string>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "tests/support/api_client.h"
@@ -57,6 +59,19 @@ class BakeOffStatusTest : public ::testing::Test {
     const grpc::Status status = Status(plan_id, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
     return response;
+  }
+
+  // Waits until the service's evidence includes the upload acknowledged
+  // with `ack` (a plan asked with its evidence_version waits for it): the
+  // pools' failure records a verdict reads come from that evidence.
+  void AwaitEvidence(const v1::UploadBenchmarkRunResponse& ack) {
+    v1::Recipe recipe = Lora8b();
+    recipe.set_gpu_count(1);
+    recipe.set_parallelism(v1::PARALLELISM_SINGLE);
+    v1::PlacePlanRequest request = PlanFor(recipe, 200'000);
+    request.set_min_evidence_version(ack.evidence_version());
+    v1::PlacePlanResponse plan;
+    ASSERT_TRUE(client_->Plan(request, &plan).ok());
   }
 
   // A run of the bake-off's `run`, as the plan configured it for its pool.
@@ -189,6 +204,59 @@ TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {
   EXPECT_GE(winner.cost_micros_per_successful_step_band().high(),
             winner.cost_micros_per_successful_step());
   EXPECT_THAT(done.verdict().summary(), HasSubstr(second.pool() + " wins"));
+}
+
+// A stored upload is as large as the message limit allows (unknown fields
+// are kept), and a bake-off may match 300 of them: GetBakeOffStatus (and
+// WriteStandard, which reads the same) reads the runs' columns instead,
+// their failure reasons from run_failure_reasons. With every stored upload
+// replaced by bytes that do not even parse, it answers the same. A failed
+// run whose reason has no row (stored before migration 0025) has its reason
+// read from its upload, which is small, and so are its retries' causes
+// when benchmark_runs holds none for it (stored before migration 0022).
+TEST_F(BakeOffStatusTest, ReadsTheRunsColumnsNotTheirUploads) {
+  const v1::PlacePlanResponse plan = PlanProposingTwoRuns();
+  ASSERT_EQ(plan.bake_off().runs_size(), 2);
+  ApiClient::TimedRun failed = RunOf(plan, plan.bake_off().runs(0));
+  failed.plan_id = plan.plan_id();
+  failed.outcome = v1::RUN_OUTCOME_OUT_OF_MEMORY;
+  failed.steps_succeeded = 0;
+  failed.failure_reason = "attempt 3 OUT_OF_MEMORY: CUDA out of memory";
+  failed.retries = 2;
+  failed.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED,
+                           v1::RUN_OUTCOME_HARDWARE_ERROR};
+  client_->UploadTimedRun(failed);
+  AwaitEvidence(client_->UploadTimedRun(RunOf(plan, plan.bake_off().runs(1))));
+  const v1::GetBakeOffStatusResponse before = StatusOk(plan.plan_id());
+  ASSERT_EQ(before.runs(0).uploads_size(), 1);
+  EXPECT_EQ(before.runs(0).uploads(0).failure_reason(), failed.failure_reason);
+  EXPECT_EQ(before.runs(0).uploads(0).retries(), 2);
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM run_failure_reasons"), "1");
+  EXPECT_EQ(db_.QueryValue("SELECT array_to_string(retry_outcomes, ',') "
+                           "FROM benchmark_runs WHERE outcome <> 'SUCCEEDED'"),
+            "PREEMPTED,HARDWARE_ERROR");
+
+  db_.Execute(
+      "CREATE TABLE kept_uploads AS SELECT run_id, upload FROM benchmark_runs;"
+      "UPDATE benchmark_runs SET upload = '\\xff'");
+  v1::GetBakeOffStatusResponse unread = StatusOk(plan.plan_id());
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(before, unread))
+      << before.DebugString() << "\n"
+      << unread.DebugString();
+
+  // Stored before migrations 0022 and 0025: the reason and the retries'
+  // causes are in the failed run's upload.
+  db_.Execute(
+      "UPDATE benchmark_runs b SET upload = k.upload, retry_outcomes = NULL "
+      "FROM kept_uploads k "
+      "WHERE b.run_id = k.run_id AND b.outcome <> 'SUCCEEDED';"
+      "DELETE FROM run_failure_reasons");
+  v1::GetBakeOffStatusResponse from_upload = StatusOk(plan.plan_id());
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(before, from_upload))
+      << before.DebugString() << "\n"
+      << from_upload.DebugString();
 }
 
 // Each pool is judged by the planner's cost of the plan's job, not by its

@@ -1,15 +1,26 @@
-// PlacePlan under overload, in process on a real PostgreSQL: beyond the
-// plans in flight a call is refused at once with RESOURCE_EXHAUSTED, before
-// any planning (no plan is recorded for it), and the server stays healthy
-// and answers again once the plan in flight is done.
+// PlacePlan's admission, in process on a real PostgreSQL, through the API:
+// one planner token that sends only evidence versions far ahead (each plan
+// waits up to 2 s for them) cannot make another token's plans
+// RESOURCE_EXHAUSTED, and those keep their goodput at a 50 ms deadline;
+// beyond the planning slots a call is refused at once, with the server's
+// retry pushback, before any planning (no plan is recorded for it), and
+// the server answers again once the plan in flight is done.
+#include <pqxx/pqxx>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/uuid.h"
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/telemetry.grpc.pb.h"
+#include "services/auth/auth.h"
+#include "storage/db_session.h"
+#include "storage/token_store.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"
 
@@ -21,93 +32,190 @@ using ::placement::testing::InProcessServer;
 
 constexpr char kA100[] = "A100-SXM4-80GB";
 
-class PlanOverloadTest : public ::testing::Test {
- protected:
-  PlanOverloadTest()
-      : server_([](services::ServerOptions& options) {
-          options.max_plans_in_flight = 1;
-        }),
-        placement_(v1::PlacementService::NewStub(server_.channel())) {
-    v1::CreatePoolRequest create;
-    *create.mutable_pool() = testing::TrainingPool("a100", kA100, 2, 8);
-    v1::CreatePoolResponse created;
-    EXPECT_TRUE(v1::CatalogService::NewStub(server_.channel())
-                    ->CreatePool(Deadline().get(), create, &created)
-                    .ok());
-    request_ = testing::PlanFor(testing::Lora8b());
-    // The pool reaches the server's memory through its change listener.
-    for (int i = 0; i < 100 && !Plan(request_).ok(); ++i) {
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    for (int i = 0; i < 100 && !server_.server().serving(); ++i) {
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-  }
+// A token made straight in the database (as `placementd tokens create`
+// does), in the server's snapshot once this returns; its secret.
+std::string MakeToken(InProcessServer& server, services::Role role,
+                      const std::string& name) {
+  storage::TokenRecord token;
+  token.token_id = common::NewUuid();
+  token.name = name;
+  token.role = services::RoleName(role);
+  const std::string secret = services::NewTokenSecret();
+  token.secret_hash = services::TokenSecretHash(secret);
+  storage::DbSession session(server.db().url());
+  EXPECT_TRUE(storage::InsertToken(session, token).ok());
+  EXPECT_TRUE(server.server().evidence().ReloadWith(session).ok());
+  return secret;
+}
 
-  grpc::Status Plan(const v1::PlacePlanRequest& request) {
+std::unique_ptr<grpc::ClientContext> As(const std::string& secret,
+                                        absl::Duration timeout) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  if (!secret.empty()) {
+    context->AddMetadata("authorization", absl::StrCat("Bearer ", secret));
+  }
+  return context;
+}
+
+// The A100 pool, and the request the tests plan, once the pool is in the
+// server's memory.
+v1::PlacePlanRequest CreatePoolAndPlanOnce(InProcessServer& server,
+                                           const std::string& admin) {
+  v1::CreatePoolRequest create;
+  *create.mutable_pool() = testing::TrainingPool("a100", kA100, 2, 8);
+  v1::CreatePoolResponse created;
+  EXPECT_TRUE(
+      v1::CatalogService::NewStub(server.channel())
+          ->CreatePool(As(admin, absl::Seconds(10)).get(), create, &created)
+          .ok());
+  const v1::PlacePlanRequest request = testing::PlanFor(testing::Lora8b());
+  auto placement = v1::PlacementService::NewStub(server.channel());
+  for (int i = 0; i < 100; ++i) {
     v1::PlacePlanResponse plan;
-    return placement_->PlacePlan(Deadline().get(), request, &plan);
-  }
-
-  int64_t RecordedPlans() {
-    return std::stoll(
-        server_.db().QueryValue("SELECT count(*) FROM placements"));
-  }
-
-  InProcessServer server_;
-  std::unique_ptr<v1::PlacementService::Stub> placement_;
-  v1::PlacePlanRequest request_;
-};
-
-TEST_F(PlanOverloadTest, BeyondTheBoundACallIsRefusedAtOnceAndNotPlanned) {
-  // A plan that holds the only slot: it waits (up to 2 s) for an evidence
-  // version this replica never reaches, then answers with a warning. (A
-  // version far past every transaction begun is refused at once, so this
-  // one is only a million transactions ahead.)
-  v1::PlacePlanRequest held_request = request_;
-  held_request.set_min_evidence_version(
-      std::stoll(server_.db().QueryValue("SELECT txid_current()")) + 1'000'000);
-  grpc::Status held_status;
-  v1::PlacePlanResponse held;
-  std::thread holder([&] {
-    // Refused itself while the previous call's slot is being freed (the
-    // slot is held until gRPC is done with the call): it backs off.
-    for (int i = 0; i < 100; ++i) {
-      held_status =
-          placement_->PlacePlan(Deadline(30).get(), held_request, &held);
-      if (held_status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
-        return;
-      }
-      absl::SleepFor(absl::Milliseconds(20));
+    if (placement->PlacePlan(As(admin, absl::Seconds(10)).get(), request, &plan)
+            .ok()) {
+      break;
     }
-  });
-
-  // Once it is in flight, another call is refused, and nothing of it is
-  // planned or recorded.
-  grpc::Status refused;
-  int64_t recorded = 0;
-  for (int i = 0; i < 1000; ++i) {
-    recorded = RecordedPlans();
-    refused = Plan(request_);
-    if (refused.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) break;
-    ASSERT_TRUE(refused.ok()) << refused.error_message();
+    absl::SleepFor(absl::Milliseconds(50));
   }
-  ASSERT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
-      << "the held plan finished before another call was refused";
-  EXPECT_TRUE(absl::StrContains(refused.error_message(), "retry with backoff"))
-      << refused.error_message();
-  EXPECT_EQ(RecordedPlans(), recorded);
-  EXPECT_TRUE(server_.server().serving());
+  return request;
+}
 
-  holder.join();
-  ASSERT_TRUE(held_status.ok()) << held_status.error_message();
-  EXPECT_GT(held.candidates_size(), 0);
+// A planner token keeps 24 plans waiting for an evidence version a million
+// transactions ahead (each waits 2 s, then is answered with a
+// stale_evidence warning), more than the server's 8 planning slots. Such a
+// wait once held a planning slot, and the time it took counted in what
+// plans take: every other caller was refused. Another token's plans, at a
+// 50 ms deadline, must keep at least 90% goodput and never be refused for
+// overload.
+TEST(PlanOverloadTest, ATokenPinningFarAheadVersionsLeavesOthersPlans) {
+  InProcessServer server([](services::ServerOptions& options) {
+    options.auth_enabled = true;
+    options.max_plans_in_flight = 8;
+  });
+  const std::string admin = MakeToken(server, services::Role::kAdmin, "admin");
+  const std::string pinner =
+      MakeToken(server, services::Role::kPlanner, "pinner");
+  const std::string other =
+      MakeToken(server, services::Role::kPlanner, "other");
+  const v1::PlacePlanRequest request = CreatePoolAndPlanOnce(server, admin);
 
-  // The slot is free again: the next call is planned and recorded.
-  const int64_t before = RecordedPlans();
-  EXPECT_TRUE(Plan(request_).ok());
-  EXPECT_EQ(RecordedPlans(), before + 1);
-  EXPECT_TRUE(server_.server().serving());
+  // A real evidence version, and one a million transactions past it: not
+  // refused as impossible, never reached.
+  v1::UploadBenchmarkRunRequest upload;
+  *upload.mutable_run() = testing::SucceededRun("a100", kA100);
+  v1::UploadBenchmarkRunResponse ack;
+  ASSERT_TRUE(
+      v1::TelemetryService::NewStub(server.channel())
+          ->UploadBenchmarkRun(As(admin, absl::Seconds(10)).get(), upload, &ack)
+          .ok());
+  v1::PlacePlanRequest pinning = request;
+  pinning.set_min_evidence_version(ack.evidence_version() + 1'000'000);
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> pinned_answers{0};
+  std::vector<std::thread> pinners;
+  for (int i = 0; i < 24; ++i) {
+    pinners.emplace_back([&] {
+      auto placement = v1::PlacementService::NewStub(server.channel());
+      while (!stop) {
+        v1::PlacePlanResponse plan;
+        if (placement
+                ->PlacePlan(As(pinner, absl::Seconds(5)).get(), pinning, &plan)
+                .ok()) {
+          ++pinned_answers;
+        }
+      }
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(500));  // every pinning call waiting
+
+  std::atomic<int> calls{0};
+  std::atomic<int> answered{0};
+  std::atomic<int> overloaded{0};
+  std::vector<std::thread> others;
+  const absl::Time end = absl::Now() + absl::Seconds(3);
+  for (int i = 0; i < 2; ++i) {
+    others.emplace_back([&] {
+      auto placement = v1::PlacementService::NewStub(server.channel());
+      while (absl::Now() < end) {
+        v1::PlacePlanResponse plan;
+        const grpc::Status status = placement->PlacePlan(
+            As(other, absl::Milliseconds(50)).get(), request, &plan);
+        ++calls;
+        if (status.ok()) ++answered;
+        if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+          ++overloaded;
+        }
+      }
+    });
+  }
+  for (std::thread& t : others) t.join();
+  stop = true;
+  for (std::thread& t : pinners) t.join();
+
+  ASSERT_GT(calls.load(), 0);
+  EXPECT_EQ(overloaded.load(), 0) << "of " << calls.load() << " calls";
+  EXPECT_GE(answered.load(), 0.9 * calls.load())
+      << answered.load() << " of " << calls.load() << " answered within 50 ms";
+  // The pinning plans themselves were answered, after their wait.
+  EXPECT_GT(pinned_answers.load(), 0);
+}
+
+// The only planning slot is held by a plan whose record cannot commit (its
+// table locked): another call is refused at once with RESOURCE_EXHAUSTED,
+// told when to retry, and nothing of it is planned or recorded; once the
+// lock goes the server answers again.
+TEST(PlanOverloadTest, BeyondTheSlotsACallIsRefusedAtOnceAndNotPlanned) {
+  InProcessServer server([](services::ServerOptions& options) {
+    options.max_plans_in_flight = 1;
+  });
+  const v1::PlacePlanRequest request = CreatePoolAndPlanOnce(server, "");
+  auto placement = v1::PlacementService::NewStub(server.channel());
+  auto plan = [&](absl::Duration timeout, grpc::ClientContext* context) {
+    context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    v1::PlacePlanResponse response;
+    return placement->PlacePlan(context, request, &response);
+  };
+  const int64_t recorded_before =
+      std::stoll(server.db().QueryValue("SELECT count(*) FROM placements"));
+  {
+    pqxx::connection blocker(server.db().url());
+    pqxx::work locked(blocker);
+    locked.exec("LOCK TABLE placements IN ACCESS EXCLUSIVE MODE");
+    // Admitted, planned, then waiting for its record: it keeps the slot
+    // (its caller gives up first).
+    grpc::ClientContext held;
+    EXPECT_EQ(plan(absl::Milliseconds(500), &held).error_code(),
+              grpc::StatusCode::DEADLINE_EXCEEDED);
+
+    grpc::ClientContext refused_context;
+    const grpc::Status refused = plan(absl::Seconds(10), &refused_context);
+    ASSERT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << refused.error_message();
+    EXPECT_TRUE(
+        absl::StrContains(refused.error_message(), "retry with backoff"))
+        << refused.error_message();
+    const auto& trailers = refused_context.GetServerTrailingMetadata();
+    const auto pushback = trailers.find("grpc-retry-pushback-ms");
+    ASSERT_NE(pushback, trailers.end());
+    EXPECT_GT(std::stoi(std::string(pushback->second.data(),
+                                    pushback->second.size())),
+              0);
+    EXPECT_TRUE(server.server().serving());
+    locked.commit();
+  }
+  // The held plan's record commits, its slot is freed: the next call is
+  // planned and recorded, and the refused one never was.
+  for (int i = 0; i < 100; ++i) {
+    grpc::ClientContext attempt;
+    if (plan(absl::Seconds(10), &attempt).ok()) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(server.db().QueryValue("SELECT count(*) FROM placements"),
+            absl::StrCat(recorded_before + 2));
+  EXPECT_TRUE(server.server().serving());
 }
 
 }  // namespace

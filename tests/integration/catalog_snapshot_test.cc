@@ -3,8 +3,9 @@
 // uploads, pools created, updated and deleted, tokens created, revoked and
 // deleted, rollups and SKUs changed by hand, tombstones pruned, and writers
 // that commit out of order; a replica whose read is older than the pruned
-// tombstones is refused an incremental read and reads in full. Against real
-// PostgreSQL.
+// tombstones is refused an incremental read and reads in full; and a full
+// read reads only the evals stored since the snapshot it replaces. Against
+// real PostgreSQL.
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -121,7 +122,8 @@ class CatalogSnapshotTest : public ::testing::Test {
  protected:
   CatalogSnapshotTest() : session_(db_.url()) { db_.Migrate(); }
 
-  void Upload(const core::Pool& pool, int recipe_number, int seed) {
+  void Upload(const core::Pool& pool, int recipe_number, int seed,
+              int evals = 0) {
     storage::RunToStore in;
     in.recipe = RecipeNumber(recipe_number);
     in.recipe_proto = RecipeToProto(in.recipe).SerializeAsString();
@@ -150,6 +152,14 @@ class CatalogSnapshotTest : public ::testing::Test {
     run.outcome =
         seed % 5 == 0 ? core::RunOutcome::kOom : core::RunOutcome::kSucceeded;
     in.upload = absl::StrCat("run ", run.run_id);
+    for (int e = 0; e < evals; ++e) {
+      core::EvalEvidence eval;
+      eval.serving_sku_id = "L40S-PCIE-48GB";
+      eval.serving_precision = core::Precision::kBf16;
+      eval.metric = absl::StrCat("metric-", e);
+      eval.score = 0.5 + 0.01 * seed;
+      in.evals.push_back(eval);
+    }
     in.agent_id = "agent";
     in.tokens_per_second = 1000;
     absl::StatusOr<storage::RunAck> ack = storage::InsertRun(session_, in);
@@ -557,6 +567,56 @@ TEST_F(CatalogSnapshotTest, StartupAndFailureEvidenceReachTheSnapshot) {
   db_.Execute("DELETE FROM pool_reliability_rollups");
   EXPECT_TRUE(absl::IsFailedPrecondition(
       ReadSnapshotChanges(session_, *after, 0).status()));
+}
+
+// Eval rows are never updated nor deleted: a full read (every 10 minutes,
+// after each reconnection) takes the evals of the snapshot it replaces as
+// they are and reads only those stored since, where it read every eval of
+// the history each time. What it holds is what a first read of everything
+// gets. A table emptied by hand (TRUNCATE) is another table: read again,
+// and an incremental read refuses.
+TEST_F(CatalogSnapshotTest, AFullReadReadsOnlyTheEvalsStoredSinceTheLast) {
+  const core::Pool pool = PoolNumber(0, 0);
+  ASSERT_TRUE(storage::CreatePool(session_, pool, "").ok());
+  Upload(pool, 0, 1, /*evals=*/3);
+  std::shared_ptr<CatalogSnapshot> first = Full();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->evals_read, 3);
+
+  Upload(pool, 0, 2, /*evals=*/2);
+  absl::StatusOr<std::shared_ptr<CatalogSnapshot>> second =
+      ReadFullSnapshot(session_, 0, first.get());
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ((*second)->evals_read, 2);
+  EXPECT_EQ((*second)->evidence.eval_count(), 5u);
+  std::shared_ptr<CatalogSnapshot> everything = Full();
+  ASSERT_NE(everything, nullptr);
+  EXPECT_EQ(everything->evals_read, 5);
+  const std::string key = core::RecipeKey(RecipeNumber(0));
+  auto evals_of = [&](const CatalogSnapshot& snapshot) {
+    std::vector<std::tuple<std::string, std::string, double>> out;
+    for (const core::EvalEvidence& e :
+         snapshot.FindEvals(key, "L40S-PCIE-48GB", core::Precision::kBf16)) {
+      out.emplace_back(e.run_id, e.metric, e.score);
+    }
+    return out;
+  };
+  EXPECT_EQ(evals_of(**second), evals_of(*everything));
+  EXPECT_EQ(evals_of(**second).size(), 5u);
+
+  Upload(pool, 0, 3, /*evals=*/1);
+  std::shared_ptr<CatalogSnapshot> third = Changes(**second);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(third->evals_read, 1);
+  EXPECT_EQ(third->evidence.eval_count(), 6u);
+
+  db_.Execute("TRUNCATE eval_results");
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      ReadSnapshotChanges(session_, *third, 0).status()));
+  absl::StatusOr<std::shared_ptr<CatalogSnapshot>> emptied =
+      ReadFullSnapshot(session_, 0, third.get());
+  ASSERT_TRUE(emptied.ok()) << emptied.status();
+  EXPECT_EQ((*emptied)->evidence.eval_count(), 0u);
 }
 
 }  // namespace

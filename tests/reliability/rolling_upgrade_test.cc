@@ -4,14 +4,18 @@
 // retryable codes; the cost rollups agree, and the start-up and failure
 // evidence counts every run, whichever binary stored the run; and a new
 // binary started before the migration refuses writes with UNAVAILABLE,
-// never INTERNAL.
+// never INTERNAL; and a `migrate down` after a failed upgrade refuses to
+// drop decision records (eval results, eval criteria, standards).
 //
 // The previous release is this build with --newest_schema_version: its
 // window is then that one version (this build's oldest is its newest), and
 // its statements must work there. They do: its writes are those of the
 // releases before it (what 0017 adds is maintained by the database), and
 // its catalog reads leave out what an older schema lacks.
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <pqxx/pqxx>
 #include <thread>
@@ -19,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
@@ -286,6 +291,98 @@ TEST(RollingUpgradeTest, NewBinaryBeforeMigrateUpRefusesWritesRetryably) {
       << (*next)->LogTail();
   EXPECT_TRUE(CreatePool((*next)->channel()).ok());
   EXPECT_TRUE(Upload((*next)->channel()).ok());
+}
+
+// A failed upgrade is often rolled back with `migrate down`. The down
+// migrations of the tables that hold decision records (0019's eval results,
+// 0020's eval criteria, 0021's standards: kept nowhere else a plan reads)
+// refuse while their table holds rows, name the count and how to export
+// them, and change nothing; once they are exported and deleted, the down
+// goes through.
+TEST(RollingUpgradeTest, MigrateDownRefusesToDropDecisionRecords) {
+  TestDatabase db;
+  MigrateTo(db, std::nullopt);
+  {
+    auto server = PlacementdProcess::Start(db.url());
+    ASSERT_TRUE(server.ok()) << server.status();
+    ASSERT_TRUE((*server)->WaitForHealth(true, absl::Seconds(15)))
+        << (*server)->LogTail();
+    ASSERT_TRUE(CreatePool((*server)->channel()).ok());
+    auto telemetry = v1::TelemetryService::NewStub((*server)->channel());
+    for (int i = 0; i < 2; ++i) {
+      v1::UploadBenchmarkRunRequest upload;
+      *upload.mutable_run() = SucceededRun("l40s", kSku);
+      v1::EvalResult* eval = upload.mutable_run()->add_evals();
+      eval->set_serving_sku(kSku);
+      eval->set_serving_precision(v1::PRECISION_BF16);
+      eval->set_metric_name("mmlu");
+      eval->set_score(0.6 + 0.01 * i);
+      v1::UploadBenchmarkRunResponse ack;
+      ASSERT_TRUE(
+          telemetry->UploadBenchmarkRun(Deadline().get(), upload, &ack).ok());
+    }
+  }
+  db.Execute(R"sql(
+    INSERT INTO eval_criteria (name, pool_name, metric, min_score)
+    VALUES ('mmlu-floor', 'l40s', 'mmlu', 0.5);
+    INSERT INTO standards (standard_id, request_id, fingerprint, recipe_class,
+                           model, pool_name, sku_id, plan_id, written_by,
+                           reason, cost_band_low, cost_band_high,
+                           failure_rate_p10, failure_rate_p90)
+    VALUES (gen_random_uuid(), 'r1', decode('00', 'hex'),
+            decode('00', 'hex'), 'meta-llama/Llama-3.1-8B', 'l40s',
+            'L40S-PCIE-48GB', gen_random_uuid(), 'admin', 'measured', 1, 2, 0,
+            0.01))sql");
+
+  storage::DbSession session(db.url());
+  storage::Migrator migrator(session, storage::EmbeddedMigrations());
+  const int newest = services::kNewestSchemaVersion;
+  struct Records {
+    const char* table;
+    int migration;
+    const char* count;
+  };
+  // Newest first, as `migrate down` goes; each table is emptied (after its
+  // export) before the next down reaches the one below it.
+  for (const Records& records :
+       {Records{"standards", 21, "1"}, Records{"eval_criteria", 20, "1"},
+        Records{"eval_results", 19, "2"}}) {
+    SCOPED_TRACE(records.table);
+    absl::StatusOr<int> reverted = migrator.Down(newest);
+    ASSERT_FALSE(reverted.ok());
+    EXPECT_EQ(reverted.status().code(), absl::StatusCode::kFailedPrecondition);
+    const std::string message(reverted.status().message());
+    EXPECT_THAT(message,
+                ::testing::HasSubstr(absl::StrCat(records.table, " holds ",
+                                                  records.count, " rows")));
+    EXPECT_THAT(message,
+                ::testing::HasSubstr(absl::StrCat("\\copy ", records.table)));
+    // Nothing of it was dropped, and no migration below it was reverted.
+    EXPECT_EQ(
+        db.QueryValue(absl::StrCat("SELECT count(*) FROM ", records.table)),
+        records.count);
+    EXPECT_EQ(db.QueryValue(absl::StrCat(
+                  "SELECT count(*) FROM schema_migrations WHERE version = ",
+                  records.migration)),
+              "1");
+    // What the message says to do: export, then empty the table.
+    const std::string file = absl::StrCat(::testing::TempDir(), "/",
+                                          records.table, "-", getpid(), ".csv");
+    ASSERT_EQ(::placement::testing::RunCommand(absl::StrCat(
+                  "psql -q '", db.url(), "' -c \"\\copy ", records.table,
+                  " TO '", file, "' WITH (FORMAT csv, HEADER)\"")),
+              0);
+    std::string exported;
+    ASSERT_EQ(::placement::testing::RunCommand(absl::StrCat("wc -l < ", file),
+                                               &exported),
+              0);
+    EXPECT_EQ(std::stoi(exported), std::stoi(records.count) + 1);  // header
+    std::remove(file.c_str());
+    db.Execute(absl::StrCat("TRUNCATE ", records.table));
+  }
+  absl::StatusOr<int> reverted = migrator.Down(newest);
+  ASSERT_TRUE(reverted.ok()) << reverted.status();
+  EXPECT_EQ(*migrator.CurrentVersion(), 0);
 }
 
 }  // namespace

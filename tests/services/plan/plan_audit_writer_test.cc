@@ -1,5 +1,7 @@
-// services/plan/plan_audit_writer on a real PostgreSQL: group commit, and a
-// record PostgreSQL refuses fails its own plan only, not its batch.
+// services/plan/plan_audit_writer on a real PostgreSQL: group commit, a
+// record PostgreSQL refuses fails its own plan only, not its batch, and a
+// full queue refuses TrySubmit (leaving the record to its caller) but not
+// Submit.
 #include "services/plan/plan_audit_writer.h"
 
 #include <memory>
@@ -79,6 +81,39 @@ TEST(PlanAuditWriterTest, ARefusedRecordFailsAloneNotItsBatch) {
   EXPECT_EQ(db.QueryValue("SELECT string_agg(team, ',' ORDER BY team) FROM "
                           "placements"),
             "a,b,e");
+}
+
+// Deferred records queue with TrySubmit until the queue is full; then a
+// plan waits for its commit instead (PlacementService), queued with Submit
+// past the capacity.
+TEST(PlanAuditWriterTest, AFullQueueRefusesTrySubmitButNotSubmit) {
+  testing::TestDatabase db;
+  db.Migrate();
+  Submitted first, queued, past;
+  {
+    // One record of room, and one commit a minute once the first has gone.
+    PlanAuditWriter writer(db.url(), /*queue_capacity=*/1, /*max_batch=*/512,
+                           /*commit_interval=*/absl::Minutes(1));
+    Submit(writer, Plan("01890a5d-0000-7000-8000-000000000011", "a"), &first);
+    first.done.WaitForNotification();
+    Submit(writer, Plan("01890a5d-0000-7000-8000-000000000012", "b"), &queued);
+
+    storage::PlacementRecord refused =
+        Plan("01890a5d-0000-7000-8000-000000000013", "c");
+    EXPECT_FALSE(writer.TrySubmit(std::move(refused), absl::InfiniteFuture(),
+                                  [](const absl::Status&) {}));
+    EXPECT_EQ(refused.plan_id, "01890a5d-0000-7000-8000-000000000013");
+    EXPECT_TRUE(writer.Submit(std::move(refused), absl::InfiniteFuture(),
+                              [&past](const absl::Status& status) {
+                                past.status = status;
+                                past.done.Notify();
+                              }));
+  }  // writes what is queued, then stops
+  ASSERT_TRUE(queued.done.HasBeenNotified());
+  ASSERT_TRUE(past.done.HasBeenNotified());
+  EXPECT_TRUE(queued.status.ok()) << queued.status;
+  EXPECT_TRUE(past.status.ok()) << past.status;
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM placements"), "3");
 }
 
 }  // namespace
