@@ -18,6 +18,11 @@ namespace {
 std::atomic<size_t> allocated_bytes{0};
 }  // namespace
 
+// GCC pairs `new T` with the library's operator new when it inlines these
+// replacements, and so calls their free() mismatched (a false positive:
+// this operator new is malloc's).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t size) {
   allocated_bytes.fetch_add(size, std::memory_order_relaxed);
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
@@ -25,6 +30,7 @@ void* operator new(std::size_t size) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace placement::core {
 namespace {
