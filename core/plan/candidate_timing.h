@@ -37,6 +37,8 @@ struct CandidateTiming {
   double finish_p50_s = 0;
   double finish_p90_s = 0;
   double finish_mean_s = 0;
+  // Every forecast finish (each start draw plus each run point), sorted.
+  std::vector<double> finish_draws_s;
   bool calibrated = false;
   int calibration_pits = 0;
   absl::Time state_observed = absl::InfinitePast();
@@ -45,16 +47,22 @@ struct CandidateTiming {
   int gpus_ahead = 0;
 
   bool known() const { return status == StartStatus::kKnown; }
+  // The share of the forecast finishes within `seconds` (0 when unknown).
+  double ChanceToFinishWithin(double seconds) const;
 };
 
 // What a plan with OBJECTIVE_FINISH_BY_DEADLINE concluded.
 struct DeadlineVerdict {
   absl::Duration deadline;
   // The first candidate finishes within the deadline at the 90th
-  // percentile (false: no candidate can; the first is the earliest finish).
+  // percentile (false: no candidate can; the first is the likeliest to all
+  // the same, or the earliest finish when none has a chance).
   bool met = false;
   std::string pool_name;  // the first candidate's, empty without one
   double finish_p90_s = 0;
+  // The share of the first candidate's forecast finishes within the
+  // deadline (0 when its wait is unknown).
+  double chance_met = 0;
   // How many candidates meet it, and why the first was chosen.
   int candidates_meeting = 0;
   std::string reason;

@@ -112,7 +112,17 @@ CandidateTiming TimeCandidate(const Candidate& c, const PoolQueue* queue,
   t.finish_p50_s = QuantileOfSorted(finish, 0.5);
   t.finish_p90_s = QuantileOfSorted(finish, 0.9);
   t.finish_mean_s = t.start_mean_s + run_mean;
+  t.finish_draws_s = std::move(finish);
   return t;
+}
+
+double CandidateTiming::ChanceToFinishWithin(double seconds) const {
+  if (!known() || finish_draws_s.empty()) return 0;
+  const auto within =
+      std::upper_bound(finish_draws_s.begin(), finish_draws_s.end(), seconds) -
+      finish_draws_s.begin();
+  return static_cast<double>(within) /
+         static_cast<double>(finish_draws_s.size());
 }
 
 namespace {
@@ -127,7 +137,7 @@ bool MeetsDeadline(const Candidate& c, double deadline_s) {
 }
 
 // Lower is better: what the objective ranks by.
-using TimeKey = std::tuple<bool, bool, double, double>;
+using TimeKey = std::tuple<bool, bool, double, double, double>;
 
 TimeKey KeyOf(const PlanRequest& request, const Candidate& c) {
   const bool fits = c.fit == Fit::kFits;
@@ -137,16 +147,22 @@ TimeKey KeyOf(const PlanRequest& request, const Candidate& c) {
     const bool meets = MeetsDeadline(c, DeadlineSeconds(request));
     // FITS before BORDERLINE, as the planner ranks them (a BORDERLINE one
     // may run out of memory: its finish is not one to promise); then those
-    // that meet it by cost, the others by how early they finish.
-    return {!fits, !meets,
-            meets ? cost : (known ? c.timing->finish_p90_s : kInfinity), cost};
+    // that meet it by cost; the others by their chance to meet it all the
+    // same (the share of their forecast finishes within it), then by how
+    // early they finish. A pool whose forecast has a long tail may still be
+    // the likelier bet than one that is sure to be a little late.
+    if (meets) return {!fits, false, cost, cost, cost};
+    const double chance =
+        known ? c.timing->ChanceToFinishWithin(DeadlineSeconds(request)) : 0;
+    return {!fits, true, -chance, known ? c.timing->finish_p90_s : kInfinity,
+            cost};
   }
   const double delay_cost =
       known ? static_cast<double>(
                   request.constraints.delay_cost_micros_per_hour) *
                   c.timing->finish_mean_s / 3600
             : 0;
-  return {!fits, !known, cost + delay_cost, cost};
+  return {!fits, !known, cost + delay_cost, cost, 0};
 }
 
 void ExplainDeadline(double deadline_s, Candidate* c) {
@@ -170,6 +186,35 @@ void ExplainDeadline(double deadline_s, Candidate* c) {
   }
 }
 
+// The verdict when no candidate finishes within the deadline at p90: the
+// likeliest to all the same (rank 1), and the earliest finish there is.
+std::string NoneMeetsReason(const std::vector<Candidate>& ranked,
+                            double deadline_s) {
+  const Candidate& first = ranked.front();
+  const Candidate* earliest = &first;
+  for (const Candidate& c : ranked) {
+    if (c.timing.has_value() && c.timing->known() &&
+        c.timing->finish_p90_s < earliest->timing->finish_p90_s) {
+      earliest = &c;
+    }
+  }
+  const std::string earliest_text = absl::StrCat(
+      "the earliest finish is ", earliest->pool_name, "'s, within ",
+      Span(earliest->timing->finish_p90_s), " at p90 (median ",
+      Span(earliest->timing->finish_p50_s), ")");
+  const double chance = first.timing->ChanceToFinishWithin(deadline_s);
+  if (chance <= 0) {
+    return absl::StrCat("no candidate finishes within ", Span(deadline_s),
+                        " at p90; ", earliest_text);
+  }
+  return absl::StrFormat(
+      "no candidate finishes within %s at p90; %s is the likeliest to, %.0f%% "
+      "of its forecast finishes within it (p90 %s, median %s); %s",
+      Span(deadline_s), first.pool_name, 100 * chance,
+      Span(first.timing->finish_p90_s), Span(first.timing->finish_p50_s),
+      earliest_text);
+}
+
 DeadlineVerdict JudgeDeadline(const PlanRequest& request,
                               const std::vector<Candidate>& ranked) {
   DeadlineVerdict v;
@@ -186,17 +231,14 @@ DeadlineVerdict JudgeDeadline(const PlanRequest& request,
   v.met = MeetsDeadline(first, deadline_s);
   const bool known = first.timing.has_value() && first.timing->known();
   v.finish_p90_s = known ? first.timing->finish_p90_s : 0;
+  v.chance_met = known ? first.timing->ChanceToFinishWithin(deadline_s) : 0;
   if (v.met) {
     v.reason = absl::StrCat(
         first.pool_name, " is the cheapest of ", v.candidates_meeting,
         " candidate(s) that finish within ", Span(deadline_s), " at p90 (by ",
         Span(v.finish_p90_s), ")");
   } else if (known) {
-    v.reason =
-        absl::StrCat("no candidate finishes within ", Span(deadline_s),
-                     " at p90; the earliest finish is ", first.pool_name,
-                     "'s, within ", Span(v.finish_p90_s), " at p90 (median ",
-                     Span(first.timing->finish_p50_s), ")");
+    v.reason = NoneMeetsReason(ranked, deadline_s);
   } else {
     v.reason = absl::StrCat("no candidate can be shown to finish within ",
                             Span(deadline_s),
@@ -341,6 +383,12 @@ absl::StatusOr<PlanResult> PlanWithTime(const PlanRequest& request,
     }
   }
   RankByTime(request, faster ? &*faster : nullptr, &*result);
+  // The draws served the ranking; a plan kept (the plan cache) keeps only
+  // its quantiles.
+  for (Candidate& c : result->candidates) {
+    if (c.timing.has_value())
+      std::vector<double>().swap(c.timing->finish_draws_s);
+  }
   return result;
 }
 

@@ -65,6 +65,7 @@ void DeadlineVerdictToProto(const core::DeadlineVerdict& v,
   if (v.finish_p90_s > 0)
     SecondsToProto(v.finish_p90_s, out->mutable_finish_p90());
   out->set_candidates_meeting(v.candidates_meeting);
+  out->set_chance_met(v.chance_met);
   out->set_reason(v.reason);
 }
 

@@ -1,6 +1,7 @@
 #include "core/plan/plan_with_time.h"
 
 #include <map>
+#include <tuple>
 
 #include "gtest/gtest.h"
 #include "tests/core/test_catalog.h"
@@ -140,6 +141,52 @@ TEST_F(PlanWithTimeTest, NoneCanMeetItTheEarliestFinishIsFirstAndSaysSo) {
   EXPECT_EQ(plan.candidates[0].pool_name, "a100");
   EXPECT_NE(plan.deadline->reason.find("earliest finish"), std::string::npos)
       << plan.deadline->reason;
+}
+
+// Neither pool finishes within 20 h at p90. The A100's job ahead ends at
+// 22-23 h, so it is sure to be a little late; the L40S's ends at a median
+// of 8 h with a long tail (p90 60 h), so most of its finishes are in time.
+// The likelier bet goes first, not the earlier p90, and the verdict says
+// both.
+TEST_F(PlanWithTimeTest, NoneCanBeShownToMeetItTheLikeliestToGoesFirst) {
+  for (auto [name, median_h, p90_h] :
+       {std::tuple{"a100", 22.0, 23.0}, std::tuple{"l40s", 8.0, 60.0}}) {
+    PoolState s;
+    s.pool_name = name;
+    s.observed = kNow;
+    s.gpus_total = 8;
+    s.gpus_allocated = 8;
+    QueuedJob ahead;
+    ahead.job_id = "ahead";
+    ahead.gpus = 8;
+    ahead.submitted = ahead.started = kNow;
+    ahead.plan_id = "p";
+    s.running = {ahead};
+    queues_[name] = MakePoolQueue(
+        s, kNow, {}, {{"ahead", {median_h * 3600.0, p90_h * 3600.0}}});
+  }
+  const PlanResult plan = Plan(Objective::kFinishByDeadline, absl::Hours(20));
+  ASSERT_EQ(plan.candidates.size(), 2u);
+  const Candidate& first = plan.candidates[0];
+  const Candidate& second = plan.candidates[1];
+  EXPECT_EQ(first.pool_name, "l40s");
+  EXPECT_GT(first.timing->finish_p90_s, 20 * 3600);
+  EXPECT_GT(first.timing->finish_p90_s, second.timing->finish_p90_s);
+  ASSERT_TRUE(plan.deadline.has_value());
+  EXPECT_FALSE(plan.deadline->met);
+  EXPECT_EQ(plan.deadline->candidates_meeting, 0);
+  // Its job ahead ends before 17 h (the run's own hours left) about two
+  // times in three (a lognormal of median 8 h and p90 60 h).
+  EXPECT_GT(plan.deadline->chance_met, 0.5);
+  EXPECT_LT(plan.deadline->chance_met, 0.9);
+  EXPECT_NE(plan.deadline->reason.find("l40s is the likeliest to"),
+            std::string::npos)
+      << plan.deadline->reason;
+  EXPECT_NE(plan.deadline->reason.find("the earliest finish is a100's"),
+            std::string::npos)
+      << plan.deadline->reason;
+  // The draws served the ranking; the plan keeps its quantiles only.
+  EXPECT_TRUE(first.timing->finish_draws_s.empty());
 }
 
 TEST_F(PlanWithTimeTest, WithoutStateTheWaitIsUnknownNotZero) {
