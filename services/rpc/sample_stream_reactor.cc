@@ -94,27 +94,10 @@ class SampleStreamReactor
       if (finish_now) FinishWithCounts();
       return;
     }
-    core::FieldViolations violations = UndeclaredEnumValues(request_);
-    if (violations.empty()) {
-      violations = ValidateSampleBatch(request_, absl::Now());
-    }
     const std::string run_id = absl::AsciiStrToLower(request_.run_id());
-    if (violations.empty() && !run_id_.empty() && run_id != run_id_) {
-      violations.push_back(
-          {"run_id", "must be the same in every message of a stream"});
-    }
-    if (violations.empty()) violations = TeamViolations();
-    if (!violations.empty()) {
-      {
-        // The batches before this one are committed before the error is
-        // answered: the client resumes after them.
-        absl::MutexLock lock(&mu_);
-        if (appending_) {
-          refused_ = InvalidArgument(violations);
-          return;
-        }
-      }
-      FinishOnce(InvalidArgument(violations));
+    if (core::FieldViolations violations = MessageViolations(run_id);
+        !violations.empty()) {
+      Refuse(violations);
       return;
     }
     // Set once, before the first append: the workers only read them.
@@ -125,31 +108,11 @@ class SampleStreamReactor
         return;
       }
     }
-    std::vector<storage::StepSampleRow> rows_to_append;
     if (request_.samples().empty()) {
       ReadNext();
       return;
     }
-    std::vector<storage::StepSampleRow> rows = SampleRowsFromProto(request_);
-    {
-      absl::MutexLock lock(&mu_);
-      if (appending_) {  // the next transaction takes these
-        if (!waiting_.has_value()) {
-          waiting_ = std::move(rows);
-        } else {
-          waiting_->insert(waiting_->end(), rows.begin(), rows.end());
-        }
-        if (waiting_->size() >= kMaxWaitingSamples) {
-          read_paused_ = true;  // the worker reads on once it takes them
-          return;
-        }
-      } else {
-        appending_ = true;
-        rows_to_append.swap(rows);
-      }
-    }
-    if (!rows_to_append.empty() && !Append(std::move(rows_to_append))) return;
-    ReadNext();
+    Store(SampleRowsFromProto(request_));
   }
 
   void OnDone() override {
@@ -186,6 +149,63 @@ class SampleStreamReactor
   }
 
  private:
+  // What is wrong with the message just read (`run_id`: its run id,
+  // lowercased): undeclared enums, the batch's fields, a run id or team
+  // other than the stream's.
+  core::FieldViolations MessageViolations(const std::string& run_id) const {
+    core::FieldViolations violations = UndeclaredEnumValues(request_);
+    if (violations.empty()) {
+      violations = ValidateSampleBatch(request_, absl::Now());
+    }
+    if (violations.empty() && !run_id_.empty() && run_id != run_id_) {
+      violations.push_back(
+          {"run_id", "must be the same in every message of a stream"});
+    }
+    if (violations.empty()) violations = TeamViolations();
+    return violations;
+  }
+
+  // Refuses the message just read: at once, or, while a batch before it is
+  // with a worker, once that commits (the client resumes after it).
+  void Refuse(const core::FieldViolations& violations) {
+    {
+      // The batches before this one are committed before the error is
+      // answered: the client resumes after them.
+      absl::MutexLock lock(&mu_);
+      if (appending_) {
+        refused_ = InvalidArgument(violations);
+        return;
+      }
+    }
+    FinishOnce(InvalidArgument(violations));
+  }
+
+  // Hands the message's `rows` to a worker, or, while one is writing, adds
+  // them to those waiting for the next transaction; reads on unless the
+  // waiting samples are full (the worker then reads on once it takes them).
+  void Store(std::vector<storage::StepSampleRow> rows) {
+    std::vector<storage::StepSampleRow> rows_to_append;
+    {
+      absl::MutexLock lock(&mu_);
+      if (appending_) {  // the next transaction takes these
+        if (!waiting_.has_value()) {
+          waiting_ = std::move(rows);
+        } else {
+          waiting_->insert(waiting_->end(), rows.begin(), rows.end());
+        }
+        if (waiting_->size() >= kMaxWaitingSamples) {
+          read_paused_ = true;  // the worker reads on once it takes them
+          return;
+        }
+      } else {
+        appending_ = true;
+        rows_to_append.swap(rows);
+      }
+    }
+    if (!rows_to_append.empty() && !Append(std::move(rows_to_append))) return;
+    ReadNext();
+  }
+
   // Issues the next read unless the stream is finishing; a finish decided
   // while the read is issued is called here, after it. `resumed`: by the
   // worker that took the samples a paused stream was waiting on.
