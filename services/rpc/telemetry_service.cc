@@ -140,7 +140,7 @@ class RefusedSampleStream
 grpc::ServerReadReactor<v1::StreamStepSamplesRequest>*
 TelemetryService::StreamStepSamples(grpc::CallbackServerContext* context,
                                     v1::StreamStepSamplesResponse* response) {
-  if (absl::Status denied = auth_.Decision(*context); !denied.ok()) {
+  if (absl::Status denied = Admit(auth_, *context); !denied.ok()) {
     return new RefusedSampleStream(ToGrpcStatus(denied));
   }
   if (context->deadline() == std::chrono::system_clock::time_point::max()) {
