@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/sha256.h"
@@ -97,6 +98,24 @@ bool RoleMayCall(Role role, absl::string_view method) {
     }
   }
   return false;
+}
+
+absl::Status CheckEveryMethodHasARule(
+    const google::protobuf::ServiceDescriptor& service) {
+  std::vector<std::string> unruled;
+  for (int i = 0; i < service.method_count(); ++i) {
+    const std::string method =
+        absl::StrCat("/", service.full_name(), "/", service.method(i)->name());
+    const bool ruled = std::any_of(
+        MethodRules().begin(), MethodRules().end(),
+        [&method](const MethodRule& rule) { return rule.method == method; });
+    if (!ruled) unruled.push_back(method);
+  }
+  if (unruled.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      absl::StrJoin(unruled, ", "),
+      " not in the access policy (services/auth/auth.cc, MethodRules): "
+      "every RPC needs a rule before it is served"));
 }
 
 std::string NewTokenSecret() {

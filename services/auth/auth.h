@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "google/protobuf/descriptor.h"
 #include "services/auth/principal.h"
 #include "services/auth/token_directory.h"
 
@@ -42,6 +43,14 @@ const std::vector<MethodRule>& MethodRules();
 // for a method the table does not name. Other readers of the service's data
 // (the web console) decide by the same table.
 bool RoleMayCall(Role role, absl::string_view method);
+
+// OK when MethodRules() names every method of `service`; else
+// FAILED_PRECONDITION naming each method it does not. The server checks
+// every service so before serving it (fail closed: a new RPC without a rule
+// keeps placementd from starting; one reached anyway is refused by the
+// Authorizer, since no role may call a method the table does not name).
+absl::Status CheckEveryMethodHasARule(
+    const google::protobuf::ServiceDescriptor& service);
 
 // "plc_" + 43 characters: 256 random bits, web-safe base64.
 std::string NewTokenSecret();

@@ -30,6 +30,10 @@ absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
   return AdmissibleFields(request);
 }
 
+absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context) {
+  return auth.Decision(context);
+}
+
 absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
                    const grpc::ByteBuffer& bytes,
                    google::protobuf::Message* request) {

@@ -15,9 +15,14 @@ namespace placement::services {
 // declared (UndeclaredEnumValues) and no refused character in its text
 // (RefusedCharacterFields: controls, bidirectional overrides, line
 // separators, newlines in keys): INVALID_ARGUMENT naming every such field.
-// Every unary handler starts with it.
+// Every handler starts with one of these Admits (AdmitAndParse for
+// PlacePlan); docs/SECURITY.md says how a new RPC is added.
 absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context,
                    const google::protobuf::Message& request);
+
+// The decision alone, for a client-streaming handler: its messages are
+// checked as they arrive (services/rpc/sample_stream_reactor.h).
+absl::Status Admit(Authorizer& auth, const grpc::ServerContextBase& context);
 
 // The same for a raw method, which receives bytes: the decision first (a
 // caller refused learns nothing of how its bytes parse), then `bytes`

@@ -2,47 +2,15 @@
 #define PLACEMENT_SERVICES_RPC_TELEMETRY_SERVICE_H_
 
 #include <functional>
-#include <thread>
 
-#include "absl/container/flat_hash_set.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/auth/auth.h"
+#include "services/rpc/sample_stream_reactor.h"
 #include "storage/db_workers.h"
 #include "storage/run_store.h"
 
 namespace placement::services {
-
-class SampleStreamReactor;
-
-// Test only: when set, runs on the database worker that resumes a paused
-// sample stream read, after it decided to read and before the read is
-// issued, so that a test can race a concurrent finish there. Null (the
-// default) outside tests.
-using StreamResumeHook = void (*)();
-void SetStreamResumeHookForTesting(StreamResumeHook hook);
-
-// The open sample streams, and a reaper that closes those idle for longer
-// than the timeout.
-class SampleStreamRegistry {
- public:
-  explicit SampleStreamRegistry(absl::Duration idle_timeout);
-  ~SampleStreamRegistry();
-
-  void Add(SampleStreamReactor* stream);
-  void Remove(SampleStreamReactor* stream);
-
- private:
-  void Reap();
-
-  const absl::Duration idle_timeout_;
-  absl::Mutex mu_;
-  absl::flat_hash_set<SampleStreamReactor*> streams_ ABSL_GUARDED_BY(mu_);
-  absl::Notification stop_;
-  std::thread reaper_;
-};
 
 // placement.v1.TelemetryService: measured runs and their per-step samples.
 //

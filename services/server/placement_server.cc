@@ -11,11 +11,13 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/read_file.h"
+#include "google/protobuf/descriptor.h"
 #include "services/server/version.h"
 #include "storage/migrations.h"
 
@@ -223,11 +225,28 @@ absl::Status PlacementServer::Serve() {
   builder.SetMaxSendMessageSize(options_.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              options_.max_concurrent_streams);
-  builder.RegisterService(catalog_service_.get());
-  builder.RegisterService(telemetry_service_.get());
-  builder.RegisterService(placement_service_.get());
-  builder.RegisterService(cost_service_.get());
-  builder.RegisterService(pool_state_service_.get());
+  // Each service is served only once the access policy has a rule for
+  // every method of it (CheckEveryMethodHasARule).
+  const std::pair<grpc::Service*, const char*> services[] = {
+      {catalog_service_.get(), v1::CatalogService::service_full_name()},
+      {telemetry_service_.get(), v1::TelemetryService::service_full_name()},
+      {placement_service_.get(), v1::PlacementService::service_full_name()},
+      {cost_service_.get(), v1::CostService::service_full_name()},
+      {pool_state_service_.get(), v1::PoolStateService::service_full_name()},
+  };
+  for (const auto& [service, name] : services) {
+    const google::protobuf::ServiceDescriptor* descriptor =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+            name);
+    if (descriptor == nullptr) {
+      return absl::InternalError(absl::StrCat(name, " has no descriptor"));
+    }
+    if (absl::Status ruled = CheckEveryMethodHasARule(*descriptor);
+        !ruled.ok()) {
+      return ruled;
+    }
+    builder.RegisterService(service);
+  }
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;

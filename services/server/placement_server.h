@@ -94,7 +94,8 @@ class PlacementServer {
   ~PlacementServer();
 
   // Binds and starts serving. FAILED_PRECONDITION/UNAVAILABLE when a port
-  // cannot be bound.
+  // cannot be bound; FAILED_PRECONDITION when a method of a service has no
+  // rule in the access policy (services/auth/auth.h), and nothing is served.
   absl::Status Start();
 
   // Stops accepting calls, sets health NOT_SERVING, lets in-flight calls
@@ -115,7 +116,8 @@ class PlacementServer {
   absl::Status StartMetrics();
   // The evidence cache, the authorizer and the five gRPC services.
   void MakeServices();
-  // Binds the listening port and serves the services (NOT_SERVING health).
+  // Binds the listening port and serves the services (NOT_SERVING health),
+  // each once CheckEveryMethodHasARule passes for it.
   absl::Status Serve();
   // The health monitor and the partition maintainer.
   void StartBackgroundWork();

@@ -1,8 +1,10 @@
 // The Authorizer decides from the TokenDirectory it is given: no snapshot,
 // no server and no database are needed to check its decisions.
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "services/auth/auth.h"
 #include "services/auth/token_directory.h"
@@ -114,6 +116,27 @@ TEST_F(AuthorizerTest, WritesOverTheBurstAreRefused) {
   EXPECT_TRUE(Decide(auth, kUpload, "Bearer plc_agent").ok());
   EXPECT_EQ(Decide(auth, kUpload, "Bearer plc_agent").code(),
             absl::StatusCode::kResourceExhausted);
+}
+
+// Fail closed: a method the table does not name is refused to every token,
+// admins' too, and a call the interceptor never decided is refused.
+TEST_F(AuthorizerTest, AMethodWithoutARuleIsRefusedToEveryRole) {
+  Authorizer auth(directory_, /*enabled=*/true, 10, 10);
+  constexpr char kUnruled[] = "/placement.v1.CatalogService/DropEverything";
+  for (const char* secret : {"Bearer plc_admin", "Bearer plc_planner",
+                             "Bearer plc_agent", "Bearer plc_team_admin"}) {
+    const absl::Status decision = Decide(auth, kUnruled, secret);
+    EXPECT_EQ(decision.code(), absl::StatusCode::kPermissionDenied) << secret;
+    EXPECT_EQ(decision.message(),
+              absl::StrCat(kUnruled, " is not open to any role"));
+  }
+}
+
+TEST_F(AuthorizerTest, ACallNothingDecidedIsRefused) {
+  Authorizer auth(directory_, /*enabled=*/true, 10, 10);
+  grpc::ServerContext context;
+  EXPECT_EQ(auth.Decision(context).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(auth.Caller(context), std::nullopt);
 }
 
 TEST_F(AuthorizerTest, DisabledAdmitsEverything) {
