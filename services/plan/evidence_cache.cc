@@ -205,6 +205,27 @@ void ApplyPoolStateChanges(storage::CatalogChanges& changes,
   }
 }
 
+// The rows removed since the base's read, taken out of the snapshot.
+absl::Status ApplyRemovals(const storage::CatalogChanges& changes,
+                           CatalogSnapshot& snapshot) {
+  for (const std::string& id : changes.removed_skus) {
+    EraseSorted(snapshot.skus, id, SkuId);
+  }
+  for (const std::string& name : changes.removed_pools) {
+    EraseSorted(snapshot.pools, name, PoolName);
+  }
+  for (const auto& [key, sku] : changes.removed_rollups) {
+    if (snapshot.evidence.MergedRollups(key, sku) > 1) return NotExact(key);
+    snapshot.evidence.Remove(key, sku);
+  }
+  for (const std::string& token_id : changes.removed_tokens) {
+    absl::erase_if(snapshot.tokens, [&](const auto& entry) {
+      return entry.second.token_id == token_id;
+    });
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadFullSnapshot(
@@ -290,22 +311,9 @@ absl::StatusOr<std::shared_ptr<CatalogSnapshot>> ReadSnapshotChanges(
       changes->tokens.size() + changes->evals.size());
 
   // Removals first: a key removed and written again is among the rows.
-  for (const std::string& id : changes->removed_skus) {
-    EraseSorted(snapshot->skus, id, SkuId);
+  if (absl::Status status = ApplyRemovals(*changes, *snapshot); !status.ok()) {
+    return status;
   }
-  for (const std::string& name : changes->removed_pools) {
-    EraseSorted(snapshot->pools, name, PoolName);
-  }
-  for (const auto& [key, sku] : changes->removed_rollups) {
-    if (snapshot->evidence.MergedRollups(key, sku) > 1) return NotExact(key);
-    snapshot->evidence.Remove(key, sku);
-  }
-  for (const std::string& token_id : changes->removed_tokens) {
-    absl::erase_if(snapshot->tokens, [&](const auto& entry) {
-      return entry.second.token_id == token_id;
-    });
-  }
-
   for (core::GpuSku& sku : changes->skus) {
     PutSorted(snapshot->skus, std::move(sku), SkuId);
   }

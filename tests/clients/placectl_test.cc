@@ -362,6 +362,9 @@ TEST_F(PlacectlTest, BakeOffStatusThenAStandardWrittenAndRetired) {
   EXPECT_EQ(Placectl(absl::StrCat("bakeoff ", plan.plan_id()), &out), 2);
 }
 
+// Long: every way placectl takes a recipe (YAML, JSON, short enum names,
+// standard input, flags over a file, a file's constraints, bad files)
+// held against the one recipe key the flags give.
 TEST_F(PlacectlTest, YamlAndJsonRecipeFilesGiveTheSameRecipeKeyAsFlags) {
   OneL40sPool();
   std::string out;

@@ -238,6 +238,11 @@ inline std::optional<int> IntAfter(const std::string& text,
   return std::atoi(text.c_str() + at + marker.size());
 }
 
+// Long: one published row read column group by column group (model,
+// method, sequence and batch, precision, GPUs, framework, measurements),
+// each group reading what the ones before it set and able to skip the
+// row with its reason; split, every piece would take the whole row and
+// the half-built result.
 inline MappedRow MapRow(const CsvRow& row, int line) {
   MappedRow out;
   out.line = line;
@@ -525,6 +530,8 @@ inline constexpr char kAddedMeasurementsCsv[] =
 inline constexpr char kHoldOutMeasurementsCsv[] =
     "testdata/published_finetune_measurements_holdout.csv";
 
+// Long: as MapRow, one row of the added files read column by column in
+// the file's order, the card before the measurements.
 inline MappedRow MapExplicitRow(const CsvRow& row, int line) {
   MappedRow out;
   out.line = line;

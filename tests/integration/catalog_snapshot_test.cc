@@ -212,6 +212,9 @@ class CatalogSnapshotTest : public ::testing::Test {
   std::set<std::string> pools_with_runs_;
 };
 
+// Long: one random walk over every kind of change (a case of a few lines
+// each), with the counters it keeps asserted at its end: that the walk
+// covered what it is meant to.
 TEST_F(CatalogSnapshotTest, IncrementalEqualsFullAfterRandomInterleavings) {
   std::mt19937 random(2020);
   std::vector<int> pool_version(12, -1);  // -1: no such pool

@@ -105,6 +105,10 @@ std::string RollupMismatches(const TestDatabase& db) {
        OR raw.gpu_microseconds IS DISTINCT FROM e.gpu_microseconds)sql");
 }
 
+// Long: the agents' loop (stream, resume from what committed, upload
+// until acknowledged), the kill in the middle and the audit after it
+// share each agent's record of what was acknowledged; apart, each
+// piece would take all of it.
 TEST(CrashTest, KillNineMidStreamLosesNothingAcknowledged) {
   TestDatabase db;
   db.Migrate();

@@ -130,6 +130,10 @@ TEST(SchemaWindowTest, BinaryWindowEndsAtItsNewestMigration) {
   EXPECT_FALSE(storage::JudgeSchema(window, 16, std::nullopt).served);
 }
 
+// Long: one rolling upgrade in the order an operator runs it (the
+// previous release under load, a long lock, the migration, the new
+// release joining), each step asserting what clients saw then; the load
+// and the health watch run through every step.
 TEST(RollingUpgradeTest, PreviousReleaseKeepsServingWhileTheSchemaMigrates) {
   TestDatabase db;
   MigrateTo(db, services::kNewestSchemaVersion - 1);
@@ -299,6 +303,8 @@ TEST(RollingUpgradeTest, NewBinaryBeforeMigrateUpRefusesWritesRetryably) {
 // refuse while their table holds rows, name the count and how to export
 // them, and change nothing; once they are exported and deleted, the down
 // goes through.
+// Long: the records written, then each down refused, exported, emptied
+// and let through in the order `migrate down` takes them.
 TEST(RollingUpgradeTest, MigrateDownRefusesToDropDecisionRecords) {
   TestDatabase db;
   MigrateTo(db, std::nullopt);

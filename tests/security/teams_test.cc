@@ -264,7 +264,7 @@ class TeamsTest : public ::testing::Test {
   int made_ = 0;                // fresh names for what the calls create
 };
 
-// Over 80 lines: a table, one row per RPC.
+// Long: a table, one row per RPC.
 // Pools, SKUs and eval criteria are the fleet's: every team reads them,
 // only unbound admins change them.
 std::vector<Row> TeamsTest::CatalogRows() {

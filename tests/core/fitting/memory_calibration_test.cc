@@ -21,6 +21,8 @@ namespace {
 using testing::LoadPublishedRows;
 using testing::MappedRow;
 
+// Long: one pass over the published rows that prints each row's
+// prediction, then the summary and its targets asserted beside it.
 TEST(MemoryCalibrationTest, PredictsPublishedPeaksAndFitVerdicts) {
   const std::vector<MappedRow> rows = LoadPublishedRows();
   ASSERT_GT(rows.size(), 100u) << "could not read the CSV";

@@ -70,6 +70,9 @@ std::vector<StepTimeObservation> StepTimeObservations(
   return out;
 }
 
+// Long: one pass over the held-out publications that prints each row's
+// error, then the summary, and asserts each target beside the figure it
+// checks: the printout and the assertions read as one report.
 TEST(ModelCrossValidationTest, LeaveOneSourceOut) {
   const Rows rows = UsableRows();
   ASSERT_GT(rows.mapped.size(), 60u) << "could not read the CSV";
