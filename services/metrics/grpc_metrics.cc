@@ -9,6 +9,7 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/cost.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
+#include "placement/v1/pool_state.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 
 namespace placement::services {
@@ -140,7 +141,8 @@ std::vector<std::string> PlacementdMethods() {
   for (const char* name : {v1::PlacementService::service_full_name(),
                            v1::CatalogService::service_full_name(),
                            v1::TelemetryService::service_full_name(),
-                           v1::CostService::service_full_name()}) {
+                           v1::CostService::service_full_name(),
+                           v1::PoolStateService::service_full_name()}) {
     const google::protobuf::ServiceDescriptor* service =
         pool->FindServiceByName(name);
     if (service == nullptr) continue;

@@ -265,7 +265,8 @@ absl::Status PlacementServer::Serve() {
   for (const char* service : {v1::PlacementService::service_full_name(),
                               v1::CatalogService::service_full_name(),
                               v1::TelemetryService::service_full_name(),
-                              v1::CostService::service_full_name()}) {
+                              v1::CostService::service_full_name(),
+                              v1::PoolStateService::service_full_name()}) {
     health->SetServingStatus(service, false);
   }
   health->SetServingStatus(false);
