@@ -122,6 +122,36 @@ void PlacementService::PublishStandardChange(storage::DbSession& session) {
   evidence_.NoteLocalChange();
 }
 
+namespace {
+
+// A retry of a committed write answers what the first answered: true when
+// `request`'s request_id already wrote a standard (and `response` holds it).
+absl::StatusOr<bool> AnswerRetriedWrite(storage::DbSession& session,
+                                        const v1::WriteStandardRequest& request,
+                                        const std::optional<Principal>& caller,
+                                        v1::WriteStandardResponse* response) {
+  absl::StatusOr<std::optional<storage::StandardRecord>> written =
+      storage::FindStandardByRequestId(session, request.request_id());
+  if (!written.ok()) return written.status();
+  if (!written->has_value()) return false;
+  // Idempotency keys are fleet-wide: another team's is not told.
+  if (absl::Status s =
+          CheckTeam(caller, (*written)->standard.team,
+                    absl::StrCat("request_id ", request.request_id()));
+      !s.ok()) {
+    return s;
+  }
+  if ((*written)->fingerprint != WriteStandardFingerprint(request)) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "request_id ", request.request_id(), " already wrote standard ",
+        (*written)->standard.standard_id, " with other content"));
+  }
+  StandardToProto(**written, response->mutable_standard());
+  return true;
+}
+
+}  // namespace
+
 grpc::ServerUnaryReactor* PlacementService::WriteStandard(
     grpc::CallbackServerContext* context,
     const v1::WriteStandardRequest* request,
@@ -153,27 +183,9 @@ grpc::ServerUnaryReactor* PlacementService::WriteStandard(
        team = *std::move(team),
        plan_id = absl::AsciiStrToLower(request->plan_id())](
           storage::DbSession& session) -> absl::Status {
-        // A retry of a committed write answers what the first answered.
-        absl::StatusOr<std::optional<storage::StandardRecord>> written =
-            storage::FindStandardByRequestId(session, request->request_id());
-        if (!written.ok()) return written.status();
-        if (written->has_value()) {
-          // Idempotency keys are fleet-wide: another team's is not told.
-          if (absl::Status s =
-                  CheckTeam(caller, (*written)->standard.team,
-                            absl::StrCat("request_id ", request->request_id()));
-              !s.ok()) {
-            return s;
-          }
-          if ((*written)->fingerprint != WriteStandardFingerprint(*request)) {
-            return absl::AlreadyExistsError(absl::StrCat(
-                "request_id ", request->request_id(),
-                " already wrote standard ", (*written)->standard.standard_id,
-                " with other content"));
-          }
-          StandardToProto(**written, response->mutable_standard());
-          return absl::OkStatus();
-        }
+        absl::StatusOr<bool> retry =
+            AnswerRetriedWrite(session, *request, caller, response);
+        if (!retry.ok() || *retry) return retry.status();
         absl::StatusOr<BakeOffReadings> readings =
             ReadBakeOff(session, plan_id, caller, request->pool());
         if (!readings.ok()) return readings.status();
