@@ -17,9 +17,8 @@
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
-#include "tests/support/placementd_process.h"
-#include "tests/support/test_database.h"
 
 namespace placement {
 namespace {
@@ -27,11 +26,11 @@ namespace {
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
 using ::placement::testing::Deadline;
+using ::placement::testing::EndToEndTest;
 using ::placement::testing::Lora8b;
 using ::placement::testing::Measured;
-using ::placement::testing::PlacementdProcess;
+using ::placement::testing::MeasuredRun;
 using ::placement::testing::PlanFor;
-using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
 using ::placement::testing::ViolatedFields;
 using ::testing::Contains;
@@ -39,15 +38,10 @@ using ::testing::Contains;
 constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 
-class OneCostTest : public ::testing::Test {
+class OneCostTest : public EndToEndTest {
  protected:
   void SetUp() override {
-    db_.Migrate();
-    auto process = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(process.ok()) << process.status();
-    placementd_ = *std::move(process);
-    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<ApiClient>(placementd_->channel());
+    ASSERT_NO_FATAL_FAILURE(EndToEndTest::SetUp());
     telemetry_ = v1::TelemetryService::NewStub(placementd_->channel());
   }
 
@@ -72,20 +66,12 @@ class OneCostTest : public ::testing::Test {
                                  const std::string& sku,
                                  const v1::Recipe& recipe, int64_t steps,
                                  double step_s, double startup_s) {
-    ApiClient::TimedRun run;
-    run.pool = pool;
-    run.sku = sku;
-    run.recipe = recipe;
-    run.steps_attempted = run.steps_succeeded = steps;
-    run.step_s = step_s;
-    run.startup_s = startup_s;
+    ApiClient::TimedRun run =
+        MeasuredRun(pool, sku, recipe, steps, step_s, startup_s);
     run.peak_gb = 30;
     return run;
   }
 
-  TestDatabase db_;
-  std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<ApiClient> client_;
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
 };
 
