@@ -25,7 +25,6 @@ namespace {
 
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
-using ::placement::testing::Deadline;
 using ::placement::testing::EndToEndTest;
 using ::placement::testing::Lora8b;
 using ::placement::testing::Measured;
@@ -40,18 +39,6 @@ constexpr char kA100[] = "A100-SXM4-80GB";
 
 class OneCostTest : public EndToEndTest {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(EndToEndTest::SetUp());
-    telemetry_ = v1::TelemetryService::NewStub(placementd_->channel());
-  }
-
-  grpc::Status Upload(const v1::BenchmarkRun& run) {
-    v1::UploadBenchmarkRunRequest request;
-    *request.mutable_run() = run;
-    v1::UploadBenchmarkRunResponse response;
-    return telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
-  }
-
   // The guide's 2-GPU DDP LoRA.
   static v1::Recipe LoraDdp() {
     v1::Recipe recipe = Lora8b();
@@ -71,8 +58,6 @@ class OneCostTest : public EndToEndTest {
     run.peak_gb = 30;
     return run;
   }
-
-  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
 };
 
 // Two pools, the same 2-GPU DDP LoRA measured on both. On the L40S (PCIe)
@@ -197,19 +182,19 @@ TEST_F(OneCostTest, AnUploadItsOwnFiguresContradictIsRefused) {
   year.steps_succeeded = 0;
   year.outcome = v1::RUN_OUTCOME_PREEMPTED;
   year.wall_s = 365 * 24 * 3600.0;
-  grpc::Status refused = Upload(ApiClient::RunOf(year));
+  grpc::Status refused = client_->Upload(ApiClient::RunOf(year));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(ViolatedFields(refused), Contains("run.end_time"));
 
   ApiClient::TimedRun causes = Run("a100", kA100, recipe, 100, 1.2, 60);
   causes.retries = 2;
   causes.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED};
-  refused = Upload(ApiClient::RunOf(causes));
+  refused = client_->Upload(ApiClient::RunOf(causes));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(ViolatedFields(refused), Contains("run.retry_outcomes"));
   causes.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED,
                            v1::RUN_OUTCOME_SUCCEEDED};
-  refused = Upload(ApiClient::RunOf(causes));
+  refused = client_->Upload(ApiClient::RunOf(causes));
   EXPECT_THAT(ViolatedFields(refused), Contains("run.retry_outcomes[1]"));
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM benchmark_runs"), "0");
 }
