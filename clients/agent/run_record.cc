@@ -256,11 +256,31 @@ int64_t StepsKept(const std::vector<Attempt>& attempts,
   return std::clamp<int64_t>(kept, 0, std::max<int64_t>(0, steps_attempted));
 }
 
-absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
-  if (facts.attempts.empty()) {
-    return absl::FailedPreconditionError("the command never ran");
+namespace {
+
+// What the summary takes from the steps' samples.
+struct SampleTotals {
+  std::vector<double> step_times;
+  double busy = 0;  // seconds spent in steps
+  double allocated = 0;
+  double reserved = 0;
+  int64_t tokens = 0;
+};
+
+SampleTotals SumSamples(const std::vector<v1::StepSample>& samples) {
+  SampleTotals t;
+  for (const v1::StepSample& s : samples) {
+    t.step_times.push_back(s.step_time_seconds());
+    t.busy += s.step_time_seconds();
+    t.tokens += s.tokens();
+    t.allocated = std::max(t.allocated, s.memory_allocated_gb());
+    t.reserved = std::max(t.reserved, s.memory_reserved_gb());
   }
-  v1::BenchmarkRun run;
+  return t;
+}
+
+// Which run this is, where, of what, and when.
+void SetIdentity(const RunFacts& facts, v1::BenchmarkRun& run) {
   run.set_run_id(facts.run_id);
   run.set_agent_id(facts.agent_id);
   run.set_pool(facts.pool);
@@ -270,32 +290,35 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   *run.mutable_recipe() = facts.recipe;
   *run.mutable_start_time() = common::TimeToProto(facts.attempts.front().start);
   *run.mutable_end_time() = common::TimeToProto(facts.attempts.back().end);
+}
 
-  std::vector<double> step_times;
-  double busy = 0, allocated = 0, reserved = 0;
-  int64_t tokens = 0;
-  for (const v1::StepSample& s : facts.samples) {
-    step_times.push_back(s.step_time_seconds());
-    busy += s.step_time_seconds();
-    tokens += s.tokens();
-    allocated = std::max(allocated, s.memory_allocated_gb());
-    reserved = std::max(reserved, s.memory_reserved_gb());
-  }
-  const Attempt& last = facts.attempts.back();
+// The steps attempted and kept, their times and throughput; an error when
+// the command reported no step.
+absl::Status SetSteps(const RunFacts& facts, const SampleTotals& totals,
+                      v1::BenchmarkRun& run) {
   run.set_steps_attempted(static_cast<int64_t>(facts.samples.size()));
   run.set_steps_succeeded(StepsKept(facts.attempts, run.steps_attempted()));
-  if (step_times.empty()) {
+  if (totals.step_times.empty()) {
     return absl::FailedPreconditionError(
         "the command printed no step record, so there is no step time to "
         "report (see docs/AGENT.md for the step record protocol)");
   }
-  run.set_step_time_mean_seconds(busy / static_cast<double>(step_times.size()));
-  run.set_step_time_p50_seconds(Percentile(step_times, 50));
-  run.set_step_time_p95_seconds(Percentile(step_times, 95));
-  run.set_tokens_per_second(busy > 0 ? static_cast<double>(tokens) / busy : 0);
-  PeakMemory peak =
-      ChoosePeak(allocated, reserved, facts.nvml_peak_gb, facts.report_peak);
-  if (peak.gb <= 0 && last.outcome == v1::RUN_OUTCOME_OUT_OF_MEMORY) {
+  run.set_step_time_mean_seconds(totals.busy /
+                                 static_cast<double>(totals.step_times.size()));
+  run.set_step_time_p50_seconds(Percentile(totals.step_times, 50));
+  run.set_step_time_p95_seconds(Percentile(totals.step_times, 95));
+  run.set_tokens_per_second(
+      totals.busy > 0 ? static_cast<double>(totals.tokens) / totals.busy : 0);
+  return absl::OkStatus();
+}
+
+// The peak memory and which kind it is; an error when none was measured.
+absl::Status SetPeakMemory(const RunFacts& facts, const SampleTotals& totals,
+                           v1::BenchmarkRun& run) {
+  PeakMemory peak = ChoosePeak(totals.allocated, totals.reserved,
+                               facts.nvml_peak_gb, facts.report_peak);
+  if (peak.gb <= 0 &&
+      facts.attempts.back().outcome == v1::RUN_OUTCOME_OUT_OF_MEMORY) {
     peak = {facts.card_memory_gb, v1::PEAK_MEMORY_KIND_DEVICE_USED};
   }
   if (peak.gb <= 0) {
@@ -306,14 +329,14 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   run.set_peak_memory_gb(peak.gb);
   run.set_peak_memory_kind(peak.kind);
   run.mutable_recipe()->set_reported_peak(peak.kind);
-  run.set_peak_memory_allocated_gb(allocated);
-  run.set_peak_memory_reserved_gb(reserved);
-  run.set_offload(facts.record_offload != v1::OFFLOAD_UNSPECIFIED
-                      ? facts.record_offload
-                      : facts.offload);
-  run.set_collectives_opened(facts.collectives_opened);
-  run.set_interconnect(facts.collectives_opened ? facts.interconnect
-                                                : v1::INTERCONNECT_NONE);
+  run.set_peak_memory_allocated_gb(totals.allocated);
+  run.set_peak_memory_reserved_gb(totals.reserved);
+  return absl::OkStatus();
+}
+
+// The retries, why each retried attempt failed, the run's outcome and the
+// failure reasons of its attempts.
+void SetAttempts(const RunFacts& facts, v1::BenchmarkRun& run) {
   run.set_retries(static_cast<int32_t>(facts.attempts.size()) - 1);
   // Why each retried attempt failed, so the service counts each failure
   // where it happened (none when an earlier attempt names no failure).
@@ -325,7 +348,7 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
     }
     run.add_retry_outcomes(o);
   }
-  run.set_outcome(last.outcome);
+  run.set_outcome(facts.attempts.back().outcome);
   std::vector<std::string> reasons;
   for (size_t i = 0; i < facts.attempts.size(); ++i) {
     const Attempt& a = facts.attempts[i];
@@ -338,6 +361,26 @@ absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
   std::string reason = absl::StrJoin(reasons, "; ");
   if (reason.size() > kMaxFailureReason) reason.resize(kMaxFailureReason);
   run.set_failure_reason(reason);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::BenchmarkRun> BuildRunSummary(const RunFacts& facts) {
+  if (facts.attempts.empty()) {
+    return absl::FailedPreconditionError("the command never ran");
+  }
+  v1::BenchmarkRun run;
+  SetIdentity(facts, run);
+  const SampleTotals totals = SumSamples(facts.samples);
+  if (absl::Status s = SetSteps(facts, totals, run); !s.ok()) return s;
+  if (absl::Status s = SetPeakMemory(facts, totals, run); !s.ok()) return s;
+  run.set_offload(facts.record_offload != v1::OFFLOAD_UNSPECIFIED
+                      ? facts.record_offload
+                      : facts.offload);
+  run.set_collectives_opened(facts.collectives_opened);
+  run.set_interconnect(facts.collectives_opened ? facts.interconnect
+                                                : v1::INTERCONNECT_NONE);
+  SetAttempts(facts, run);
   run.set_exclusive(facts.exclusive);
   run.set_plan_id(facts.plan_id);
   run.set_team(facts.team);

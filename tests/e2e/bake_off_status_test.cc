@@ -12,20 +12,18 @@
 #include "gtest/gtest.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
-#include "tests/support/placementd_process.h"
-#include "tests/support/test_database.h"
 
 namespace placement {
 namespace {
 
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
+using ::placement::testing::EndToEndTest;
 using ::placement::testing::Lora8b;
 using ::placement::testing::NewUuid;
-using ::placement::testing::PlacementdProcess;
 using ::placement::testing::PlanFor;
-using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
 using ::testing::HasSubstr;
 
@@ -33,17 +31,8 @@ constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 constexpr char kH100[] = "H100-SXM5-80GB";
 
-class BakeOffStatusTest : public ::testing::Test {
+class BakeOffStatusTest : public EndToEndTest {
  protected:
-  void SetUp() override {
-    db_.Migrate();
-    auto process = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(process.ok()) << process.status();
-    placementd_ = *std::move(process);
-    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<ApiClient>(placementd_->channel());
-  }
-
   grpc::Status Status(const std::string& plan_id,
                       v1::GetBakeOffStatusResponse* response) {
     grpc::ClientContext context;
@@ -121,10 +110,6 @@ class BakeOffStatusTest : public ::testing::Test {
     job.plan_id = plan.plan_id();
     client_->UploadTimedRun(job);
   }
-
-  TestDatabase db_;
-  std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<ApiClient> client_;
 };
 
 TEST_F(BakeOffStatusTest, MovesFromNoneToAllRunsAndGivesItsVerdict) {

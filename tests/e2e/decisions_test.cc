@@ -10,68 +10,34 @@
 #include "gtest/gtest.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
-#include "tests/support/placementd_process.h"
-#include "tests/support/test_database.h"
 
 namespace placement {
 namespace {
 
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
+using ::placement::testing::EndToEndTest;
 using ::placement::testing::Lora8b;
 using ::placement::testing::Measured;
-using ::placement::testing::PlacementdProcess;
+using ::placement::testing::MeasuredRun;
+using ::placement::testing::OneGpu;
 using ::placement::testing::PlanFor;
-using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
 using ::testing::HasSubstr;
 
 constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 
-v1::Recipe OneGpu(v1::Recipe recipe) {
-  recipe.set_gpu_count(1);
-  recipe.set_parallelism(v1::PARALLELISM_SINGLE);
-  return recipe;
-}
-
-class DecisionsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    db_.Migrate();
-    auto process = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(process.ok()) << process.status();
-    placementd_ = *std::move(process);
-    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<ApiClient>(placementd_->channel());
-  }
-
-  ApiClient::TimedRun Run(const std::string& pool, const std::string& sku,
-                          const v1::Recipe& recipe, int64_t steps,
-                          double step_s, double startup_s) {
-    ApiClient::TimedRun run;
-    run.pool = pool;
-    run.sku = sku;
-    run.recipe = recipe;
-    run.steps_attempted = steps;
-    run.steps_succeeded = steps;
-    run.step_s = step_s;
-    run.startup_s = startup_s;
-    return run;
-  }
-
-  TestDatabase db_;
-  std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<ApiClient> client_;
-};
+class DecisionsTest : public EndToEndTest {};
 
 // A 300-step measurement with 3 minutes of start-up projects the same cost
 // for a 10,000-step job as a 10,000-step run of the layout does.
 TEST_F(DecisionsTest, AShortAndALongRunProjectTheSameCostPerStep) {
   client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
   const v1::Recipe recipe = OneGpu(Lora8b());
-  client_->UploadTimedRun(Run("l40s", kL40s, recipe, 300, 1.2, 180));
+  client_->UploadTimedRun(MeasuredRun("l40s", kL40s, recipe, 300, 1.2, 180));
   const v1::PlacePlanResponse after_short =
       client_->PlanUntil(PlanFor(recipe), Measured("l40s", 1));
   const v1::PlacementCandidate* s = Candidate(after_short, "l40s");
@@ -84,7 +50,7 @@ TEST_F(DecisionsTest, AShortAndALongRunProjectTheSameCostPerStep) {
   const double job = (180 + 10'000 * 1.2) / 3600;
   EXPECT_NEAR(s->expected_cost_micros() / 1e6, job, 0.01 * job);
 
-  client_->UploadTimedRun(Run("l40s", kL40s, recipe, 10'000, 1.2, 180));
+  client_->UploadTimedRun(MeasuredRun("l40s", kL40s, recipe, 10'000, 1.2, 180));
   const v1::PlacePlanResponse after_long =
       client_->PlanUntil(PlanFor(recipe), Measured("l40s", 2));
   const v1::PlacementCandidate* l = Candidate(after_long, "l40s");
@@ -97,7 +63,8 @@ TEST_F(DecisionsTest, AShortAndALongRunProjectTheSameCostPerStep) {
 TEST_F(DecisionsTest, OnePreemptedRunDoesNotBanAPool) {
   client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
   const v1::Recipe recipe = OneGpu(Lora8b());
-  ApiClient::TimedRun preempted = Run("l40s", kL40s, recipe, 200, 1.2, 180);
+  ApiClient::TimedRun preempted =
+      MeasuredRun("l40s", kL40s, recipe, 200, 1.2, 180);
   preempted.steps_succeeded = 0;  // before its first checkpoint
   preempted.outcome = v1::RUN_OUTCOME_PREEMPTED;
   client_->UploadTimedRun(preempted);
@@ -126,11 +93,12 @@ TEST_F(DecisionsTest, APoolWithManyHardwareErrorsRanksAfterAHealthyOne) {
   other.set_lora_rank(64);
   for (int i = 0; i < 8; ++i) {
     ApiClient::TimedRun failed =
-        Run("l40s-flaky", kL40s, other, 3000, 1.2, 180);
+        MeasuredRun("l40s-flaky", kL40s, other, 3000, 1.2, 180);
     failed.steps_succeeded = 1500;  // kept by its checkpoint
     failed.outcome = v1::RUN_OUTCOME_HARDWARE_ERROR;
     client_->UploadTimedRun(failed);
-    client_->UploadTimedRun(Run("l40s-steady", kL40s, other, 3000, 1.2, 180));
+    client_->UploadTimedRun(
+        MeasuredRun("l40s-steady", kL40s, other, 3000, 1.2, 180));
   }
   const v1::Recipe asked = OneGpu(Lora8b());
   const v1::PlacePlanResponse plan =
@@ -161,7 +129,8 @@ TEST_F(DecisionsTest, AMeasurementRunIsProposedOnlyWhenItPays) {
   ASSERT_NE(l40s_prior, nullptr);
   const double a100_step_s =
       (0.97 * (180 + 1000 * l40s_prior->step_time_s()) / 2 - 180) / 1000;
-  client_->UploadTimedRun(Run("a100", kA100, recipe, 1000, a100_step_s, 180));
+  client_->UploadTimedRun(
+      MeasuredRun("a100", kA100, recipe, 1000, a100_step_s, 180));
   const v1::PlacePlanResponse one_job =
       client_->PlanUntil(PlanFor(recipe, 1000), Measured("a100", 1));
   ASSERT_EQ(one_job.candidates(0).pool(), "a100");
@@ -171,7 +140,8 @@ TEST_F(DecisionsTest, AMeasurementRunIsProposedOnlyWhenItPays) {
 
   // Forty jobs of the class later, the same question is worth a run.
   for (int i = 0; i < 40; ++i) {
-    client_->UploadTimedRun(Run("a100", kA100, recipe, 1000, a100_step_s, 180));
+    client_->UploadTimedRun(
+        MeasuredRun("a100", kA100, recipe, 1000, a100_step_s, 180));
   }
   const v1::PlacePlanResponse many_jobs =
       client_->PlanUntil(PlanFor(recipe, 1000), Measured("a100", 41));
@@ -190,7 +160,7 @@ TEST_F(DecisionsTest, AMeasurementRunIsProposedOnlyWhenItPays) {
 TEST_F(DecisionsTest, CheckpointedStepsOfAFailedRunCount) {
   client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
   const v1::Recipe recipe = OneGpu(Lora8b());
-  ApiClient::TimedRun failed = Run("l40s", kL40s, recipe, 1000, 3.6, 0);
+  ApiClient::TimedRun failed = MeasuredRun("l40s", kL40s, recipe, 1000, 3.6, 0);
   failed.steps_succeeded = 900;
   failed.outcome = v1::RUN_OUTCOME_HARDWARE_ERROR;
   client_->UploadTimedRun(failed);

@@ -16,6 +16,7 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/placementd_process.h"
 #include "tests/support/test_database.h"
@@ -26,9 +27,13 @@ namespace {
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
 using ::placement::testing::Deadline;
+using ::placement::testing::EvalOn;
 using ::placement::testing::Lora8b;
+using ::placement::testing::MeasuredRun;
+using ::placement::testing::OneGpu;
 using ::placement::testing::PlacementdProcess;
 using ::placement::testing::PlanFor;
+using ::placement::testing::StartServingPlacementd;
 using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
 using ::placement::testing::ViolatedFields;
@@ -36,19 +41,8 @@ using ::placement::testing::ViolatedFields;
 constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 
-v1::Recipe OneGpu(v1::Recipe recipe) {
-  recipe.set_gpu_count(1);
-  recipe.set_parallelism(v1::PARALLELISM_SINGLE);
-  return recipe;
-}
-
 v1::EvalResult Eval(const std::string& metric, double score) {
-  v1::EvalResult eval;
-  eval.set_serving_sku(kA100);
-  eval.set_serving_precision(v1::PRECISION_FP8);
-  eval.set_metric_name(metric);
-  eval.set_score(score);
-  return eval;
+  return EvalOn(kA100, v1::PRECISION_FP8, metric, score);
 }
 
 // Trained in BF16, served on A100 in FP8: an eval is required.
@@ -72,12 +66,8 @@ class EvalCriteriaTest : public ::testing::Test {
  protected:
   void SetUp() override {
     db_.Migrate();
-    for (auto* replica : {&first_, &second_}) {
-      auto process = PlacementdProcess::Start(db_.url());
-      ASSERT_TRUE(process.ok()) << process.status();
-      *replica = *std::move(process);
-      ASSERT_TRUE((*replica)->WaitForHealth(true, absl::Seconds(10)));
-    }
+    ASSERT_NO_FATAL_FAILURE(StartServingPlacementd(db_, &first_));
+    ASSERT_NO_FATAL_FAILURE(StartServingPlacementd(db_, &second_));
     writer_ = std::make_unique<ApiClient>(first_->channel());
     planner_ = std::make_unique<ApiClient>(second_->channel());
     catalog_ = v1::CatalogService::NewStub(first_->channel());
@@ -90,14 +80,7 @@ class EvalCriteriaTest : public ::testing::Test {
   // A measured run on each pool, with `evals` on the first one's.
   void UploadRuns(const v1::Recipe& recipe, std::vector<v1::EvalResult> evals) {
     for (const char* pool : {"l40s-nlp", "l40s-shared"}) {
-      ApiClient::TimedRun run;
-      run.pool = pool;
-      run.sku = kL40s;
-      run.recipe = recipe;
-      run.steps_attempted = 300;
-      run.steps_succeeded = 300;
-      run.step_s = 1.2;
-      run.startup_s = 120;
+      ApiClient::TimedRun run = MeasuredRun(pool, kL40s, recipe, 300, 1.2, 120);
       if (evals_run_id_.empty()) run.evals = evals;
       const std::string id = writer_->UploadTimedRun(run).run_id();
       if (evals_run_id_.empty()) evals_run_id_ = id;

@@ -14,41 +14,26 @@
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
-#include "tests/support/placementd_process.h"
-#include "tests/support/test_database.h"
 
 namespace placement {
 namespace {
 
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
+using ::placement::testing::EndToEndTest;
+using ::placement::testing::EvalOn;
 using ::placement::testing::Lora8b;
 using ::placement::testing::Measured;
-using ::placement::testing::PlacementdProcess;
+using ::placement::testing::MeasuredRun;
+using ::placement::testing::OneGpu;
 using ::placement::testing::PlanFor;
-using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
 using ::testing::HasSubstr;
 
 constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
-
-v1::Recipe OneGpu(v1::Recipe recipe) {
-  recipe.set_gpu_count(1);
-  recipe.set_parallelism(v1::PARALLELISM_SINGLE);
-  return recipe;
-}
-
-v1::EvalResult Eval(const std::string& sku, v1::Precision precision,
-                    const std::string& metric, double score) {
-  v1::EvalResult eval;
-  eval.set_serving_sku(sku);
-  eval.set_serving_precision(precision);
-  eval.set_metric_name(metric);
-  eval.set_score(score);
-  return eval;
-}
 
 // Trained on L40S in BF16, served on A100 in FP16: an eval is required.
 v1::PlacePlanRequest ServedOnA100InFp16(const v1::Recipe& recipe) {
@@ -58,42 +43,26 @@ v1::PlacePlanRequest ServedOnA100InFp16(const v1::Recipe& recipe) {
   return request;
 }
 
-class EvalEvidenceTest : public ::testing::Test {
+class EvalEvidenceTest : public EndToEndTest {
  protected:
   void SetUp() override {
-    db_.Migrate();
-    auto process = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(process.ok()) << process.status();
-    placementd_ = *std::move(process);
-    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<ApiClient>(placementd_->channel());
+    ASSERT_NO_FATAL_FAILURE(EndToEndTest::SetUp());
     client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
   }
 
   std::string UploadWithEvals(const v1::Recipe& recipe,
                               std::vector<v1::EvalResult> evals) {
-    ApiClient::TimedRun run;
-    run.pool = "l40s";
-    run.sku = kL40s;
-    run.recipe = recipe;
-    run.steps_attempted = 300;
-    run.steps_succeeded = 300;
-    run.step_s = 1.2;
-    run.startup_s = 120;
+    ApiClient::TimedRun run = MeasuredRun("l40s", kL40s, recipe, 300, 1.2, 120);
     run.evals = std::move(evals);
     return client_->UploadTimedRun(run).run_id();
   }
-
-  TestDatabase db_;
-  std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<ApiClient> client_;
 };
 
 TEST_F(EvalEvidenceTest, AnEvalOnTheServingSkuAndPrecisionMeetsTheRequirement) {
   const v1::Recipe recipe = OneGpu(Lora8b());
   // Evaluated on the serving SKU, but in BF16: says nothing of FP16.
   const std::string bf16_run = UploadWithEvals(
-      recipe, {Eval(kA100, v1::PRECISION_BF16, "exact_match", 0.74)});
+      recipe, {EvalOn(kA100, v1::PRECISION_BF16, "exact_match", 0.74)});
   const v1::PlacePlanResponse before =
       client_->PlanUntil(ServedOnA100InFp16(recipe), Measured("l40s", 1));
   EXPECT_THAT(before.eval_requirement(), HasSubstr("A100-SXM4-80GB in FP16"));
@@ -107,10 +76,10 @@ TEST_F(EvalEvidenceTest, AnEvalOnTheServingSkuAndPrecisionMeetsTheRequirement) {
   // The same recipe evaluated on A100 in FP16 (two metrics, and a lower
   // score of the first in name order from a third run).
   const std::string fp16_run = UploadWithEvals(
-      recipe, {Eval(kA100, v1::PRECISION_FP16, "exact_match", 0.71),
-               Eval(kA100, v1::PRECISION_FP16, "rouge_l", 0.42)});
+      recipe, {EvalOn(kA100, v1::PRECISION_FP16, "exact_match", 0.71),
+               EvalOn(kA100, v1::PRECISION_FP16, "rouge_l", 0.42)});
   UploadWithEvals(recipe,
-                  {Eval(kA100, v1::PRECISION_FP16, "exact_match", 0.55)});
+                  {EvalOn(kA100, v1::PRECISION_FP16, "exact_match", 0.55)});
   const v1::PlacePlanResponse after =
       client_->PlanUntil(ServedOnA100InFp16(recipe), Measured("l40s", 3));
   ASSERT_TRUE(after.has_eval_status());
@@ -139,8 +108,8 @@ TEST_F(EvalEvidenceTest, AnEvalOnTheServingSkuAndPrecisionMeetsTheRequirement) {
 TEST_F(EvalEvidenceTest, AnEvalInAnotherPrecisionDoesNotMeetTheRequirement) {
   const v1::Recipe recipe = OneGpu(Lora8b());
   UploadWithEvals(recipe,
-                  {Eval(kA100, v1::PRECISION_INT8, "exact_match", 0.7),
-                   Eval(kL40s, v1::PRECISION_FP16, "exact_match", 0.7)});
+                  {EvalOn(kA100, v1::PRECISION_INT8, "exact_match", 0.7),
+                   EvalOn(kL40s, v1::PRECISION_FP16, "exact_match", 0.7)});
   const v1::PlacePlanResponse plan =
       client_->PlanUntil(ServedOnA100InFp16(recipe), Measured("l40s", 1));
   ASSERT_TRUE(plan.has_eval_status());
@@ -151,9 +120,9 @@ TEST_F(EvalEvidenceTest, AnEvalInAnotherPrecisionDoesNotMeetTheRequirement) {
 TEST_F(EvalEvidenceTest, ListEvalResultsFiltersAndPages) {
   const v1::Recipe recipe = OneGpu(Lora8b());
   const std::string run = UploadWithEvals(
-      recipe, {Eval(kA100, v1::PRECISION_FP16, "exact_match", 0.71),
-               Eval(kA100, v1::PRECISION_BF16, "exact_match", 0.74),
-               Eval(kL40s, v1::PRECISION_FP16, "rouge_l", 0.40)});
+      recipe, {EvalOn(kA100, v1::PRECISION_FP16, "exact_match", 0.71),
+               EvalOn(kA100, v1::PRECISION_BF16, "exact_match", 0.74),
+               EvalOn(kL40s, v1::PRECISION_FP16, "rouge_l", 0.40)});
 
   v1::ListEvalResultsRequest fp16_on_a100;
   fp16_on_a100.set_serving_sku(kA100);

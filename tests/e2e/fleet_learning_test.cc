@@ -8,15 +8,16 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
+#include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"
 
 namespace placement {
 namespace {
 
+using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
 using ::placement::testing::Deadline;
 using ::placement::testing::InProcessServer;
@@ -36,14 +37,10 @@ class FleetLearningTest : public ::testing::Test {
         }),
         placement_(v1::PlacementService::NewStub(server_.channel())),
         telemetry_(v1::TelemetryService::NewStub(server_.channel())) {
-    auto catalog = v1::CatalogService::NewStub(server_.channel());
+    ApiClient client(server_.channel());
     for (const v1::Pool& pool : {TrainingPool("l40s", kL40s, 1, 4),
                                  TrainingPool("a100", kA100, 1, 8)}) {
-      v1::CreatePoolRequest request;
-      *request.mutable_pool() = pool;
-      v1::CreatePoolResponse response;
-      EXPECT_TRUE(
-          catalog->CreatePool(Deadline().get(), request, &response).ok());
+      client.CreatePool(pool);
     }
   }
 

@@ -10,20 +10,18 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
-#include "tests/support/placementd_process.h"
-#include "tests/support/test_database.h"
 
 namespace placement {
 namespace {
 
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
+using ::placement::testing::EndToEndTest;
 using ::placement::testing::Lora8b;
-using ::placement::testing::PlacementdProcess;
 using ::placement::testing::PlanFor;
 using ::placement::testing::Rejection;
-using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
@@ -90,17 +88,8 @@ void Print(const v1::PlacePlanResponse& plan) {
   }
 }
 
-class MultiNodePlanTest : public ::testing::Test {
+class MultiNodePlanTest : public EndToEndTest {
  protected:
-  void SetUp() override {
-    db_.Migrate();
-    auto process = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(process.ok()) << process.status();
-    placementd_ = *std::move(process);
-    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<ApiClient>(placementd_->channel());
-  }
-
   v1::PlacePlanResponse Plan(const v1::PlacePlanRequest& request) {
     v1::PlacePlanResponse plan;
     const grpc::Status status = client_->Plan(request, &plan);
@@ -108,10 +97,6 @@ class MultiNodePlanTest : public ::testing::Test {
     Print(plan);
     return plan;
   }
-
-  TestDatabase db_;
-  std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<ApiClient> client_;
 };
 
 TEST_F(MultiNodePlanTest, FullWeight70bIsShardedAcrossInfinibandNodes) {

@@ -17,21 +17,19 @@
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
-#include "tests/support/placementd_process.h"
-#include "tests/support/test_database.h"
 
 namespace placement {
 namespace {
 
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
-using ::placement::testing::Deadline;
+using ::placement::testing::EndToEndTest;
 using ::placement::testing::Lora8b;
 using ::placement::testing::Measured;
-using ::placement::testing::PlacementdProcess;
+using ::placement::testing::MeasuredRun;
 using ::placement::testing::PlanFor;
-using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
 using ::placement::testing::ViolatedFields;
 using ::testing::Contains;
@@ -39,25 +37,8 @@ using ::testing::Contains;
 constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 
-class OneCostTest : public ::testing::Test {
+class OneCostTest : public EndToEndTest {
  protected:
-  void SetUp() override {
-    db_.Migrate();
-    auto process = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(process.ok()) << process.status();
-    placementd_ = *std::move(process);
-    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<ApiClient>(placementd_->channel());
-    telemetry_ = v1::TelemetryService::NewStub(placementd_->channel());
-  }
-
-  grpc::Status Upload(const v1::BenchmarkRun& run) {
-    v1::UploadBenchmarkRunRequest request;
-    *request.mutable_run() = run;
-    v1::UploadBenchmarkRunResponse response;
-    return telemetry_->UploadBenchmarkRun(Deadline().get(), request, &response);
-  }
-
   // The guide's 2-GPU DDP LoRA.
   static v1::Recipe LoraDdp() {
     v1::Recipe recipe = Lora8b();
@@ -72,21 +53,11 @@ class OneCostTest : public ::testing::Test {
                                  const std::string& sku,
                                  const v1::Recipe& recipe, int64_t steps,
                                  double step_s, double startup_s) {
-    ApiClient::TimedRun run;
-    run.pool = pool;
-    run.sku = sku;
-    run.recipe = recipe;
-    run.steps_attempted = run.steps_succeeded = steps;
-    run.step_s = step_s;
-    run.startup_s = startup_s;
+    ApiClient::TimedRun run =
+        MeasuredRun(pool, sku, recipe, steps, step_s, startup_s);
     run.peak_gb = 30;
     return run;
   }
-
-  TestDatabase db_;
-  std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<ApiClient> client_;
-  std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
 };
 
 // Two pools, the same 2-GPU DDP LoRA measured on both. On the L40S (PCIe)
@@ -211,19 +182,19 @@ TEST_F(OneCostTest, AnUploadItsOwnFiguresContradictIsRefused) {
   year.steps_succeeded = 0;
   year.outcome = v1::RUN_OUTCOME_PREEMPTED;
   year.wall_s = 365 * 24 * 3600.0;
-  grpc::Status refused = Upload(ApiClient::RunOf(year));
+  grpc::Status refused = client_->Upload(ApiClient::RunOf(year));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(ViolatedFields(refused), Contains("run.end_time"));
 
   ApiClient::TimedRun causes = Run("a100", kA100, recipe, 100, 1.2, 60);
   causes.retries = 2;
   causes.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED};
-  refused = Upload(ApiClient::RunOf(causes));
+  refused = client_->Upload(ApiClient::RunOf(causes));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(ViolatedFields(refused), Contains("run.retry_outcomes"));
   causes.retry_outcomes = {v1::RUN_OUTCOME_PREEMPTED,
                            v1::RUN_OUTCOME_SUCCEEDED};
-  refused = Upload(ApiClient::RunOf(causes));
+  refused = client_->Upload(ApiClient::RunOf(causes));
   EXPECT_THAT(ViolatedFields(refused), Contains("run.retry_outcomes[1]"));
   EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM benchmark_runs"), "0");
 }

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/placementd_process.h"
 #include "tests/support/test_database.h"
@@ -27,6 +28,7 @@ namespace {
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
 using ::placement::testing::Deadline;
+using ::placement::testing::EndToEndTest;
 using ::placement::testing::Lora8b;
 using ::placement::testing::Measured;
 using ::placement::testing::PlacementdProcess;
@@ -49,21 +51,7 @@ bool HasWarning(const v1::PlacementCandidate& c, const std::string& prefix) {
       [&](const std::string& w) { return absl::StartsWith(w, prefix); });
 }
 
-class PlacementGuideTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    db_.Migrate();
-    auto process = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(process.ok()) << process.status();
-    placementd_ = *std::move(process);
-    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<ApiClient>(placementd_->channel());
-  }
-
-  TestDatabase db_;
-  std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<ApiClient> client_;
-};
+class PlacementGuideTest : public EndToEndTest {};
 
 // The guide: an 8B LoRA that fits an L40S with room goes to the L40S when it
 // is measured cheaper per successful step; the 80 GB A100 is over-bought.

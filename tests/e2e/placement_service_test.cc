@@ -13,12 +13,12 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/plan/plan_audit_writer.h"
 #include "storage/db_session.h"
 #include "storage/plan_store.h"
+#include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"
 #include "tests/support/test_database.h"
@@ -27,6 +27,7 @@ namespace placement {
 namespace {
 
 using ::google::protobuf::util::MessageDifferencer;
+using ::placement::testing::ApiClient;
 using ::placement::testing::Deadline;
 using ::placement::testing::InProcessServer;
 using ::placement::testing::SucceededRun;
@@ -52,24 +53,14 @@ class PlacementServiceTest : public ::testing::Test {
           options.evidence_reread_interval = reread;
         }),
         placement_(v1::PlacementService::NewStub(server_.channel())) {
-    auto catalog = v1::CatalogService::NewStub(server_.channel());
+    ApiClient client(server_.channel());
     for (const v1::Pool& pool : {TrainingPool("l40s", kL40s, 4, 4),
                                  TrainingPool("a100", kA100, 2, 8)}) {
-      v1::CreatePoolRequest request;
-      *request.mutable_pool() = pool;
-      v1::CreatePoolResponse response;
-      EXPECT_TRUE(
-          catalog->CreatePool(Deadline().get(), request, &response).ok());
+      client.CreatePool(pool);
     }
     // Measured evidence on L40S, so that candidates differ in basis.
-    auto telemetry = v1::TelemetryService::NewStub(server_.channel());
     for (int i = 0; i < 3; ++i) {
-      v1::UploadBenchmarkRunRequest request;
-      *request.mutable_run() = SucceededRun("l40s", kL40s);
-      v1::UploadBenchmarkRunResponse response;
-      EXPECT_TRUE(
-          telemetry->UploadBenchmarkRun(Deadline().get(), request, &response)
-              .ok());
+      EXPECT_TRUE(client.Upload(SucceededRun("l40s", kL40s)).ok());
     }
     *request_.mutable_recipe() = SucceededRun("l40s", kL40s).recipe();
     request_.set_total_steps(10'000);

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/placementd_process.h"
 #include "tests/support/test_database.h"
@@ -17,17 +18,13 @@ namespace {
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
 using ::placement::testing::PlacementdProcess;
+using ::placement::testing::StartServingPlacementd;
 using ::placement::testing::TestDatabase;
 
 constexpr char kPool[] = "a100-train";
 constexpr char kSku[] = "A100-SXM4-80GB";
 
-v1::Recipe OneGpuLora() {
-  v1::Recipe recipe = testing::Lora8b();
-  recipe.set_gpu_count(1);
-  recipe.set_parallelism(v1::PARALLELISM_SINGLE);
-  return recipe;
-}
+v1::Recipe OneGpuLora() { return testing::OneGpu(testing::Lora8b()); }
 
 int64_t MeasuredRuns(const v1::PlacePlanResponse& plan) {
   const v1::PlacementCandidate* c = Candidate(plan, kPool);
@@ -46,14 +43,10 @@ class ReadYourWritesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     db_.Migrate();
-    auto a = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(a.ok()) << a.status();
-    a_ = *std::move(a);
-    auto b = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(b.ok()) << b.status();
-    b_ = *std::move(b);
-    ASSERT_TRUE(a_->WaitForHealth(true, absl::Seconds(20))) << a_->LogTail();
-    ASSERT_TRUE(b_->WaitForHealth(true, absl::Seconds(20))) << b_->LogTail();
+    ASSERT_NO_FATAL_FAILURE(
+        StartServingPlacementd(db_, &a_, absl::Seconds(20)));
+    ASSERT_NO_FATAL_FAILURE(
+        StartServingPlacementd(db_, &b_, absl::Seconds(20)));
     ApiClient(a_->channel()).CreatePool(testing::TrainingPool(kPool, kSku));
     // Both replicas know the pool before the uploads start.
     ApiClient(b_->channel())

@@ -51,9 +51,7 @@ class RecipeMemoryFieldsTest : public ::testing::Test {
 
   grpc::Status Upload(const v1::BenchmarkRun& run,
                       v1::UploadBenchmarkRunResponse* response) {
-    v1::UploadBenchmarkRunRequest request;
-    *request.mutable_run() = run;
-    return telemetry_->UploadBenchmarkRun(Deadline().get(), request, response);
+    return api_.Upload(run, response);
   }
 
   // Everything a plan or an upload could store.

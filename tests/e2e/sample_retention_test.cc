@@ -15,11 +15,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/cost.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "storage/db_session.h"
+#include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"
 #include "tests/support/metrics_scrape.h"
@@ -27,6 +27,7 @@
 namespace placement {
 namespace {
 
+using ::placement::testing::ApiClient;
 using ::placement::testing::Deadline;
 using ::placement::testing::InProcessServer;
 using ::placement::testing::NewUuid;
@@ -72,15 +73,10 @@ double MetricValue(const std::string& metrics, const std::string& name) {
 class SampleRetentionTest : public ::testing::Test {
  protected:
   SampleRetentionTest()
-      : catalog_(v1::CatalogService::NewStub(server_.channel())),
-        telemetry_(v1::TelemetryService::NewStub(server_.channel())),
+      : telemetry_(v1::TelemetryService::NewStub(server_.channel())),
         placement_(v1::PlacementService::NewStub(server_.channel())),
         cost_(v1::CostService::NewStub(server_.channel())) {
-    v1::CreatePoolRequest request;
-    *request.mutable_pool() = TrainingPool(kPool, kL40s, 4, 4);
-    v1::CreatePoolResponse response;
-    EXPECT_TRUE(
-        catalog_->CreatePool(Deadline().get(), request, &response).ok());
+    ApiClient(server_.channel()).CreatePool(TrainingPool(kPool, kL40s, 4, 4));
   }
 
   // A run that ended at `end`, uploaded, with `samples` samples streamed
@@ -211,7 +207,6 @@ class SampleRetentionTest : public ::testing::Test {
   }
 
   InProcessServer server_;
-  std::unique_ptr<v1::CatalogService::Stub> catalog_;
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
   std::unique_ptr<v1::PlacementService::Stub> placement_;
   std::unique_ptr<v1::CostService::Stub> cost_;

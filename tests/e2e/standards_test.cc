@@ -16,6 +16,7 @@
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "storage/migrations.h"
 #include "tests/support/api_client.h"
+#include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/metrics_scrape.h"
 #include "tests/support/placementd_process.h"
@@ -27,6 +28,7 @@ namespace {
 using ::placement::testing::ApiClient;
 using ::placement::testing::Candidate;
 using ::placement::testing::Deadline;
+using ::placement::testing::EndToEndTest;
 using ::placement::testing::Lora8b;
 using ::placement::testing::PlacementdProcess;
 using ::placement::testing::PlanFor;
@@ -40,15 +42,10 @@ constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
 constexpr char kH100[] = "H100-SXM5-80GB";
 
-class StandardsTest : public ::testing::Test {
+class StandardsTest : public EndToEndTest {
  protected:
   void SetUp() override {
-    db_.Migrate();
-    auto process = PlacementdProcess::Start(db_.url());
-    ASSERT_TRUE(process.ok()) << process.status();
-    placementd_ = *std::move(process);
-    ASSERT_TRUE(placementd_->WaitForHealth(true, absl::Seconds(10)));
-    client_ = std::make_unique<ApiClient>(placementd_->channel());
+    ASSERT_NO_FATAL_FAILURE(EndToEndTest::SetUp());
     client_->CreatePool(TrainingPool("l40s", kL40s, 1, 8, 1'000'000));
     client_->CreatePool(TrainingPool("a100", kA100, 1, 8, 1'300'000));
     client_->CreatePool(TrainingPool("h100", kH100, 1, 8, 3'000'000));
@@ -123,10 +120,6 @@ class StandardsTest : public ::testing::Test {
     run.evals.push_back(eval);
     client_->UploadTimedRun(run);
   }
-
-  TestDatabase db_;
-  std::unique_ptr<PlacementdProcess> placementd_;
-  std::unique_ptr<ApiClient> client_;
 };
 
 TEST_F(StandardsTest, IsRefusedBeforeProofAndAcceptedAfter) {

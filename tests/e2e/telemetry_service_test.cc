@@ -9,15 +9,16 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/api/page_token.h"
+#include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"
 
 namespace placement {
 namespace {
 
+using ::placement::testing::ApiClient;
 using ::placement::testing::Deadline;
 using ::placement::testing::InProcessServer;
 using ::placement::testing::NewUuid;
@@ -32,25 +33,16 @@ constexpr char kA100[] = "A100-SXM4-80GB";
 class TelemetryTest : public ::testing::Test {
  protected:
   TelemetryTest()
-      : catalog_(v1::CatalogService::NewStub(server_.channel())),
-        telemetry_(v1::TelemetryService::NewStub(server_.channel())) {
+      : telemetry_(v1::TelemetryService::NewStub(server_.channel())) {
     for (const v1::Pool& pool : {TrainingPool("l40s-adapters", kL40s, 4, 4),
                                  TrainingPool("a100-train", kA100, 2, 8)}) {
-      v1::CreatePoolRequest request;
-      *request.mutable_pool() = pool;
-      v1::CreatePoolResponse response;
-      EXPECT_TRUE(
-          catalog_->CreatePool(Deadline().get(), request, &response).ok());
+      client_.CreatePool(pool);
     }
   }
 
   grpc::Status Upload(const v1::BenchmarkRun& run,
                       v1::UploadBenchmarkRunResponse* response = nullptr) {
-    v1::UploadBenchmarkRunRequest request;
-    *request.mutable_run() = run;
-    v1::UploadBenchmarkRunResponse ignored;
-    return telemetry_->UploadBenchmarkRun(
-        Deadline().get(), request, response != nullptr ? response : &ignored);
+    return client_.Upload(run, response);
   }
 
   grpc::Status SampleProgress(const std::string& run_id,
@@ -74,7 +66,7 @@ class TelemetryTest : public ::testing::Test {
   }
 
   InProcessServer server_;
-  std::unique_ptr<v1::CatalogService::Stub> catalog_;
+  ApiClient client_{server_.channel()};
   std::unique_ptr<v1::TelemetryService::Stub> telemetry_;
 };
 

@@ -125,6 +125,15 @@ v1::UploadBenchmarkRunResponse ApiClient::UploadTimedRun(const TimedRun& spec) {
   return response;
 }
 
+grpc::Status ApiClient::Upload(const v1::BenchmarkRun& run,
+                               v1::UploadBenchmarkRunResponse* response) {
+  v1::UploadBenchmarkRunRequest request;
+  *request.mutable_run() = run;
+  v1::UploadBenchmarkRunResponse ignored;
+  return telemetry_->UploadBenchmarkRun(
+      Deadline().get(), request, response != nullptr ? response : &ignored);
+}
+
 v1::ListEvalResultsResponse ApiClient::ListEvalResults(
     const v1::ListEvalResultsRequest& request) {
   v1::ListEvalResultsResponse response;

@@ -60,6 +60,10 @@ class ApiClient {
     double wall_s = 0;
   };
   v1::UploadBenchmarkRunResponse UploadTimedRun(const TimedRun& spec);
+  // The service's answer to an upload of `run` as it is (a refusal does not
+  // fail the test); the acknowledgement into `response` when given.
+  grpc::Status Upload(const v1::BenchmarkRun& run,
+                      v1::UploadBenchmarkRunResponse* response = nullptr);
   // The run `spec` describes, with a new run id (uploaded by nothing).
   static v1::BenchmarkRun RunOf(const TimedRun& spec);
 
