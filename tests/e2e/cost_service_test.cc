@@ -139,6 +139,7 @@ class CostTest : public ::testing::Test {
 // one run re-ran three quarters of its steps after 3 retries and the other
 // timed out in its collectives before a checkpoint kept any step. Per
 // successful step the cheap pool costs twice as much.
+// Long: the guide's worked case, every figure of the report checked in turn.
 TEST_F(CostTest, CheaperPoolIsBeatenByItsRetriesAndFailures) {
   CreatePool(TrainingPool("a100-train", kA100, 1, 8, 4'000'000), 6'000'000);
   CreatePool(TrainingPool("l40s-cheap", kL40s, 1, 4, 1'000'000), 1'800'000);
@@ -490,6 +491,8 @@ TEST_F(CostTest, PagesAreDeterministicAndBoundToTheirRequest) {
 // The report, from the rollups, equals an independent GROUP BY over the raw
 // runs, for random runs uploaded concurrently and a range of groupings and
 // filters.
+// Long: the independent GROUP BY is written out here, beside the report it
+// checks, so that it shares no code with the service.
 TEST_F(CostTest, ReportEqualsAGroupByOverTheRawRuns) {
   CreatePool(TrainingPool("p-a100", kA100, 2, 8, 3'210'987), 4'500'000);
   CreatePool(TrainingPool("p-l40s", kL40s, 4, 4, 1'234'567), std::nullopt);

@@ -246,6 +246,8 @@ class CostStoreTest : public ::testing::Test {
   DbSession session_;
 };
 
+// Long: the independent GROUP BY is written out here, beside the report it
+// checks, so that it shares no code with the store.
 TEST_F(CostStoreTest, ReportsEqualAGroupByOverRawRunsWithRetriedUploads) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE(absl::StrCat("seed ", seed));

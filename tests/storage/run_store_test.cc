@@ -132,6 +132,8 @@ class RunStoreTest : public ::testing::Test {
   DbSession session_;
 };
 
+// Long: the concurrent writers and the exact peaks they must leave are one
+// scenario.
 TEST_F(RunStoreTest, ExactPeaksOfSucceededRunsUnderConcurrentRepeatedUploads) {
   const core::Recipe recipe = RecipeWithSequence(2048);
   const core::Recipe other = RecipeWithSequence(4096);
