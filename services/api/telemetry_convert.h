@@ -9,9 +9,9 @@
 #include "core/sku.h"
 #include "placement/v1/telemetry.pb.h"
 #include "services/api/run_convert.h"
-#include "storage/eval_store.h"
-#include "storage/run_store.h"
-#include "storage/sample_store.h"
+#include "storage/stores/eval_store.h"
+#include "storage/stores/run_store.h"
+#include "storage/stores/sample_store.h"
 
 namespace placement::services {
 

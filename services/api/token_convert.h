@@ -8,7 +8,7 @@
 #include "core/field_violation.h"
 #include "placement/v1/catalog.pb.h"
 #include "services/auth/auth.h"
-#include "storage/token_store.h"
+#include "storage/stores/token_store.h"
 
 namespace placement::services {
 

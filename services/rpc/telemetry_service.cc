@@ -27,9 +27,9 @@
 #include "services/auth/team_access.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
-#include "storage/pool_store.h"
-#include "storage/sample_store.h"
-#include "storage/sku_store.h"
+#include "storage/stores/pool_store.h"
+#include "storage/stores/sample_store.h"
+#include "storage/stores/sku_store.h"
 
 namespace placement::services {
 namespace {

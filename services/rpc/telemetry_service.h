@@ -10,8 +10,8 @@
 #include "absl/time/time.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/auth/auth.h"
-#include "storage/db_workers.h"
-#include "storage/run_store.h"
+#include "storage/session/db_workers.h"
+#include "storage/stores/run_store.h"
 
 namespace placement::services {
 

@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "common/read_file.h"
 #include "services/server/version.h"
-#include "storage/migrations.h"
+#include "storage/schema/migrations.h"
 
 namespace placement::services {
 
