@@ -27,6 +27,7 @@
 #include "services/auth/team_access.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
+#include "storage/stores/eval_store.h"
 #include "storage/stores/pool_store.h"
 #include "storage/stores/sample_store.h"
 #include "storage/stores/sku_store.h"

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "core/evidence/eval_evidence.h"
 #include "core/recipe.h"
+#include "storage/records/eval_records.h"
 #include "storage/session/db_session.h"
 #include "storage/session/transaction_horizon.h"
 
@@ -55,11 +56,6 @@ struct EvalCursor {
   absl::Time recorded = absl::InfiniteFuture();
   std::string run_id;  // empty: from the start
   int ordinal = 0;
-};
-
-struct StoredEval {
-  core::EvalEvidence eval;
-  int ordinal = 0;  // in the run's evals
 };
 
 struct EvalPage {

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "storage/records/plan_accuracy_records.h"
 #include "storage/session/db_session.h"
 
 namespace placement::storage {
@@ -81,30 +82,6 @@ absl::StatusOr<StoredPlan> GetPlan(DbSession& session,
 // The plan made for `request_id`, if any.
 absl::StatusOr<std::optional<StoredPlan>> FindPlanByRequestId(
     DbSession& session, const std::string& request_id);
-
-// Prediction error statistics per SKU over the outcomes recorded in
-// [from, to), in percent of the observed value.
-struct SkuAccuracyRow {
-  std::string sku_id;
-  int64_t runs = 0;
-  double peak_memory_median_abs_error_pct = 0;
-  double peak_memory_p90_abs_error_pct = 0;
-  double peak_memory_mean_error_pct = 0;
-  int64_t runs_with_successful_steps = 0;
-  double gpu_hours_per_step_median_abs_error_pct = 0;
-  double gpu_hours_per_step_p90_abs_error_pct = 0;
-  double gpu_hours_per_step_mean_error_pct = 0;
-  // The same errors of the analytic prior alone, over the outcomes whose
-  // plan recorded it.
-  int64_t prior_runs = 0;
-  double prior_peak_memory_median_abs_error_pct = 0;
-  double prior_peak_memory_p90_abs_error_pct = 0;
-  double prior_peak_memory_mean_error_pct = 0;
-  int64_t prior_runs_with_successful_steps = 0;
-  double prior_gpu_hours_per_step_median_abs_error_pct = 0;
-  double prior_gpu_hours_per_step_p90_abs_error_pct = 0;
-  double prior_gpu_hours_per_step_mean_error_pct = 0;
-};
 
 // The outcomes recorded in [from, to), of plans of `teams` (empty: of
 // every plan).

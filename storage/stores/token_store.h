@@ -7,22 +7,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "storage/records/token_records.h"
 #include "storage/session/db_session.h"
 #include "storage/session/transaction_horizon.h"
 
 namespace placement::storage {
-
-struct TokenRecord {
-  std::string token_id;
-  std::string name;
-  std::string role;         // AGENT, PLANNER, FINANCE, ADMIN
-  std::string secret_hash;  // 32 bytes: SHA-256 of the secret
-  absl::Time created_at;
-  std::optional<absl::Time> revoked_at;
-  // The teams it is bound to, in name order (migration 0023); empty:
-  // unbound. Read as empty on an older schema.
-  std::vector<std::string> teams;
-};
 
 // Stores a new token (the caller made the id and hashed the secret).
 // FAILED_PRECONDITION for a token bound to teams on a schema before 0023.
