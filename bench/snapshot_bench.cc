@@ -42,8 +42,8 @@
 #include "placement/v1/recipe.pb.h"
 #include "services/api/recipe_convert.h"
 #include "services/plan/evidence_cache.h"
-#include "storage/db_session.h"
-#include "storage/hex.h"
+#include "storage/session/db_session.h"
+#include "storage/wire/hex.h"
 #include "tests/support/test_database.h"
 
 ABSL_FLAG(std::string, sizes, "100,1000,10000,100000",

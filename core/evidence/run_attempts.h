@@ -19,7 +19,7 @@
 //
 // Mirrored in SQL by migration 0022 (placement_run_attempts), which derives
 // the stored rollups from each inserted run; the two must agree
-// (tests/storage/failure_evidence_test.cc).
+// (tests/storage/schema/failure_evidence_test.cc).
 
 #include <cstdint>
 

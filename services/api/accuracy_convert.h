@@ -2,7 +2,7 @@
 #define PLACEMENT_SERVICES_API_ACCURACY_CONVERT_H_
 
 #include "placement/v1/placement.pb.h"
-#include "storage/plan_store.h"
+#include "storage/records/plan_accuracy_records.h"
 
 namespace placement::services {
 

@@ -18,7 +18,7 @@
 #include "core/pool.h"
 #include "core/sku.h"
 #include "placement/v1/placement.pb.h"
-#include "storage/bake_off_records.h"
+#include "storage/records/bake_off_records.h"
 
 namespace placement::services {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "placement/v1/cost.pb.h"
-#include "storage/cost_records.h"
+#include "storage/records/cost_records.h"
 
 namespace placement::services {
 

@@ -9,7 +9,7 @@
 #include "core/field_violation.h"
 #include "core/sku.h"
 #include "placement/v1/cost.pb.h"
-#include "storage/cost_records.h"
+#include "storage/records/cost_records.h"
 
 namespace placement::services {
 

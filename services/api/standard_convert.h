@@ -5,7 +5,7 @@
 
 #include "core/field_violation.h"
 #include "placement/v1/placement.pb.h"
-#include "storage/standard_records.h"
+#include "storage/records/standard_records.h"
 
 namespace placement::services {
 

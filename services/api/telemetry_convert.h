@@ -9,16 +9,15 @@
 #include "core/sku.h"
 #include "placement/v1/telemetry.pb.h"
 #include "services/api/run_convert.h"
-#include "storage/eval_store.h"
-#include "storage/run_store.h"
-#include "storage/sample_store.h"
+#include "storage/records/eval_records.h"
+#include "storage/records/run_records.h"
+#include "storage/records/sample_records.h"
 
 namespace placement::services {
 
 // Conversions between the telemetry messages and storage's run and sample
-// records. Built with the server rather than the fuzzed placement_api, since
-// storage's headers bring libpqxx; the pure part of a run's conversion is
-// UploadedRunFromProto (run_convert.h).
+// records (storage/records/, without libpqxx); the pure part of a run's
+// conversion is UploadedRunFromProto (run_convert.h).
 
 // A validated upload (ValidateRunFields, ValidateRunAgainstCatalog) ready to
 // store: `converted` (its one conversion, UploadedRunFromProto), the bytes

@@ -7,8 +7,8 @@
 
 #include "core/field_violation.h"
 #include "placement/v1/catalog.pb.h"
-#include "services/auth/auth.h"
-#include "storage/token_store.h"
+#include "services/auth/principal.h"
+#include "storage/records/token_records.h"
 
 namespace placement::services {
 

@@ -23,7 +23,7 @@
 #include "services/console/routes.h"
 #include "services/metrics/console_metrics.h"
 #include "services/plan/evidence_cache.h"
-#include "storage/db_session.h"
+#include "storage/session/db_session.h"
 
 namespace placement::services::console {
 

@@ -15,7 +15,7 @@
 #include "services/console/render/proto_text.h"
 #include "services/rpc/plan_on_snapshot.h"
 #include "services/rpc/readings.h"
-#include "storage/plan_listing.h"
+#include "storage/stores/plan_listing.h"
 
 namespace placement::services::console {
 namespace {

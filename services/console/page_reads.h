@@ -17,7 +17,7 @@
 #include "services/console/access.h"
 #include "services/console/models.h"
 #include "services/plan/evidence_cache.h"
-#include "storage/db_session.h"
+#include "storage/session/db_session.h"
 
 namespace placement::services::console {
 

@@ -1,6 +1,6 @@
 #include "services/metrics/db_pool_metrics.h"
 
-#include "storage/session_connection.h"
+#include "storage/session/session_connection.h"
 
 namespace placement::services {
 namespace {

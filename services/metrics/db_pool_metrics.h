@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "storage/db_workers.h"
+#include "storage/session/db_workers.h"
 
 namespace placement::services {
 

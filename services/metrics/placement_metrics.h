@@ -12,7 +12,7 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
-#include "storage/run_store.h"
+#include "storage/stores/run_store.h"
 
 namespace placement::services {
 

@@ -5,7 +5,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
-#include "storage/sample_retention.h"
+#include "storage/stores/sample_retention.h"
 
 namespace placement::services {
 

@@ -21,10 +21,10 @@
 #include "core/models/model_constants_file.h"
 #include "services/auth/auth.h"
 #include "services/server/placement_server.h"
-#include "storage/change_listener.h"
-#include "storage/db_session.h"
-#include "storage/migrations.h"
-#include "storage/token_store.h"
+#include "storage/schema/migrations.h"
+#include "storage/session/change_listener.h"
+#include "storage/session/db_session.h"
+#include "storage/stores/token_store.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address (port 0 picks a free port)");

@@ -15,9 +15,9 @@
 #include "placement/v1/recipe.pb.h"
 #include "services/api/pool_state_convert.h"
 #include "services/api/recipe_convert.h"
-#include "storage/catalog_read.h"
-#include "storage/change_listener.h"
-#include "storage/db_session.h"
+#include "storage/session/change_listener.h"
+#include "storage/session/db_session.h"
+#include "storage/stores/catalog_read.h"
 
 namespace placement::services {
 namespace {

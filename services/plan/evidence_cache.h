@@ -27,8 +27,8 @@
 #include "core/sku.h"
 #include "services/auth/principal.h"
 #include "services/auth/token_directory.h"
-#include "storage/db_session.h"
-#include "storage/transaction_horizon.h"
+#include "storage/session/db_session.h"
+#include "storage/session/transaction_horizon.h"
 
 namespace placement::services {
 

@@ -4,7 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/clock.h"
-#include "storage/db_session.h"
+#include "storage/session/db_session.h"
 
 namespace placement::services {
 

@@ -15,7 +15,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "storage/plan_store.h"
+#include "storage/stores/plan_store.h"
 
 namespace placement::services {
 

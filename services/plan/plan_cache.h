@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "core/plan/planner.h"
-#include "storage/plan_store.h"
+#include "storage/stores/plan_store.h"
 
 namespace placement::services {
 

@@ -24,10 +24,10 @@
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/readings.h"
-#include "storage/eval_criteria_store.h"
-#include "storage/pool_store.h"
-#include "storage/sku_store.h"
-#include "storage/token_store.h"
+#include "storage/stores/eval_criteria_store.h"
+#include "storage/stores/pool_store.h"
+#include "storage/stores/sku_store.h"
+#include "storage/stores/token_store.h"
 
 namespace placement::services {
 namespace {

@@ -4,8 +4,8 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "services/auth/auth.h"
 #include "services/plan/evidence_cache.h"
-#include "storage/db_session.h"
-#include "storage/db_workers.h"
+#include "storage/session/db_session.h"
+#include "storage/session/db_workers.h"
 
 namespace placement::services {
 

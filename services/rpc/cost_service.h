@@ -3,12 +3,12 @@
 
 #include "placement/v1/cost.grpc.pb.h"
 #include "services/auth/auth.h"
-#include "storage/db_workers.h"
+#include "storage/session/db_workers.h"
 
 namespace placement::services {
 
 // placement.v1.CostService: cost per successful step for finance, served from
-// the daily cost rollups (storage/cost_store.h), never from raw runs.
+// the daily cost rollups (storage/stores/cost_store.h), never from raw runs.
 //
 // The request is validated on the callback thread (range, enums, grouping,
 // page size and token); the SKU filter is checked against the catalog on a

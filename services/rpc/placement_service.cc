@@ -37,7 +37,7 @@
 #include "services/rpc/plan_on_snapshot.h"
 #include "services/rpc/plan_readings.h"
 #include "services/rpc/readings.h"
-#include "storage/plan_store.h"
+#include "storage/stores/plan_store.h"
 
 namespace placement::services {
 namespace {

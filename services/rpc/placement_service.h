@@ -15,8 +15,8 @@
 #include "services/plan/plan_cache.h"
 #include "services/plan/plan_response_bytes.h"
 #include "services/rpc/plan_admission.h"
-#include "storage/db_workers.h"
-#include "storage/plan_store.h"
+#include "storage/session/db_workers.h"
+#include "storage/stores/plan_store.h"
 
 namespace placement::services {
 

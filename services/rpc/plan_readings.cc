@@ -9,8 +9,8 @@
 #include "services/api/recipe_convert.h"
 #include "services/auth/team_access.h"
 #include "services/plan/plan_response_bytes.h"
-#include "storage/bake_off_store.h"
-#include "storage/eval_store.h"
+#include "storage/stores/bake_off_store.h"
+#include "storage/stores/eval_store.h"
 
 namespace placement::services {
 namespace {

@@ -18,8 +18,8 @@
 #include "services/api/bake_off_convert.h"
 #include "services/auth/principal.h"
 #include "services/plan/evidence_cache.h"
-#include "storage/db_session.h"
-#include "storage/plan_store.h"
+#include "storage/session/db_session.h"
+#include "storage/stores/plan_store.h"
 
 namespace placement::services {
 

@@ -16,7 +16,7 @@
 #include "services/api/pool_state_convert.h"
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
-#include "storage/pool_state_store.h"
+#include "storage/stores/pool_state_store.h"
 
 namespace placement::services {
 namespace {

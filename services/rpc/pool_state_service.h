@@ -5,7 +5,7 @@
 #include "placement/v1/pool_state.grpc.pb.h"
 #include "services/auth/auth.h"
 #include "services/plan/evidence_cache.h"
-#include "storage/db_workers.h"
+#include "storage/session/db_workers.h"
 
 namespace placement::services {
 

@@ -12,11 +12,11 @@
 #include "services/api/standard_convert.h"
 #include "services/auth/team_access.h"
 #include "services/rpc/plan_readings.h"
-#include "storage/cost_store.h"
-#include "storage/plan_store.h"
-#include "storage/pool_store.h"
-#include "storage/sku_store.h"
-#include "storage/standard_store.h"
+#include "storage/stores/cost_store.h"
+#include "storage/stores/plan_store.h"
+#include "storage/stores/pool_store.h"
+#include "storage/stores/sku_store.h"
+#include "storage/stores/standard_store.h"
 
 namespace placement::services {
 

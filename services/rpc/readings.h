@@ -27,8 +27,8 @@
 #include "services/api/page_token.h"
 #include "services/auth/principal.h"
 #include "services/plan/evidence_cache.h"
-#include "storage/db_session.h"
-#include "storage/standard_records.h"
+#include "storage/records/standard_records.h"
+#include "storage/session/db_session.h"
 
 namespace placement::services {
 

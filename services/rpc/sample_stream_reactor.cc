@@ -16,7 +16,7 @@
 #include "services/api/telemetry_convert.h"
 #include "services/api/text_validation.h"
 #include "services/auth/team_access.h"
-#include "storage/sample_store.h"
+#include "storage/stores/sample_store.h"
 
 namespace placement::services {
 namespace {

@@ -30,7 +30,7 @@
 #include "absl/time/time.h"
 #include "placement/v1/telemetry.pb.h"
 #include "services/auth/principal.h"
-#include "storage/db_workers.h"
+#include "storage/session/db_workers.h"
 
 namespace placement::services {
 

@@ -29,7 +29,7 @@
 #include "services/rpc/placement_service.h"
 #include "services/rpc/plan_readings.h"
 #include "services/rpc/readings.h"
-#include "storage/standard_store.h"
+#include "storage/stores/standard_store.h"
 
 namespace placement::services {
 namespace {

@@ -25,9 +25,10 @@
 #include "services/rpc/admit.h"
 #include "services/rpc/db_call.h"
 #include "services/rpc/sample_stream_reactor.h"
-#include "storage/pool_store.h"
-#include "storage/sample_store.h"
-#include "storage/sku_store.h"
+#include "storage/stores/eval_store.h"
+#include "storage/stores/pool_store.h"
+#include "storage/stores/sample_store.h"
+#include "storage/stores/sku_store.h"
 
 namespace placement::services {
 namespace {

@@ -7,8 +7,8 @@
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/auth/auth.h"
 #include "services/rpc/sample_stream_reactor.h"
-#include "storage/db_workers.h"
-#include "storage/run_store.h"
+#include "storage/session/db_workers.h"
+#include "storage/stores/run_store.h"
 
 namespace placement::services {
 

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "services/server/version.h"
-#include "storage/db_session.h"
-#include "storage/migrations.h"
-#include "storage/schema_gate.h"
+#include "storage/schema/migrations.h"
+#include "storage/session/db_session.h"
+#include "storage/session/schema_gate.h"
 
 namespace placement::services {
 namespace {

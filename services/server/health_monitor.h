@@ -10,7 +10,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "storage/schema_window.h"
+#include "storage/schema/schema_window.h"
 
 namespace placement::services {
 

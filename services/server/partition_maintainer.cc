@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "storage/catalog_read.h"
-#include "storage/sample_retention.h"
-#include "storage/sample_store.h"
+#include "storage/stores/catalog_read.h"
+#include "storage/stores/sample_retention.h"
+#include "storage/stores/sample_store.h"
 
 namespace placement::services {
 

@@ -7,7 +7,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "services/metrics/sample_retention_metrics.h"
-#include "storage/db_session.h"
+#include "storage/session/db_session.h"
 
 namespace placement::services {
 

@@ -19,7 +19,7 @@
 #include "common/read_file.h"
 #include "google/protobuf/descriptor.h"
 #include "services/server/version.h"
-#include "storage/migrations.h"
+#include "storage/schema/migrations.h"
 
 namespace placement::services {
 

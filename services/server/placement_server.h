@@ -27,7 +27,7 @@
 #include "services/rpc/telemetry_service.h"
 #include "services/server/health_monitor.h"
 #include "services/server/partition_maintainer.h"
-#include "storage/db_workers.h"
+#include "storage/session/db_workers.h"
 
 namespace placement::services {
 

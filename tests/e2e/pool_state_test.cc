@@ -18,9 +18,9 @@
 #include "placement/v1/pool_state.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/auth/auth.h"
-#include "storage/db_session.h"
-#include "storage/pool_state_store.h"
-#include "storage/token_store.h"
+#include "storage/session/db_session.h"
+#include "storage/stores/pool_state_store.h"
+#include "storage/stores/token_store.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"
 

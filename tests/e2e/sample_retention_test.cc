@@ -1,11 +1,11 @@
-// Sample retention (storage/sample_retention.h, docs/RELIABILITY.md "Sample
-// retention") over loopback gRPC on a real PostgreSQL: dropping an old
+// Sample retention (storage/stores/sample_retention.h, docs/RELIABILITY.md
+// "Sample retention") over loopback gRPC on a real PostgreSQL: dropping an old
 // month's step_samples partition leaves the cost report and a plan exactly
 // as they were, GetSampleProgress and ListBenchmarkRuns say which runs'
 // samples were dropped, a partition that still received a sample within the
 // retention is kept, and a retention of zero drops nothing. placementd's
 // partition maintainer applies it and counts it in /metrics.
-#include "storage/sample_retention.h"
+#include "storage/stores/sample_retention.h"
 
 #include <cstdlib>
 #include <map>
@@ -18,7 +18,7 @@
 #include "placement/v1/cost.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
-#include "storage/db_session.h"
+#include "storage/session/db_session.h"
 #include "tests/support/api_client.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"

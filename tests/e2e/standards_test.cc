@@ -14,7 +14,7 @@
 #include "placement/v1/catalog.grpc.pb.h"
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
-#include "storage/migrations.h"
+#include "storage/schema/migrations.h"
 #include "tests/support/api_client.h"
 #include "tests/support/end_to_end_test.h"
 #include "tests/support/fixtures.h"

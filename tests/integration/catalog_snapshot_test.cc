@@ -24,10 +24,10 @@
 #include "placement/v1/recipe.pb.h"
 #include "services/api/recipe_convert.h"
 #include "services/plan/evidence_cache.h"
-#include "storage/catalog_read.h"
-#include "storage/pool_store.h"
-#include "storage/run_store.h"
-#include "storage/token_store.h"
+#include "storage/stores/catalog_read.h"
+#include "storage/stores/pool_store.h"
+#include "storage/stores/run_store.h"
+#include "storage/stores/token_store.h"
 #include "tests/support/test_database.h"
 
 namespace placement::services {

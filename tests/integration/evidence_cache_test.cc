@@ -14,9 +14,9 @@
 #include "absl/time/clock.h"
 #include "common/uuid.h"
 #include "gtest/gtest.h"
-#include "storage/db_session.h"
-#include "storage/pool_store.h"
-#include "storage/token_store.h"
+#include "storage/session/db_session.h"
+#include "storage/stores/pool_store.h"
+#include "storage/stores/token_store.h"
 #include "tests/support/test_database.h"
 
 namespace placement::services {

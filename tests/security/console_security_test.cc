@@ -25,8 +25,8 @@
 #include "common/uuid.h"
 #include "gtest/gtest.h"
 #include "services/auth/auth.h"
-#include "storage/plan_store.h"
-#include "storage/token_store.h"
+#include "storage/stores/plan_store.h"
+#include "storage/stores/token_store.h"
 #include "tests/support/in_process_server.h"
 #include "tests/support/metrics_scrape.h"
 

@@ -27,9 +27,9 @@
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/api/recipe_convert.h"
 #include "services/auth/auth.h"
-#include "storage/db_session.h"
-#include "storage/standard_store.h"
-#include "storage/token_store.h"
+#include "storage/session/db_session.h"
+#include "storage/stores/standard_store.h"
+#include "storage/stores/token_store.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/in_process_server.h"
 

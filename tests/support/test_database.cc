@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "storage/db_session.h"
-#include "storage/migrations.h"
+#include "storage/schema/migrations.h"
+#include "storage/session/db_session.h"
 
 namespace placement::testing {
 

@@ -11,7 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "storage/plan_store.h"
+#include "storage/stores/plan_store.h"
 #include "tests/support/test_database.h"
 
 namespace placement::services {
