@@ -187,9 +187,10 @@ void ExplainDeadline(double deadline_s, Candidate* c) {
 }
 
 // The verdict when no candidate finishes within the deadline at p90: the
-// likeliest to all the same (rank 1), and the earliest finish there is.
+// likeliest to all the same (rank 1, whose forecast finishes fall within it
+// `chance` of the time), and the earliest finish there is.
 std::string NoneMeetsReason(const std::vector<Candidate>& ranked,
-                            double deadline_s) {
+                            double deadline_s, double chance) {
   const Candidate& first = ranked.front();
   const Candidate* earliest = &first;
   for (const Candidate& c : ranked) {
@@ -202,7 +203,6 @@ std::string NoneMeetsReason(const std::vector<Candidate>& ranked,
       "the earliest finish is ", earliest->pool_name, "'s, within ",
       Span(earliest->timing->finish_p90_s), " at p90 (median ",
       Span(earliest->timing->finish_p50_s), ")");
-  const double chance = first.timing->ChanceToFinishWithin(deadline_s);
   if (chance <= 0) {
     return absl::StrCat("no candidate finishes within ", Span(deadline_s),
                         " at p90; ", earliest_text);
@@ -238,7 +238,7 @@ DeadlineVerdict JudgeDeadline(const PlanRequest& request,
         " candidate(s) that finish within ", Span(deadline_s), " at p90 (by ",
         Span(v.finish_p90_s), ")");
   } else if (known) {
-    v.reason = NoneMeetsReason(ranked, deadline_s);
+    v.reason = NoneMeetsReason(ranked, deadline_s, v.chance_met);
   } else {
     v.reason = absl::StrCat("no candidate can be shown to finish within ",
                             Span(deadline_s),

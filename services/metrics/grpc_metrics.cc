@@ -1,16 +1,9 @@
 #include "services/metrics/grpc_metrics.h"
 
-#include <google/protobuf/descriptor.h>
-
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "placement/v1/catalog.grpc.pb.h"
-#include "placement/v1/cost.grpc.pb.h"
-#include "placement/v1/placement.grpc.pb.h"
-#include "placement/v1/pool_state.grpc.pb.h"
-#include "placement/v1/telemetry.grpc.pb.h"
 
 namespace placement::services {
 namespace {
@@ -128,34 +121,13 @@ const char* GrpcCodeName(int code) {
   return code >= 0 && code < 17 ? kNames[code] : "Unknown";
 }
 
-std::vector<std::string> PlacementdMethods() {
-  // Health and reflection are gRPC's own (the health service is not in the
-  // protobuf descriptor pool); both reflection versions, for gRPC releases
-  // that serve v1 beside v1alpha.
-  std::vector<std::string> methods = {
-      "/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch",
-      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-      "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"};
-  const google::protobuf::DescriptorPool* pool =
-      google::protobuf::DescriptorPool::generated_pool();
-  for (const char* name : {v1::PlacementService::service_full_name(),
-                           v1::CatalogService::service_full_name(),
-                           v1::TelemetryService::service_full_name(),
-                           v1::CostService::service_full_name(),
-                           v1::PoolStateService::service_full_name()}) {
-    const google::protobuf::ServiceDescriptor* service =
-        pool->FindServiceByName(name);
-    if (service == nullptr) continue;
-    for (int i = 0; i < service->method_count(); ++i) {
-      methods.push_back(
-          absl::StrCat("/", name, "/", service->method(i)->name()));
-    }
-  }
-  return methods;
+std::vector<std::string> GrpcOwnMethods() {
+  // The health service is not in the protobuf descriptor pool; both
+  // reflection versions, for gRPC releases that serve v1 beside v1alpha.
+  return {"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch",
+          "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+          "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"};
 }
-
-GrpcServerMetrics::GrpcServerMetrics(prometheus::Registry& registry)
-    : GrpcServerMetrics(registry, PlacementdMethods()) {}
 
 GrpcServerMetrics::GrpcServerMetrics(
     prometheus::Registry& registry,

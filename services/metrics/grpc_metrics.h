@@ -30,9 +30,6 @@ namespace placement::services {
 // series (each method is 19, kept for the life of the process).
 class GrpcServerMetrics {
  public:
-  // The methods of placementd's services: placement.v1's four services (from
-  // their proto descriptors), health and reflection.
-  explicit GrpcServerMetrics(prometheus::Registry& registry);
   // Only `known_methods` ("/package.Service/Method") get labels of their own.
   GrpcServerMetrics(prometheus::Registry& registry,
                     const std::vector<std::string>& known_methods);
@@ -63,8 +60,9 @@ class GrpcServerMetrics {
       ABSL_GUARDED_BY(mu_);
 };
 
-// "/package.Service/Method" of every method placementd serves.
-std::vector<std::string> PlacementdMethods();
+// "/package.Service/Method" of gRPC's own services placementd serves beside
+// its API: health and reflection.
+std::vector<std::string> GrpcOwnMethods();
 
 // The go-grpc-prometheus spelling of a status code ("OK", "InvalidArgument").
 const char* GrpcCodeName(int code);

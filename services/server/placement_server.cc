@@ -25,6 +25,15 @@ namespace placement::services {
 
 namespace {
 
+// The methods whose calls the gRPC metrics label by name: gRPC's own and
+// every method of the access policy, which holds a rule for each method of
+// the API (and Serve() serves no service without one for each of its own).
+std::vector<std::string> ServedMethods() {
+  std::vector<std::string> methods = GrpcOwnMethods();
+  for (const MethodRule& rule : MethodRules()) methods.push_back(rule.method);
+  return methods;
+}
+
 // Insecure without a certificate; TLS with one; mutual TLS with a client CA.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
     const ServerOptions& options) {
@@ -153,7 +162,8 @@ absl::Status PlacementServer::StartMetrics() {
       .Add({{"version", kVersion},
             {"schema", std::to_string(storage::RequiredSchemaVersion())}})
       .Set(1);
-  grpc_metrics_ = std::make_unique<GrpcServerMetrics>(*registry_);
+  grpc_metrics_ =
+      std::make_unique<GrpcServerMetrics>(*registry_, ServedMethods());
   workers_ = std::make_unique<storage::DbWorkers>(
       options_.database_url, options_.db_workers, options_.db_queue_capacity);
   db_pool_metrics_ = std::make_shared<DbPoolMetrics>(*workers_);
@@ -262,12 +272,8 @@ absl::Status PlacementServer::Serve() {
   // Each served service by name too (grpc_health_probe -service, Kubernetes
   // gRPC probes): once named here, SetServingStatus(bool) below and in the
   // monitor sets them all with the server's "".
-  for (const char* service : {v1::PlacementService::service_full_name(),
-                              v1::CatalogService::service_full_name(),
-                              v1::TelemetryService::service_full_name(),
-                              v1::CostService::service_full_name(),
-                              v1::PoolStateService::service_full_name()}) {
-    health->SetServingStatus(service, false);
+  for (const auto& [service, name] : services) {
+    health->SetServingStatus(name, false);
   }
   health->SetServingStatus(false);
   return absl::OkStatus();

@@ -22,7 +22,6 @@
 #include "placement/v1/recipe.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/auth/auth.h"
-#include "services/metrics/grpc_metrics.h"
 
 namespace placement::services {
 namespace {
@@ -84,16 +83,6 @@ TEST(MethodRulesTest, EveryMethodOfEveryServiceOfTheApiHasARule) {
   std::set<std::string> in_table;
   for (const MethodRule& rule : MethodRules()) in_table.insert(rule.method);
   EXPECT_EQ(in_table, in_api);
-}
-
-// Every method with a rule is counted under its own name in the gRPC
-// metrics, not under the label for methods the server does not serve.
-TEST(MethodRulesTest, EveryMethodWithARuleHasItsOwnMetricsLabel) {
-  const std::vector<std::string> labelled = PlacementdMethods();
-  const std::set<std::string> known(labelled.begin(), labelled.end());
-  for (const MethodRule& rule : MethodRules()) {
-    EXPECT_TRUE(known.contains(rule.method)) << rule.method;
-  }
 }
 
 // A service as the server would register it, with one method the table
