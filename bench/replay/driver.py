@@ -67,6 +67,26 @@ def _options(world, svc, job, plan, excluded, card_memory):
     return out
 
 
+# The GPU counts the oracle also asks the planner about: its choice is over
+# every layout the planner would offer at any of them, not only the one per
+# pool of the job's own plan.
+ORACLE_GPU_COUNTS = (1, 2, 4, 8, 16)
+
+
+def _oracle_options(world, svc, job, plan, excluded, card_memory):
+    out = _options(world, svc, job, plan, excluded, card_memory)
+    if job.recipe.gpu_count:
+        return out  # the job fixed its GPU count
+    seen = {layout.identity() for _, layout in out}
+    for gpus in ORACLE_GPU_COUNTS:
+        for c, layout in _options(world, svc, job, svc.plan(job, gpus),
+                                  excluded, card_memory):
+            if layout.identity() not in seen:
+                seen.add(layout.identity())
+                out.append((c, layout))
+    return out
+
+
 def _upload_all(world, svc, attempts, epoch_s, plan_id, job, tag, result):
     """Uploads `attempts` (one layout's, in order) as the world's agents
     report them; returns when the last ended on the replay's clock. A run
@@ -112,7 +132,8 @@ def _replay_job(world, svc, policy, job, clock, epoch_s, card_memory):
     result = JobResult(job)
     plan = svc.plan(job)
     excluded = set()
-    options = _options(world, svc, job, plan, excluded, card_memory)
+    options_of = _oracle_options if policy.knows_truth else _options
+    options = options_of(world, svc, job, plan, excluded, card_memory)
     if policy.bakeoff and options and plan.bake_off.runs:
         clock = _bakeoff(world, svc, job, plan, options, clock, epoch_s,
                          result)
@@ -136,7 +157,7 @@ def _replay_job(world, svc, policy, job, clock, epoch_s, card_memory):
         # Out of memory at start: the team asks again and tries elsewhere.
         excluded.add(layout.pool)
         plan = svc.plan(job)
-        options = _options(world, svc, job, plan, excluded, card_memory)
+        options = options_of(world, svc, job, plan, excluded, card_memory)
     return result
 
 

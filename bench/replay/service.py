@@ -78,9 +78,16 @@ class Service:
                                     timeout=TIMEOUT_S, metadata=self.metadata)
         return reply.sku.memory_gb
 
-    def plan(self, job):
+    def plan(self, job, gpu_count=None):
+        """PlacePlan for the job; `gpu_count` pins the recipe's GPU count
+        (the rest of its layout left as the job has it)."""
+        recipe = job.recipe
+        if gpu_count is not None:
+            recipe = type(job.recipe)()
+            recipe.CopyFrom(job.recipe)
+            recipe.gpu_count = gpu_count
         request = placement_pb2.PlacePlanRequest(
-            recipe=job.recipe, total_steps=job.steps, team=job.team,
+            recipe=recipe, total_steps=job.steps, team=job.team,
             min_evidence_version=self.evidence_version,
             constraints=placement_pb2.PlanConstraints(
                 objective=_OBJECTIVE[job.objective]))
