@@ -67,24 +67,39 @@ def _options(world, svc, job, plan, excluded, card_memory):
     return out
 
 
-# The GPU counts the oracle also asks the planner about: its choice is over
-# every layout the planner would offer at any of them, not only the one per
-# pool of the job's own plan.
-ORACLE_GPU_COUNTS = (1, 2, 4, 8, 16)
-
-
-def _oracle_options(world, svc, job, plan, excluded, card_memory):
-    out = _options(world, svc, job, plan, excluded, card_memory)
-    if job.recipe.gpu_count:
-        return out  # the job fixed its GPU count
-    seen = {layout.identity() for _, layout in out}
-    for gpus in ORACLE_GPU_COUNTS:
-        for c, layout in _options(world, svc, job, svc.plan(job, gpus),
-                                  excluded, card_memory):
+def union_options(world, svc, job, plans, excluded, card_memory):
+    """The options of several plans for the job, each layout once, in the
+    order the plans give them."""
+    seen, out = set(), []
+    for plan in plans:
+        for c, layout in _options(world, svc, job, plan, excluded,
+                                  card_memory):
             if layout.identity() not in seen:
                 seen.add(layout.identity())
                 out.append((c, layout))
     return out
+
+
+def _oracle_gpu_counts(world):
+    """1, 2, 4, ... up to the largest pool's GPUs, and that size itself."""
+    largest = max(p["nodes"] * p["gpus_per_node"] for p in world.pools)
+    counts = [1]
+    while counts[-1] * 2 <= largest:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != largest:
+        counts.append(largest)
+    return counts
+
+
+def _oracle_options(world, svc, job, plan, excluded, card_memory):
+    """The job's plan's options and those of its plans with the GPU count
+    pinned to each of _oracle_gpu_counts: the oracle chooses among every
+    layout the planner would offer, not only one per pool. A job that fixed
+    its GPU count keeps its one plan."""
+    plans = [plan]
+    if not job.recipe.gpu_count:
+        plans += [svc.plan(job, gpus) for gpus in _oracle_gpu_counts(world)]
+    return union_options(world, svc, job, plans, excluded, card_memory)
 
 
 def _upload_all(world, svc, attempts, epoch_s, plan_id, job, tag, result):

@@ -12,7 +12,7 @@ from placement.v1 import placement_pb2
 from placement.v1 import pool_state_pb2
 
 import queues as qlib
-from driver import HISTORY_S, _options
+from driver import HISTORY_S, _options, union_options
 from execution import OUT_OF_MEMORY, run_job
 from service import Service
 
@@ -125,15 +125,8 @@ class QueueOracle(QueuePolicy):
 
 def _options_union(world, svc, job, card_memory):
     """Each pool's cheaper and faster configuration, once each."""
-    seen, out = set(), []
-    for objective in ("cost", "time"):
-        plan = svc.plan_with(job, objective)
-        for c, layout in _options(world, svc, job, plan, set(), card_memory):
-            key = (c.pool, c.gpu_count, c.recipe_key)
-            if key not in seen:
-                seen.add(key)
-                out.append((c, layout))
-    return out
+    plans = [svc.plan_with(job, objective) for objective in ("cost", "time")]
+    return union_options(world, svc, job, plans, set(), card_memory)
 
 
 def _truth(world, job, layout, pools, now):
