@@ -12,7 +12,8 @@ from placement.v1 import placement_pb2
 from placement.v1 import pool_state_pb2
 
 import queues as qlib
-from driver import HISTORY_S, _options, union_options
+from driver import (HISTORY_S, _options, _oracle_gpu_counts,
+                    union_options)
 from execution import OUT_OF_MEMORY, run_job
 from service import Service
 
@@ -112,8 +113,8 @@ def _true_best(job, truths, arrival):
 
 class QueueOracle(QueuePolicy):
     """Knows every queue and every run time: among the cheaper and the
-    faster configuration the service offers on each pool, the truly best
-    for the job's kind."""
+    faster configuration the service offers on each pool at every GPU
+    count, the truly best for the job's kind."""
     name = "oracle (knows the queues)"
 
     def plan(self, svc, job):
@@ -124,8 +125,14 @@ class QueueOracle(QueuePolicy):
 
 
 def _options_union(world, svc, job, card_memory):
-    """Each pool's cheaper and faster configuration, once each."""
-    plans = [svc.plan_with(job, objective) for objective in ("cost", "time")]
+    """Each pool's cheaper and faster configuration, once each, at the GPU
+    count the planner chooses and at each of _oracle_gpu_counts: every
+    layout the service would offer the job."""
+    counts = [None]
+    if not job.recipe.gpu_count:
+        counts += _oracle_gpu_counts(world)
+    plans = [svc.plan_with(job, objective, gpu_count=gpus)
+             for gpus in counts for objective in ("cost", "time")]
     return union_options(world, svc, job, plans, set(), card_memory)
 
 

@@ -34,6 +34,16 @@ _OBJECTIVE = {"cost": placement_pb2.OBJECTIVE_LOWEST_COST,
               "delay": placement_pb2.OBJECTIVE_COST_OF_DELAY}
 
 
+def _recipe(job, gpu_count):
+    """The job's recipe, its GPU count pinned when `gpu_count` is given."""
+    if gpu_count is None:
+        return job.recipe
+    recipe = type(job.recipe)()
+    recipe.CopyFrom(job.recipe)
+    recipe.gpu_count = gpu_count
+    return recipe
+
+
 class Service:
     """A started placementd with an admin token; stop() drops everything."""
 
@@ -81,13 +91,9 @@ class Service:
     def plan(self, job, gpu_count=None):
         """PlacePlan for the job; `gpu_count` pins the recipe's GPU count
         (the rest of its layout left as the job has it)."""
-        recipe = job.recipe
-        if gpu_count is not None:
-            recipe = type(job.recipe)()
-            recipe.CopyFrom(job.recipe)
-            recipe.gpu_count = gpu_count
         request = placement_pb2.PlacePlanRequest(
-            recipe=recipe, total_steps=job.steps, team=job.team,
+            recipe=_recipe(job, gpu_count), total_steps=job.steps,
+            team=job.team,
             min_evidence_version=self.evidence_version,
             constraints=placement_pb2.PlanConstraints(
                 objective=_OBJECTIVE[job.objective]))
@@ -115,9 +121,11 @@ class Service:
                                     reply.evidence_version)
         return True
 
-    def plan_with(self, job, objective, deadline_s=None, delay_per_hour=None):
+    def plan_with(self, job, objective, deadline_s=None, delay_per_hour=None,
+                  gpu_count=None):
         """A plan with `objective` ("cost", "time", "deadline", "delay"), a
-        deadline in seconds and a cost of delay per hour when given."""
+        deadline in seconds and a cost of delay per hour when given, the
+        GPU count pinned when given."""
         constraints = placement_pb2.PlanConstraints(
             objective=_OBJECTIVE[objective])
         if deadline_s is not None:
@@ -126,8 +134,8 @@ class Service:
             constraints.delay_cost_micros_per_hour = round(
                 delay_per_hour * MICROS)
         request = placement_pb2.PlacePlanRequest(
-            recipe=job.recipe, total_steps=job.steps, team=job.team,
-            min_evidence_version=self.evidence_version,
+            recipe=_recipe(job, gpu_count), total_steps=job.steps,
+            team=job.team, min_evidence_version=self.evidence_version,
             constraints=constraints)
         return self.placement.PlacePlan(request, timeout=TIMEOUT_S,
                                         metadata=self.metadata)
