@@ -1,6 +1,7 @@
 #include "core/plan/configuration_evaluation.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -484,13 +485,30 @@ ConfigurationOutcome EvaluateConfiguration(
 size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
                            Objective objective) {
   size_t best = outcomes.size();
-  // A BORDERLINE configuration is chosen to be measured first: the one
+  // With a FITS configuration on the pool, a BORDERLINE one is chosen over
+  // it only for cost, and where its risk of running out of memory, priced
+  // against it, is worth taking (RiskPricedValue); for time FITS comes
+  // first, since that risk is paid in time. With none, the BORDERLINE one
   // most likely to fit (least peak memory per GPU) is the one to measure.
+  std::optional<double> fits_value;
+  for (const ConfigurationOutcome& o : outcomes) {
+    if (o.rejection || o.candidate.fit != Fit::kFits) continue;
+    const double v = RankingValue(o.candidate, objective);
+    if (!fits_value.has_value() || v < *fits_value) fits_value = v;
+  }
+  const bool risk_priced = objective == Objective::kLowestCost;
   auto key = [&](const ConfigurationOutcome& o) {
     const bool fits = o.candidate.fit == Fit::kFits;
-    return std::make_tuple(
-        !fits, fits ? RankingValue(o.candidate, objective) : o.fit.peak_gb,
-        fits ? 0.0 : RankingValue(o.candidate, objective), o.recipe.gpu_count);
+    const double value = RankingValue(o.candidate, objective);
+    if (!fits_value.has_value()) {
+      return std::make_tuple(0.0, o.fit.peak_gb, value, o.recipe.gpu_count);
+    }
+    if (risk_priced) {
+      return std::make_tuple(0.0,
+                             RiskPricedValue(o.candidate, value, fits_value),
+                             fits ? 0.0 : 1.0, o.recipe.gpu_count);
+    }
+    return std::make_tuple(fits ? 0.0 : 1.0, value, 0.0, o.recipe.gpu_count);
   };
   for (size_t i = 0; i < outcomes.size(); ++i) {
     if (outcomes[i].rejection) continue;

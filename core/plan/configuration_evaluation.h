@@ -57,11 +57,14 @@ ConfigurationOutcome EvaluateConfiguration(
     const Pool& pool, const GpuSku& sku, const ConfigurationEvidence& evidence,
     bool explain = true);
 
-// The index of the best viable outcome (a FITS one by RankingValue; else
-// the BORDERLINE one with the least peak memory per GPU, the likeliest to
-// run when measured; then fewer GPUs, then enumeration order), or, when none is
-// viable, of the rejection to report: the configuration with the least
-// predicted memory per GPU (the most relieved one), ties to more GPUs.
+// The index of the best viable outcome (by RankingValue; for kLowestCost a
+// BORDERLINE one at its RiskPricedValue against the pool's best FITS one,
+// FITS first at equal value, for the other objectives FITS first; with no
+// FITS one, the BORDERLINE one with the least peak memory per GPU, the
+// likeliest to run when measured; then fewer GPUs, then enumeration order),
+// or, when none is viable, of the rejection to report: the configuration
+// with the least predicted memory per GPU (the most relieved one), ties to
+// more GPUs.
 size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
                            Objective objective);
 

@@ -145,8 +145,9 @@ TimeKey KeyOf(const PlanRequest& request, const Candidate& c) {
   const double cost = RankingValue(c, Objective::kLowestCost);
   if (request.constraints.objective == Objective::kFinishByDeadline) {
     const bool meets = MeetsDeadline(c, DeadlineSeconds(request));
-    // FITS before BORDERLINE, as the planner ranks them (a BORDERLINE one
-    // may run out of memory: its finish is not one to promise); then those
+    // FITS before BORDERLINE, as the planner ranks them for time (a
+    // BORDERLINE one may run out of memory: its finish is not one to
+    // promise); then those
     // that meet it by cost; the others by their chance to meet it all the
     // same (the share of their forecast finishes within it), then by how
     // early they finish. A pool whose forecast has a long tail may still be

@@ -10,7 +10,8 @@
 //     shown; a deadline still bounds the run alone, and a candidate whose
 //     finish at the 90th percentile passes it says so);
 //   - finish by a deadline: the cheapest candidate whose finish meets the
-//     deadline at the 90th percentile (FITS before BORDERLINE, as always); when
+//     deadline at the 90th percentile (FITS before BORDERLINE, as for every
+//     objective of time); when
 //     none can, the earliest finish first, and the plan says so
 //     (DeadlineVerdict). A candidate whose wait is unknown cannot be shown to
 //     meet it;

@@ -42,8 +42,9 @@ inline constexpr int64_t kMaxTotalSteps = 1'000'000'000'000;
 // (ChooseConfiguration) or, if none is viable, the rejection of the most
 // relieved configuration (least memory per GPU) names the rule. Then
 // MarkOverBought, RankCandidates (core/plan/ranking.h: the ranking currency,
-// FITS before BORDERLINE, an unmeasured candidate at its pessimistic edge,
-// ties by pool name) and ProposeBakeOff (core/plan/bake_off.h).
+// a BORDERLINE candidate's risk priced for cost and FITS first for time, an
+// unmeasured candidate at its pessimistic edge, ties by pool name) and
+// ProposeBakeOff (core/plan/bake_off.h).
 //
 // Returns INVALID_ARGUMENT with field violations
 // (InvalidArgumentWithViolations) when the request is invalid and NOT_FOUND

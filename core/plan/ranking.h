@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_CORE_PLAN_RANKING_H_
 #define PLACEMENT_CORE_PLAN_RANKING_H_
 
+#include <optional>
 #include <vector>
 
 #include "core/plan/plan_types.h"
@@ -9,7 +10,11 @@ namespace placement::core {
 
 // Ranking currency: GPU-hours per successful step (failures and retries
 // included) x the pool's internal rate for kLowestCost, expected wall time
-// for kShortestTime. FITS ranks before BORDERLINE. An ESTIMATED or
+// for kShortestTime. For kLowestCost a BORDERLINE candidate ranks by its
+// value with its risk of running out of memory priced in (RiskPricedValue,
+// against the best FITS candidate), so it goes first only where that risk
+// is worth taking, and at equal value FITS goes first; for the other
+// objectives FITS ranks before BORDERLINE. An ESTIMATED or
 // TRANSFERRED candidate is ranked at its pessimistic edge (the upper
 // step-time band), a MEASURED one at its measured figure. Ties broken by the
 // other objective's figure, then by pool name, so the result is
@@ -18,6 +23,15 @@ namespace placement::core {
 // The ranking value of a candidate for `objective`: cost or wall time,
 // at the upper step-time band unless MEASURED. Lower is better.
 double RankingValue(const Candidate& candidate, Objective objective);
+
+// The value of a BORDERLINE candidate with its risk priced in: with its
+// oom_probability p the job does not run there and goes to the FITS
+// alternative, whose value is `fits_value`; so (1 - p) x its own value +
+// p x fits_value (its own value already counts the attempt lost to the
+// out-of-memory). Its own value for a FITS candidate, or when there is no
+// FITS alternative (nullopt).
+double RiskPricedValue(const Candidate& candidate, double value,
+                       std::optional<double> fits_value);
 
 // Sorts (see above), sets rank, and says in the reasons when an unmeasured
 // candidate ranks above a measured one (it still wins at its pessimistic

@@ -352,34 +352,54 @@ TEST(PlannerSearchTest,
       ::testing::Contains(HasSubstr("still wins at its pessimistic edge")));
 }
 
-TEST(PlannerSearchTest, BorderlineRanksAfterFitsAndIsAlwaysMeasuredFirst) {
+TEST(PlannerSearchTest, BorderlineRanksByItsRiskAndIsAlwaysMeasuredFirst) {
   // 8B LoRA at 2048 x 2 without checkpointing: about 45 GB predicted, so
   // BORDERLINE on an L40S (band ~38-69 GB against 47 GB) and FITS an 80 GB
   // A100 (69 GB <= 79 GB).
   Recipe r = Lora8b(1, Parallelism::kSingle);
   r.activation_checkpointing = ActivationCheckpointing::kOff;
-  const std::vector<Pool> pools = {
-      TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 4'000'000),
-      TrainingPool("l40s", kL40s, Fabric::kPcie, 8, 1, 500'000),
-      TrainingPool("l40s-b", kL40s, Fabric::kPcie, 8, 1, 500'000),
-      TrainingPool("l40s-c", kL40s, Fabric::kPcie, 8, 1, 500'000)};
-  auto plan = Plan(Request(r), pools, TestCatalog(), InMemoryEvidence());
+  auto plan_with_l40s_at = [&](int64_t l40s_rate) {
+    return Plan(Request(r),
+                {TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 4'000'000),
+                 TrainingPool("l40s", kL40s, Fabric::kPcie, 8, 1, l40s_rate),
+                 TrainingPool("l40s-b", kL40s, Fabric::kPcie, 8, 1, l40s_rate),
+                 TrainingPool("l40s-c", kL40s, Fabric::kPcie, 8, 1, l40s_rate)},
+                TestCatalog(), InMemoryEvidence());
+  };
+  // At an eighth of the A100's rate the L40S's risk of running out of
+  // memory is worth taking: it goes first, and is measured before the job.
+  auto plan = plan_with_l40s_at(500'000);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->candidates.size(), 4u);
-  const Candidate& first = plan->candidates[0];
-  EXPECT_EQ(first.pool_name, "a100");
-  EXPECT_EQ(first.fit, Fit::kFits);
-  for (size_t i = 1; i < plan->candidates.size(); ++i) {
-    EXPECT_EQ(plan->candidates[i].fit, Fit::kBorderline) << i;
-    EXPECT_TRUE(plan->candidates[i].fits);
-    EXPECT_TRUE(plan->candidates[i].measure_first);
+  for (size_t i = 0; i < 3; ++i) {
+    const Candidate& c = plan->candidates[i];
+    EXPECT_EQ(c.fit, Fit::kBorderline) << i;
+    EXPECT_TRUE(c.fits);
+    EXPECT_TRUE(c.measure_first);
+    EXPECT_GT(c.oom_probability, 0.0);
   }
+  EXPECT_EQ(plan->candidates[0].pool_name, "l40s");
+  EXPECT_THAT(plan->candidates[0].reasons,
+              ::testing::Contains(HasSubstr(
+                  "BORDERLINE, ranks above FITS pool a100: with its")));
+  EXPECT_EQ(plan->candidates[3].pool_name, "a100");
+  EXPECT_EQ(plan->candidates[3].fit, Fit::kFits);
   ASSERT_TRUE(plan->bake_off.has_value());
   int borderline_runs = 0;
   for (const BakeOffRun& run : plan->bake_off->runs) {
     borderline_runs += run.borderline ? 1 : 0;
   }
   EXPECT_EQ(borderline_runs, 1);  // one per (SKU, recipe key)
+
+  // At the A100's rate it is not: the A100 goes first, the L40S after it.
+  plan = plan_with_l40s_at(4'000'000);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->candidates.size(), 4u);
+  EXPECT_EQ(plan->candidates[0].pool_name, "a100");
+  EXPECT_EQ(plan->candidates[0].fit, Fit::kFits);
+  for (size_t i = 1; i < plan->candidates.size(); ++i) {
+    EXPECT_EQ(plan->candidates[i].fit, Fit::kBorderline) << i;
+  }
 }
 
 // Every published run that did not OOM must be placeable on its own card at
@@ -464,13 +484,13 @@ Candidate Priced(const std::string& pool, EvidenceBasis basis, int64_t cost,
 
 // RankCandidates alone: an estimate of $12.50 counts $16.875 at its
 // pessimistic edge (1.35x); it beats a measured $20 but not a measured $15;
-// BORDERLINE last.
+// a BORDERLINE one dearer than every FITS one on its own last.
 TEST(RankCandidatesTest, UnmeasuredRanksAtItsPessimisticEdgeBorderlineLast) {
   std::vector<Candidate> c = {
       Priced("estimated", EvidenceBasis::kEstimated, 12'500'000),
       Priced("measured-15", EvidenceBasis::kMeasured, 15'000'000),
       Priced("measured-20", EvidenceBasis::kMeasured, 20'000'000),
-      Priced("borderline", EvidenceBasis::kMeasured, 1'000'000,
+      Priced("borderline", EvidenceBasis::kMeasured, 30'000'000,
              Fit::kBorderline)};
   RankCandidates(Objective::kLowestCost, &c);
   std::vector<std::string> order;
@@ -487,10 +507,11 @@ TEST(RankCandidatesTest, UnmeasuredRanksAtItsPessimisticEdgeBorderlineLast) {
   EXPECT_DOUBLE_EQ(RankingValue(c[1], Objective::kLowestCost), 16'875'000);
 }
 
-// ChooseConfiguration alone: a FITS configuration beats a cheaper
-// BORDERLINE one; among BORDERLINE ones the least memory wins; with none
-// viable the most relieved configuration's rejection is reported.
-TEST(ChooseConfigurationTest, FitsFirstThenLeastMemoryThenMostRelieved) {
+// ChooseConfiguration alone: a BORDERLINE configuration beats the pool's
+// cheapest FITS one only where its risk priced against it leaves it cheaper;
+// with no FITS one the least memory wins; with none viable the most
+// relieved configuration's rejection is reported.
+TEST(ChooseConfigurationTest, RiskPricedThenLeastMemoryThenMostRelieved) {
   auto outcome = [](int gpus, Fit fit, int64_t cost, double peak) {
     ConfigurationOutcome o;
     o.recipe.gpu_count = gpus;
@@ -501,10 +522,15 @@ TEST(ChooseConfigurationTest, FitsFirstThenLeastMemoryThenMostRelieved) {
     return o;
   };
   std::vector<ConfigurationOutcome> outcomes = {
-      outcome(8, Fit::kBorderline, 1'000'000, 70),
+      outcome(8, Fit::kBorderline, 2'500'000, 70),
       outcome(16, Fit::kFits, 3'000'000, 40),
       outcome(32, Fit::kFits, 2'000'000, 25)};
+  // Dearer than the 2.00 FITS configuration on its own: not chosen.
   EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 2u);
+  // At 1.00 with a 40% risk it counts 0.6 x 1 + 0.4 x 2 = 1.40: chosen.
+  outcomes[0].candidate.expected_cost_micros = 1'000'000;
+  outcomes[0].candidate.oom_probability = 0.4;
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 0u);
   outcomes.pop_back();
   outcomes[1].candidate.fit = Fit::kBorderline;
   outcomes[1].fit.fit = Fit::kBorderline;

@@ -81,12 +81,68 @@ TEST(RankCandidatesTest, EstimateThatWinsAtItsPessimisticEdgeRanksFirst) {
               HasSubstr("ranks above MEASURED pool measured"));
 }
 
-TEST(RankCandidatesTest, FitsBeforeBorderlineHoweverCheap) {
+// A BORDERLINE pool at a third of the FITS one's cost, with a 30% chance of
+// running out of memory (then the job goes to the FITS pool): expected
+// 0.7 x 3 + 0.3 x 9 = 4.80, so it goes first. Between two BORDERLINE pools
+// the risk decides: 3.00 at 90% counts 8.40, 5.00 at 10% counts 5.40.
+TEST(RankCandidatesTest, BorderlineRanksByItsRiskPricedAgainstTheFitsPool) {
+  Candidate risky = Make("risky", EvidenceBasis::kMeasured, 3'000'000, 1, 1.5,
+                         Fit::kBorderline);
+  risky.oom_probability = 0.3;
   std::vector<Candidate> candidates = {
-      Make("borderline", EvidenceBasis::kMeasured, 1, 1, 1.5, Fit::kBorderline),
-      Make("fits", EvidenceBasis::kMeasured, 9'000'000)};
+      Make("fits", EvidenceBasis::kMeasured, 9'000'000), risky};
   RankCandidates(Objective::kLowestCost, &candidates);
-  EXPECT_THAT(Order(candidates), ElementsAre("fits", "borderline"));
+  EXPECT_THAT(Order(candidates), ElementsAre("risky", "fits"));
+  EXPECT_THAT(candidates[0].reasons,
+              ::testing::Contains(HasSubstr(
+                  "BORDERLINE, ranks above FITS pool fits: with its 30% "
+                  "chance of running out of memory priced in (the job then "
+                  "goes to fits) it counts at 4.80 (3.00 on its own) "
+                  "against 9.00")));
+  EXPECT_DOUBLE_EQ(RiskPricedValue(candidates[0], 3'000'000, 9'000'000.0),
+                   4'800'000);
+
+  risky.oom_probability = 0.9;
+  Candidate safer = Make("safer", EvidenceBasis::kMeasured, 5'000'000, 1, 1.5,
+                         Fit::kBorderline);
+  safer.oom_probability = 0.1;
+  candidates = {Make("fits", EvidenceBasis::kMeasured, 9'000'000), risky,
+                safer};
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("safer", "risky", "fits"));
+
+  // Dearer than the FITS pool on its own, it stays after it, however
+  // unlikely to run out.
+  safer.expected_cost_micros = 9'500'000;
+  safer.oom_probability = 0.01;
+  candidates = {safer, Make("fits", EvidenceBasis::kMeasured, 9'000'000)};
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("fits", "safer"));
+}
+
+// With nothing that FITS there is no alternative to price the risk against:
+// the BORDERLINE candidates rank by their own value.
+TEST(RankCandidatesTest, AllBorderlineRankByTheirOwnValue) {
+  std::vector<Candidate> candidates = {
+      Make("dear", EvidenceBasis::kMeasured, 5'000'000, 1, 1.5,
+           Fit::kBorderline),
+      Make("cheap", EvidenceBasis::kMeasured, 2'000'000, 1, 1.5,
+           Fit::kBorderline)};
+  candidates[0].oom_probability = 0.1;
+  candidates[1].oom_probability = 0.6;
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("cheap", "dear"));
+}
+
+// At equal value FITS goes first.
+TEST(RankCandidatesTest, FitsFirstAtEqualValue) {
+  std::vector<Candidate> candidates = {
+      Make("a-borderline", EvidenceBasis::kMeasured, 4'000'000, 1, 1.5,
+           Fit::kBorderline),
+      Make("b-fits", EvidenceBasis::kMeasured, 4'000'000)};
+  candidates[0].oom_probability = 0.2;
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("b-fits", "a-borderline"));
 }
 
 TEST(RankCandidatesTest, TiesBrokenByPoolName) {
