@@ -5,6 +5,7 @@ start once the jobs ahead of them have, and the policies that know of pool
 state report every pool's queue as an orchestrator would (before each plan,
 and every report_every_s)."""
 
+import heapq
 import math
 import time
 
@@ -34,7 +35,7 @@ class QJobResult:
         # The chosen candidate's forecast: {p: seconds after arrival}.
         self.predicted = None
         self.feasible = None  # deadline jobs: some option meets it in truth
-        self.oom = False
+        self.oom = False  # an attempt ran out of memory (then placed again)
 
     @property
     def wait_s(self):
@@ -124,7 +125,7 @@ class QueueOracle(QueuePolicy):
         return _true_best(job, truths, arrival)
 
 
-def _options_union(world, svc, job, card_memory):
+def _options_union(world, svc, job, card_memory, excluded=frozenset()):
     """Each pool's cheaper and faster configuration, once each, at the GPU
     count the planner chooses and at each of _oracle_gpu_counts: every
     layout the service would offer the job."""
@@ -133,7 +134,7 @@ def _options_union(world, svc, job, card_memory):
         counts += _oracle_gpu_counts(world)
     plans = [svc.plan_with(job, objective, gpu_count=gpus)
              for gpus in counts for objective in ("cost", "time")]
-    return union_options(world, svc, job, plans, set(), card_memory)
+    return union_options(world, svc, job, plans, excluded, card_memory)
 
 
 def _truth(world, job, layout, pools, now):
@@ -200,6 +201,10 @@ class _Replay:
         self.card_memory = {}
         self.last_report = {}
         self.open = 0
+        # Jobs that ran out of memory at start, to be placed again when
+        # that attempt ended: (time, sequence, job, result, pools excluded).
+        self.replacements = []
+        self.replacement_seq = 0
 
     def report_all(self, now):
         if not self.policy.reports:
@@ -211,20 +216,27 @@ class _Replay:
             self.last_report[pool.name] = now
             self.run.reports += 1
 
-    def place(self, job, now):
-        result = QJobResult(job, now)
-        self.run.jobs.append(result)
+    def place(self, job, now, result=None, excluded=frozenset()):
+        """Places a job of the trace on arrival, or again (`result` given)
+        after an attempt ran out of memory on the pools `excluded`, as the
+        team would: it asks again and tries elsewhere."""
+        first = result is None
+        if first:
+            result = QJobResult(job, now)
+            self.run.jobs.append(result)
         self.report_all(now)
         union = None
-        if isinstance(self.policy, QueueOracle) or job.kind == "deadline":
-            union = _options_union(self.world, self.svc, job, self.card_memory)
+        if isinstance(self.policy, QueueOracle) or (
+                first and job.kind == "deadline"):
+            union = _options_union(self.world, self.svc, job,
+                                   self.card_memory, excluded)
         if isinstance(self.policy, QueueOracle):
             plan, options = None, union
         else:
             plan = self.policy.plan(self.svc, job)
-            options = _options(self.world, self.svc, job, plan, set(),
+            options = _options(self.world, self.svc, job, plan, excluded,
                                self.card_memory)
-        if job.kind == "deadline":
+        if first and job.kind == "deadline":
             truths = [_truth(self.world, job, l, self.pools, now)
                       for _, l in union]
             result.feasible = any(
@@ -238,25 +250,30 @@ class _Replay:
         if pick is None:
             return
         candidate, layout = options[pick]
-        self.submit(result, job, candidate, layout, plan, now)
+        self.submit(result, job, candidate, layout, plan, now, excluded)
 
-    def submit(self, result, job, candidate, layout, plan, now):
+    def submit(self, result, job, candidate, layout, plan, now, excluded):
+        first = not result.placed
         result.placed = True
         result.pool = layout.pool
         timing = candidate.timing
-        if timing.status == placement_pb2.START_STATUS_KNOWN:
+        # The start forecast judged is the first placement's, against the
+        # first start.
+        if first and timing.status == placement_pb2.START_STATUS_KNOWN:
             result.predicted = {q.probability: q.within.ToNanoseconds() / 1e9
                                 for q in timing.start_quantiles}
         attempts, completed = run_job(self.world, job.id, layout, job.steps)
-        result.cost = sum(a.cost for a in attempts)
+        result.cost += sum(a.cost for a in attempts)
         result.completed = completed
-        result.oom = any(a.outcome == OUT_OF_MEMORY for a in attempts)
+        out_of_memory = attempts[-1].outcome == OUT_OF_MEMORY
+        result.oom |= out_of_memory
         plan_id = plan.plan_id if plan is not None else ""
         qjob = qlib.QJob(job.id, layout.gpu_count, now,
                          sum(a.seconds for a in attempts), plan_id)
 
         def started(at):
-            result.start = at
+            if result.start is None:
+                result.start = at
 
         def ended(at):
             result.end = at
@@ -266,6 +283,11 @@ class _Replay:
                                 f"{job.id}|queue|{layout.identity()}|{n}",
                                 submit_s=self.base + now if n == 0 else None)
                 start += a.seconds
+            if out_of_memory:
+                self.replacement_seq += 1
+                heapq.heappush(self.replacements,
+                               (at, self.replacement_seq, job, result,
+                                excluded | {layout.pool}))
             self.open -= 1
         qjob.on_start, qjob.on_end = started, ended
         self.open += 1
@@ -274,11 +296,13 @@ class _Replay:
     def loop(self):
         tick, ti, ai, n = 0.0, 0, 0, 0
         every = self.q.report_every_s
-        while ai < len(self.arrivals) or self.open > 0:
+        while (ai < len(self.arrivals) or self.open > 0 or
+               self.replacements):
             nexts = [self.tenants[ti][0] if ti < len(self.tenants) else math.inf,
                      self.arrivals[ai][0] if ai < len(self.arrivals) else math.inf,
                      tick if self.policy.reports else math.inf,
-                     min(p.next_end() for p in self.pools.values())]
+                     min(p.next_end() for p in self.pools.values()),
+                     self.replacements[0][0] if self.replacements else math.inf]
             now = min(nexts)
             for pool in self.pools.values():
                 pool.finish_until(now)
@@ -290,6 +314,10 @@ class _Replay:
             if tick <= now:
                 self.report_all(now)
                 tick = (math.floor(now / every) + 1) * every
+            while self.replacements and self.replacements[0][0] <= now:
+                _, _, job, result, excluded = heapq.heappop(
+                    self.replacements)
+                self.place(job, now, result, excluded)
             while ai < len(self.arrivals) and self.arrivals[ai][0] <= now:
                 self.place(self.arrivals[ai][1], now)
                 ai += 1
