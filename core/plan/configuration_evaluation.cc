@@ -490,13 +490,13 @@ size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
   // against it, is worth taking (RiskPricedValue); for time FITS comes
   // first, since that risk is paid in time. With none, the BORDERLINE one
   // most likely to fit (least peak memory per GPU) is the one to measure.
-  std::optional<double> fits_value;
+  std::vector<const Candidate*> viable;
+  viable.reserve(outcomes.size());
   for (const ConfigurationOutcome& o : outcomes) {
-    if (o.rejection || o.candidate.fit != Fit::kFits) continue;
-    const double v = RankingValue(o.candidate, objective);
-    if (!fits_value.has_value() || v < *fits_value) fits_value = v;
+    if (!o.rejection) viable.push_back(&o.candidate);
   }
-  const bool risk_priced = objective == Objective::kLowestCost;
+  const std::optional<double> fits_value = BestFitsValue(viable, objective);
+  const bool risk_priced = PricesOutOfMemoryRisk(objective);
   auto key = [&](const ConfigurationOutcome& o) {
     const bool fits = o.candidate.fit == Fit::kFits;
     const double value = RankingValue(o.candidate, objective);

@@ -147,11 +147,10 @@ TimeKey KeyOf(const PlanRequest& request, const Candidate& c) {
     const bool meets = MeetsDeadline(c, DeadlineSeconds(request));
     // FITS before BORDERLINE, as the planner ranks them for time (a
     // BORDERLINE one may run out of memory: its finish is not one to
-    // promise); then those
-    // that meet it by cost; the others by their chance to meet it all the
-    // same (the share of their forecast finishes within it), then by how
-    // early they finish. A pool whose forecast has a long tail may still be
-    // the likelier bet than one that is sure to be a little late.
+    // promise); then those that meet it by cost; the others by their chance
+    // to meet it all the same (the share of their forecast finishes within
+    // it), then by how early they finish. A pool whose forecast has a long tail
+    // may still be the likelier bet than one that is sure to be a little late.
     if (meets) return {!fits, false, cost, cost, cost};
     const double chance =
         known ? c.timing->ChanceToFinishWithin(DeadlineSeconds(request)) : 0;

@@ -11,10 +11,9 @@
 //     finish at the 90th percentile passes it says so);
 //   - finish by a deadline: the cheapest candidate whose finish meets the
 //     deadline at the 90th percentile (FITS before BORDERLINE, as for every
-//     objective of time); when
-//     none can, the earliest finish first, and the plan says so
-//     (DeadlineVerdict). A candidate whose wait is unknown cannot be shown to
-//     meet it;
+//     objective of time); when none can, the likeliest to meet it all the
+//     same first, and the plan says so (DeadlineVerdict). A candidate whose
+//     wait is unknown cannot be shown to meet it;
 //   - cost of delay: cost + delay_cost_micros_per_hour x the expected hours
 //     to finish (unknown waits after known ones).
 // For the last two, each pool's configuration is the cheaper or the faster

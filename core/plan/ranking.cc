@@ -30,41 +30,21 @@ std::string DescribeValue(double value, Objective objective) {
   return absl::StrFormat("%.2f", value / 1e6);
 }
 
-// Why a BORDERLINE candidate ranks above every FITS one: its risk of running
-// out of memory, priced against the best of them, leaves it cheaper. (With
-// the risk priced as a mix of the two values, one that ranks after it is
-// dearer on its own too, and needs no word.)
-void ExplainRiskPricing(const std::vector<Candidate>& ranked, size_t i,
-                        std::optional<double> fits_value, Objective objective,
-                        Candidate* c) {
-  if (c->fit != Fit::kBorderline || !fits_value.has_value()) return;
-  // The best FITS candidate is the first one ranked.
-  const Candidate* fits = nullptr;
-  for (size_t j = 0; j < ranked.size() && fits == nullptr; ++j) {
-    if (ranked[j].fit == Fit::kFits) fits = &ranked[j];
-  }
-  if (fits == nullptr || fits < &ranked[i]) return;
+// Why a BORDERLINE candidate ranked above `fits`, the best FITS one: its
+// risk of running out of memory, priced against it, leaves it cheaper.
+// (With the risk priced as a mix of the two values, one that ranks after it
+// is dearer on its own too, and needs no word.)
+void ExplainRiskPricing(const Candidate& fits, double fits_value,
+                        Objective objective, Candidate* c) {
   const double own = RankingValue(*c, objective);
   c->reasons.push_back(absl::StrFormat(
       "%s: BORDERLINE, ranks above FITS pool %s: with its %.0f%% chance of "
       "running out of memory priced in (the job then goes to %s) it counts "
       "at %s (%s on its own) against %s",
-      kFitWithoutOffloadRule, fits->pool_name, 100 * c->oom_probability,
-      fits->pool_name,
+      kFitWithoutOffloadRule, fits.pool_name, 100 * c->oom_probability,
+      fits.pool_name,
       DescribeValue(RiskPricedValue(*c, own, fits_value), objective),
-      DescribeValue(own, objective), DescribeValue(*fits_value, objective)));
-}
-
-// The best RankingValue among the FITS candidates; nullopt with none.
-std::optional<double> BestFitsValue(const std::vector<Candidate>& candidates,
-                                    Objective objective) {
-  std::optional<double> best;
-  for (const Candidate& c : candidates) {
-    if (c.fit != Fit::kFits) continue;
-    const double v = RankingValue(c, objective);
-    if (!best.has_value() || v < *best) best = v;
-  }
-  return best;
+      DescribeValue(own, objective), DescribeValue(fits_value, objective)));
 }
 
 }  // namespace
@@ -84,13 +64,31 @@ double RiskPricedValue(const Candidate& c, double value,
   return (1 - p) * value + p * *fits_value;
 }
 
+bool PricesOutOfMemoryRisk(Objective objective) {
+  return objective == Objective::kLowestCost;
+}
+
+std::optional<double> BestFitsValue(
+    const std::vector<const Candidate*>& candidates, Objective objective) {
+  std::optional<double> best;
+  for (const Candidate* c : candidates) {
+    if (c->fit != Fit::kFits) continue;
+    const double v = RankingValue(*c, objective);
+    if (!best.has_value() || v < *best) best = v;
+  }
+  return best;
+}
+
 void RankCandidates(Objective objective, std::vector<Candidate>* candidates) {
   const bool by_time = objective == Objective::kShortestTime;
-  // The risk of running out of memory is priced in money; for time FITS
-  // comes first (an attempt lost costs the time the objective is about).
-  const bool risk_priced = objective == Objective::kLowestCost;
+  const bool risk_priced = PricesOutOfMemoryRisk(objective);
   std::optional<double> fits_value;
-  if (risk_priced) fits_value = BestFitsValue(*candidates, objective);
+  if (risk_priced) {
+    std::vector<const Candidate*> all;
+    all.reserve(candidates->size());
+    for (const Candidate& c : *candidates) all.push_back(&c);
+    fits_value = BestFitsValue(all, objective);
+  }
   auto key = [&](const Candidate& c) {
     return std::make_tuple(
         !risk_priced && c.fit != Fit::kFits,
@@ -104,10 +102,20 @@ void RankCandidates(Objective objective, std::vector<Candidate>* candidates) {
       candidates->begin(), candidates->end(),
       [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
   const char* what = by_time ? "wall time" : "cost";
+  // The best FITS candidate is the first FITS one ranked; the BORDERLINE
+  // ones ranked before it say why.
+  size_t first_fits = 0;
+  while (first_fits < candidates->size() &&
+         (*candidates)[first_fits].fit != Fit::kFits) {
+    ++first_fits;
+  }
   for (size_t i = 0; i < candidates->size(); ++i) {
     Candidate& c = (*candidates)[i];
     c.rank = static_cast<int>(i) + 1;
-    ExplainRiskPricing(*candidates, i, fits_value, objective, &c);
+    if (fits_value.has_value() && i < first_fits &&
+        first_fits < candidates->size()) {
+      ExplainRiskPricing((*candidates)[first_fits], *fits_value, objective, &c);
+    }
     if (Measured(c)) continue;
     const double nominal = NominalValue(c, objective);
     const double pessimistic = RankingValue(c, objective);

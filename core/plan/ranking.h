@@ -33,6 +33,17 @@ double RankingValue(const Candidate& candidate, Objective objective);
 double RiskPricedValue(const Candidate& candidate, double value,
                        std::optional<double> fits_value);
 
+// Whether `objective` prices a BORDERLINE candidate's risk of running out
+// of memory (RiskPricedValue) instead of ranking it after every FITS one:
+// kLowestCost, whose currency is money. Under the objectives of time an
+// attempt lost costs the time they are about, and FITS comes first.
+bool PricesOutOfMemoryRisk(Objective objective);
+
+// The best (lowest) RankingValue among the FITS ones of `candidates`, the
+// value a BORDERLINE one's risk is priced against; nullopt with none.
+std::optional<double> BestFitsValue(
+    const std::vector<const Candidate*>& candidates, Objective objective);
+
 // Sorts (see above), sets rank, and says in the reasons when an unmeasured
 // candidate ranks above a measured one (it still wins at its pessimistic
 // edge) or after one it would beat on its optimistic estimate.

@@ -32,6 +32,15 @@ Candidate Make(const std::string& pool, EvidenceBasis basis,
   return c;
 }
 
+// A measured BORDERLINE candidate with its chance of running out of memory.
+Candidate Borderline(const std::string& pool, int64_t cost_micros,
+                     double oom_probability) {
+  Candidate c = Make(pool, EvidenceBasis::kMeasured, cost_micros, 1, 1.5,
+                     Fit::kBorderline);
+  c.oom_probability = oom_probability;
+  return c;
+}
+
 std::vector<std::string> Order(const std::vector<Candidate>& candidates) {
   std::vector<std::string> names;
   for (const Candidate& c : candidates) names.push_back(c.pool_name);
@@ -86,9 +95,7 @@ TEST(RankCandidatesTest, EstimateThatWinsAtItsPessimisticEdgeRanksFirst) {
 // 0.7 x 3 + 0.3 x 9 = 4.80, so it goes first. Between two BORDERLINE pools
 // the risk decides: 3.00 at 90% counts 8.40, 5.00 at 10% counts 5.40.
 TEST(RankCandidatesTest, BorderlineRanksByItsRiskPricedAgainstTheFitsPool) {
-  Candidate risky = Make("risky", EvidenceBasis::kMeasured, 3'000'000, 1, 1.5,
-                         Fit::kBorderline);
-  risky.oom_probability = 0.3;
+  Candidate risky = Borderline("risky", 3'000'000, 0.3);
   std::vector<Candidate> candidates = {
       Make("fits", EvidenceBasis::kMeasured, 9'000'000), risky};
   RankCandidates(Objective::kLowestCost, &candidates);
@@ -103,9 +110,7 @@ TEST(RankCandidatesTest, BorderlineRanksByItsRiskPricedAgainstTheFitsPool) {
                    4'800'000);
 
   risky.oom_probability = 0.9;
-  Candidate safer = Make("safer", EvidenceBasis::kMeasured, 5'000'000, 1, 1.5,
-                         Fit::kBorderline);
-  safer.oom_probability = 0.1;
+  Candidate safer = Borderline("safer", 5'000'000, 0.1);
   candidates = {Make("fits", EvidenceBasis::kMeasured, 9'000'000), risky,
                 safer};
   RankCandidates(Objective::kLowestCost, &candidates);
@@ -123,13 +128,8 @@ TEST(RankCandidatesTest, BorderlineRanksByItsRiskPricedAgainstTheFitsPool) {
 // With nothing that FITS there is no alternative to price the risk against:
 // the BORDERLINE candidates rank by their own value.
 TEST(RankCandidatesTest, AllBorderlineRankByTheirOwnValue) {
-  std::vector<Candidate> candidates = {
-      Make("dear", EvidenceBasis::kMeasured, 5'000'000, 1, 1.5,
-           Fit::kBorderline),
-      Make("cheap", EvidenceBasis::kMeasured, 2'000'000, 1, 1.5,
-           Fit::kBorderline)};
-  candidates[0].oom_probability = 0.1;
-  candidates[1].oom_probability = 0.6;
+  std::vector<Candidate> candidates = {Borderline("dear", 5'000'000, 0.1),
+                                       Borderline("cheap", 2'000'000, 0.6)};
   RankCandidates(Objective::kLowestCost, &candidates);
   EXPECT_THAT(Order(candidates), ElementsAre("cheap", "dear"));
 }
@@ -137,10 +137,8 @@ TEST(RankCandidatesTest, AllBorderlineRankByTheirOwnValue) {
 // At equal value FITS goes first.
 TEST(RankCandidatesTest, FitsFirstAtEqualValue) {
   std::vector<Candidate> candidates = {
-      Make("a-borderline", EvidenceBasis::kMeasured, 4'000'000, 1, 1.5,
-           Fit::kBorderline),
+      Borderline("a-borderline", 4'000'000, 0.2),
       Make("b-fits", EvidenceBasis::kMeasured, 4'000'000)};
-  candidates[0].oom_probability = 0.2;
   RankCandidates(Objective::kLowestCost, &candidates);
   EXPECT_THAT(Order(candidates), ElementsAre("b-fits", "a-borderline"));
 }
