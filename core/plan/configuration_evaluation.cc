@@ -483,30 +483,37 @@ ConfigurationOutcome EvaluateConfiguration(
 }
 
 size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
-                           Objective objective) {
+                           Objective objective,
+                           std::optional<double> fallback_value) {
   size_t best = outcomes.size();
-  // With a FITS configuration on the pool, a BORDERLINE one is chosen over
-  // it only for cost, and where its risk of running out of memory, priced
-  // against it, is worth taking (RiskPricedValue); for time FITS comes
-  // first, since that risk is paid in time. With none, the BORDERLINE one
+  // For cost, a BORDERLINE configuration is chosen where its risk of running
+  // out of memory, priced against where the job would go then
+  // (`fallback_value`, else the pool's RiskFallback: its best FITS
+  // configuration, else the likeliest to fit), is worth taking. For time FITS
+  // comes first, since that risk is paid in time; with none, the BORDERLINE one
   // most likely to fit (least peak memory per GPU) is the one to measure.
   std::vector<const Candidate*> viable;
   viable.reserve(outcomes.size());
   for (const ConfigurationOutcome& o : outcomes) {
     if (!o.rejection) viable.push_back(&o.candidate);
   }
-  const std::optional<double> fits_value = BestFitsValue(viable, objective);
   const bool risk_priced = PricesOutOfMemoryRisk(objective);
+  const Candidate* own_fallback = RiskFallback(viable, objective);
+  const bool any_fits =
+      own_fallback != nullptr && own_fallback->fit == Fit::kFits;
+  if (!fallback_value.has_value() && own_fallback != nullptr) {
+    fallback_value = RankingValue(*own_fallback, objective);
+  }
   auto key = [&](const ConfigurationOutcome& o) {
     const bool fits = o.candidate.fit == Fit::kFits;
     const double value = RankingValue(o.candidate, objective);
-    if (!fits_value.has_value()) {
-      return std::make_tuple(0.0, o.fit.peak_gb, value, o.recipe.gpu_count);
-    }
     if (risk_priced) {
-      return std::make_tuple(0.0,
-                             RiskPricedValue(o.candidate, value, fits_value),
-                             fits ? 0.0 : 1.0, o.recipe.gpu_count);
+      return std::make_tuple(
+          0.0, RiskPricedValue(o.candidate, value, fallback_value),
+          fits ? 0.0 : o.fit.peak_gb, o.recipe.gpu_count);
+    }
+    if (!any_fits) {
+      return std::make_tuple(0.0, o.fit.peak_gb, value, o.recipe.gpu_count);
     }
     return std::make_tuple(fits ? 0.0 : 1.0, value, 0.0, o.recipe.gpu_count);
   };

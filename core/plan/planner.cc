@@ -12,6 +12,7 @@
 #include "core/field_violation.h"
 #include "core/models/step_time_model.h"
 #include "core/plan/configuration_search.h"
+#include "core/plan/ranking.h"
 
 namespace placement::core {
 namespace {
@@ -313,21 +314,48 @@ const ShapeEntry& ShapeOf(const Pool& pool, const GpuSku& sku,
   return entry;
 }
 
+// Why `cand`'s configuration was the one chosen among `outcomes`, its risk
+// of running out of memory priced against `fallback` where it was.
+std::string ConfigurationChoiceRule(
+    const Candidate& cand, const std::vector<ConfigurationOutcome>& outcomes,
+    Objective objective, const Candidate* fallback) {
+  if (cand.fit == Fit::kFits) {
+    return objective == Objective::kShortestTime ? ", the fastest that FITS"
+                                                 : ", the cheapest that FITS";
+  }
+  if (PricesOutOfMemoryRisk(objective) && fallback != nullptr) {
+    if (fallback->pool_name == cand.pool_name &&
+        fallback->recipe_key == cand.recipe_key) {
+      return ", none FITS on any pool: the BORDERLINE one likeliest to fit";
+    }
+    return absl::StrCat(
+        ", BORDERLINE: the cheapest with its risk of running out of memory "
+        "priced against where the job would go then (pool ",
+        fallback->pool_name, ", ", DescribeConfiguration(fallback->recipe),
+        fallback->fit == Fit::kFits ? ", which FITS" : ", the likeliest to fit",
+        ")");
+  }
+  const bool any_fits = std::any_of(
+      outcomes.begin(), outcomes.end(), [](const ConfigurationOutcome& o) {
+        return !o.rejection && o.candidate.fit == Fit::kFits;
+      });
+  return any_fits ? ", BORDERLINE: the cheapest with its risk of running out "
+                    "of memory priced against the cheapest that FITS"
+                  : ", none FITS: the BORDERLINE one with the least peak "
+                    "memory per GPU";
+}
+
 // The first reason of a candidate whose configuration the planner chose:
 // which one, why, out of how many, and what the request left open.
 std::string ConfigurationChoiceReason(
     const Candidate& cand, const std::vector<ConfigurationOutcome>& outcomes,
-    const OpenSettings& open, Objective objective) {
+    const OpenSettings& open, Objective objective, const Candidate* fallback) {
   int viable = 0;
   for (const auto& o : outcomes) viable += o.rejection ? 0 : 1;
   return absl::StrCat(
       "configuration: chose ", DescribeConfiguration(cand.recipe),
-      cand.fit == Fit::kFits
-          ? (objective == Objective::kShortestTime ? ", the fastest that FITS"
-                                                   : ", the cheapest that FITS")
-          : ", none FITS: the BORDERLINE one with the least peak "
-            "memory per GPU",
-      " of ", viable, " viable out of ", outcomes.size(), " evaluated; ",
+      ConfigurationChoiceRule(cand, outcomes, objective, fallback), " of ",
+      viable, " viable out of ", outcomes.size(), " evaluated; ",
       static_cast<int64_t>(cand.recipe.sequence_length) *
           cand.recipe.micro_batch_size *
           cand.recipe.gradient_accumulation_steps *
@@ -340,71 +368,137 @@ std::string ConfigurationChoiceReason(
       open.checkpointing ? "checkpointing " : "", "left open by the request)");
 }
 
-// When the planner turned activation checkpointing on: what the same layout
-// without it would have met.
-std::optional<std::string> CheckpointingReason(
+// When the planner turned activation checkpointing on: the index in
+// `outcomes` of the same layout without it, if one was evaluated.
+std::optional<size_t> WithoutCheckpointing(
     const Candidate& cand, const std::vector<ConfigurationOutcome>& outcomes) {
-  for (const ConfigurationOutcome& o : outcomes) {
-    if (RecomputesActivations(o.recipe) ||
-        o.recipe.gpu_count != cand.recipe.gpu_count ||
-        o.recipe.parallelism != cand.recipe.parallelism ||
-        o.recipe.tensor_parallel_degree != cand.recipe.tensor_parallel_degree) {
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const Recipe& r = outcomes[i].recipe;
+    if (RecomputesActivations(r) || r.gpu_count != cand.recipe.gpu_count ||
+        r.parallelism != cand.recipe.parallelism ||
+        r.tensor_parallel_degree != cand.recipe.tensor_parallel_degree) {
       continue;
     }
-    return absl::StrCat(
-        "activation checkpointing turned on by the planner (the request left "
-        "it open): without it ",
-        o.rejection ? o.rejection->reason : o.fit.reason);
+    return i;
   }
   return std::nullopt;
 }
 
-// One pool: its admission checks, then each configuration evaluated and the
-// best one chosen (ChooseConfiguration), or the rejection to report.
-PoolVerdict EvaluatePool(const Pool& pool, PlanContext* ctx) {
-  if (auto verdict = CheckPoolAdmission(pool, *ctx)) return *verdict;
+// What `without` (WithoutCheckpointing, evaluated with its reasons) met.
+std::string CheckpointingReason(const ConfigurationOutcome& without) {
+  return absl::StrCat(
+      "activation checkpointing turned on by the planner (the request left "
+      "it open): without it ",
+      without.rejection ? without.rejection->reason : without.fit.reason);
+}
+
+// One pool's configurations, each evaluated without its reasons, or the
+// pool's rejection. Kept for the whole plan: a pool's choice prices the
+// risk of running out of memory against the whole plan's fallback.
+struct PoolEvaluation {
+  const Pool* pool = nullptr;
+  std::optional<Rejection> rejection;
+  const GpuSku* sku = nullptr;
+  const ShapeEntry* entry = nullptr;
+  PoolReliabilityRollup single_gpu;
+  PoolReliabilityRollup multi_gpu;
+  std::vector<ConfigurationOutcome> outcomes;
+};
+
+ConfigurationOutcome EvaluateOne(const PoolEvaluation& e, size_t i,
+                                 bool explain, const PlanContext& ctx) {
+  ConfigurationEvidence evidence = e.entry->evidence[i].View(ctx.memory_scale);
+  evidence.pool_single_gpu = &e.single_gpu;
+  evidence.pool_multi_gpu = &e.multi_gpu;
+  ConfigurationOutcome o = EvaluateConfiguration(
+      ctx.request, e.entry->configurations[i], ctx.arch, e.entry->predicted[i],
+      *e.pool, *e.sku, evidence, explain);
+  o.recipe_key = e.entry->keys[i];
+  o.candidate.recipe_key = e.entry->keys[i];
+  return o;
+}
+
+// One pool: its admission checks, then each configuration evaluated (a
+// single one explained at once; a search explains only the configuration it
+// keeps, in ChooseForPool).
+PoolEvaluation EvaluatePool(const Pool& pool, PlanContext* ctx) {
+  PoolEvaluation e;
+  e.pool = &pool;
+  if (auto verdict = CheckPoolAdmission(pool, *ctx)) {
+    e.rejection = std::move(verdict->rejection);
+    return e;
+  }
   const SkuView& view = ViewOf(pool, ctx);
   if (view.resolved.rejection) {
-    return Reject(pool, kExactSkuRule, view.resolved.rejection->reason);
+    e.rejection =
+        Reject(pool, kExactSkuRule, view.resolved.rejection->reason).rejection;
+    return e;
   }
-  const GpuSku& sku = *view.resolved.sku;
-  const ShapeEntry& entry = ShapeOf(pool, sku, view, ctx);
-  const size_t count = entry.configurations.size();
+  e.sku = &*view.resolved.sku;
+  e.entry = &ShapeOf(pool, *e.sku, view, ctx);
+  const size_t count = e.entry->configurations.size();
   if (count == 0) {
-    return Reject(
-        pool, kQuotaRule,
-        absl::StrCat("no valid configuration of the recipe within the ",
-                     GpuLimit(pool, ctx->request.constraints.max_gpus),
-                     " GPUs pool ", pool.name, " may grant"));
+    e.rejection =
+        Reject(pool, kQuotaRule,
+               absl::StrCat("no valid configuration of the recipe within the ",
+                            GpuLimit(pool, ctx->request.constraints.max_gpus),
+                            " GPUs pool ", pool.name, " may grant"))
+            .rejection;
+    return e;
   }
-  // A single configuration is explained at once; a search explains only
-  // the configuration it keeps (and the one it reports).
+  e.single_gpu = ctx->evidence.PoolReliability(pool.name, /*multi_gpu=*/false);
+  e.multi_gpu = ctx->evidence.PoolReliability(pool.name, /*multi_gpu=*/true);
+  e.outcomes.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    e.outcomes.push_back(EvaluateOne(e, i, /*explain=*/count == 1, *ctx));
+  }
+  return e;
+}
+
+// Where a job goes when a BORDERLINE configuration runs out of memory, over
+// every viable configuration of every pool (RiskFallback); nullopt when
+// `objective` does not price that risk or nothing is viable.
+std::optional<Candidate> PlanRiskFallback(
+    const std::vector<PoolEvaluation>& evaluations, Objective objective) {
+  if (!PricesOutOfMemoryRisk(objective)) return std::nullopt;
+  std::vector<const Candidate*> viable;
+  std::vector<const ConfigurationOutcome*> of_viable;
+  for (const PoolEvaluation& e : evaluations) {
+    for (const ConfigurationOutcome& o : e.outcomes) {
+      if (o.rejection) continue;
+      viable.push_back(&o.candidate);
+      of_viable.push_back(&o);
+    }
+  }
+  const Candidate* fallback = RiskFallback(viable, objective);
+  if (fallback == nullptr) return std::nullopt;
+  const size_t i = static_cast<size_t>(
+      std::find(viable.begin(), viable.end(), fallback) - viable.begin());
+  Candidate out = *fallback;
+  out.recipe = of_viable[i]->recipe;  // set on the candidate when explained
+  return out;
+}
+
+// The pool's configuration (ChooseConfiguration, its risk priced against
+// `fallback` where the objective prices it), explained, or the rejection to
+// report.
+PoolVerdict ChooseForPool(PoolEvaluation* e, const Candidate* fallback,
+                          const PlanContext& ctx) {
+  const Pool& pool = *e->pool;
+  if (e->rejection) return {std::nullopt, std::move(e->rejection)};
+  std::vector<ConfigurationOutcome>& outcomes = e->outcomes;
+  const size_t count = outcomes.size();
   const bool search = count > 1;
-  const PoolReliabilityRollup single_gpu =
-      ctx->evidence.PoolReliability(pool.name, /*multi_gpu=*/false);
-  const PoolReliabilityRollup multi_gpu =
-      ctx->evidence.PoolReliability(pool.name, /*multi_gpu=*/true);
-  auto evaluate = [&](size_t i, bool explain) {
-    ConfigurationEvidence evidence = entry.evidence[i].View(ctx->memory_scale);
-    evidence.pool_single_gpu = &single_gpu;
-    evidence.pool_multi_gpu = &multi_gpu;
-    ConfigurationOutcome o =
-        EvaluateConfiguration(ctx->request, entry.configurations[i], ctx->arch,
-                              entry.predicted[i], pool, sku, evidence, explain);
-    o.recipe_key = entry.keys[i];
-    o.candidate.recipe_key = entry.keys[i];
-    return o;
-  };
-  std::vector<ConfigurationOutcome> outcomes;
-  outcomes.reserve(count);
-  for (size_t i = 0; i < count; ++i) outcomes.push_back(evaluate(i, !search));
-  const Objective objective = ctx->request.constraints.objective;
-  const size_t chosen = ChooseConfiguration(outcomes, objective);
-  if (search) outcomes[chosen] = evaluate(chosen, true);
+  const Objective objective = ctx.request.constraints.objective;
+  std::optional<double> fallback_value;
+  if (fallback != nullptr) fallback_value = RankingValue(*fallback, objective);
+  const size_t chosen =
+      ChooseConfiguration(outcomes, objective, fallback_value);
+  if (search) outcomes[chosen] = EvaluateOne(*e, chosen, true, ctx);
   ConfigurationOutcome& best = outcomes[chosen];
   if (best.rejection) {
     std::string reason = best.rejection->reason;
-    if (ctx->open.any() && count > 1) {
+    if (ctx.open.any() && count > 1) {
       reason = absl::StrCat("none of ", count,
                             " configurations is viable; the one needing the "
                             "least memory, ",
@@ -413,12 +507,15 @@ PoolVerdict EvaluatePool(const Pool& pool, PlanContext* ctx) {
     return Reject(pool, best.rejection->rule.c_str(), std::move(reason));
   }
   Candidate cand = std::move(best.candidate);
-  if (ctx->open.any()) {
-    std::vector<std::string> first = {
-        ConfigurationChoiceReason(cand, outcomes, ctx->open, objective)};
-    if (ctx->open.checkpointing && RecomputesActivations(cand.recipe)) {
-      if (auto r = CheckpointingReason(cand, outcomes)) {
-        first.push_back(*std::move(r));
+  if (ctx.open.any()) {
+    std::vector<std::string> first = {ConfigurationChoiceReason(
+        cand, outcomes, ctx.open, objective, fallback)};
+    if (ctx.open.checkpointing && RecomputesActivations(cand.recipe)) {
+      if (std::optional<size_t> i = WithoutCheckpointing(cand, outcomes)) {
+        // A search evaluated it without its reasons.
+        first.push_back(CheckpointingReason(
+            search ? EvaluateOne(*e, *i, /*explain=*/true, ctx)
+                   : outcomes[*i]));
       }
     }
     cand.reasons.insert(cand.reasons.begin(), first.begin(), first.end());
@@ -472,8 +569,16 @@ absl::StatusOr<PlanResult> PlanValidatedRequest(const PlanRequest& request,
   for (const Pool& pool : pools) ordered.push_back(&pool);
   std::sort(ordered.begin(), ordered.end(),
             [](const Pool* a, const Pool* b) { return a->name < b->name; });
+  std::vector<PoolEvaluation> evaluations;
+  evaluations.reserve(ordered.size());
   for (const Pool* pool : ordered) {
-    PoolVerdict verdict = EvaluatePool(*pool, &ctx);
+    evaluations.push_back(EvaluatePool(*pool, &ctx));
+  }
+  const std::optional<Candidate> fallback =
+      PlanRiskFallback(evaluations, request.constraints.objective);
+  const Candidate* fallback_ptr = fallback ? &*fallback : nullptr;
+  for (PoolEvaluation& evaluation : evaluations) {
+    PoolVerdict verdict = ChooseForPool(&evaluation, fallback_ptr, ctx);
     if (verdict.rejection) {
       result.rejections.push_back(*std::move(verdict.rejection));
     } else {
@@ -481,7 +586,8 @@ absl::StatusOr<PlanResult> PlanValidatedRequest(const PlanRequest& request,
     }
   }
   MarkOverBought(skus, &result.candidates);
-  RankCandidates(request.constraints.objective, &result.candidates);
+  RankCandidates(request.constraints.objective, &result.candidates,
+                 fallback_ptr);
   MarkEvalStatus(request, pools, evidence, &result.candidates);
   if (!result.candidates.empty()) {
     result.eval_requirement = result.candidates.front().eval_requirement;

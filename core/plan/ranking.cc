@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "core/check.h"
+#include "core/plan/configuration_search.h"
 #include "core/plan/rules.h"
 
 namespace placement::core {
@@ -30,21 +31,28 @@ std::string DescribeValue(double value, Objective objective) {
   return absl::StrFormat("%.2f", value / 1e6);
 }
 
-// Why a BORDERLINE candidate ranked above `fits`, the best FITS one: its
-// risk of running out of memory, priced against it, leaves it cheaper.
-// (With the risk priced as a mix of the two values, one that ranks after it
-// is dearer on its own too, and needs no word.)
-void ExplainRiskPricing(const Candidate& fits, double fits_value,
-                        Objective objective, Candidate* c) {
+// Why a BORDERLINE candidate ranks above `fallback`, where the job would go
+// should it run out of memory: its risk, priced against it, leaves it
+// cheaper. (With the risk priced as a mix of the two values, one that ranks
+// after it is dearer on its own too, and needs no word.)
+void ExplainRiskPricing(const Candidate& fallback, Objective objective,
+                        Candidate* c) {
   const double own = RankingValue(*c, objective);
+  const double fallback_value = RankingValue(fallback, objective);
   c->reasons.push_back(absl::StrFormat(
-      "%s: BORDERLINE, ranks above FITS pool %s: with its %.0f%% chance of "
-      "running out of memory priced in (the job then goes to %s) it counts "
-      "at %s (%s on its own) against %s",
-      kFitWithoutOffloadRule, fits.pool_name, 100 * c->oom_probability,
-      fits.pool_name,
-      DescribeValue(RiskPricedValue(*c, own, fits_value), objective),
-      DescribeValue(own, objective), DescribeValue(fits_value, objective)));
+      "%s: BORDERLINE, ranks above %s pool %s: with its %.0f%% chance of "
+      "running out of memory priced in (the job then goes to %s, %s) it "
+      "counts at %s (%s on its own) against %s",
+      kFitWithoutOffloadRule,
+      fallback.fit == Fit::kFits ? "FITS" : "the likeliest to fit, BORDERLINE,",
+      fallback.pool_name, 100 * c->oom_probability, fallback.pool_name,
+      DescribeConfiguration(fallback.recipe),
+      DescribeValue(RiskPricedValue(*c, own, fallback_value), objective),
+      DescribeValue(own, objective), DescribeValue(fallback_value, objective)));
+}
+
+bool SameConfiguration(const Candidate& a, const Candidate& b) {
+  return a.pool_name == b.pool_name && a.recipe_key == b.recipe_key;
 }
 
 }  // namespace
@@ -58,41 +66,51 @@ double RankingValue(const Candidate& c, Objective objective) {
 }
 
 double RiskPricedValue(const Candidate& c, double value,
-                       std::optional<double> fits_value) {
-  if (c.fit != Fit::kBorderline || !fits_value.has_value()) return value;
+                       std::optional<double> fallback_value) {
+  if (c.fit != Fit::kBorderline || !fallback_value.has_value()) return value;
   const double p = std::clamp(c.oom_probability, 0.0, 1.0);
-  return (1 - p) * value + p * *fits_value;
+  return (1 - p) * value + p * *fallback_value;
 }
 
 bool PricesOutOfMemoryRisk(Objective objective) {
   return objective == Objective::kLowestCost;
 }
 
-std::optional<double> BestFitsValue(
-    const std::vector<const Candidate*>& candidates, Objective objective) {
-  std::optional<double> best;
+const Candidate* RiskFallback(const std::vector<const Candidate*>& candidates,
+                              Objective objective) {
+  // The key to minimize: FITS first by value; with none, the least risk.
+  auto key = [&](const Candidate* c) {
+    const bool fits = c->fit == Fit::kFits;
+    return std::make_tuple(fits ? 0 : 1, fits ? 0.0 : c->oom_probability,
+                           RankingValue(*c, objective));
+  };
+  const Candidate* best = nullptr;
   for (const Candidate* c : candidates) {
-    if (c->fit != Fit::kFits) continue;
-    const double v = RankingValue(*c, objective);
-    if (!best.has_value() || v < *best) best = v;
+    if (best == nullptr || key(c) < key(best)) best = c;
   }
   return best;
 }
 
-void RankCandidates(Objective objective, std::vector<Candidate>* candidates) {
+void RankCandidates(Objective objective, std::vector<Candidate>* candidates,
+                    const Candidate* fallback) {
   const bool by_time = objective == Objective::kShortestTime;
   const bool risk_priced = PricesOutOfMemoryRisk(objective);
-  std::optional<double> fits_value;
-  if (risk_priced) {
+  std::optional<Candidate> own_fallback;
+  if (risk_priced && fallback == nullptr) {
     std::vector<const Candidate*> all;
     all.reserve(candidates->size());
     for (const Candidate& c : *candidates) all.push_back(&c);
-    fits_value = BestFitsValue(all, objective);
+    if (const Candidate* f = RiskFallback(all, objective)) own_fallback = *f;
+    fallback = own_fallback ? &*own_fallback : nullptr;
+  }
+  std::optional<double> fallback_value;
+  if (risk_priced && fallback != nullptr) {
+    fallback_value = RankingValue(*fallback, objective);
   }
   auto key = [&](const Candidate& c) {
     return std::make_tuple(
         !risk_priced && c.fit != Fit::kFits,
-        RiskPricedValue(c, RankingValue(c, objective), fits_value),
+        RiskPricedValue(c, RankingValue(c, objective), fallback_value),
         c.fit != Fit::kFits,
         by_time ? static_cast<double>(c.expected_cost_micros)
                 : absl::ToDoubleSeconds(c.expected_wall_time),
@@ -102,19 +120,15 @@ void RankCandidates(Objective objective, std::vector<Candidate>* candidates) {
       candidates->begin(), candidates->end(),
       [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
   const char* what = by_time ? "wall time" : "cost";
-  // The best FITS candidate is the first FITS one ranked; the BORDERLINE
-  // ones ranked before it say why.
-  size_t first_fits = 0;
-  while (first_fits < candidates->size() &&
-         (*candidates)[first_fits].fit != Fit::kFits) {
-    ++first_fits;
-  }
   for (size_t i = 0; i < candidates->size(); ++i) {
     Candidate& c = (*candidates)[i];
     c.rank = static_cast<int>(i) + 1;
-    if (fits_value.has_value() && i < first_fits &&
-        first_fits < candidates->size()) {
-      ExplainRiskPricing((*candidates)[first_fits], *fits_value, objective, &c);
+    // A BORDERLINE candidate cheaper on its own than its fallback ranks
+    // above it, its risk priced in: it says so.
+    if (fallback_value.has_value() && c.fit == Fit::kBorderline &&
+        !SameConfiguration(c, *fallback) &&
+        RankingValue(c, objective) < *fallback_value) {
+      ExplainRiskPricing(*fallback, objective, &c);
     }
     if (Measured(c)) continue;
     const double nominal = NominalValue(c, objective);

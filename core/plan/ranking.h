@@ -12,12 +12,12 @@ namespace placement::core {
 // included) x the pool's internal rate for kLowestCost, expected wall time
 // for kShortestTime. For kLowestCost a BORDERLINE candidate ranks by its
 // value with its risk of running out of memory priced in (RiskPricedValue,
-// against the best FITS candidate), so it goes first only where that risk
-// is worth taking, and at equal value FITS goes first; for the other
-// objectives FITS ranks before BORDERLINE. An ESTIMATED or
-// TRANSFERRED candidate is ranked at its pessimistic edge (the upper
-// step-time band), a MEASURED one at its measured figure. Ties broken by the
-// other objective's figure, then by pool name, so the result is
+// against the candidate the job would fall back to: RiskFallback), so it
+// goes first only where that risk is worth taking, and at equal value FITS
+// goes first; for the other objectives FITS ranks before BORDERLINE. An
+// ESTIMATED or TRANSFERRED candidate is ranked at its pessimistic edge (the
+// upper step-time band), a MEASURED one at its measured figure. Ties broken
+// by the other objective's figure, then by pool name, so the result is
 // deterministic. List price is reported, never ranked on.
 
 // The ranking value of a candidate for `objective`: cost or wall time,
@@ -25,13 +25,13 @@ namespace placement::core {
 double RankingValue(const Candidate& candidate, Objective objective);
 
 // The value of a BORDERLINE candidate with its risk priced in: with its
-// oom_probability p the job does not run there and goes to the FITS
-// alternative, whose value is `fits_value`; so (1 - p) x its own value +
-// p x fits_value (its own value already counts the attempt lost to the
-// out-of-memory). Its own value for a FITS candidate, or when there is no
-// FITS alternative (nullopt).
+// oom_probability p the job does not run there and goes to the fallback
+// (RiskFallback), whose value is `fallback_value`; so (1 - p) x its own
+// value + p x fallback_value (its own value already counts the attempt lost
+// to the out-of-memory). Its own value for a FITS candidate, or when there
+// is no fallback (nullopt).
 double RiskPricedValue(const Candidate& candidate, double value,
-                       std::optional<double> fits_value);
+                       std::optional<double> fallback_value);
 
 // Whether `objective` prices a BORDERLINE candidate's risk of running out
 // of memory (RiskPricedValue) instead of ranking it after every FITS one:
@@ -39,15 +39,23 @@ double RiskPricedValue(const Candidate& candidate, double value,
 // attempt lost costs the time they are about, and FITS comes first.
 bool PricesOutOfMemoryRisk(Objective objective);
 
-// The best (lowest) RankingValue among the FITS ones of `candidates`, the
-// value a BORDERLINE one's risk is priced against; nullopt with none.
-std::optional<double> BestFitsValue(
-    const std::vector<const Candidate*>& candidates, Objective objective);
+// Where a job goes when a BORDERLINE candidate of `candidates` runs out of
+// memory, the one its risk is priced against: the FITS one of the lowest
+// RankingValue; with none FITS, the one least likely to run out of memory
+// (lowest oom_probability, then lowest value), whose own risk is then the
+// floor every other one is held to. nullptr when `candidates` is empty.
+const Candidate* RiskFallback(const std::vector<const Candidate*>& candidates,
+                              Objective objective);
 
 // Sorts (see above), sets rank, and says in the reasons when an unmeasured
 // candidate ranks above a measured one (it still wins at its pessimistic
-// edge) or after one it would beat on its optimistic estimate.
-void RankCandidates(Objective objective, std::vector<Candidate>* candidates);
+// edge) or after one it would beat on its optimistic estimate, and when a
+// BORDERLINE one ranks above its fallback. `fallback` is where a job goes
+// should a BORDERLINE candidate run out of memory (the plan's RiskFallback
+// over every configuration of every pool); when null, RiskFallback of
+// `candidates`.
+void RankCandidates(Objective objective, std::vector<Candidate>* candidates,
+                    const Candidate* fallback = nullptr);
 
 }  // namespace placement::core
 

@@ -511,6 +511,51 @@ TEST(RankCandidatesTest, UnmeasuredRanksAtItsPessimisticEdgeBorderlineLast) {
 // cheapest FITS one only where its risk priced against it leaves it cheaper;
 // with no FITS one the least memory wins; with none viable the most
 // relieved configuration's rejection is reported.
+// A pool's BORDERLINE one-card layout is priced against where the job
+// would go should it run out of memory: the plan's cheapest FITS layout on
+// any pool, not the pool's own FITS layouts, which may cost far more. 8B
+// LoRA at 2048 x 4, layout and checkpointing open: one A100-40GB card is
+// BORDERLINE (about a 50% risk), its pool FITS only from 4 GPUs; the
+// A100-80GB FITS at TENSOR x2.
+TEST(PlannerSearchTest, BorderlineLayoutPricedAgainstThePlansFallback) {
+  Recipe r = Lora8b(0, Parallelism::kUnspecified);
+  r.activation_checkpointing = ActivationCheckpointing::kUnspecified;
+  r.micro_batch_size = 4;
+  const std::vector<Pool> pools = {
+      TrainingPool("a100-40", kA100Small, Fabric::kPcie, 8, 1, 1'000'000),
+      TrainingPool("a100-80", kA100, Fabric::kNvlink, 8, 1, 2'000'000)};
+  auto plan = Plan(Request(r), pools, TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* small = FindCandidate(*plan, "a100-40");
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(small->rank, 1);
+  EXPECT_EQ(small->gpu_count, 1);
+  EXPECT_EQ(small->fit, Fit::kBorderline);
+  EXPECT_THAT(small->reasons,
+              ::testing::Contains(
+                  HasSubstr("priced against where the job would go then (pool "
+                            "a100-80, TENSOR over 2 GPUs")));
+  EXPECT_TRUE(small->measure_first);  // measured before the job relies on it
+  // Checkpointing was turned on; the reason says what the layout would
+  // meet without it.
+  EXPECT_THAT(small->reasons,
+              ::testing::Contains(HasSubstr(
+                  "(the request left it open): without it predicted peak")));
+
+  // With the A100-80GB not allowed, the job's fallback is the pool's own
+  // FSDP over 4 GPUs: the safer 2-GPU layout is worth its price there.
+  PlanRequest only_small = Request(r);
+  only_small.constraints.allowed_pools = {"a100-40"};
+  plan = Plan(only_small, pools, TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  small = FindCandidate(*plan, "a100-40");
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(small->gpu_count, 2);
+  EXPECT_THAT(
+      small->reasons,
+      ::testing::Contains(HasSubstr("(pool a100-40, FSDP over 4 GPUs")));
+}
+
 TEST(ChooseConfigurationTest, RiskPricedThenLeastMemoryThenMostRelieved) {
   auto outcome = [](int gpus, Fit fit, int64_t cost, double peak) {
     ConfigurationOutcome o;
@@ -531,10 +576,22 @@ TEST(ChooseConfigurationTest, RiskPricedThenLeastMemoryThenMostRelieved) {
   outcomes[0].candidate.expected_cost_micros = 1'000'000;
   outcomes[0].candidate.oom_probability = 0.4;
   EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 0u);
+  // With none FITS, the risk is priced against the one likeliest to fit:
+  // the 16-GPU one, at 3.00 with a 5% risk. At 1.00 with a 40% risk the
+  // 8-GPU one counts 0.6 x 1 + 0.4 x 3 = 1.80: chosen for cost. For time
+  // the BORDERLINE one with the least peak memory is the one to measure.
   outcomes.pop_back();
   outcomes[1].candidate.fit = Fit::kBorderline;
   outcomes[1].fit.fit = Fit::kBorderline;
-  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 1u);
+  outcomes[1].candidate.oom_probability = 0.05;
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 0u);
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kShortestTime), 1u);
+  // Cheaper on its own at 0.90, but with a 90% risk it counts
+  // 0.1 x 0.9 + 0.9 x 3 = 2.79: the 1.80 one stays.
+  outcomes.push_back(outcome(4, Fit::kBorderline, 900'000, 90));
+  outcomes.back().candidate.oom_probability = 0.9;
+  EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 0u);
+  outcomes.pop_back();
   outcomes[0].rejection = RuleRejection{kFitWithoutOffloadRule, ""};
   outcomes[1].rejection = RuleRejection{kInterNodeFabricRule, ""};
   EXPECT_EQ(ChooseConfiguration(outcomes, Objective::kLowestCost), 1u);

@@ -101,11 +101,12 @@ TEST(RankCandidatesTest, BorderlineRanksByItsRiskPricedAgainstTheFitsPool) {
   RankCandidates(Objective::kLowestCost, &candidates);
   EXPECT_THAT(Order(candidates), ElementsAre("risky", "fits"));
   EXPECT_THAT(candidates[0].reasons,
-              ::testing::Contains(HasSubstr(
-                  "BORDERLINE, ranks above FITS pool fits: with its 30% "
-                  "chance of running out of memory priced in (the job then "
-                  "goes to fits) it counts at 4.80 (3.00 on its own) "
-                  "against 9.00")));
+              ::testing::Contains(::testing::AllOf(
+                  HasSubstr("BORDERLINE, ranks above FITS pool fits: with its "
+                            "30% chance of running out of memory priced in "
+                            "(the job then goes to fits, "),
+                  HasSubstr("it counts at 4.80 (3.00 on its own) against "
+                            "9.00"))));
   EXPECT_DOUBLE_EQ(RiskPricedValue(candidates[0], 3'000'000, 9'000'000.0),
                    4'800'000);
 
@@ -125,13 +126,22 @@ TEST(RankCandidatesTest, BorderlineRanksByItsRiskPricedAgainstTheFitsPool) {
   EXPECT_THAT(Order(candidates), ElementsAre("fits", "safer"));
 }
 
-// With nothing that FITS there is no alternative to price the risk against:
-// the BORDERLINE candidates rank by their own value.
-TEST(RankCandidatesTest, AllBorderlineRankByTheirOwnValue) {
+// With nothing that FITS, the risk is priced against the candidate least
+// likely to run out of memory, where the job would go next.
+TEST(RankCandidatesTest, AllBorderlinePricedAgainstTheLikeliestToFit) {
   std::vector<Candidate> candidates = {Borderline("dear", 5'000'000, 0.1),
                                        Borderline("cheap", 2'000'000, 0.6)};
+  // 0.4 x 2 + 0.6 x 5 = 3.80 against 5.00.
   RankCandidates(Objective::kLowestCost, &candidates);
   EXPECT_THAT(Order(candidates), ElementsAre("cheap", "dear"));
+  EXPECT_THAT(candidates[0].reasons,
+              ::testing::Contains(HasSubstr("ranks above the likeliest to fit, "
+                                            "BORDERLINE, pool dear")));
+  // Among those cheaper than it, the risk orders them: 0.1 x 1 + 0.9 x 5 =
+  // 4.60 ranks after 3.80.
+  candidates.push_back(Borderline("cheapest", 1'000'000, 0.9));
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("cheap", "cheapest", "dear"));
 }
 
 // At equal value FITS goes first.
