@@ -91,14 +91,22 @@ std::optional<Proposal> ValueMeasurement(const Candidate& first,
         first.pool_name));
     return std::nullopt;
   }
+  // A BORDERLINE candidate pays off only if it fits: with its
+  // oom_probability the run shows no more than that, at the price of a
+  // start-up and a step.
+  const double fits = cand->fit == Fit::kBorderline
+                          ? 1 - std::clamp(cand->oom_probability, 0.0, 1.0)
+                          : 1;
   const double per_job =
-      ExpectedShortfall(threshold, belief.median, belief.sigma);
+      fits * ExpectedShortfall(threshold, belief.median, belief.sigma);
   const double saving = per_job * static_cast<double>(demand_steps) /
                         static_cast<double>(std::max<int64_t>(1, total_steps));
   const int64_t steps =
       MeasurementSteps(belief.median, threshold, kAssumedStepTimeCv);
-  const double cost = RunCostMicros(*cand, steps);
-  const double win = ProbabilityBelow(threshold, belief.median, belief.sigma);
+  const double cost =
+      fits * RunCostMicros(*cand, steps) + (1 - fits) * RunCostMicros(*cand, 1);
+  const double win =
+      fits * ProbabilityBelow(threshold, belief.median, belief.sigma);
   if (saving <= cost) {
     cand->reasons.push_back(absl::StrFormat(
         "%s: not worth measuring: a %d-step run would cost %s and is "

@@ -87,6 +87,34 @@ TEST(ProposeBakeOffTest, ProposedOnlyWhenTheExpectedSavingPaysForTheRun) {
   EXPECT_THAT(bake_off->reason, HasSubstr("expected to save"));
 }
 
+// A BORDERLINE rival pays off only if it fits: at a 90% chance of running
+// out of memory the run mostly shows that, for a start-up and a step, and
+// the saving that paid for it at five jobs' demand no longer does.
+TEST(ProposeBakeOffTest, ABorderlineRivalIsWorthOnlyItsChanceOfFitting) {
+  auto ranked = [](double oom_probability) {
+    std::vector<Candidate> c = {
+        Make("a", "A100-SXM4-80GB", EvidenceBasis::kMeasured, 10),
+        Make("b", "L40S-PCIE-48GB", EvidenceBasis::kEstimated, 10.5, 0.5,
+             {0.75, 1.35}, Fit::kBorderline)};
+    c[1].oom_probability = oom_probability;
+    return c;
+  };
+  std::vector<Candidate> likely_fits = ranked(0.1);
+  auto bake_off = ProposeBakeOff(Request(), 5'000, &likely_fits);
+  ASSERT_TRUE(bake_off.has_value());
+  ASSERT_EQ(bake_off->runs.size(), 1u);
+  const BakeOffRun& run = bake_off->runs[0];
+  EXPECT_TRUE(run.borderline);
+  // 0.9 x (50 steps and a start-up) + 0.1 x (a step and a start-up).
+  EXPECT_NEAR(
+      run.cost_micros,
+      (0.9 * (0.5 + 10.5 * 50 / 1000) + 0.1 * (0.5 + 10.5 / 1000)) * 1e6, 1e3);
+
+  std::vector<Candidate> likely_not = ranked(0.9);
+  EXPECT_FALSE(ProposeBakeOff(Request(), 5'000, &likely_not).has_value());
+  EXPECT_THAT(likely_not[1].reasons.back(), HasSubstr("not worth measuring"));
+}
+
 // The guide's rule, in money: a candidate that loses even at the optimistic
 // edge of its band is never measured, whatever the demand.
 TEST(ProposeBakeOffTest, NeverMeasuresACandidateThatCannotWinAtItsBestEdge) {
