@@ -58,17 +58,16 @@ ConfigurationOutcome EvaluateConfiguration(
     bool explain = true);
 
 // The index of the best viable outcome (by RankingValue; for kLowestCost a
-// BORDERLINE one at its RiskPricedValue against `fallback_value`, the
-// value of where the job would go should it run out of memory (the plan's
+// BORDERLINE one at its RiskPricedValue against `fallback_value`, the value
+// of where the job would go should it run out of memory (the plan's
 // RiskFallback over every pool's configurations; when not given, the
 // pool's own: its best FITS configuration or, with none, the one likeliest
-// to fit), and
-// at equal value FITS first, then the least peak memory per GPU; for the
-// other objectives FITS first and, with no FITS one, the BORDERLINE one
-// with the least peak memory per GPU, the likeliest to run when measured;
-// then fewer GPUs, then enumeration order), or, when none is viable, of the
-// rejection to report: the configuration with the least predicted memory
-// per GPU (the most relieved one), ties to more GPUs.
+// to fit), and at equal value FITS first, then the least peak memory per
+// GPU; for the other objectives FITS first and, with no FITS one, the
+// BORDERLINE one with the least peak memory per GPU, the likeliest to run
+// when measured; then fewer GPUs, then enumeration order), or, when none
+// is viable, of the rejection to report: the configuration with the least
+// predicted memory per GPU (the most relieved one), ties to more GPUs.
 size_t ChooseConfiguration(const std::vector<ConfigurationOutcome>& outcomes,
                            Objective objective,
                            std::optional<double> fallback_value = std::nullopt);

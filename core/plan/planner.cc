@@ -314,35 +314,28 @@ const ShapeEntry& ShapeOf(const Pool& pool, const GpuSku& sku,
   return entry;
 }
 
-// Why `cand`'s configuration was the one chosen among `outcomes`, its risk
-// of running out of memory priced against `fallback` where it was.
-std::string ConfigurationChoiceRule(
-    const Candidate& cand, const std::vector<ConfigurationOutcome>& outcomes,
-    Objective objective, const Candidate* fallback) {
+// Why `cand`'s configuration was the one chosen, its risk of running out of
+// memory priced against `fallback` where the objective prices it. (Under
+// the other objectives a BORDERLINE one is chosen only when none FITS.)
+std::string ConfigurationChoiceRule(const Candidate& cand, Objective objective,
+                                    const Candidate* fallback) {
   if (cand.fit == Fit::kFits) {
     return objective == Objective::kShortestTime ? ", the fastest that FITS"
                                                  : ", the cheapest that FITS";
   }
-  if (PricesOutOfMemoryRisk(objective) && fallback != nullptr) {
-    if (fallback->pool_name == cand.pool_name &&
-        fallback->recipe_key == cand.recipe_key) {
-      return ", none FITS on any pool: the BORDERLINE one likeliest to fit";
-    }
-    return absl::StrCat(
-        ", BORDERLINE: the cheapest with its risk of running out of memory "
-        "priced against where the job would go then (pool ",
-        fallback->pool_name, ", ", DescribeConfiguration(fallback->recipe),
-        fallback->fit == Fit::kFits ? ", which FITS" : ", the likeliest to fit",
-        ")");
+  if (!PricesOutOfMemoryRisk(objective) || fallback == nullptr) {
+    return ", none FITS: the BORDERLINE one with the least peak memory per "
+           "GPU";
   }
-  const bool any_fits = std::any_of(
-      outcomes.begin(), outcomes.end(), [](const ConfigurationOutcome& o) {
-        return !o.rejection && o.candidate.fit == Fit::kFits;
-      });
-  return any_fits ? ", BORDERLINE: the cheapest with its risk of running out "
-                    "of memory priced against the cheapest that FITS"
-                  : ", none FITS: the BORDERLINE one with the least peak "
-                    "memory per GPU";
+  if (SameConfiguration(cand, *fallback)) {
+    return ", none FITS on any pool: the BORDERLINE one likeliest to fit";
+  }
+  return absl::StrCat(
+      ", BORDERLINE: the cheapest with its risk of running out of memory "
+      "priced against where the job would go then (pool ",
+      fallback->pool_name, ", ", DescribeConfiguration(fallback->recipe),
+      fallback->fit == Fit::kFits ? ", which FITS" : ", the likeliest to fit",
+      ")");
 }
 
 // The first reason of a candidate whose configuration the planner chose:
@@ -354,8 +347,8 @@ std::string ConfigurationChoiceReason(
   for (const auto& o : outcomes) viable += o.rejection ? 0 : 1;
   return absl::StrCat(
       "configuration: chose ", DescribeConfiguration(cand.recipe),
-      ConfigurationChoiceRule(cand, outcomes, objective, fallback), " of ",
-      viable, " viable out of ", outcomes.size(), " evaluated; ",
+      ConfigurationChoiceRule(cand, objective, fallback), " of ", viable,
+      " viable out of ", outcomes.size(), " evaluated; ",
       static_cast<int64_t>(cand.recipe.sequence_length) *
           cand.recipe.micro_batch_size *
           cand.recipe.gradient_accumulation_steps *

@@ -51,11 +51,11 @@ void ExplainRiskPricing(const Candidate& fallback, Objective objective,
       DescribeValue(own, objective), DescribeValue(fallback_value, objective)));
 }
 
+}  // namespace
+
 bool SameConfiguration(const Candidate& a, const Candidate& b) {
   return a.pool_name == b.pool_name && a.recipe_key == b.recipe_key;
 }
-
-}  // namespace
 
 double RankingValue(const Candidate& c, Objective objective) {
   PLACEMENT_DCHECK(c.step_time_s_band.low <= c.step_time_s_band.high,

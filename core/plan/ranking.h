@@ -47,6 +47,9 @@ bool PricesOutOfMemoryRisk(Objective objective);
 const Candidate* RiskFallback(const std::vector<const Candidate*>& candidates,
                               Objective objective);
 
+// Whether `a` and `b` are the same configuration of the same pool.
+bool SameConfiguration(const Candidate& a, const Candidate& b);
+
 // Sorts (see above), sets rank, and says in the reasons when an unmeasured
 // candidate ranks above a measured one (it still wins at its pessimistic
 // edge) or after one it would beat on its optimistic estimate, and when a
