@@ -11,6 +11,7 @@
 #include "core/models/band_calibration.h"
 #include "core/models/step_time_model.h"
 #include "core/money.h"
+#include "core/plan/configuration_search.h"
 #include "core/plan/job_cost.h"
 #include "core/plan/ranking.h"
 
@@ -49,8 +50,11 @@ struct EvidenceInUse {
   // The same key on another SKU, only without `same_sku`.
   const CrossSkuMemory* cross = nullptr;
   EvidenceStats cross_stats;  // `cross` as the fit check reads it
-  // The factor on the predicted memory: the fleet's without observed memory.
+  // The factor on the predicted memory without observed memory: the
+  // largest of the fleet's and a sibling layout's (`sibling`, when it is
+  // the one in use).
   double memory_scale = 1;
+  const LayoutMemoryScale* sibling = nullptr;
 
   // The observed memory the fit is checked against, if any.
   const EvidenceStats* observed() const {
@@ -75,7 +79,13 @@ EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
         std::max(cross.peak_gb, in_use.cross_stats.max_peak_memory_gb +
                                     cross.context_adjustment_gb);
   }
-  in_use.memory_scale = in_use.observed() == nullptr ? ev.memory_scale : 1;
+  if (in_use.observed() != nullptr) return in_use;
+  in_use.memory_scale = ev.memory_scale;
+  if (ev.sibling_memory != nullptr &&
+      ev.sibling_memory->scale > ev.memory_scale) {
+    in_use.memory_scale = ev.sibling_memory->scale;
+    in_use.sibling = ev.sibling_memory;
+  }
   return in_use;
 }
 
@@ -332,13 +342,29 @@ std::optional<RuleRejection> CheckDeadline(const PlanConstraints& c,
                                   absl::FormatDuration(*c.deadline))};
 }
 
+// Why a prediction was raised by a sibling layout's runs.
+std::string SiblingMemoryNote(const LayoutMemoryScale& sibling,
+                              const GpuSku& sku) {
+  return absl::StrFormat(
+      "predicted memory x%.2f: on %s the same recipe as %s %s %.1f GB "
+      "against the %.1f GB predicted for it, and its other layouts carry the "
+      "same excess",
+      sibling.scale, sku.id, DescribeConfiguration(sibling.recipe),
+      sibling.lower_bound ? "failed (out of memory) having reached"
+                          : "peaked at",
+      sibling.peak_gb, sibling.predicted_gb);
+}
+
 // The reason or warning that says what the candidate's figures rest on:
 // measured runs, memory transferred from another SKU, a nearby recipe, or
 // estimates alone.
 void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
                      const EvidenceInUse& ev, double per_step_gpu_hours,
                      Candidate* cand) {
-  if (ev.observed() == nullptr && ev.memory_scale != 1) {
+  if (ev.sibling != nullptr) {
+    cand->reasons.push_back(absl::StrCat(kEvidenceBeatsEstimatesRule, ": ",
+                                         SiblingMemoryNote(*ev.sibling, sku)));
+  } else if (ev.observed() == nullptr && ev.memory_scale != 1) {
     cand->reasons.push_back(absl::StrFormat(
         "%s: predicted memory x%.3f, the fleet's re-fit of the memory model "
         "for %s recipes (median of measured / predicted over the uploaded "
@@ -450,9 +476,13 @@ ConfigurationOutcome EvaluateConfiguration(
                MemoryBandFactors(recipe, MemoryExtrapolationOf(recipe, arch)));
   if (!out.fit.fits) {
     if (!explain) return reject({kFitWithoutOffloadRule, ""});
-    return reject({kFitWithoutOffloadRule,
-                   absl::StrCat(out.fit.reason, " (",
-                                DescribeBreakdown(out.predicted_memory), ")")});
+    return reject(
+        {kFitWithoutOffloadRule,
+         absl::StrCat(
+             out.fit.reason, " (", DescribeBreakdown(out.predicted_memory), ")",
+             ev.sibling == nullptr
+                 ? ""
+                 : absl::StrCat("; ", SiblingMemoryNote(*ev.sibling, sku)))});
   }
   Candidate& cand = out.candidate;
   FillFitAndBasis(pool, sku, recipe, out.fit, ev, &cand);

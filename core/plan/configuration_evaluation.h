@@ -13,6 +13,7 @@
 
 #include "core/evidence/evidence.h"
 #include "core/evidence/fleet_model.h"
+#include "core/evidence/layout_memory.h"
 #include "core/models/memory_model.h"
 #include "core/plan/plan_types.h"
 #include "core/plan/rules.h"
@@ -41,6 +42,10 @@ struct ConfigurationEvidence {
   const FleetStepTime* fleet_step_time = nullptr;
   // The fleet's factor on the predicted memory (without measured evidence).
   double memory_scale = 1;
+  // A sibling layout's runs on this SKU that exceeded their prediction
+  // (SiblingLayoutMemory): used, like `memory_scale`, without observed
+  // memory, the larger of the two.
+  const LayoutMemoryScale* sibling_memory = nullptr;
   // The pool's failure sums for single- and multi-GPU runs (null: none).
   const PoolReliabilityRollup* pool_single_gpu = nullptr;
   const PoolReliabilityRollup* pool_multi_gpu = nullptr;

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/evidence/layout_memory.h"
 #include "core/field_violation.h"
 #include "core/models/step_time_model.h"
 #include "core/plan/configuration_search.h"
@@ -137,12 +138,17 @@ struct KeyEvidence {
   std::optional<TransferredEvidence> transferred;
   std::optional<CrossSkuMemory> cross_sku;
   std::optional<FleetStepTime> fleet_step_time;
+  std::optional<LayoutMemoryScale> sibling_memory;
 
   ConfigurationEvidence View(double memory_scale) const {
-    return {measured ? &*measured : nullptr,
-            transferred ? &*transferred : nullptr,
-            cross_sku ? &*cross_sku : nullptr,
-            fleet_step_time ? &*fleet_step_time : nullptr, memory_scale};
+    ConfigurationEvidence view;
+    view.measured = measured ? &*measured : nullptr;
+    view.transferred = transferred ? &*transferred : nullptr;
+    view.cross_sku = cross_sku ? &*cross_sku : nullptr;
+    view.fleet_step_time = fleet_step_time ? &*fleet_step_time : nullptr;
+    view.memory_scale = memory_scale;
+    view.sibling_memory = sibling_memory ? &*sibling_memory : nullptr;
+    return view;
   }
 };
 
@@ -272,6 +278,10 @@ KeyEvidence LookUpEvidence(const std::string& key, const Recipe& configuration,
   ev.transferred = BestTransfer(view.similar, configuration);
   if (!ev.transferred) {
     ev.cross_sku = CrossSkuMemoryTransfer(MeasuredElsewhere(key, ctx), sku);
+  }
+  if (!ev.transferred && !ev.cross_sku) {
+    ev.sibling_memory =
+        SiblingLayoutMemory(view.similar, configuration, ctx->arch);
   }
   if (ctx->fleet != nullptr) {
     ev.fleet_step_time = ctx->fleet->StepTime(key, sku.id);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "absl/strings/str_format.h"
 #include "core/plan/configuration_search.h"
 #include "core/plan/planner.h"
 #include "gmock/gmock.h"
@@ -554,6 +555,54 @@ TEST(PlannerSearchTest, BorderlineLayoutPricedAgainstThePlansFallback) {
   EXPECT_THAT(
       small->reasons,
       ::testing::Contains(HasSubstr("(pool a100-40, FSDP over 4 GPUs")));
+}
+
+// A layout that ran out of memory on a card shows the recipe needs more
+// there than the memory model says: its sibling layouts on that card are
+// raised by the same factor, not tried in turn. 8B LoRA at 2048 x 4 with
+// checkpointing on one A100-40GB (BORDERLINE on the prediction alone);
+// FSDP over 2 of them ran out of memory having reached the card's 42.5 GB.
+TEST(PlannerSearchTest, AnOutOfMemoryRaisesTheSiblingLayoutsOnThatCard) {
+  Recipe r = Lora8b(1, Parallelism::kSingle);
+  r.micro_batch_size = 4;
+  const std::vector<Pool> pools = {
+      TrainingPool("a100-40", kA100Small, Fabric::kPcie, 8, 1, 1'000'000)};
+  auto before = Plan(Request(r), pools, TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(before.ok()) << before.status();
+  const Candidate* one_card = FindCandidate(*before, "a100-40");
+  ASSERT_NE(one_card, nullptr);
+  EXPECT_EQ(one_card->fit, Fit::kBorderline);
+
+  Recipe fsdp2 = r;
+  fsdp2.gpu_count = 2;
+  fsdp2.parallelism = Parallelism::kFsdp;
+  fsdp2 = NormalizeRecipe(fsdp2);
+  MeasuredRun oom = MakeRun(kA100Small, 2, 0.05, 1, 42.5);
+  oom.steps_succeeded = 0;
+  oom.outcome = RunOutcome::kOom;
+  InMemoryEvidence evidence;
+  evidence.AddRun(fsdp2, oom);
+  const double excess =
+      42.5 / PredictPeakMemory(fsdp2, *ResolveArchitecture(fsdp2),
+                               DefaultMemoryModelConstants())
+                 .total_gb;
+  ASSERT_GT(excess, 1.05);
+  auto after = Plan(Request(r), pools, TestCatalog(), evidence);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(FindCandidate(*after, "a100-40"), nullptr);
+  ASSERT_EQ(after->rejections.size(), 1u);
+  const Rejection& rejected = after->rejections[0];
+  EXPECT_EQ(rejected.rule, kFitWithoutOffloadRule);
+  EXPECT_THAT(rejected.reason, HasSubstr(absl::StrFormat(
+                                   "predicted peak %.1f GB",
+                                   excess * one_card->prior_peak_memory_gb)));
+  EXPECT_THAT(rejected.reason,
+              HasSubstr(absl::StrFormat(
+                  "predicted memory x%.2f: on A100-SXM4-40GB the same "
+                  "recipe as FSDP over 2 GPUs (tp=1 pp=1 dp=2), activation "
+                  "checkpointing on failed (out of memory) having reached "
+                  "42.5 GB",
+                  excess)));
 }
 
 TEST(ChooseConfigurationTest, RiskPricedThenLeastMemoryThenMostRelieved) {
