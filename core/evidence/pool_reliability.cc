@@ -150,21 +150,26 @@ Observed FabricFailures(const PoolFailures& pool) {
 
 // What one failure loses on the pool: measured over its failed attempts
 // (at most kMaxLossInAttempts of its mean attempt), else the prior.
-double PoolLossPerFailure(const PoolFailures& pool, int64_t failures,
-                          double startup_hours, bool* measured) {
+// Sets the rate's loss and the mean attempt it was measured over.
+void SetPoolLossPerFailure(const PoolFailures& pool, int64_t failures,
+                           double startup_hours, FailureRate* rate) {
   const PoolReliabilityRollup& s = pool.single_gpu;
   const PoolReliabilityRollup& m = pool.multi_gpu;
-  *measured = failures > 0;
-  if (failures <= 0) return kPriorLostHoursPerFailure + startup_hours;
+  rate->lost_hours_measured = failures > 0;
+  if (failures <= 0) {
+    rate->lost_hours_per_failure = kPriorLostHoursPerFailure + startup_hours;
+    return;
+  }
   const double hours = s.ExposureHours() + m.ExposureHours();
   const int64_t attempts = s.attempts + m.attempts;
   double loss = (s.failure_lost_hours + m.failure_lost_hours) /
                 static_cast<double>(failures);
   if (attempts > 0 && hours > 0) {
-    loss = std::min(loss,
-                    kMaxLossInAttempts * hours / static_cast<double>(attempts));
+    const double mean_attempt = hours / static_cast<double>(attempts);
+    loss = std::min(loss, kMaxLossInAttempts * mean_attempt);
+    rate->lost_over_attempt_hours = mean_attempt;
   }
-  return loss;
+  rate->lost_hours_per_failure = loss;
 }
 
 void AddBelief(const Belief& b, FailureRate* rate) {
@@ -200,8 +205,7 @@ FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
   const int64_t all_failures =
       node.failures +
       (layout_is_multi_gpu ? fabric_failures : FabricFailures(pool).failures);
-  rate.lost_hours_per_failure = PoolLossPerFailure(
-      pool, all_failures, startup_hours, &rate.lost_hours_measured);
+  SetPoolLossPerFailure(pool, all_failures, startup_hours, &rate);
   return rate;
 }
 
@@ -227,8 +231,18 @@ FailureRate EstimateLayoutFailureRate(const PoolFailures& pool,
                      static_cast<double>(own.failed_attempts),
                  kMaxLossInAttempts * w);
     rate.lost_hours_measured = true;
+    rate.lost_over_attempt_hours = w;
   }
   return rate;
+}
+
+double LostHoursForJob(const FailureRate& rate, double job_hours,
+                       double floor_hours) {
+  const double measured = std::max(0.0, rate.lost_hours_per_failure);
+  const double shorter_by = rate.lost_over_attempt_hours - job_hours;
+  if (!(shorter_by > 0)) return measured;
+  return std::clamp(measured - shorter_by / 2,
+                    std::min(measured, std::max(0.0, floor_hours)), measured);
 }
 
 double GammaQuantile(double shape, double rate, double q) {

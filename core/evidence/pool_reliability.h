@@ -82,6 +82,11 @@ struct FailureRate {
   // else kPriorLostHoursPerFailure plus the start-up given.
   double lost_hours_per_failure = 0;
   bool lost_hours_measured = false;
+  // The mean attempt, in wall hours, of the runs whose failures measured
+  // that loss (0 for the prior): a failure loses part of the progress an
+  // attempt had made, so a job shorter than those attempts loses less
+  // (LostHoursForJob).
+  double lost_over_attempt_hours = 0;
   // Whether the rate rests on the recipe's own attempts on the SKU
   // (EstimateRecipeFailureRate), not on the pool's alone.
   bool recipe_measured = false;
@@ -143,6 +148,19 @@ FailureRate EstimateLayoutFailureRate(const PoolFailures& pool,
                                       bool layout_is_multi_gpu,
                                       double startup_hours,
                                       const RecipeFailures& own);
+
+// What one failure of `rate` loses in a job of `job_hours` wall hours
+// without failures. A failure's loss is the relaunch (detection, start-up)
+// plus the progress since the last checkpoint, on average half of what
+// the attempt had run when checkpoints are rarer than the attempt is long;
+// so where the measured loss came from attempts longer than the job, the
+// job loses half the difference less: lost_hours_per_failure -
+// (lost_over_attempt_hours - job_hours) / 2, never below `floor_hours`
+// (the relaunch's start-up, which every failure pays again) nor above the
+// measured loss. A job as long as those attempts, or longer, loses what
+// they lost.
+double LostHoursForJob(const FailureRate& rate, double job_hours,
+                       double floor_hours);
 
 // One failed attempt loses at most this many of the recipe's mean attempts
 // (a failure cannot lose more than the attempt it ended and a relaunch; the

@@ -298,6 +298,7 @@ void EstimateJob(int64_t total_steps, const Pool& pool, const Recipe& recipe,
     in.failure.per_hour_band = {0, 0};
   }
   const JobCost cost = ProjectJobCost(in, total_steps);
+  cand->job_lost_hours_per_failure = cost.lost_hours_per_failure;
   const double oom_gpu_hours =
       cand->oom_probability * (cand->startup_gpu_hours + in.step_gpu_hours);
   cand->rework_gpu_hours = cost.rework_gpu_hours + oom_gpu_hours;
@@ -355,6 +356,19 @@ std::string SiblingMemoryNote(const LayoutMemoryScale& sibling,
       sibling.peak_gb, sibling.predicted_gb);
 }
 
+// When a failure loses less in this job than in the attempts it was
+// measured over (LostHoursForJob), by how much; else "".
+std::string ShorterJobLoss(const Candidate& cand) {
+  const FailureRate& f = cand.failure_rate;
+  if (!(cand.job_lost_hours_per_failure < f.lost_hours_per_failure - 0.005)) {
+    return "";
+  }
+  return absl::StrFormat(
+      " in attempts of %.2f h, %.2f h in this shorter job (half the "
+      "difference less progress to lose)",
+      f.lost_over_attempt_hours, cand.job_lost_hours_per_failure);
+}
+
 // The reason or warning that says what the candidate's figures rest on:
 // measured runs, memory transferred from another SKU, a nearby recipe, or
 // estimates alone.
@@ -378,7 +392,7 @@ void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
         "%s: %d measured run(s), %d succeeded, %d attempt(s) of which %d "
         "failed; %.4f GPU-hours a step, start-up %.3f GPU-hours an attempt "
         "(%s); failures at %.3g an hour (p10-p90 %.3g-%.3g, %s) losing "
-        "%.2f h each",
+        "%.2f h each%s",
         kRetriesCostMoneyRule, measured.runs, measured.successful_runs,
         measured.attempts, measured.failed_attempts, per_step_gpu_hours,
         cand->startup_gpu_hours, cand->startup_measured ? "measured" : "prior",
@@ -387,7 +401,7 @@ void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
         cand->failure_rate.recipe_measured
             ? "its own attempts, the pool's rate as prior"
             : "the pool's runs",
-        cand->failure_rate.lost_hours_per_failure));
+        cand->failure_rate.lost_hours_per_failure, ShorterJobLoss(*cand)));
     if (cand->observed.has_value()) {
       cand->reasons.push_back(absl::StrFormat(
           "%s: its runs cost %.4g GPU-hours per successful step (band "

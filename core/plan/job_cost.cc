@@ -55,7 +55,12 @@ Band MeasuredStepBand(const EvidenceStats& m, double step_gpu_hours,
 
 JobCost ProjectJobCost(const JobCostInputs& in, int64_t steps) {
   const int gpus = std::max(1, in.gpus);
-  const double lost = in.failure.lost_hours_per_failure;
+  const double job_hours =
+      (std::max(0.0, in.startup_gpu_hours) +
+       std::max(0.0, in.step_gpu_hours) * static_cast<double>(steps)) /
+      gpus;
+  const double lost =
+      LostHoursForJob(in.failure, job_hours, in.startup_gpu_hours / gpus);
   const StepsAndRework nominal =
       Project(gpus, in.startup_gpu_hours, in.step_gpu_hours, steps,
               in.failure.per_hour, lost);
@@ -65,6 +70,7 @@ JobCost ProjectJobCost(const JobCostInputs& in, int64_t steps) {
       std::max(0.0, in.step_gpu_hours) * static_cast<double>(steps);
   cost.expected_failures = nominal.expected_failures;
   cost.rework_gpu_hours = nominal.rework_gpu_hours;
+  cost.lost_hours_per_failure = lost;
   cost.total_gpu_hours = Total(nominal);
   cost.wall_hours = cost.total_gpu_hours / gpus;
   const bool has_step_band = in.step_gpu_hours_band.high > 0;

@@ -44,6 +44,9 @@ struct JobCost {
   double steps_gpu_hours = 0;
   double rework_gpu_hours = 0;  // expected
   double expected_failures = 0;
+  // Wall hours each failure loses in this job (LostHoursForJob: less than
+  // the measured loss in a job shorter than the attempts it came from).
+  double lost_hours_per_failure = 0;
   double total_gpu_hours = 0;
   double wall_hours = 0;  // expected, rework included
   // The total at the step band's low edge and the failure rate's p10, and
@@ -52,7 +55,8 @@ struct JobCost {
 };
 
 // The expected cost of `steps` steps in one job. Failures arrive at the
-// layout's rate per hour the job holds the pool, rework included (so the
+// layout's rate per hour the job holds the pool, each losing what
+// LostHoursForJob says for a job of this length, rework included (so the
 // expected count is a geometric series over the run: with the rate and
 // loss its runs measured, a job as long as those runs projects exactly the
 // hours they held; a pool losing more per hour than it runs is priced at a

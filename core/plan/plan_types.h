@@ -106,6 +106,9 @@ struct Candidate {
   // what an attempt that runs out of memory costs.
   double rework_gpu_hours = 0;
   FailureRate failure_rate;  // of this layout on the pool
+  // What each failure loses in this job (LostHoursForJob): less than
+  // failure_rate's measured loss in a job shorter than its attempts.
+  double job_lost_hours_per_failure = 0;
   // MEASURED only: what the layout's runs cost per successful step as they
   // ran, with its band (core/plan/job_cost.h, ObservedJobCost), and this
   // plan's projection of a job as long as those runs: the projection rests

@@ -41,6 +41,41 @@ TEST(ProjectJobCostTest, ReworkIsTheRateOverTheHoursHeldTimesTheLoss) {
   EXPECT_NEAR(cost.total_gpu_hours, 20 + 2 / 0.9, 1e-12);
 }
 
+// A failure loses the relaunch and the progress since the last checkpoint:
+// about half of an attempt's progress when checkpoints are rarer than the
+// attempt is long. Measured at 0.71 h over attempts of 1.3 h, a job of
+// 0.5 h loses 0.71 - (1.3 - 0.5) / 2 = 0.31 h a failure; a job as long as
+// those attempts or longer loses the measured 0.71; never below the
+// relaunch's start-up.
+TEST(ProjectJobCostTest, AJobShorterThanTheMeasuredAttemptsLosesLess) {
+  FailureRate rate;
+  rate.per_hour = 0.25;
+  rate.lost_hours_per_failure = 0.71;
+  rate.lost_over_attempt_hours = 1.3;
+  EXPECT_NEAR(LostHoursForJob(rate, 0.5, 0.05), 0.31, 1e-12);
+  EXPECT_DOUBLE_EQ(LostHoursForJob(rate, 1.3, 0.05), 0.71);
+  EXPECT_DOUBLE_EQ(LostHoursForJob(rate, 20, 0.05), 0.71);
+  EXPECT_NEAR(LostHoursForJob(rate, 0.01, 0.05), 0.065, 1e-12);
+  EXPECT_DOUBLE_EQ(LostHoursForJob(rate, 0.01, 0.1), 0.1);
+  // Never above what was measured, whatever the start-up.
+  EXPECT_DOUBLE_EQ(LostHoursForJob(rate, 0.01, 2), 0.71);
+  // The prior's loss (no attempts it was measured over) stands.
+  FailureRate prior = rate;
+  prior.lost_over_attempt_hours = 0;
+  EXPECT_DOUBLE_EQ(LostHoursForJob(prior, 0.5, 0.05), 0.71);
+
+  // One GPU, 0.05 h of start-up and 0.45 h of steps: 0.5 h a job.
+  const JobCost short_job =
+      ProjectJobCost(Inputs(1, 0.00045, 0.05, rate), 1000);
+  EXPECT_NEAR(short_job.lost_hours_per_failure, 0.31, 1e-9);
+  const double failures = 0.25 * 0.5 / (1 - 0.25 * 0.31);
+  EXPECT_NEAR(short_job.rework_gpu_hours, failures * 0.31, 1e-9);
+  // Ten times as long: the measured loss.
+  const JobCost long_job =
+      ProjectJobCost(Inputs(1, 0.00045, 0.05, rate), 10'000);
+  EXPECT_DOUBLE_EQ(long_job.lost_hours_per_failure, 0.71);
+}
+
 TEST(ProjectJobCostTest, APoolFailingFasterThanItWorksIsDearNotInfinite) {
   FailureRate rate;
   rate.per_hour = 10;
@@ -106,6 +141,27 @@ TEST(FailureRateTest, CollectiveTimeoutsBearOnMultiGpuLayoutsOnly) {
   EXPECT_EQ(one_gpu.failures, 0);
   EXPECT_EQ(eight_gpus.failures, 4);
   EXPECT_GT(eight_gpus.per_hour, 10 * one_gpu.per_hour);
+}
+
+// The loss is measured with the mean attempt it came from: the recipe's own
+// attempts when it failed, else the pool's.
+TEST(FailureRateTest, TheLossKeepsTheAttemptsItWasMeasuredOver) {
+  PoolFailures pool;
+  pool.single_gpu = Pool(8, 2);  // 4 attempts over 8 h: 2 h an attempt
+  const FailureRate from_pool =
+      EstimateFailureRate(pool.single_gpu, {}, false, 0.05);
+  EXPECT_DOUBLE_EQ(from_pool.lost_hours_per_failure, 0.75);
+  EXPECT_NEAR(from_pool.lost_over_attempt_hours,
+              pool.single_gpu.ExposureHours() / 4, 1e-12);
+  RecipeFailures own;
+  own.attempts = 5;
+  own.failed_attempts = 1;
+  own.node_failed_attempts = 1;
+  own.exposure_hours = 4;
+  own.lost_hours = 0.5;
+  const FailureRate mine = EstimateLayoutFailureRate(pool, false, 0.05, own);
+  EXPECT_DOUBLE_EQ(mine.lost_hours_per_failure, 0.5);
+  EXPECT_DOUBLE_EQ(mine.lost_over_attempt_hours, 0.8);
 }
 
 TEST(PoolReliabilityRollupTest, CountsPoolFailuresAndWhatTheyLost) {
