@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -31,24 +34,132 @@ std::string DescribeValue(double value, Objective objective) {
   return absl::StrFormat("%.2f", value / 1e6);
 }
 
+// Where a BORDERLINE candidate's job goes should it run out of memory, and
+// what that is worth (OutOfMemoryFallbackValue).
+struct OutOfMemoryFallback {
+  double value = 0;
+  // Another BORDERLINE candidate tried first (empty: straight to the plan's
+  // fallback), its card, and the chance it fits given that the candidate
+  // did not.
+  std::string nested_pool;
+  std::string nested_sku;
+  double fits_given_oom = 0;
+};
+
+// Whether `wider`'s risk of running out of memory is nested in `c`'s: the
+// same configuration (recipe key) with the same peak band, so the same
+// peak, on a card with more usable memory (a lower risk). Then a run that
+// does not fit on `wider` would not have fitted on `c` either, and
+// P(out of memory on wider | out of memory on c) = p_wider / p_c.
+bool RiskNestedIn(const Candidate& wider, const Candidate& c) {
+  constexpr double kSameGb = 1e-6;
+  return wider.fit == Fit::kBorderline && !SameConfiguration(wider, c) &&
+         !c.recipe_key.empty() && wider.recipe_key == c.recipe_key &&
+         c.peak_memory_gb_band.high > 0 &&
+         std::abs(wider.peak_memory_gb_band.low - c.peak_memory_gb_band.low) <
+             kSameGb &&
+         std::abs(wider.peak_memory_gb_band.high - c.peak_memory_gb_band.high) <
+             kSameGb &&
+         wider.oom_probability < c.oom_probability;
+}
+
+// A BORDERLINE candidate that runs out of memory sends its job to the
+// plan's fallback (`fallback_value`), unless the same configuration is
+// BORDERLINE on a card with more memory: the job goes there first and fits
+// with probability 1 - p_wider / p_c, else goes on to the fallback. The
+// cheaper of the two routes (the candidates' ranking values).
+OutOfMemoryFallback OutOfMemoryFallbackValue(
+    const Candidate& c, const std::vector<Candidate>& candidates,
+    double fallback_value, Objective objective) {
+  OutOfMemoryFallback best;
+  best.value = fallback_value;
+  if (c.fit != Fit::kBorderline || !(c.oom_probability > 0)) return best;
+  for (const Candidate& wider : candidates) {
+    if (!RiskNestedIn(wider, c)) continue;
+    const double q =
+        std::clamp(wider.oom_probability / c.oom_probability, 0.0, 1.0);
+    const double value =
+        (1 - q) * RankingValue(wider, objective) + q * fallback_value;
+    if (value < best.value) {
+      best = {value, wider.pool_name, wider.sku_id, 1 - q};
+    }
+  }
+  return best;
+}
+
 // Why a BORDERLINE candidate ranks above `fallback`, where the job would go
-// should it run out of memory: its risk, priced against it, leaves it
-// cheaper. (With the risk priced as a mix of the two values, one that ranks
-// after it is dearer on its own too, and needs no word.)
-void ExplainRiskPricing(const Candidate& fallback, Objective objective,
+// should it run out of memory (by way of `route.nested_pool` where there
+// is one): its risk, priced against it, leaves it cheaper. (With the risk
+// priced as a mix of the two values, one that ranks after it is dearer on
+// its own too, and needs no word.)
+void ExplainRiskPricing(const Candidate& fallback,
+                        const OutOfMemoryFallback& route, Objective objective,
                         Candidate* c) {
   const double own = RankingValue(*c, objective);
   const double fallback_value = RankingValue(fallback, objective);
+  std::string via;
+  if (!route.nested_pool.empty()) {
+    via = absl::StrFormat(
+        "first to pool %s, the same configuration on %s's larger memory, "
+        "where it fits %.0f%% of the times it would not fit here; else ",
+        route.nested_pool, route.nested_sku, 100 * route.fits_given_oom);
+  }
   c->reasons.push_back(absl::StrFormat(
       "%s: BORDERLINE, ranks above %s pool %s: with its %.0f%% chance of "
-      "running out of memory priced in (the job then goes to %s, %s) it "
+      "running out of memory priced in (the job then goes %sto %s, %s) it "
       "counts at %s (%s on its own) against %s",
       kFitWithoutOffloadRule,
       fallback.fit == Fit::kFits ? "FITS" : "the likeliest to fit, BORDERLINE,",
-      fallback.pool_name, 100 * c->oom_probability, fallback.pool_name,
+      fallback.pool_name, 100 * c->oom_probability, via, fallback.pool_name,
       DescribeConfiguration(fallback.recipe),
-      DescribeValue(RiskPricedValue(*c, own, fallback_value), objective),
+      DescribeValue(RiskPricedValue(*c, own, route.value), objective),
       DescribeValue(own, objective), DescribeValue(fallback_value, objective)));
+}
+
+// Sorts `candidates` by the ranking's key (RankCandidates), a BORDERLINE
+// one's risk priced against its route should it run out of memory
+// (OutOfMemoryFallbackValue, where `fallback_value` is set: the objective
+// prices that risk). Returns the routes, in the sorted order.
+std::vector<OutOfMemoryFallback> SortByRankingKey(
+    Objective objective, std::optional<double> fallback_value,
+    std::vector<Candidate>* candidates) {
+  const bool by_time = objective == Objective::kShortestTime;
+  const bool risk_priced = PricesOutOfMemoryRisk(objective);
+  struct Ranked {
+    Candidate candidate;
+    OutOfMemoryFallback route;
+  };
+  std::vector<Ranked> ranked;
+  ranked.reserve(candidates->size());
+  for (const Candidate& c : *candidates) {
+    ranked.push_back({c, fallback_value.has_value()
+                             ? OutOfMemoryFallbackValue(
+                                   c, *candidates, *fallback_value, objective)
+                             : OutOfMemoryFallback{}});
+  }
+  auto key = [&](const Ranked& r) {
+    const Candidate& c = r.candidate;
+    const std::optional<double> priced_against =
+        fallback_value.has_value() ? std::optional<double>(r.route.value)
+                                   : std::nullopt;
+    return std::make_tuple(
+        !risk_priced && c.fit != Fit::kFits,
+        RiskPricedValue(c, RankingValue(c, objective), priced_against),
+        c.fit != Fit::kFits,
+        by_time ? static_cast<double>(c.expected_cost_micros)
+                : absl::ToDoubleSeconds(c.expected_wall_time),
+        c.pool_name);
+  };
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [&](const Ranked& a, const Ranked& b) { return key(a) < key(b); });
+  std::vector<OutOfMemoryFallback> routes;
+  routes.reserve(ranked.size());
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    (*candidates)[i] = std::move(ranked[i].candidate);
+    routes.push_back(std::move(ranked[i].route));
+  }
+  return routes;
 }
 
 }  // namespace
@@ -107,18 +218,8 @@ void RankCandidates(Objective objective, std::vector<Candidate>* candidates,
   if (risk_priced && fallback != nullptr) {
     fallback_value = RankingValue(*fallback, objective);
   }
-  auto key = [&](const Candidate& c) {
-    return std::make_tuple(
-        !risk_priced && c.fit != Fit::kFits,
-        RiskPricedValue(c, RankingValue(c, objective), fallback_value),
-        c.fit != Fit::kFits,
-        by_time ? static_cast<double>(c.expected_cost_micros)
-                : absl::ToDoubleSeconds(c.expected_wall_time),
-        c.pool_name);
-  };
-  std::stable_sort(
-      candidates->begin(), candidates->end(),
-      [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
+  const std::vector<OutOfMemoryFallback> routes =
+      SortByRankingKey(objective, fallback_value, candidates);
   const char* what = by_time ? "wall time" : "cost";
   for (size_t i = 0; i < candidates->size(); ++i) {
     Candidate& c = (*candidates)[i];
@@ -128,7 +229,7 @@ void RankCandidates(Objective objective, std::vector<Candidate>* candidates,
     if (fallback_value.has_value() && c.fit == Fit::kBorderline &&
         !SameConfiguration(c, *fallback) &&
         RankingValue(c, objective) < *fallback_value) {
-      ExplainRiskPricing(*fallback, objective, &c);
+      ExplainRiskPricing(*fallback, routes[i], objective, &c);
     }
     if (Measured(c)) continue;
     const double nominal = NominalValue(c, objective);

@@ -14,7 +14,10 @@ namespace placement::core {
 // value with its risk of running out of memory priced in (RiskPricedValue,
 // against the candidate the job would fall back to: RiskFallback), so it
 // goes first only where that risk is worth taking, and at equal value FITS
-// goes first; for the other objectives FITS ranks before BORDERLINE. An
+// goes first. Where the same configuration is BORDERLINE on a card with
+// more memory (the same recipe key and peak band: its risk nested in this
+// one's), the job would go there first, and the risk counts against that
+// route where it is cheaper than the fallback alone; for the other objectives FITS ranks before BORDERLINE. An
 // ESTIMATED or TRANSFERRED candidate is ranked at its pessimistic edge (the
 // upper step-time band), a MEASURED one at its measured figure. Ties broken
 // by the other objective's figure, then by pool name, so the result is

@@ -144,6 +144,51 @@ TEST(RankCandidatesTest, AllBorderlinePricedAgainstTheLikeliestToFit) {
   EXPECT_THAT(Order(candidates), ElementsAre("cheap", "cheapest", "dear"));
 }
 
+// The guide's first fine-tune, an 8B LoRA left open, with nothing measured:
+// the same one-card configuration is BORDERLINE on a 40 GB A100 (a 30%
+// chance of running out of memory) and on a 48 GB L40S (14%), the same
+// peak band on both. Should it not fit on the A100 it goes to the L40S
+// first, where it fits 1 - 14/30 = 53% of those times, not straight to the
+// FITS pool: 0.53 x 6.23 + 0.47 x 11.51 = 8.69, and the A100 counts at
+// 0.70 x 5.04 + 0.30 x 8.69 = 6.14 against the L40S's 0.86 x 6.23 + 0.14 x
+// 11.51 = 6.97. Priced straight against the FITS pool it counted at 6.98
+// and ranked second.
+TEST(RankCandidatesTest, AnOutOfMemoryGoesFirstToTheSameLayoutOnALargerCard) {
+  auto same_layout = [](const std::string& pool, const std::string& sku,
+                        int64_t cost_micros, double oom_probability) {
+    Candidate c = Borderline(pool, cost_micros, oom_probability);
+    c.sku_id = sku;
+    c.recipe_key = "rk1-8b-lora-one-card";
+    c.peak_memory_gb = 32.3;
+    c.peak_memory_gb_band = {29.0, 50.0};
+    return c;
+  };
+  std::vector<Candidate> candidates = {
+      Make("a100-80", EvidenceBasis::kMeasured, 11'510'000),
+      same_layout("l40s", "L40S-PCIE-48GB", 6'230'000, 0.14),
+      same_layout("a100-40", "A100-PCIE-40GB", 5'040'000, 0.30)};
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("a100-40", "l40s", "a100-80"));
+  EXPECT_THAT(
+      candidates[0].reasons,
+      ::testing::Contains(::testing::AllOf(
+          HasSubstr("30% chance of running out of memory priced in (the job "
+                    "then goes first to pool l40s, the same configuration on "
+                    "L40S-PCIE-48GB's larger memory, where it fits 53% of the "
+                    "times it would not fit here; else to a100-80, "),
+          HasSubstr("it counts at 6.14 (5.04 on its own) against 11.51"))));
+
+  // Another configuration on the larger card (its own peak, not nested in
+  // this one's): an out-of-memory here says nothing of it, and the risk is
+  // priced against the FITS pool as before.
+  candidates = {Make("a100-80", EvidenceBasis::kMeasured, 11'510'000),
+                same_layout("l40s", "L40S-PCIE-48GB", 6'230'000, 0.14),
+                same_layout("a100-40", "A100-PCIE-40GB", 5'040'000, 0.30)};
+  candidates[1].recipe_key = "rk1-8b-lora-two-cards";
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("l40s", "a100-40", "a100-80"));
+}
+
 // At equal value FITS goes first.
 TEST(RankCandidatesTest, FitsFirstAtEqualValue) {
   std::vector<Candidate> candidates = {
