@@ -48,7 +48,13 @@ class Service:
     """A started placementd with an admin token; stop() drops everything."""
 
     def __init__(self, name):
-        self.daemon = Placementd(name, auth=True)
+        # The fleet model re-fitted whenever the evidence changed: a
+        # server re-fits it every 10 s, far less than the time between two
+        # jobs of a fleet, and a replay plays those hours in milliseconds,
+        # so at 10 s its plans would read a model several jobs old (and
+        # which one would depend on the machine's speed).
+        self.daemon = Placementd(name, auth=True,
+                                 extra_flags=["--fleet_refit_seconds=0"])
         self.evidence_version = 0
 
     def __enter__(self):

@@ -54,13 +54,15 @@ class Placementd:
     With `auth`, an admin token is made the way an operator makes it
     (`placementd tokens create`) and left in `token`; without, placementd
     runs with --auth=false. With `console`, the web console listens on a
-    free port too (`console_port`).
+    free port too (`console_port`). `extra_flags` are passed to the server
+    as they are.
     """
 
-    def __init__(self, name, auth, console=False):
+    def __init__(self, name, auth, console=False, extra_flags=()):
         self.name = name
         self.auth = auth
         self.console = console
+        self.extra_flags = list(extra_flags)
         self.console_port = 0
         self.proc = None
         self.database = None
@@ -116,6 +118,7 @@ class Placementd:
 
         if self.console:
             flags += ["--console_listen", "127.0.0.1:0"]
+        flags += self.extra_flags
         port_file = os.path.join(self.tmpdir, "ports")
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
