@@ -177,7 +177,39 @@ FleetModel FleetModel::Fit(std::vector<FleetCell> cells,
   model.FitSpreads(obs, options);
   // Memory: a robust per-framework scale on the analytic prediction.
   model.FitMemoryScales(cells, options);
+  model.FitStartups(cells);
   return model;
+}
+
+void FleetModel::FitStartups(const std::vector<FleetCell>& cells) {
+  std::map<std::string, std::vector<const FleetCell*>, std::less<>> by_model;
+  for (const FleetCell& cell : cells) {
+    if (cell.model.empty() || !(cell.startup_hours_per_attempt > 0)) continue;
+    by_model[cell.model].push_back(&cell);
+  }
+  for (auto& [name, of_model] : by_model) {
+    std::vector<double> hours;
+    ModelStartup startup;
+    startup.cells = static_cast<int>(of_model.size());
+    for (const FleetCell* cell : of_model) {
+      hours.push_back(cell->startup_hours_per_attempt);
+      startup.skus.push_back(cell->sku_id);
+    }
+    std::sort(hours.begin(), hours.end());
+    const size_t n = hours.size();
+    startup.hours_per_attempt =
+        n % 2 == 1 ? hours[n / 2] : (hours[n / 2 - 1] + hours[n / 2]) / 2;
+    std::sort(startup.skus.begin(), startup.skus.end());
+    startup.skus.erase(std::unique(startup.skus.begin(), startup.skus.end()),
+                       startup.skus.end());
+    startups_.emplace(name, std::move(startup));
+  }
+}
+
+std::optional<ModelStartup> FleetModel::Startup(absl::string_view model) const {
+  auto it = startups_.find(model);
+  if (it == startups_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<FleetStepTime> FleetModel::StepTime(
@@ -263,6 +295,9 @@ std::vector<FleetCell> FleetCellsFromEvidence(
     cell.sku_id = sku->id;
     cell.framework = e.recipe.framework;
     cell.successful_runs = e.stats.successful_runs;
+    cell.model = e.recipe.model;
+    cell.startup_hours_per_attempt =
+        e.stats.median_startup_hours_per_attempt.value_or(0);
     if (e.stats.steps_succeeded > 0 && e.stats.median_step_time_s > 0) {
       cell.measured_step_time_s = e.stats.median_step_time_s;
       cell.prior_step_time_s = PriorStepTimeS(e.recipe, *sku);

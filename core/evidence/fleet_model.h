@@ -48,6 +48,12 @@ struct FleetCell {
   double measured_peak_gb = 0;
   double predicted_peak_gb = 0;
   int64_t successful_runs = 0;
+  // The model it runs (Recipe::model) and its succeeded runs' median
+  // start-up per attempt in wall hours (EvidenceStats::
+  // median_startup_hours_per_attempt; 0 when not kept): the cell informs
+  // the start-up of the model's layouts not measured (ModelStartup).
+  std::string model;
+  double startup_hours_per_attempt = 0;
 };
 
 // How strongly each part of the model is pulled toward the analytic prior
@@ -95,6 +101,18 @@ struct FleetStepTime {
   int cells = 0;  // cells the whole model was fitted to
 };
 
+// What a model's measured layouts say of the start-up (loading the
+// weights, compiling, warm-up) of one of its layouts not yet measured on a
+// card: the median over the model's cells of their median start-up per
+// attempt. Loading a 70B model takes minutes where an 8B takes seconds, and
+// the start-up barely depends on the layout; the card's node (its disks and
+// links) moves it less than the model's size does.
+struct ModelStartup {
+  double hours_per_attempt = 0;   // wall hours, per GPU
+  int cells = 0;                  // (recipe key, SKU) cells it rests on
+  std::vector<std::string> skus;  // the SKUs they ran on, sorted, distinct
+};
+
 class FleetModel {
  public:
   // Fits by alternating least squares (each block in closed form, the
@@ -110,6 +128,10 @@ class FleetModel {
   // nullopt when the model has no step-time cell at all.
   std::optional<FleetStepTime> StepTime(absl::string_view recipe_key,
                                         absl::string_view sku_id) const;
+
+  // The start-up of `model`'s layouts as measured (ModelStartup); nullopt
+  // when no cell of the model kept a start-up.
+  std::optional<ModelStartup> Startup(absl::string_view model) const;
 
   // The factor on the memory model's prediction for recipes of
   // `framework` (1 without evidence).
@@ -160,11 +182,13 @@ class FleetModel {
                   const FleetModelOptions& options);
   void FitMemoryScales(const std::vector<FleetCell>& cells,
                        const FleetModelOptions& options);
+  void FitStartups(const std::vector<FleetCell>& cells);
 
   double global_ = 0;
   std::map<std::string, RecipeTerm, std::less<>> recipes_;
   std::map<std::string, SkuTerm, std::less<>> skus_;
   std::map<TrainingFramework, MemoryTerm> memory_;
+  std::map<std::string, ModelStartup, std::less<>> startups_;
   int step_time_cells_ = 0;
   double residual_log_sd_ = 0;
   // The spread of the recipe offsets (with the prior's weight), which a

@@ -55,6 +55,8 @@ struct EvidenceInUse {
   // the one in use).
   double memory_scale = 1;
   const LayoutMemoryScale* sibling = nullptr;
+  // The model's measured start-up, for a layout whose own is not measured.
+  const ModelStartup* model_startup = nullptr;
 
   // The observed memory the fit is checked against, if any.
   const EvidenceStats* observed() const {
@@ -65,6 +67,7 @@ struct EvidenceInUse {
 
 EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
   EvidenceInUse in_use;
+  in_use.model_startup = ev.model_startup;
   in_use.measured = ev.measured;
   in_use.transferred = ev.transferred;
   in_use.same_sku = ev.measured != nullptr
@@ -134,6 +137,14 @@ void FillFitAndBasis(const Pool& pool, const GpuSku& sku, const Recipe& recipe,
 bool HasMeasuredSteps(const EvidenceInUse& ev) {
   return ev.same_sku != nullptr && (ev.same_sku->busy_gpu_hours_per_step ||
                                     ev.same_sku->gpu_hours_per_successful_step);
+}
+
+// The start-up per attempt, wall hours per GPU, of a layout whose own is
+// not measured on this SKU: its model's as measured in other layouts or on
+// other cards (FleetModel::Startup), else the prior.
+double PriorStartupHours(const EvidenceInUse& ev) {
+  return ev.model_startup != nullptr ? ev.model_startup->hours_per_attempt
+                                     : kPriorStartupSeconds / 3600;
 }
 
 // Step time from this SKU's runs (measured, or transferred from a nearby
@@ -272,10 +283,10 @@ PoolFailures PoolFailuresOf(const ConfigurationEvidence& ev) {
 void EstimateJob(int64_t total_steps, const Pool& pool, const Recipe& recipe,
                  double per_step_gpu_hours, const FailureRate& pool_rate,
                  const std::optional<JobCostInputs>& measured_inputs,
-                 Candidate* cand) {
+                 double prior_startup_hours, Candidate* cand) {
   const int gpus = recipe.gpu_count;
   if (!cand->startup_measured) {
-    cand->startup_gpu_hours = gpus * kPriorStartupSeconds / 3600;
+    cand->startup_gpu_hours = gpus * prior_startup_hours;
   }
   JobCostInputs in;
   if (measured_inputs.has_value()) {
@@ -375,6 +386,16 @@ std::string ShorterJobLoss(const Candidate& cand) {
 void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
                      const EvidenceInUse& ev, double per_step_gpu_hours,
                      Candidate* cand) {
+  if (!cand->startup_measured && ev.model_startup != nullptr) {
+    const ModelStartup& startup = *ev.model_startup;
+    cand->reasons.push_back(absl::StrFormat(
+        "%s: start-up %.0f s an attempt, as %s's measured layouts started "
+        "(median of %d on %s), not the %.0f s prior: loading a model takes "
+        "as long as its size, whatever the layout",
+        kEvidenceBeatsEstimatesRule, startup.hours_per_attempt * 3600,
+        recipe.model, startup.cells, absl::StrJoin(startup.skus, ", "),
+        kPriorStartupSeconds));
+  }
   if (ev.sibling != nullptr) {
     cand->reasons.push_back(absl::StrCat(kEvidenceBeatsEstimatesRule, ": ",
                                          SiblingMemoryNote(*ev.sibling, sku)));
@@ -504,9 +525,10 @@ ConfigurationOutcome EvaluateConfiguration(
   // The pool's rate for a recipe with no record of its own there; its
   // prior loss per failure includes the prior start-up.
   const PoolFailures pool_failures = PoolFailuresOf(evidence);
+  const double prior_startup_hours = PriorStartupHours(ev);
   const FailureRate pool_rate =
       EstimateFailureRate(pool_failures.single_gpu, pool_failures.multi_gpu,
-                          recipe.gpu_count > 1, kPriorStartupSeconds / 3600);
+                          recipe.gpu_count > 1, prior_startup_hours);
   std::optional<JobCostInputs> measured_inputs;
   const double per_step_gpu_hours =
       HasMeasuredSteps(ev)
@@ -515,7 +537,7 @@ ConfigurationOutcome EvaluateConfiguration(
           : StepTimeFromModel(recipe, arch, pool, sku, ev,
                               evidence.fleet_step_time, explain, &cand);
   EstimateJob(request.total_steps, pool, recipe, per_step_gpu_hours, pool_rate,
-              measured_inputs, &cand);
+              measured_inputs, prior_startup_hours, &cand);
   if (ev.measured != nullptr && measured_inputs.has_value()) {
     CompareWithObserved(*ev.measured, *measured_inputs, &cand);
   }

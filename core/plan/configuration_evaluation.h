@@ -46,6 +46,9 @@ struct ConfigurationEvidence {
   // (SiblingLayoutMemory): used, like `memory_scale`, without observed
   // memory, the larger of the two.
   const LayoutMemoryScale* sibling_memory = nullptr;
+  // The start-up the model's measured layouts ran with (FleetModel::
+  // Startup): used where this SKU's runs give none, in place of the prior.
+  const ModelStartup* model_startup = nullptr;
   // The pool's failure sums for single- and multi-GPU runs (null: none).
   const PoolReliabilityRollup* pool_single_gpu = nullptr;
   const PoolReliabilityRollup* pool_multi_gpu = nullptr;

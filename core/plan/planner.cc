@@ -139,6 +139,7 @@ struct KeyEvidence {
   std::optional<CrossSkuMemory> cross_sku;
   std::optional<FleetStepTime> fleet_step_time;
   std::optional<LayoutMemoryScale> sibling_memory;
+  std::optional<ModelStartup> model_startup;
 
   ConfigurationEvidence View(double memory_scale) const {
     ConfigurationEvidence view;
@@ -148,6 +149,7 @@ struct KeyEvidence {
     view.fleet_step_time = fleet_step_time ? &*fleet_step_time : nullptr;
     view.memory_scale = memory_scale;
     view.sibling_memory = sibling_memory ? &*sibling_memory : nullptr;
+    view.model_startup = model_startup ? &*model_startup : nullptr;
     return view;
   }
 };
@@ -285,6 +287,7 @@ KeyEvidence LookUpEvidence(const std::string& key, const Recipe& configuration,
   }
   if (ctx->fleet != nullptr) {
     ev.fleet_step_time = ctx->fleet->StepTime(key, sku.id);
+    ev.model_startup = ctx->fleet->Startup(configuration.model);
   }
   return ev;
 }

@@ -17,11 +17,12 @@ namespace placement::core {
 // goes first. Where the same configuration is BORDERLINE on a card with
 // more memory (the same recipe key and peak band: its risk nested in this
 // one's), the job would go there first, and the risk counts against that
-// route where it is cheaper than the fallback alone; for the other objectives FITS ranks before BORDERLINE. An
-// ESTIMATED or TRANSFERRED candidate is ranked at its pessimistic edge (the
-// upper step-time band), a MEASURED one at its measured figure. Ties broken
-// by the other objective's figure, then by pool name, so the result is
-// deterministic. List price is reported, never ranked on.
+// route where it is cheaper than the fallback alone; for the other objectives
+// FITS ranks before BORDERLINE. An ESTIMATED or TRANSFERRED candidate is ranked
+// at its pessimistic edge (the upper step-time band), a MEASURED one at its
+// measured figure. Ties broken by the other objective's figure, then by pool
+// name, so the result is deterministic. List price is reported, never ranked
+// on.
 
 // The ranking value of a candidate for `objective`: cost or wall time,
 // at the upper step-time band unless MEASURED. Lower is better.

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "core/plan/planner.h"
 #include "gtest/gtest.h"
@@ -328,6 +331,77 @@ TEST(PlannerFleetTest, StepTimeOnA100FollowsTheRatioLearnedOnOtherRecipes) {
   EXPECT_GT(ratio, 0.45);
   EXPECT_LT(a100->step_time_s_band.low, a100->step_time_s);
   EXPECT_GT(a100->step_time_s_band.high, a100->step_time_s);
+}
+
+// The start-up of a model's layouts is the median of its measured cells,
+// whatever their layout or card; a model with none kept has none.
+TEST(FleetModelTest, StartupIsTheMedianOfTheModelsMeasuredCells) {
+  std::vector<FleetCell> cells;
+  for (auto [key, sku, model, seconds] :
+       std::vector<std::tuple<const char*, const char*, const char*, double>>{
+           {"rk-70b-tp2", kA100, "Llama-3.1-70B", 600},
+           {"rk-70b-fsdp2", kL40s, "Llama-3.1-70B", 660},
+           {"rk-70b-tp4", kA100, "Llama-3.1-70B", 540},
+           {"rk-8b", kL40s, "Llama-3.1-8B", 0}}) {
+    FleetCell c = StepCell(key, sku, 1.0);
+    c.model = model;
+    c.startup_hours_per_attempt = seconds / 3600;
+    cells.push_back(c);
+  }
+  const FleetModel fleet = FleetModel::Fit(cells);
+  const std::optional<ModelStartup> startup = fleet.Startup("Llama-3.1-70B");
+  ASSERT_TRUE(startup.has_value());
+  EXPECT_DOUBLE_EQ(startup->hours_per_attempt * 3600, 600);
+  EXPECT_EQ(startup->cells, 3);
+  EXPECT_EQ(startup->skus, (std::vector<std::string>{kA100, kL40s}));
+  EXPECT_FALSE(fleet.Startup("Llama-3.1-8B").has_value());
+  EXPECT_FALSE(fleet.Startup("Qwen2.5-14B").has_value());
+}
+
+// A layout whose start-up is not measured on its card starts as long as
+// the model's measured layouts did (10 minutes on the L40S here), not in
+// the 180 s prior, and says so; without the fleet model, the prior.
+TEST(PlannerFleetTest, AnUnmeasuredLayoutStartsAsTheModelsMeasuredOnesDid) {
+  const std::vector<Pool> pools = {TrainingPool("a100", kA100, Fabric::kNvlink),
+                                   TrainingPool("l40s", kL40s, Fabric::kPcie)};
+  InMemoryEvidence evidence;
+  const Recipe recipe = Lora8b();
+  for (int i = 0; i < 3; ++i) {
+    MeasuredRun run = SucceededRunOn(kL40s, 2.0, 21.3);
+    run.step_time_mean_s = 2.0;
+    run.ended += absl::Seconds(600);
+    evidence.AddRun(recipe, run);
+  }
+  std::vector<KeyedEvidence> all;
+  if (auto s = evidence.Find(RecipeKey(recipe), kL40s)) {
+    all.push_back({recipe, *s});
+  }
+  const FleetModel fleet =
+      FleetModel::Fit(FleetCellsFromEvidence(all, TestCatalog()));
+  PlanRequest request;
+  request.recipe = recipe;
+  request.total_steps = 1000;
+  absl::StatusOr<PlanResult> plan =
+      Plan(request, pools, TestCatalog(), evidence, &fleet);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* a100 = OnPool(*plan, "a100");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_FALSE(a100->startup_measured);
+  // 600 s within the start-up histogram's 19% bucket.
+  EXPECT_NEAR(a100->startup_gpu_hours * 3600 / a100->gpu_count, 600, 0.1 * 600);
+  const bool named = std::any_of(
+      a100->reasons.begin(), a100->reasons.end(), [](const std::string& r) {
+        return r.find(
+                   "measured layouts started (median of 1 on "
+                   "L40S-PCIE-48GB), not the 180 s prior") != std::string::npos;
+      });
+  EXPECT_TRUE(named);
+
+  plan = Plan(request, pools, TestCatalog(), evidence);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  a100 = OnPool(*plan, "a100");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_DOUBLE_EQ(a100->startup_gpu_hours * 3600 / a100->gpu_count, 180);
 }
 
 }  // namespace
