@@ -139,9 +139,11 @@ struct KeyEvidence {
   std::optional<CrossSkuMemory> cross_sku;
   std::optional<FleetStepTime> fleet_step_time;
   std::optional<LayoutMemoryScale> sibling_memory;
-  std::optional<ModelStartup> model_startup;
 
-  ConfigurationEvidence View(double memory_scale) const {
+  // `memory_scale` and `model_startup` are the plan's, the same for every
+  // configuration of the recipe (PlanContext).
+  ConfigurationEvidence View(double memory_scale,
+                             const ModelStartup* model_startup) const {
     ConfigurationEvidence view;
     view.measured = measured ? &*measured : nullptr;
     view.transferred = transferred ? &*transferred : nullptr;
@@ -149,7 +151,7 @@ struct KeyEvidence {
     view.fleet_step_time = fleet_step_time ? &*fleet_step_time : nullptr;
     view.memory_scale = memory_scale;
     view.sibling_memory = sibling_memory ? &*sibling_memory : nullptr;
-    view.model_startup = model_startup ? &*model_startup : nullptr;
+    view.model_startup = model_startup;
     return view;
   }
 };
@@ -180,7 +182,9 @@ struct PlanContext {
         fleet(fleet),
         open(OpenSettingsOf(request.recipe)),
         memory_scale(fleet != nullptr ? fleet->PlanMemoryScale(recipe.framework)
-                                      : 1) {}
+                                      : 1),
+        model_startup(fleet != nullptr ? fleet->Startup(recipe.model)
+                                       : std::nullopt) {}
 
   const PlanRequest& request;
   const Recipe& recipe;  // normalized
@@ -190,6 +194,7 @@ struct PlanContext {
   const FleetModel* fleet;
   OpenSettings open;
   double memory_scale = 1;  // FleetModel::PlanMemoryScale, or 1
+  std::optional<ModelStartup> model_startup;  // FleetModel::Startup
   std::unordered_map<std::string, SkuView> views;
   std::unordered_map<std::string, ShapeEntry> shapes;
   std::map<LayoutKey, std::pair<std::string, MemoryBreakdown>> by_layout;
@@ -287,7 +292,6 @@ KeyEvidence LookUpEvidence(const std::string& key, const Recipe& configuration,
   }
   if (ctx->fleet != nullptr) {
     ev.fleet_step_time = ctx->fleet->StepTime(key, sku.id);
-    ev.model_startup = ctx->fleet->Startup(configuration.model);
   }
   return ev;
 }
@@ -413,7 +417,8 @@ struct PoolEvaluation {
 
 ConfigurationOutcome EvaluateOne(const PoolEvaluation& e, size_t i,
                                  bool explain, const PlanContext& ctx) {
-  ConfigurationEvidence evidence = e.entry->evidence[i].View(ctx.memory_scale);
+  ConfigurationEvidence evidence = e.entry->evidence[i].View(
+      ctx.memory_scale, ctx.model_startup ? &*ctx.model_startup : nullptr);
   evidence.pool_single_gpu = &e.single_gpu;
   evidence.pool_multi_gpu = &e.multi_gpu;
   ConfigurationOutcome o = EvaluateConfiguration(

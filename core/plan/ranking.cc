@@ -125,22 +125,18 @@ std::vector<OutOfMemoryFallback> SortByRankingKey(
     std::vector<Candidate>* candidates) {
   const bool by_time = objective == Objective::kShortestTime;
   const bool risk_priced = PricesOutOfMemoryRisk(objective);
-  struct Ranked {
-    Candidate candidate;
-    OutOfMemoryFallback route;
-  };
-  std::vector<Ranked> ranked;
-  ranked.reserve(candidates->size());
-  for (const Candidate& c : *candidates) {
-    ranked.push_back({c, fallback_value.has_value()
-                             ? OutOfMemoryFallbackValue(
-                                   c, *candidates, *fallback_value, objective)
-                             : OutOfMemoryFallback{}});
+  const std::vector<Candidate>& given = *candidates;
+  std::vector<OutOfMemoryFallback> routes(given.size());
+  if (fallback_value.has_value()) {
+    for (size_t i = 0; i < given.size(); ++i) {
+      routes[i] =
+          OutOfMemoryFallbackValue(given[i], given, *fallback_value, objective);
+    }
   }
-  auto key = [&](const Ranked& r) {
-    const Candidate& c = r.candidate;
+  auto key = [&](size_t i) {
+    const Candidate& c = given[i];
     const std::optional<double> priced_against =
-        fallback_value.has_value() ? std::optional<double>(r.route.value)
+        fallback_value.has_value() ? std::optional<double>(routes[i].value)
                                    : std::nullopt;
     return std::make_tuple(
         !risk_priced && c.fit != Fit::kFits,
@@ -150,16 +146,20 @@ std::vector<OutOfMemoryFallback> SortByRankingKey(
                 : absl::ToDoubleSeconds(c.expected_wall_time),
         c.pool_name);
   };
-  std::stable_sort(
-      ranked.begin(), ranked.end(),
-      [&](const Ranked& a, const Ranked& b) { return key(a) < key(b); });
-  std::vector<OutOfMemoryFallback> routes;
-  routes.reserve(ranked.size());
-  for (size_t i = 0; i < ranked.size(); ++i) {
-    (*candidates)[i] = std::move(ranked[i].candidate);
-    routes.push_back(std::move(ranked[i].route));
+  std::vector<size_t> order(given.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::vector<Candidate> sorted;
+  std::vector<OutOfMemoryFallback> sorted_routes;
+  sorted.reserve(order.size());
+  sorted_routes.reserve(order.size());
+  for (size_t i : order) {
+    sorted.push_back(std::move((*candidates)[i]));
+    sorted_routes.push_back(std::move(routes[i]));
   }
-  return routes;
+  *candidates = std::move(sorted);
+  return sorted_routes;
 }
 
 }  // namespace

@@ -209,6 +209,13 @@ MeasuredRun SucceededRunOn(const std::string& sku, double step_s,
   return run;
 }
 
+// Whether one of the candidate's reasons contains `text`.
+bool HasReasonWith(const Candidate& c, const std::string& text) {
+  return std::any_of(
+      c.reasons.begin(), c.reasons.end(),
+      [&](const std::string& r) { return r.find(text) != std::string::npos; });
+}
+
 const Candidate* OnPool(const PlanResult& plan, const std::string& pool) {
   for (const Candidate& c : plan.candidates) {
     if (c.pool_name == pool) return &c;
@@ -242,13 +249,9 @@ TEST(PlannerFleetTest, MemoryMeasuredOnL40sTransfersToA100NamingIt) {
   // overhead equal on both cards.
   EXPECT_DOUBLE_EQ(a100->peak_memory_gb, l40s->peak_memory_gb);
   EXPECT_NE(a100->peak_memory_gb, a100->prior_peak_memory_gb);
-  const bool named = std::any_of(
-      a100->reasons.begin(), a100->reasons.end(), [](const std::string& r) {
-        return r.find(
-                   "TRANSFERRED from the same recipe measured on "
-                   "L40S-PCIE-48GB") != std::string::npos;
-      });
-  EXPECT_TRUE(named);
+  EXPECT_TRUE(HasReasonWith(*a100,
+                            "TRANSFERRED from the same recipe measured on "
+                            "L40S-PCIE-48GB"));
   // Without the fleet model its step time is the analytic prior.
   EXPECT_DOUBLE_EQ(a100->step_time_s, a100->prior_step_time_s);
 }
@@ -389,13 +392,9 @@ TEST(PlannerFleetTest, AnUnmeasuredLayoutStartsAsTheModelsMeasuredOnesDid) {
   EXPECT_FALSE(a100->startup_measured);
   // 600 s within the start-up histogram's 19% bucket.
   EXPECT_NEAR(a100->startup_gpu_hours * 3600 / a100->gpu_count, 600, 0.1 * 600);
-  const bool named = std::any_of(
-      a100->reasons.begin(), a100->reasons.end(), [](const std::string& r) {
-        return r.find(
-                   "measured layouts started (median of 1 on "
-                   "L40S-PCIE-48GB), not the 180 s prior") != std::string::npos;
-      });
-  EXPECT_TRUE(named);
+  EXPECT_TRUE(HasReasonWith(*a100,
+                            "measured layouts started (median of 1 on "
+                            "L40S-PCIE-48GB), not the 180 s prior"));
 
   plan = Plan(request, pools, TestCatalog(), evidence);
   ASSERT_TRUE(plan.ok()) << plan.status();
