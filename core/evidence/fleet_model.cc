@@ -325,12 +325,23 @@ std::optional<CrossSkuMemory> CrossSkuMemoryTransfer(
     const std::vector<std::pair<const GpuSku*, EvidenceStats>>& measured,
     const GpuSku& target) {
   const std::pair<const GpuSku*, EvidenceStats>* best = nullptr;
+  // Each qualifying card proves the peak fits its memory: the smallest
+  // proves the most.
+  const std::pair<const GpuSku*, EvidenceStats>* smallest = nullptr;
+  auto room = [&](const GpuSku& sku) {
+    return sku.UsableMemoryGb() + CardContextGb(target) - CardContextGb(sku);
+  };
   for (const auto& entry : measured) {
     const EvidenceStats& s = entry.second;
     if (entry.first == nullptr || entry.first->id == target.id) continue;
     if (s.successful_runs <= 0 || s.successful_runs != s.runs ||
         s.offload_share > 0 || !(s.peak_memory_gb > 0)) {
       continue;
+    }
+    if (smallest == nullptr ||
+        std::make_tuple(room(*entry.first), entry.first->id) <
+            std::make_tuple(room(*smallest->first), smallest->first->id)) {
+      smallest = &entry;
     }
     if (best == nullptr ||
         std::make_tuple(-s.successful_runs, entry.first->id) <
@@ -346,6 +357,8 @@ std::optional<CrossSkuMemory> CrossSkuMemoryTransfer(
   out.context_adjustment_gb =
       CardContextGb(target) - CardContextGb(*best->first);
   out.peak_gb = out.source_peak_gb + out.context_adjustment_gb;
+  out.ceiling_gb = room(*smallest->first);
+  out.ceiling_sku_id = smallest->first->id;
   out.source = best->second;
   return out;
 }

@@ -222,7 +222,12 @@ struct CrossSkuMemory {
   double source_peak_gb = 0;         // measured peak on from_sku_id
   double peak_gb = 0;                // carried to the target card
   double context_adjustment_gb = 0;  // target context - source context
-  EvidenceStats source;              // what was measured there
+  // The smallest usable memory, context difference added, of a card where
+  // every run of the key succeeded (ceiling_sku_id): no run peaked above it
+  // (ProvenPeakCeiling).
+  double ceiling_gb = 0;
+  std::string ceiling_sku_id;
+  EvidenceStats source;  // what was measured there
 };
 
 // The CUDA context (and runtime) a card holds besides the training's own
@@ -237,7 +242,8 @@ double CardContextGb(const GpuSku& sku);
 // carry to `target`: runs that all succeeded without offload (an OOM's or
 // an offloaded run's peak is not the recipe's), most successful runs, then
 // SKU id. The peak is shifted by the difference of the cards' context
-// overhead. nullopt when none qualifies.
+// overhead; the ceiling is the smallest such card's. nullopt when none
+// qualifies.
 std::optional<CrossSkuMemory> CrossSkuMemoryTransfer(
     const std::vector<std::pair<const GpuSku*, EvidenceStats>>& measured,
     const GpuSku& target);

@@ -97,10 +97,15 @@ FitVerdict CheckFit(const MemoryBreakdown& predicted, const EvidenceInUse& ev,
                     const GpuSku& sku, double headroom_fraction, bool explain,
                     BandFactors estimate_band) {
   const EvidenceStats* observed = ev.observed();
+  std::optional<ProvenPeakCeiling> ceiling;
+  if (ev.cross != nullptr) {
+    ceiling = ProvenPeakCeiling{ev.cross->ceiling_gb, ev.cross->ceiling_sku_id};
+  }
   return CheckFitWithoutOffload(
       predicted.total_gb * ev.memory_scale, predicted.optimizer_may_page_to_cpu,
       sku, observed, headroom_fraction,
-      ev.measured == nullptr && observed != nullptr, explain, estimate_band);
+      ev.measured == nullptr && observed != nullptr, explain, estimate_band,
+      ceiling ? &*ceiling : nullptr);
 }
 
 // The candidate's pool, card, fit and evidence basis (the basis may turn

@@ -26,7 +26,8 @@ ExactSkuResult CheckExactSku(const std::string& sku_id,
 FitVerdict CheckFitWithoutOffload(
     double predicted_peak_gb, bool optimizer_may_page_to_cpu, const GpuSku& sku,
     const EvidenceStats* measured, double headroom_fraction,
-    bool measured_is_transferred, bool explain, BandFactors estimate_band) {
+    bool measured_is_transferred, bool explain, BandFactors estimate_band,
+    const ProvenPeakCeiling* ceiling) {
   FitVerdict v;
   const bool observed = measured != nullptr && measured->peak_memory_gb > 0;
   v.measured = observed && !measured_is_transferred;
@@ -39,9 +40,18 @@ FitVerdict CheckFitWithoutOffload(
                       : Band{v.peak_gb * estimate_band.low,
                              v.peak_gb * estimate_band.high};
   const double usable_gb = sku.UsableMemoryGb();
-  v.oom_probability = OomProbability(v.band, usable_gb);
-  v.headroom_gb = usable_gb - v.peak_gb;
   const double reserve = std::max(kFitReserveGb, headroom_fraction * usable_gb);
+  // The band's upper edge is an estimate; a ceiling is proven. Applied only
+  // where it settles the fit (a ceiling above the card proves nothing here).
+  const bool proven = ceiling != nullptr && !v.measured &&
+                      v.peak_gb <= ceiling->gb &&
+                      ceiling->gb <= usable_gb - reserve;
+  if (proven) {
+    v.band.high = std::min(v.band.high, ceiling->gb);
+    v.band.low = std::min(v.band.low, v.band.high);
+  }
+  v.oom_probability = proven ? 0 : OomProbability(v.band, usable_gb);
+  v.headroom_gb = usable_gb - v.peak_gb;
   v.fit = Fit::kDoesNotFit;
   if (!explain) {
     if ((measured != nullptr && measured->offload_share > 0) ||
@@ -78,7 +88,13 @@ FitVerdict CheckFitWithoutOffload(
       sku.memory_gb, reserve);
   switch (v.fit) {
     case Fit::kFits:
-      v.reason = absl::StrCat(peak, ": FITS, even at the band's upper edge");
+      v.reason =
+          proven ? absl::StrFormat(
+                       "%s: FITS, the band's upper edge held at what every "
+                       "run of this recipe on %s succeeded within (its %.1f "
+                       "GB usable)",
+                       peak, ceiling->from_sku_id, ceiling->gb)
+                 : absl::StrCat(peak, ": FITS, even at the band's upper edge");
       break;
     case Fit::kBorderline:
       v.reason = absl::StrCat(

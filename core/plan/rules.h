@@ -79,12 +79,22 @@ struct FitVerdict {
   double oom_probability = 0;
   std::string reason;
 };
+// What runs on another card prove of the peak here: the same recipe key
+// succeeded in every run on `from_sku_id`, whose usable memory is `gb` (the
+// cards' context difference added), so its peak is at most that. A card
+// with that much room, reserve kept, FITS it whatever the estimate band
+// says: the same tensors are allocated on either card.
+struct ProvenPeakCeiling {
+  double gb = 0;
+  std::string from_sku_id;
+};
 FitVerdict CheckFitWithoutOffload(
     double predicted_peak_gb, bool optimizer_may_page_to_cpu, const GpuSku& sku,
     const EvidenceStats* measured,
     double headroom_fraction = kDefaultHeadroomFraction,
     bool measured_is_transferred = false, bool explain = true,
-    BandFactors estimate_band = kMemoryBandCalibrated);
+    BandFactors estimate_band = kMemoryBandCalibrated,
+    const ProvenPeakCeiling* ceiling = nullptr);
 
 // over_bought: a fitting card that leaves more than half its memory idle is
 // flagged when a pool with a smaller card also fits. Returns the warning.

@@ -177,6 +177,22 @@ TEST(CrossSkuMemoryTransferTest, TakesTheSkuWithTheMostCleanSuccessfulRuns) {
           .has_value());
 }
 
+TEST(CrossSkuMemoryTransferTest, TheCeilingIsTheSmallestCardWhereEveryRunFit) {
+  const GpuSku& l40s = Sku(kL40s);
+  const GpuSku& a100_40 = Sku("A100-PCIE-40GB");
+  const GpuSku& a100 = Sku(kA100);
+  // The peak comes from the most runs (the A100-80GB), the ceiling from
+  // the smallest card that held every run (the A100-40GB).
+  auto t = CrossSkuMemoryTransfer({{&a100, Stats(a100.id, 6, 6, 30)},
+                                   {&a100_40, Stats(a100_40.id, 2, 2, 31)}},
+                                  l40s);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->from_sku_id, kA100);
+  EXPECT_EQ(t->ceiling_sku_id, "A100-PCIE-40GB");
+  EXPECT_DOUBLE_EQ(t->ceiling_gb,
+                   a100_40.UsableMemoryGb() + t->context_adjustment_gb);
+}
+
 Recipe Lora8b(int sequence_length = 2048) {
   Recipe r;
   r.model = "Llama-3.1-8B";
@@ -254,6 +270,36 @@ TEST(PlannerFleetTest, MemoryMeasuredOnL40sTransfersToA100NamingIt) {
                             "L40S-PCIE-48GB"));
   // Without the fleet model its step time is the analytic prior.
   EXPECT_DOUBLE_EQ(a100->step_time_s, a100->prior_step_time_s);
+}
+
+// The guide's L40S-for-LoRA case: a one-card layout measured on the
+// A100-40GB, near that card's memory. On the L40S the estimate band alone
+// straddles 48 GB; the runs prove it fits the smaller card, so it FITS the
+// larger one, and nothing is charged for a risk that is not there.
+TEST(PlannerFleetTest, ALayoutThatFitTheSmallerCardFitsTheLargerOne) {
+  const std::vector<Pool> pools = {
+      TrainingPool("a100-40", "A100-PCIE-40GB", Fabric::kPcie),
+      TrainingPool("l40s", kL40s, Fabric::kPcie)};
+  InMemoryEvidence evidence;
+  const Recipe recipe = Lora8b();
+  for (int i = 0; i < 3; ++i)
+    evidence.AddRun(recipe, SucceededRunOn("A100-PCIE-40GB", 2.0, 38));
+  PlanRequest request;
+  request.recipe = recipe;
+  request.total_steps = 1000;
+  absl::StatusOr<PlanResult> plan =
+      Plan(request, pools, TestCatalog(), evidence);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* l40s = OnPool(*plan, "l40s");
+  ASSERT_NE(l40s, nullptr);
+  EXPECT_EQ(l40s->basis, EvidenceBasis::kTransferred);
+  EXPECT_EQ(l40s->fit, Fit::kFits);
+  EXPECT_EQ(l40s->oom_probability, 0);
+  EXPECT_LE(l40s->peak_memory_gb_band.high,
+            Sku("A100-PCIE-40GB").UsableMemoryGb());
+  EXPECT_TRUE(HasReasonWith(*l40s,
+                            "every run of this recipe on "
+                            "A100-PCIE-40GB succeeded within"));
 }
 
 TEST(PlannerFleetTest, StepTimeOnA100FollowsTheRatioLearnedOnOtherRecipes) {

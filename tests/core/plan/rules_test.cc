@@ -89,6 +89,46 @@ TEST(FitWithoutOffloadRuleTest, MeasuredPeakReplacesPrediction) {
       Fit::kBorderline);
 }
 
+// The same recipe's runs on a smaller card all succeeded: their peak is at
+// most that card's memory, which a larger card holds whatever the estimate
+// band says. A ceiling above the card proves nothing there.
+TEST(FitWithoutOffloadRuleTest, RunsThatSucceededOnASmallerCardProveAFit) {
+  EvidenceStats transferred;
+  transferred.runs = 2;
+  transferred.successful_runs = 2;
+  transferred.peak_memory_gb = 38;
+  const GpuSku& l40s = Sku("L40S-PCIE-48GB");
+  const FitVerdict estimated =
+      CheckFitWithoutOffload(38, false, l40s, &transferred, 0, true);
+  EXPECT_EQ(estimated.fit, Fit::kBorderline);
+  EXPECT_GT(estimated.oom_probability, 0.05);
+
+  const ProvenPeakCeiling a100_40{42.5, "A100-PCIE-40GB"};
+  const FitVerdict proven =
+      CheckFitWithoutOffload(38, false, l40s, &transferred, 0, true, true,
+                             kMemoryBandCalibrated, &a100_40);
+  EXPECT_EQ(proven.fit, Fit::kFits);
+  EXPECT_EQ(proven.oom_probability, 0);
+  EXPECT_DOUBLE_EQ(proven.band.high, 42.5);
+  EXPECT_FALSE(proven.measured);
+  EXPECT_NE(proven.reason.find("every run of this recipe on A100-PCIE-40GB "
+                               "succeeded within (its 42.5 GB usable)"),
+            std::string::npos)
+      << proven.reason;
+
+  // A ceiling the card cannot hold with its reserve: the band as before.
+  const ProvenPeakCeiling a100_80{85, "A100-SXM4-80GB"};
+  EXPECT_EQ(CheckFitWithoutOffload(38, false, l40s, &transferred, 0, true, true,
+                                   kMemoryBandCalibrated, &a100_80)
+                .fit,
+            Fit::kBorderline);
+  const ProvenPeakCeiling tight{47.5, "L4"};
+  EXPECT_EQ(CheckFitWithoutOffload(38, false, l40s, &transferred, 0, true, true,
+                                   kMemoryBandCalibrated, &tight)
+                .fit,
+            Fit::kBorderline);
+}
+
 TEST(FitWithoutOffloadRuleTest, AnOffloadedRunIsAMiss) {
   EvidenceStats measured;
   measured.runs = 4;
