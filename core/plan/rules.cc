@@ -23,6 +23,38 @@ ExactSkuResult CheckExactSku(const std::string& sku_id,
   return result;
 }
 
+namespace {
+
+// The fit verdict in words: the peak and its band against the card, and
+// what the band says (held at `proven`, a ceiling, when given).
+std::string FitReason(const FitVerdict& v, const char* source,
+                      const GpuSku& sku, double reserve_gb,
+                      const ProvenPeakCeiling* proven) {
+  const std::string peak = absl::StrFormat(
+      "%s peak %.1f GB (band %.1f-%.1f GB) on %s's %.1f GB usable (%.0f GB "
+      "nominal) less %.1f GB reserve",
+      source, v.peak_gb, v.band.low, v.band.high, sku.id, sku.UsableMemoryGb(),
+      sku.memory_gb, reserve_gb);
+  switch (v.fit) {
+    case Fit::kFits:
+      if (proven != nullptr) {
+        return absl::StrFormat(
+            "%s: FITS, the band's upper edge held at what every run of this "
+            "recipe on %s succeeded within (its %.1f GB usable)",
+            peak, proven->from_sku_id, proven->gb);
+      }
+      return absl::StrCat(peak, ": FITS, even at the band's upper edge");
+    case Fit::kBorderline:
+      return absl::StrCat(
+          peak, ": BORDERLINE, the band straddles the card; measure first");
+    default:
+      return absl::StrCat(peak,
+                          ": DOES_NOT_FIT, even the band's lower edge is over");
+  }
+}
+
+}  // namespace
+
 FitVerdict CheckFitWithoutOffload(
     double predicted_peak_gb, bool optimizer_may_page_to_cpu, const GpuSku& sku,
     const EvidenceStats* measured, double headroom_fraction,
@@ -81,30 +113,7 @@ FitVerdict CheckFitWithoutOffload(
   const char* source = v.measured ? "measured"
                        : observed ? "transferred"
                                   : "predicted";
-  const std::string peak = absl::StrFormat(
-      "%s peak %.1f GB (band %.1f-%.1f GB) on %s's %.1f GB usable (%.0f GB "
-      "nominal) less %.1f GB reserve",
-      source, v.peak_gb, v.band.low, v.band.high, sku.id, usable_gb,
-      sku.memory_gb, reserve);
-  switch (v.fit) {
-    case Fit::kFits:
-      v.reason =
-          proven ? absl::StrFormat(
-                       "%s: FITS, the band's upper edge held at what every "
-                       "run of this recipe on %s succeeded within (its %.1f "
-                       "GB usable)",
-                       peak, ceiling->from_sku_id, ceiling->gb)
-                 : absl::StrCat(peak, ": FITS, even at the band's upper edge");
-      break;
-    case Fit::kBorderline:
-      v.reason = absl::StrCat(
-          peak, ": BORDERLINE, the band straddles the card; measure first");
-      break;
-    default:
-      v.reason = absl::StrCat(
-          peak, ": DOES_NOT_FIT, even the band's lower edge is over");
-      break;
-  }
+  v.reason = FitReason(v, source, sku, reserve, proven ? ceiling : nullptr);
   return v;
 }
 
