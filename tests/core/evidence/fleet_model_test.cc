@@ -239,19 +239,26 @@ const Candidate* OnPool(const PlanResult& plan, const std::string& pool) {
   return nullptr;
 }
 
+// A 1,000-step plan of Lora8b() over `pools` after three succeeded runs of
+// it on `sku`, each peaking at `peak_gb`.
+absl::StatusOr<PlanResult> PlanAfterThreeRunsOn(const std::vector<Pool>& pools,
+                                                const std::string& sku,
+                                                double peak_gb) {
+  InMemoryEvidence evidence;
+  for (int i = 0; i < 3; ++i)
+    evidence.AddRun(Lora8b(), SucceededRunOn(sku, 2.0, peak_gb));
+  PlanRequest request;
+  request.recipe = Lora8b();
+  request.total_steps = 1000;
+  return Plan(request, pools, TestCatalog(), evidence);
+}
+
 TEST(PlannerFleetTest, MemoryMeasuredOnL40sTransfersToA100NamingIt) {
   const std::vector<Pool> pools = {TrainingPool("a100", kA100, Fabric::kNvlink),
                                    TrainingPool("l40s", kL40s, Fabric::kPcie)};
-  InMemoryEvidence evidence;
   // A recipe no nearby recipe on A100 informs (other model there).
   const Recipe recipe = Lora8b();
-  for (int i = 0; i < 3; ++i)
-    evidence.AddRun(recipe, SucceededRunOn(kL40s, 2.0, 21.3));
-  PlanRequest request;
-  request.recipe = recipe;
-  request.total_steps = 1000;
-  absl::StatusOr<PlanResult> plan =
-      Plan(request, pools, TestCatalog(), evidence);
+  absl::StatusOr<PlanResult> plan = PlanAfterThreeRunsOn(pools, kL40s, 21.3);
   ASSERT_TRUE(plan.ok()) << plan.status();
   const Candidate* a100 = OnPool(*plan, "a100");
   const Candidate* l40s = OnPool(*plan, "l40s");
@@ -280,15 +287,8 @@ TEST(PlannerFleetTest, ALayoutThatFitTheSmallerCardFitsTheLargerOne) {
   const std::vector<Pool> pools = {
       TrainingPool("a100-40", "A100-PCIE-40GB", Fabric::kPcie),
       TrainingPool("l40s", kL40s, Fabric::kPcie)};
-  InMemoryEvidence evidence;
-  const Recipe recipe = Lora8b();
-  for (int i = 0; i < 3; ++i)
-    evidence.AddRun(recipe, SucceededRunOn("A100-PCIE-40GB", 2.0, 38));
-  PlanRequest request;
-  request.recipe = recipe;
-  request.total_steps = 1000;
   absl::StatusOr<PlanResult> plan =
-      Plan(request, pools, TestCatalog(), evidence);
+      PlanAfterThreeRunsOn(pools, "A100-PCIE-40GB", 38);
   ASSERT_TRUE(plan.ok()) << plan.status();
   const Candidate* l40s = OnPool(*plan, "l40s");
   ASSERT_NE(l40s, nullptr);
