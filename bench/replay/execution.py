@@ -168,10 +168,9 @@ def run_job(world, job_id, layout, steps, start_s=0.0, purpose="job",
     without success). Returns (attempts, completed).
 
     A failure that the world's reporting style retries inside the run
-    record is relaunched there (an agent retries an out-of-memory command
-    too, and it runs out of memory again); one that ends the record is
-    relaunched as the next record, except out of memory, after which the
-    team plans again."""
+    record is relaunched there; one that ends the record is relaunched as
+    the next record, except out of memory (at the first step, which no
+    style retries), after which the team plans again."""
     attempts, done, in_record, records = [], 0, 0, 0
     clock = start_s
     for n in range(world.max_attempts):

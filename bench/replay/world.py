@@ -19,13 +19,15 @@ FAILURE_OUTCOMES = ("PREEMPTED", "HARDWARE_ERROR", "COLLECTIVE_TIMEOUT")
 # run, whose failed attempts are retries of one record; a Slurm job requeued
 # in place, whose requeues are.
 REPORTING_STYLES = ("attempts", "agent", "requeue")
-# What each style retries inside the record. The agent retries any failed
+# What each style retries inside the record. The agent retries a failed
 # command, but a SIGTERM (Slurm's preemption, a scancel) ends its run with no
-# retry (docs/AGENT.md); Slurm requeues a batch job after a node failure or a
-# preemption (--requeue), and any other non-zero exit ends the job.
+# retry, and so does running out of memory before the attempt's first step
+# (docs/AGENT.md), which is where the replay's layouts run out of memory
+# (execution.run_attempt); Slurm requeues a batch job after a node failure or
+# a preemption (--requeue), and any other non-zero exit ends the job.
 RETRIED_INSIDE_RECORD = {
     "attempts": (),
-    "agent": ("OUT_OF_MEMORY", "HARDWARE_ERROR", "COLLECTIVE_TIMEOUT"),
+    "agent": ("HARDWARE_ERROR", "COLLECTIVE_TIMEOUT"),
     "requeue": ("PREEMPTED", "HARDWARE_ERROR"),
 }
 # Defaults of max_retries: the agent's --max_retries, Slurm's MaxBatchRequeue.

@@ -487,18 +487,19 @@ class RunRecords(_TempWorlds):
             retried += sum(r.retries for r in records)
         self.assertGreater(retried, 10)  # the world does retry
 
-    def test_the_agent_retries_out_of_memory_inside_its_record(self):
-        agent = self.world(reporting={"style": "agent"})
-        big = _layout(agent, peak_gb=60.0)
-        attempts, completed = execution.run_job(agent, "job001", big, 1000)
-        self.assertFalse(completed)
-        self.assertEqual([a.outcome for a in attempts], [OOM] * 3)
-        [record] = execution.run_records(agent, "job001", "job", attempts)
-        self.assertEqual((record.retries, record.outcome), (2, OOM))
-        attempts, _ = execution.run_job(self.world(), "job001",
-                                        _layout(self.world(), peak_gb=60.0),
-                                        1000)
-        self.assertEqual(len(attempts), 1)
+    def test_out_of_memory_at_the_first_step_is_not_retried(self):
+        # placement-agent does not retry a command that ran out of memory
+        # before its first step (it would again); the replay's layouts run
+        # out of memory there, so each does so once, in every style.
+        for style in ("attempts", "agent", "requeue"):
+            w = self.world(reporting={"style": style})
+            attempts, completed = execution.run_job(
+                w, "job001", _layout(w, peak_gb=60.0), 1000)
+            self.assertFalse(completed)
+            self.assertEqual([a.outcome for a in attempts], [OOM], style)
+            self.assertEqual(attempts[0].steps_kept, 0)
+            [record] = execution.run_records(w, "job001", "job", attempts)
+            self.assertEqual((record.retries, record.outcome), (0, OOM))
 
     def test_a_bakeoff_run_is_one_record(self):
         w = self.world(reporting={"style": "agent"}, truth={"failures": [

@@ -41,6 +41,7 @@ using ::placement::testing::RunCommand;
 using ::placement::testing::TestDatabase;
 using ::placement::testing::TrainingPool;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kL40s[] = "L40S-PCIE-48GB";
 constexpr char kA100[] = "A100-SXM4-80GB";
@@ -193,6 +194,33 @@ TEST_F(AgentTest, OomOnceThenSuccessIsOneRunWithARetryAndEverySample) {
             "3");
   // Acknowledged: nothing is left in the spool.
   EXPECT_TRUE(agent::ListSpooledRuns(spool()).empty());
+}
+
+// Running out of memory before the first step is not retried: the same
+// command on the same card allocates the same memory again, and another
+// attempt would spend a start-up to learn nothing. One that ran steps first
+// still is (above).
+TEST_F(AgentTest, OutOfMemoryBeforeTheFirstStepIsNotRetried) {
+  std::string output;
+  int code;
+  RunL40s("FAKE_OOM_AT_START_FROM=1", &output, &code);
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_THAT(output, HasSubstr("attempt 1 OUT_OF_MEMORY"));
+  EXPECT_THAT(output, HasSubstr("before its first step: not retried"));
+  EXPECT_THAT(output, Not(HasSubstr("(attempt 2")));
+  // No step ran, so there is no step time to report (docs/AGENT.md).
+  EXPECT_THAT(output, HasSubstr("no run summary"));
+
+  // Three steps, out of memory (retried), then out of memory at the start.
+  output.clear();  // Agent appends
+  const std::string run_id =
+      RunL40s("FAKE_OOM_ATTEMPTS=1 FAKE_OOM_AT_START_FROM=2", &output, &code);
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_THAT(output, Not(HasSubstr("(attempt 3")));
+  const v1::BenchmarkRun run = StoredRun(run_id).run();
+  EXPECT_EQ(run.retries(), 1);
+  EXPECT_EQ(run.outcome(), v1::RUN_OUTCOME_OUT_OF_MEMORY);
+  EXPECT_EQ(run.steps_attempted(), 3);
 }
 
 // Inside a job the Slurm plugin placed, the job's environment names the plan

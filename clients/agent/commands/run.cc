@@ -135,6 +135,20 @@ v1::StepSample SampleOfStep(const StepRecord& record, int64_t step,
   return s;
 }
 
+// Whether a failed attempt is worth another: not one that ran out of memory
+// before its first step, where the same command on the same card allocates
+// the same memory again (one that ran steps first may have met a longer
+// batch or a fragmented allocator, and is retried).
+bool Retryable(const Attempt& a, std::string* why_not) {
+  if (a.outcome == v1::RUN_OUTCOME_OUT_OF_MEMORY && a.steps == 0) {
+    *why_not =
+        "before its first step: not retried, the same command allocates the "
+        "same memory again";
+    return false;
+  }
+  return true;
+}
+
 // Runs the command until an attempt succeeds or --max_retries restarts
 // are spent, recording each attempt into `facts` and each step into the
 // spool and `live`.
@@ -181,11 +195,19 @@ void RunAttempts(const std::vector<std::string>& command, SpoolRun& spool,
                 << "); recording the run\n";
       break;
     }
+    std::string why_not;
+    const bool retry = attempt < max_attempts && Retryable(a, &why_not);
     std::cerr << "placement-agent: attempt " << attempt << " "
               << absl::StripPrefix(v1::RunOutcome_Name(a.outcome),
                                    "RUN_OUTCOME_")
-              << " (" << a.reason << ")"
-              << (attempt < max_attempts ? "; retrying" : "") << "\n";
+              << " (" << a.reason << ")";
+    if (retry) {
+      std::cerr << "; retrying";
+    } else if (!why_not.empty()) {
+      std::cerr << " " << why_not;
+    }
+    std::cerr << "\n";
+    if (!retry) break;
   }
 }
 

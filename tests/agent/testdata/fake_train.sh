@@ -4,6 +4,8 @@
 #
 #   FAKE_STEPS=N          steps of a successful attempt (default 5)
 #   FAKE_OOM_ATTEMPTS=K   attempts 1..K print 3 steps, then die of CUDA OOM
+#   FAKE_OOM_AT_START_FROM=K  attempts K, K+1, ... die of CUDA OOM before
+#                         their first step
 #   FAKE_NCCL=1           every attempt dies of an NCCL watchdog timeout
 #   FAKE_PAUSE_AT=S       after step S-1, touch $FAKE_MIDWAY and wait (at most
 #   FAKE_MIDWAY=FILE      30 s) until $FAKE_GO exists
@@ -22,6 +24,13 @@ record() {
   echo "{\"step\": $1, \"step_time_s\": 0.015, \"tokens\": 4096, \"memory_allocated_gb\": $2, \"loss\": 2.5}"
 }
 echo "loading Llama-3.1-8B (attempt ${PLACEMENT_ATTEMPT:-?}, run ${PLACEMENT_RUN_ID:-?})"
+oom() {
+  echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 44.39 GiB of which 1.12 GiB is free." >&2
+  exit 1
+}
+if [ -n "${FAKE_OOM_AT_START_FROM:-}" ] && [ "$attempt" -ge "$FAKE_OOM_AT_START_FROM" ]; then
+  oom
+fi
 if [ "$attempt" -le "${FAKE_OOM_ATTEMPTS:-0}" ]; then
   for i in $first $((first + 1)) $((first + 2)); do
     record $i 44.5
@@ -32,8 +41,7 @@ if [ "$attempt" -le "${FAKE_OOM_ATTEMPTS:-0}" ]; then
     fi
     sleep "$sleep_s"
   done
-  echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 44.39 GiB of which 1.12 GiB is free." >&2
-  exit 1
+  oom
 fi
 if [ -n "${FAKE_NCCL:-}" ]; then
   record 0 20.0
