@@ -78,8 +78,10 @@ FitVerdict CheckFitWithoutOffload(
   const bool proven = ceiling != nullptr && !v.measured &&
                       v.peak_gb <= ceiling->gb &&
                       ceiling->gb <= usable_gb - reserve;
-  if (proven) {
-    v.band.high = std::min(v.band.high, ceiling->gb);
+  // The reason says the edge was held only where the ceiling lowered it.
+  const bool held = proven && ceiling->gb < v.band.high;
+  if (held) {
+    v.band.high = ceiling->gb;
     v.band.low = std::min(v.band.low, v.band.high);
   }
   v.oom_probability = proven ? 0 : OomProbability(v.band, usable_gb);
@@ -113,7 +115,7 @@ FitVerdict CheckFitWithoutOffload(
   const char* source = v.measured ? "measured"
                        : observed ? "transferred"
                                   : "predicted";
-  v.reason = FitReason(v, source, sku, reserve, proven ? ceiling : nullptr);
+  v.reason = FitReason(v, source, sku, reserve, held ? ceiling : nullptr);
   return v;
 }
 

@@ -127,6 +127,19 @@ TEST(FitWithoutOffloadRuleTest, RunsThatSucceededOnASmallerCardProveAFit) {
                                    kMemoryBandCalibrated, &tight)
                 .fit,
             Fit::kBorderline);
+
+  // A band already under the ceiling is not "held" there: the reason says
+  // what the band says, and the proof still leaves no risk.
+  transferred.peak_memory_gb = 20;
+  const FitVerdict under =
+      CheckFitWithoutOffload(20, false, l40s, &transferred, 0, true, true,
+                             kMemoryBandCalibrated, &a100_40);
+  EXPECT_EQ(under.fit, Fit::kFits);
+  EXPECT_EQ(under.oom_probability, 0);
+  EXPECT_LT(under.band.high, 42.5);
+  EXPECT_NE(under.reason.find("FITS, even at the band's upper edge"),
+            std::string::npos)
+      << under.reason;
 }
 
 TEST(FitWithoutOffloadRuleTest, AnOffloadedRunIsAMiss) {
