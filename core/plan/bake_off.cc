@@ -107,13 +107,14 @@ std::optional<Proposal> ValueMeasurement(const Candidate& first,
       fits * RunCostMicros(*cand, steps) + (1 - fits) * RunCostMicros(*cand, 1);
   const double win =
       fits * ProbabilityBelow(threshold, belief.median, belief.sigma);
-  if (saving <= cost) {
+  if (saving <= kMeasurementHurdle * cost) {
     cand->reasons.push_back(absl::StrFormat(
         "%s: not worth measuring: a %d-step run would cost %s and is "
         "expected to save %s over the %d steps of this recipe class still "
-        "expected (%.0f%% chance it is cheaper than %s)",
+        "expected (%.0f%% chance it is cheaper than %s), under the %.0fx "
+        "its cost a measurement must save",
         kEvidenceBeatsEstimatesRule, steps, Money(cost), Money(saving),
-        demand_steps, 100 * win, first.pool_name));
+        demand_steps, 100 * win, first.pool_name, kMeasurementHurdle));
     return std::nullopt;
   }
   Proposal p;

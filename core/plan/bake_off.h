@@ -12,6 +12,16 @@ namespace placement::core {
 // most, and one more if it is worth its cost too.
 inline constexpr int kMaxMeasurementRuns = 2;
 
+// A measurement run is proposed when it is expected to save at least this
+// many times what it costs. Its saving is itself an estimate: the demand
+// still to come is extrapolated from the recipe class's past, the band it
+// reads the candidate's cost with is calibrated on other recipes, and the
+// run delays the job; the run's cost is nearly certain. Measured in the
+// fleet replay's nine worlds (docs/DECISIONS.md, "A measurement must save
+// twice its cost"): 1 (break-even) spent 1.021 of hindsight, 1.5 1.019, 2
+// 1.018, 3 1.020.
+inline constexpr double kMeasurementHurdle = 2;
+
 // The bake-off over ranked `candidates`, by the value of information: an
 // unmeasured candidate other than the first is proposed for a short run
 // when what measuring it is expected to save over `demand_steps` (this

@@ -52,6 +52,13 @@ constexpr char kLora8bFlags[] =
     "--target_modules all-linear --seq_len 2048 --micro_batch 2 "
     "--checkpointing --flash_attention --steps 10000 --team ml-platform";
 
+// The same plan for 40,000 steps: an unmeasured runner-up is then worth a
+// measurement run (at 10,000 it would not save twice the run's cost).
+std::string Lora8bFlagsForABakeOff() {
+  return absl::StrReplaceAll(kLora8bFlags,
+                             {{"--steps 10000", "--steps 40000"}});
+}
+
 std::vector<std::string> CandidatePools(const v1::PlacePlanResponse& plan) {
   std::vector<std::string> pools;
   for (const auto& c : plan.candidates()) pools.push_back(c.pool());
@@ -211,14 +218,15 @@ TEST_F(PlacectlTest, PlanFromFlagsPrintsTheRankedTableReasonsAndRejections) {
 
 // Two unmeasured pools: the job measures the first; the runner-up is
 // proposed for a short run because measuring it is expected to save more
-// than the run costs, and the table says so in money.
+// than twice the run's cost over 40,000 steps, and the table says so in
+// money.
 TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
   client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8));
   client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
   client_->PlanUntil(PlanFor(Lora8b()), [](const v1::PlacePlanResponse& p) {
     return p.candidates_size() == 2;
   });
-  const std::string flags = absl::StrCat(kLora8bFlags,
+  const std::string flags = absl::StrCat(Lora8bFlagsForABakeOff(),
                                          " --serving_sku L40S-PCIE-48GB "
                                          "--serving_precision fp8");
   std::string out;
@@ -258,10 +266,10 @@ TEST_F(PlacectlTest, UnmeasuredPlanShowsTheBakeOffAndTheEvalRequirement) {
   EXPECT_EQ(row[8], "unmeasured");
   EXPECT_THAT(
       out, HasSubstr(absl::StrCat("  ", run.pool(), ": ", run.reason(), "\n")));
-  EXPECT_THAT(out, HasSubstr("  expected demand: 10,000 steps"));
+  EXPECT_THAT(out, HasSubstr("  expected demand: 40,000 steps"));
   // Each candidate's cost make-up and its pool's failure rate.
   EXPECT_THAT(out, HasSubstr("    cost:    start-up "));
-  EXPECT_THAT(out, HasSubstr("(prior) + 10,000 steps x "));
+  EXPECT_THAT(out, HasSubstr("(prior) + 40,000 steps x "));
   EXPECT_THAT(out, HasSubstr("    failure: "));
   EXPECT_THAT(out, HasSubstr("from 0 failures over 0.0 run-hours"));
 }
@@ -317,7 +325,8 @@ TEST_F(PlacectlTest, BakeOffStatusThenAStandardWrittenAndRetired) {
     return p.candidates_size() == 2;
   });
   std::string out;
-  ASSERT_EQ(Placectl(absl::StrCat(kLora8bFlags, " --json"), &out), 0);
+  ASSERT_EQ(Placectl(absl::StrCat(Lora8bFlagsForABakeOff(), " --json"), &out),
+            0);
   const auto plan = FromJson<v1::PlacePlanResponse>(out);
   ASSERT_TRUE(plan.has_bake_off());
   ASSERT_EQ(plan.bake_off().runs_size(), 1);

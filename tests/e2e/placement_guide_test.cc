@@ -179,11 +179,11 @@ TEST_F(PlacementGuideTest, CheaperCardThatFailsAndRetriesLoses) {
 
 // Two unmeasured SKUs: the job measures the first; the runner-up is worth a
 // short run at the same settings, since what it may save over the class's
-// demand exceeds what the run costs.
+// demand (40,000 steps) is more than twice what the run costs.
 TEST_F(PlacementGuideTest, UnmeasuredPairProposesAnEqualSettingsBakeOff) {
   client_->CreatePool(TrainingPool("l40s-train", kL40s, 1, 8));
   client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8));
-  v1::PlacePlanRequest request = PlanFor(Lora8b());
+  v1::PlacePlanRequest request = PlanFor(Lora8b(), 40'000);
   request.mutable_serving()->set_sku("l40s-pcie-48gb");
   request.mutable_serving()->set_precision(v1::PRECISION_FP8);
   v1::PlacePlanResponse plan;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/plan/bake_off.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/test_catalog.h"
@@ -240,13 +241,22 @@ TEST(PlannerTest, CheaperCardThatFailsAndRetriesLoses) {
 }
 
 // Neither card measured: the job will measure the first; the runner-up is
-// worth a short run at equal settings over 10,000 steps of demand.
+// worth a short run at equal settings over 40,000 steps of demand (at
+// 10,000 it would not save twice its cost).
 TEST(PlannerTest, UnmeasuredPairProposesAnEqualSettingsRunOfTheRunnerUp) {
   const std::vector<Pool> pools = {
       TrainingPool("l40s-train", kL40s, Fabric::kPcie),
       TrainingPool("a100-train", kA100, Fabric::kNvlink)};
   PlanRequest request = Request(Lora8b());
   request.serving = ServingTarget{kL40s, Precision::kFp8};
+  auto short_demand = Plan(request, pools, TestCatalog(), InMemoryEvidence());
+  ASSERT_TRUE(short_demand.ok()) << short_demand.status();
+  EXPECT_FALSE(short_demand->bake_off.has_value());
+  EXPECT_THAT(short_demand->candidates[1].reasons.back(),
+              ::testing::HasSubstr("under the 2x its cost a measurement must "
+                                   "save"));
+
+  request.total_steps = 40'000;
   auto plan = Plan(request, pools, TestCatalog(), InMemoryEvidence());
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->candidates.size(), 2u);
@@ -266,7 +276,8 @@ TEST(PlannerTest, UnmeasuredPairProposesAnEqualSettingsRunOfTheRunnerUp) {
   ASSERT_EQ(b.runs.size(), 1u);
   EXPECT_EQ(b.runs[0].sku_id, plan->candidates[1].sku_id);
   EXPECT_EQ(b.runs[0].recipe_key, RecipeKey(Lora8b()));
-  EXPECT_GT(b.runs[0].expected_saving_micros, b.runs[0].cost_micros);
+  EXPECT_GT(b.runs[0].expected_saving_micros,
+            kMeasurementHurdle * b.runs[0].cost_micros);
   EXPECT_TRUE(plan->candidates[1].measure_first);
   EXPECT_FALSE(plan->candidates[0].measure_first);
   // Serving in FP8 after training in BF16 needs an eval.
