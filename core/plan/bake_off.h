@@ -12,7 +12,7 @@ namespace placement::core {
 // most, and one more if it is worth its cost too.
 inline constexpr int kMaxMeasurementRuns = 2;
 
-// A measurement run is proposed when it is expected to save at least this
+// A measurement run is proposed when it is expected to save more than this
 // many times what it costs. Its saving is itself an estimate: the demand
 // still to come is extrapolated from the recipe class's past, the band it
 // reads the candidate's cost with is calibrated on other recipes, and the
@@ -25,12 +25,12 @@ inline constexpr double kMeasurementHurdle = 2;
 // The bake-off over ranked `candidates`, by the value of information: an
 // unmeasured candidate other than the first is proposed for a short run
 // when what measuring it is expected to save over `demand_steps` (this
-// request's steps and the recipe class's expected remaining demand)
-// exceeds what the run costs, and never when it cannot beat the first even
-// at its optimistic edge. A first candidate that is BORDERLINE (none
-// FITS) is proposed too: it must run before the job can rely on it. Flags
-// the proposed candidates measure_first and explains, in money, why each
-// run is or is not worth it. nullopt when nothing is worth measuring.
+// request's steps and the recipe class's expected remaining demand) is
+// more than kMeasurementHurdle times what the run costs, and never when it
+// cannot beat the first even at its optimistic edge. A first candidate that is
+// BORDERLINE (none FITS) is proposed too: it must run before the job can rely
+// on it. Flags the proposed candidates measure_first and explains, in money,
+// why each run is or is not worth it. nullopt when nothing is worth measuring.
 std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
                                       int64_t demand_steps,
                                       std::vector<Candidate>* candidates);

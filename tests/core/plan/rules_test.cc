@@ -103,10 +103,14 @@ TEST(FitWithoutOffloadRuleTest, RunsThatSucceededOnASmallerCardProveAFit) {
   EXPECT_EQ(estimated.fit, Fit::kBorderline);
   EXPECT_GT(estimated.oom_probability, 0.05);
 
+  // The transferred peak checked on the L40S against a proven ceiling.
+  auto with_ceiling = [&](double peak_gb, const ProvenPeakCeiling& ceiling) {
+    transferred.peak_memory_gb = peak_gb;
+    return CheckFitWithoutOffload(peak_gb, false, l40s, &transferred, 0, true,
+                                  true, kMemoryBandCalibrated, &ceiling);
+  };
   const ProvenPeakCeiling a100_40{42.5, "A100-PCIE-40GB"};
-  const FitVerdict proven =
-      CheckFitWithoutOffload(38, false, l40s, &transferred, 0, true, true,
-                             kMemoryBandCalibrated, &a100_40);
+  const FitVerdict proven = with_ceiling(38, a100_40);
   EXPECT_EQ(proven.fit, Fit::kFits);
   EXPECT_EQ(proven.oom_probability, 0);
   EXPECT_DOUBLE_EQ(proven.band.high, 42.5);
@@ -118,22 +122,13 @@ TEST(FitWithoutOffloadRuleTest, RunsThatSucceededOnASmallerCardProveAFit) {
 
   // A ceiling the card cannot hold with its reserve: the band as before.
   const ProvenPeakCeiling a100_80{85, "A100-SXM4-80GB"};
-  EXPECT_EQ(CheckFitWithoutOffload(38, false, l40s, &transferred, 0, true, true,
-                                   kMemoryBandCalibrated, &a100_80)
-                .fit,
-            Fit::kBorderline);
+  EXPECT_EQ(with_ceiling(38, a100_80).fit, Fit::kBorderline);
   const ProvenPeakCeiling tight{47.5, "L4"};
-  EXPECT_EQ(CheckFitWithoutOffload(38, false, l40s, &transferred, 0, true, true,
-                                   kMemoryBandCalibrated, &tight)
-                .fit,
-            Fit::kBorderline);
+  EXPECT_EQ(with_ceiling(38, tight).fit, Fit::kBorderline);
 
   // A band already under the ceiling is not "held" there: the reason says
   // what the band says, and the proof still leaves no risk.
-  transferred.peak_memory_gb = 20;
-  const FitVerdict under =
-      CheckFitWithoutOffload(20, false, l40s, &transferred, 0, true, true,
-                             kMemoryBandCalibrated, &a100_40);
+  const FitVerdict under = with_ceiling(20, a100_40);
   EXPECT_EQ(under.fit, Fit::kFits);
   EXPECT_EQ(under.oom_probability, 0);
   EXPECT_LT(under.band.high, 42.5);
