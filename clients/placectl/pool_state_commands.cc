@@ -77,7 +77,7 @@ void PrintPoolState(const v1::GetPoolStateResponse& r) {
             << Span(h.run_time_p50()) << ", p90 " << Span(h.run_time_p90())
             << "), " << h.waits() << " waits (p50 " << Span(h.wait_p50())
             << ", p90 " << Span(h.wait_p90()) << "), " << h.checked_forecasts()
-            << " forecasts checked against real starts\n";
+            << " plans' forecasts checked against their jobs' starts\n";
   if (h.calibration_size() > 0) {
     std::vector<std::string> points;
     for (const v1::CalibrationPoint& p : h.calibration()) {

@@ -39,6 +39,9 @@ struct CandidateTiming {
   double finish_mean_s = 0;
   // Every forecast finish (each start draw plus each run point), sorted.
   std::vector<double> finish_draws_s;
+  // The start forecast before calibration (StartEstimate's
+  // uncalibrated_levels_s): what the job's start is checked against.
+  std::vector<double> uncalibrated_start_levels_s;
   bool calibrated = false;
   int calibration_pits = 0;
   absl::Time state_observed = absl::InfinitePast();

@@ -99,6 +99,7 @@ CandidateTiming TimeCandidate(const Candidate& c, const PoolQueue* queue,
   t.start_p50_s = start.Quantile(0.5);
   t.start_p90_s = start.Quantile(0.9);
   t.start_mean_s = start.mean_s;
+  t.uncalibrated_start_levels_s = start.uncalibrated_levels_s;
   const std::vector<double> run = RunPoints(t);
   std::vector<double> finish;
   finish.reserve(start.delay_s.size() * run.size());

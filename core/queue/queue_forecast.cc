@@ -5,7 +5,6 @@
 #include <limits>
 #include <map>
 #include <queue>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -100,11 +99,11 @@ using Releases =
     std::priority_queue<Release, std::vector<Release>, std::greater<>>;
 
 // One draw: the waiting jobs started in order; returns the tail (see
-// QueueForecast::tails) and, when `starts` is given, each job's start.
-std::vector<std::pair<double, int>> PlayOnce(
-    const PoolState& state, const RunTimeModel& model,
-    const PlannedRunTimes& planned, Rng& rng,
-    std::vector<std::vector<double>>* starts) {
+// QueueForecast::tails).
+std::vector<std::pair<double, int>> PlayOnce(const PoolState& state,
+                                             const RunTimeModel& model,
+                                             const PlannedRunTimes& planned,
+                                             Rng& rng) {
   Releases releases;
   int free = state.gpus_free();
   int held = state.gpus_allocated;
@@ -126,7 +125,6 @@ std::vector<std::pair<double, int>> PlayOnce(
       free += releases.top().second;
       releases.pop();
     }
-    if (starts != nullptr) (*starts)[i].push_back(now);
     releases.emplace(now + model.Draw(job, PlannedFor(planned, job), 0, rng),
                      job.gpus);
     free -= job.gpus;
@@ -173,14 +171,9 @@ QueueForecast ForecastQueue(const PoolState& state, const QueueHistory& history,
   if (!DescribeRunTimes(state, model, planned, &f)) return f;
   Rng rng(Fnv1a64(
       absl::StrCat(state.pool_name, "@", absl::ToUnixNanos(state.observed))));
-  if (options.keep_pending_starts) {
-    f.pending_starts.resize(state.pending.size());
-  }
   f.tails.reserve(static_cast<size_t>(options.draws));
   for (int d = 0; d < options.draws; ++d) {
-    f.tails.push_back(
-        PlayOnce(state, model, planned, rng,
-                 options.keep_pending_starts ? &f.pending_starts : nullptr));
+    f.tails.push_back(PlayOnce(state, model, planned, rng));
   }
   return f;
 }
@@ -212,28 +205,20 @@ double QuantileOfSorted(const std::vector<double>& sorted, double p) {
          (sorted[i + 1] - sorted[i]) * (pos - static_cast<double>(i));
 }
 
-void AddStartPredictions(const PoolState& state, const QueueForecast& forecast,
-                         std::vector<StartPrediction>* open) {
-  if (!forecast.known ||
-      forecast.pending_starts.size() != state.pending.size()) {
-    return;
+std::vector<double> PredictionLevels(const std::vector<double>& sorted_draws,
+                                     double shift_s) {
+  std::vector<double> levels;
+  if (sorted_draws.empty()) return levels;
+  levels.reserve(kPredictionLevels);
+  for (int k = 0; k < kPredictionLevels; ++k) {
+    const double level = static_cast<double>(k) / (kPredictionLevels - 1);
+    const double value = k == 0 ? sorted_draws.front()
+                         : k == kPredictionLevels - 1
+                             ? sorted_draws.back()
+                             : QuantileOfSorted(sorted_draws, level);
+    levels.push_back(std::max(0.0, value - shift_s));
   }
-  std::set<std::string> predicted;
-  for (const StartPrediction& p : *open) predicted.insert(p.job_id);
-  for (size_t i = 0; i < state.pending.size(); ++i) {
-    std::vector<double> starts = forecast.pending_starts[i];
-    if (starts.empty() || predicted.contains(state.pending[i].job_id)) continue;
-    std::sort(starts.begin(), starts.end());
-    StartPrediction p{state.pending[i].job_id, state.observed, {}};
-    for (int k = 0; k < kPredictionLevels; ++k) {
-      const double level = static_cast<double>(k) / (kPredictionLevels - 1);
-      p.delay_s.push_back(k == 0 ? starts.front()
-                          : k == kPredictionLevels - 1
-                              ? starts.back()
-                              : QuantileOfSorted(starts, level));
-    }
-    open->push_back(std::move(p));
-  }
+  return levels;
 }
 
 }  // namespace placement::core

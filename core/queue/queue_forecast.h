@@ -7,9 +7,7 @@
 // once it fits (first come, first served: a job behind never starts before
 // one ahead of it). What it keeps of each draw is how the free GPUs grow
 // after the last waiting job has started, which is all a new job placed at
-// the back of the queue needs, for any GPU count; and, on request, each
-// waiting job's start (its forecast, kept until it starts, is what the
-// calibration checks).
+// the back of the queue needs, for any GPU count.
 //
 // Orchestrators that backfill (Slurm) may start a small job early, so for
 // them the order makes the forecast a little late; the calibration reads
@@ -29,7 +27,6 @@ inline constexpr int kForecastDraws = 256;
 
 struct QueueForecastOptions {
   int draws = kForecastDraws;
-  bool keep_pending_starts = false;
 };
 
 struct QueueForecast {
@@ -45,11 +42,6 @@ struct QueueForecast {
   // free GPUs grow: (seconds after the report's observed time, GPUs free
   // from then on), strictly increasing in both.
   std::vector<std::vector<std::pair<double, int>>> tails;
-  // With keep_pending_starts: per waiting job in report order, its start in
-  // each draw (seconds after the observed time); empty for a job that asks
-  // for more GPUs than are in service (it cannot start, and holds no one
-  // up).
-  std::vector<std::vector<double>> pending_starts;
 };
 
 // The forecast of `state`'s queue. Unknown when a job's run time cannot be
@@ -66,10 +58,11 @@ QueueForecast ForecastQueue(const PoolState& state, const QueueHistory& history,
 // unknown or the pool has fewer GPUs in service.
 std::vector<double> NewJobStarts(const QueueForecast& forecast, int gpus);
 
-// Records a start prediction for each waiting job of `state` that has none
-// in `open` (from a forecast made with keep_pending_starts).
-void AddStartPredictions(const PoolState& state, const QueueForecast& forecast,
-                         std::vector<StartPrediction>* open);
+// Sorted start draws as a prediction keeps them (StartPrediction): at
+// kPredictionLevels levels 0, 0.05, ..., 1, the smallest and the largest
+// draw at the ends, each `shift_s` earlier (none below 0).
+std::vector<double> PredictionLevels(const std::vector<double>& sorted_draws,
+                                     double shift_s = 0);
 
 // The value at level `p` of sorted draws (each draw at level (i + 0.5) / n,
 // linear in between, the ends held).

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "core/check.h"
+#include "core/fnv1a.h"
+#include "core/queue/rng.h"
 
 namespace placement::core {
 
@@ -17,7 +19,8 @@ void AppendBounded(std::vector<double>* series, double value, size_t limit) {
   }
 }
 
-double PredictionPit(const std::vector<double>& delay_s, double actual_s) {
+double PredictionPit(const std::vector<double>& delay_s, double actual_s,
+                     double within_run) {
   const int n = static_cast<int>(delay_s.size());
   if (n < 2) return 0.5;
   PLACEMENT_DCHECK(std::is_sorted(delay_s.begin(), delay_s.end()),
@@ -25,15 +28,16 @@ double PredictionPit(const std::vector<double>& delay_s, double actual_s) {
   auto level = [n](int i) { return static_cast<double>(i) / (n - 1); };
   if (actual_s < delay_s.front()) return 0;
   if (actual_s > delay_s.back()) return 1;
-  // The run of levels equal to the actual value: its middle.
+  // The run of levels equal to the actual value.
   auto [low, high] = std::equal_range(delay_s.begin(), delay_s.end(), actual_s);
+  if (high - low == 1) return level(static_cast<int>(low - delay_s.begin()));
   if (low != high) {
     const int first = static_cast<int>(low - delay_s.begin());
     const int last = static_cast<int>(high - delay_s.begin()) - 1;
     // The probability mass at this value spans the levels around the run.
     const double from = first == 0 ? 0 : (level(first - 1) + level(first)) / 2;
     const double to = last == n - 1 ? 1 : (level(last) + level(last + 1)) / 2;
-    return (from + to) / 2;
+    return from + (to - from) * std::clamp(within_run, 0.0, 1.0);
   }
   const int above = static_cast<int>(low - delay_s.begin());  // 1..n-1
   const double x0 = delay_s[above - 1];
@@ -65,6 +69,29 @@ void LearnRunTime(const QueuedJob& job, absl::Time ended,
 }
 
 }  // namespace
+
+std::vector<const QueuedJob*> NewlyPlacedJobs(
+    const PoolState* previous, const PoolState& current,
+    const std::vector<StartPrediction>& open) {
+  std::set<std::string> known;
+  for (const StartPrediction& p : open) known.insert(p.job_id);
+  if (previous != nullptr) {
+    for (const auto* jobs :
+         {&previous->running, &previous->pending, &previous->finished}) {
+      for (const QueuedJob& j : *jobs) known.insert(j.job_id);
+    }
+  }
+  std::vector<const QueuedJob*> placed;
+  for (const auto* jobs :
+       {&current.running, &current.pending, &current.finished}) {
+    for (const QueuedJob& j : *jobs) {
+      if (!j.plan_id.empty() && known.insert(j.job_id).second) {
+        placed.push_back(&j);
+      }
+    }
+  }
+  return placed;
+}
 
 void LearnFromReport(const PoolState* previous, const PoolState& current,
                      QueueHistory* history,
@@ -108,10 +135,14 @@ void LearnFromReport(const PoolState* previous, const PoolState& current,
     }
     auto p = predicted.find(j.job_id);
     if (p != predicted.end()) {
-      AppendBounded(&history->start_pits,
-                    PredictionPit(p->second->delay_s,
-                                  Seconds(*j.started - p->second->origin)),
-                    kMaxHistoryPits);
+      AppendBounded(
+          &history->start_pits,
+          // A start before the plan's time (the reporter's clock
+          // a little behind) is a start at once.
+          PredictionPit(p->second->delay_s,
+                        std::max(0.0, Seconds(*j.started - p->second->origin)),
+                        Rng(Fnv1a64(j.job_id)).Uniform()),
+          kMaxHistoryPits);
     }
   };
   for (const QueuedJob& j : current.running) learn_start(j);

@@ -4,8 +4,9 @@
 // What a pool's reports teach over time, kept bounded: how long its jobs
 // ran (the "measured history" a waiting job's run time is drawn from when
 // no plan of this service placed it), how long jobs waited, and how the
-// start forecasts fared against the starts that followed (the calibration
-// every estimate is read through).
+// start forecasts of this service's plans fared against the starts of the
+// jobs that carried them out (the calibration every estimate is read
+// through).
 
 #include <optional>
 #include <string>
@@ -35,19 +36,25 @@ struct QueueHistory {
   // starting in reports and of uploaded runs that carried their submission
   // time.
   std::vector<double> waits_s;
-  // For each job forecast while it waited and later seen started: the
-  // forecast's probability of a start at or before the real one (its
-  // probability integral transform, PIT; uniform on [0, 1] when the
-  // forecasts are calibrated). Oldest first.
+  // For each job a plan of this service placed on the pool and later seen
+  // started: the plan's forecast (before calibration) of a start at or
+  // before the real one (its probability integral transform, PIT; uniform
+  // on [0, 1] when the forecasts are calibrated). Oldest first. Only plans'
+  // forecasts are checked: a job placed now is queued behind everything
+  // waiting, a forecast of its own kind (a waiting job's forecast from a
+  // later report is another, and misses the jobs that start at once).
   std::vector<double> start_pits;
 
   friend bool operator==(const QueueHistory&, const QueueHistory&) = default;
 };
 
-// The start forecast of a job while it waits, kept until it starts.
+// The start forecast of a placed job, kept until it starts: its plan's,
+// before calibration (the plan's response carries it).
 struct StartPrediction {
   std::string job_id;
-  absl::Time origin;  // the observed time of the report that made it
+  // The plan's time by the reporter's clock: the observed time of the
+  // report the plan rested on, plus that report's age at the plan.
+  absl::Time origin;
   // Seconds after `origin`, at kPredictionLevels levels (non-decreasing).
   std::vector<double> delay_s;
 
@@ -60,9 +67,23 @@ void AppendBounded(std::vector<double>* series, double value, size_t limit);
 
 // Where `actual_s` falls in a forecast kept at kPredictionLevels levels:
 // interpolated between levels; 0 below the smallest draw, 1 above the
-// largest; at a run of equal levels (many draws at one value, as a start at
-// once), the middle of that run.
-double PredictionPit(const std::vector<double>& delay_s, double actual_s);
+// largest; on one level, that level; at a run of equal levels (many draws
+// at one value, as a start at once), the point `within_run` (0 to 1) of that
+// run's probability mass, the middle by default. LearnFromReport spreads its
+// checks over the run by a hash of the job's id (a randomized PIT): a forecast
+// right about starting at once then checks uniform, as a calibrated one must,
+// where the middle would pile every such check at one value.
+double PredictionPit(const std::vector<double>& delay_s, double actual_s,
+                     double within_run = 0.5);
+
+// The jobs of `current` that a plan placed (they carry its id) seen for the
+// first time (in no list of `previous`, null for a pool's first report) and
+// without a prediction in `open`: those whose plan's forecast is to be kept
+// (before LearnFromReport, which checks it at once for a job already
+// started).
+std::vector<const QueuedJob*> NewlyPlacedJobs(
+    const PoolState* previous, const PoolState& current,
+    const std::vector<StartPrediction>& open);
 
 // Learns from `current`, the report after `previous` (null for a pool's
 // first): the run time of each finished job no plan of this service placed
@@ -70,9 +91,8 @@ double PredictionPit(const std::vector<double>& delay_s, double actual_s);
 // a running job of `previous` gone from `current` without being reported
 // finished ended between the two reports, taken at their midpoint), the
 // wait of each job seen started for the first time (when its submission
-// time is known), and the PIT of each job in `open` (predictions made while
-// it waited) that has started; predictions of jobs no longer waiting are
-// dropped.
+// time is known), and the PIT of each job in `open` (its plan's forecast)
+// that has started; predictions of jobs no longer waiting are dropped.
 void LearnFromReport(const PoolState* previous, const PoolState& current,
                      QueueHistory* history, std::vector<StartPrediction>* open);
 

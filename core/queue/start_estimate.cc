@@ -106,6 +106,7 @@ StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
         0.0, QuantileOfSorted(starts, CalibratedLevel(pits, level)) - late));
   }
   std::sort(e.delay_s.begin(), e.delay_s.end());
+  e.uncalibrated_levels_s = PredictionLevels(starts, late);
   e.mean_s = std::accumulate(e.delay_s.begin(), e.delay_s.end(), 0.0) /
              static_cast<double>(e.delay_s.size());
   e.status = StartStatus::kKnown;
@@ -121,11 +122,11 @@ StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
       " (arrived ", Ago(e.age), " ago): ", f.basis, "; ",
       e.calibrated
           ? absl::StrCat("read through ", pits.size(),
-                         " earlier forecasts checked against the starts that "
-                         "followed")
+                         " earlier plans' forecasts checked against the "
+                         "starts of the jobs they placed")
           : absl::StrCat("not calibrated yet (", pits.size(), " of ",
                          kMinCalibrationPits,
-                         " forecasts checked against real starts)"));
+                         " plans' forecasts checked against real starts)"));
   return e;
 }
 

@@ -4,7 +4,8 @@
 // When a new job of G GPUs would start on a pool: the probability of a
 // start within t, from the pool's last report (its queue played forward:
 // core/queue/queue_forecast.h), read through how the pool's earlier
-// forecasts fared against the starts that followed (calibration). Unknown,
+// forecasts of this kind, its plans', fared against the starts of the jobs
+// they placed (calibration). Unknown,
 // never zero, when there is nothing to rest it on: no report, a stale one,
 // a job ahead whose run time nothing tells.
 
@@ -57,10 +58,14 @@ struct StartEstimate {
   std::string reason;
   // Known: seconds from now, kEstimatePoints calibrated draws, sorted.
   std::vector<double> delay_s;
+  // Known: the forecast before calibration, seconds from now at
+  // kPredictionLevels levels (core::PredictionLevels): what the start of a
+  // job placed on it is checked against.
+  std::vector<double> uncalibrated_levels_s;
   double mean_s = 0;
-  // How many earlier forecasts of the pool were checked against the starts
-  // that followed, and whether there were enough to read this one through
-  // them (kMinCalibrationPits).
+  // How many earlier plans' forecasts on the pool were checked against the
+  // starts of the jobs they placed, and whether there were enough to read
+  // this one through them (kMinCalibrationPits).
   int calibration_pits = 0;
   bool calibrated = false;
   // The report it rests on: when observed (the reporter's clock) and how

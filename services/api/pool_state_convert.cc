@@ -156,6 +156,33 @@ std::optional<core::PlannedRunTime> PlannedRunTimeFromPlan(
   return std::nullopt;
 }
 
+std::optional<core::StartPrediction> StartPredictionFromPlan(
+    const std::string& plan_response, const std::string& pool_name,
+    const core::QueuedJob& job) {
+  v1::PlacePlanResponse plan;
+  if (!plan.ParseFromString(plan_response)) return std::nullopt;
+  for (const v1::PlacementCandidate& c : plan.candidates()) {
+    if (c.pool() != pool_name || c.gpu_count() != job.gpus) continue;
+    const v1::CandidateTiming& t = c.timing();
+    if (t.uncalibrated_start_levels_size() != core::kPredictionLevels ||
+        !t.has_state_observe_time()) {
+      return std::nullopt;
+    }
+    core::StartPrediction p;
+    p.job_id = job.job_id;
+    p.origin = common::TimeFromProto(t.state_observe_time()) +
+               common::DurationFromProto(t.state_age());
+    for (const google::protobuf::Duration& d : t.uncalibrated_start_levels()) {
+      p.delay_s.push_back(absl::ToDoubleSeconds(common::DurationFromProto(d)));
+    }
+    if (!std::is_sorted(p.delay_s.begin(), p.delay_s.end())) {
+      return std::nullopt;
+    }
+    return p;
+  }
+  return std::nullopt;
+}
+
 void StartForecastToProto(int gpus, const core::StartEstimate& e,
                           v1::StartForecast* out) {
   out->set_gpu_count(gpus);

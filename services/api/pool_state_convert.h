@@ -36,6 +36,15 @@ core::FieldViolations WithStatePaths(core::FieldViolations violations);
 std::optional<core::PlannedRunTime> PlannedRunTimeFromPlan(
     const std::string& plan_response, const std::string& pool_name);
 
+// The start forecast a plan of this service made for `job`, which it placed
+// on `pool_name` (job.plan_id): its first candidate there of the job's GPU
+// count, before calibration, from the plan's time by the reporter's clock
+// (the report it rested on, plus that report's age). nullopt when the plan
+// has no such candidate, its start was unknown, or it does not parse.
+std::optional<core::StartPrediction> StartPredictionFromPlan(
+    const std::string& plan_response, const std::string& pool_name,
+    const core::QueuedJob& job);
+
 // The start forecast of a new job of `gpus` GPUs.
 void StartForecastToProto(int gpus, const core::StartEstimate& estimate,
                           v1::StartForecast* out);

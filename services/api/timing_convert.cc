@@ -51,6 +51,9 @@ void CandidateTimingToProto(const core::CandidateTiming& t,
     SecondsToProto(seconds, q->mutable_within());
   }
   SecondsToProto(t.start_mean_s, out->mutable_mean_start());
+  for (double seconds : t.uncalibrated_start_levels_s) {
+    SecondsToProto(seconds, out->add_uncalibrated_start_levels());
+  }
   SecondsToProto(t.finish_p50_s, out->mutable_expected_finish());
   SecondsToProto(t.finish_p10_s, out->mutable_finish_band()->mutable_low());
   SecondsToProto(t.finish_p90_s, out->mutable_finish_band()->mutable_high());

@@ -1,7 +1,11 @@
 #include "services/rpc/pool_state_service.h"
 
 #include <iostream>
+#include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -10,7 +14,6 @@
 #include "common/proto_time.h"
 #include "common/sha256.h"
 #include "core/queue/pool_state.h"
-#include "core/queue/queue_forecast.h"
 #include "core/queue/queue_history.h"
 #include "services/api/grpc_status.h"
 #include "services/api/pool_state_convert.h"
@@ -27,14 +30,33 @@ constexpr int kMaxForecastCounts = 16;
 // against its own observe_time.
 constexpr absl::Duration kSkewWarning = absl::Hours(1);
 
+// The stored responses of the plans that placed `jobs` (each carries its
+// plan's id), in the order of `jobs`; empty for a plan not stored.
+std::vector<std::string> PlanResponsesOf(
+    const std::vector<const core::QueuedJob*>& jobs,
+    const storage::PoolStateContext& context) {
+  std::vector<std::string> plan_ids;
+  for (const core::QueuedJob* job : jobs) {
+    plan_ids.push_back(absl::AsciiStrToLower(job->plan_id));
+  }
+  const std::map<std::string, std::string> stored =
+      plan_ids.empty() ? std::map<std::string, std::string>()
+                       : context.plan_responses(plan_ids);
+  std::vector<std::string> responses;
+  for (const std::string& id : plan_ids) {
+    auto it = stored.find(id);
+    responses.push_back(it != stored.end() ? it->second : std::string());
+  }
+  return responses;
+}
+
 // The run times this service's plans expected of the jobs of `state` that
 // carry a plan id: carried over from the pool's row, else read from the
 // stored plans (each job once).
 core::PlannedRunTimes PlannedRunTimesOf(
     const core::PoolState& state, const storage::PoolStateContext& context) {
   core::PlannedRunTimes planned;
-  std::vector<std::string> unknown_plans;
-  std::vector<const core::QueuedJob*> unknown_jobs;
+  std::vector<const core::QueuedJob*> unknown;
   auto visit = [&](const core::QueuedJob& job) {
     if (job.plan_id.empty()) return;
     if (context.previous.has_value()) {
@@ -44,23 +66,37 @@ core::PlannedRunTimes PlannedRunTimesOf(
         return;
       }
     }
-    unknown_plans.push_back(absl::AsciiStrToLower(job.plan_id));
-    unknown_jobs.push_back(&job);
+    unknown.push_back(&job);
   };
   for (const core::QueuedJob& job : state.running) visit(job);
   for (const core::QueuedJob& job : state.pending) visit(job);
-  if (unknown_plans.empty()) return planned;
-  const std::map<std::string, std::string> responses =
-      context.plan_responses(unknown_plans);
-  for (size_t i = 0; i < unknown_jobs.size(); ++i) {
-    auto it = responses.find(unknown_plans[i]);
-    if (it == responses.end()) continue;
+  const std::vector<std::string> responses = PlanResponsesOf(unknown, context);
+  for (size_t i = 0; i < unknown.size(); ++i) {
     if (std::optional<core::PlannedRunTime> run =
-            PlannedRunTimeFromPlan(it->second, state.pool_name)) {
-      planned[unknown_jobs[i]->job_id] = *run;
+            PlannedRunTimeFromPlan(responses[i], state.pool_name)) {
+      planned[unknown[i]->job_id] = *run;
     }
   }
   return planned;
+}
+
+// Keeps the start forecast of each job of `state` a plan placed, seen for
+// the first time, from its plan's stored response (checked by
+// LearnFromReport when the job starts: the pool's calibration).
+void AddPlanPredictions(const core::PoolState* before,
+                        const core::PoolState& state,
+                        const storage::PoolStateContext& context,
+                        std::vector<core::StartPrediction>* open) {
+  const std::vector<const core::QueuedJob*> placed =
+      core::NewlyPlacedJobs(before, state, *open);
+  const std::vector<std::string> responses = PlanResponsesOf(placed, context);
+  for (size_t i = 0; i < placed.size(); ++i) {
+    if (std::optional<core::StartPrediction> prediction =
+            StartPredictionFromPlan(responses[i], state.pool_name,
+                                    *placed[i])) {
+      open->push_back(*std::move(prediction));
+    }
+  }
 }
 
 // Whether `report` may replace the pool's row, and the row it becomes.
@@ -108,12 +144,11 @@ storage::PoolStateDecision Decide(const storage::PoolStateContext& context,
       before = PoolStateFromProto(parsed);
     }
   }
-  core::LearnFromReport(before ? &*before : nullptr, state, &record.history,
+  const core::PoolState* previous_state = before ? &*before : nullptr;
+  AddPlanPredictions(previous_state, state, context, &record.predictions);
+  core::LearnFromReport(previous_state, state, &record.history,
                         &record.predictions);
   record.planned = PlannedRunTimesOf(state, context);
-  const core::QueueForecast forecast = core::ForecastQueue(
-      state, record.history, record.planned, {.keep_pending_starts = true});
-  core::AddStartPredictions(state, forecast, &record.predictions);
   decision.store = std::move(record);
   return decision;
 }

@@ -235,6 +235,76 @@ TEST_F(PoolStateTest, APlanShowsTheWaitUntilTheReportIsStale) {
   EXPECT_THAT(plan.candidates(0).timing().reason(), HasSubstr("stale"));
 }
 
+// The pool's calibration checks the plans' own forecasts: the job a plan
+// placed, reported with its plan_id, is checked against the forecast the
+// plan showed before calibration, from the plan's time; a tenant's job
+// that waited and started is not a check (its forecast is another's).
+TEST_F(PoolStateTest, APlansForecastIsCheckedAgainstItsJobsStart) {
+  const absl::Time t0 = absl::Now();
+  v1::ReportPoolStateResponse ack;
+  ASSERT_TRUE(Report(agent_, Busy(t0), &ack).ok());
+  const v1::PlacePlanResponse plan = Plan();
+  const v1::CandidateTiming& timing = plan.candidates(0).timing();
+  ASSERT_EQ(timing.status(), v1::START_STATUS_KNOWN) << timing.reason();
+  ASSERT_EQ(timing.uncalibrated_start_levels_size(), 21);
+  EXPECT_FALSE(timing.calibrated());
+  EXPECT_THAT(timing.reason(), HasSubstr("0 of 20 plans' forecasts"));
+  // Not calibrated yet: the plan shows the raw forecast.
+  EXPECT_NEAR(
+      absl::ToDoubleSeconds(common::DurationFromProto(timing.expected_start())),
+      absl::ToDoubleSeconds(
+          common::DurationFromProto(timing.uncalibrated_start_levels(10))),
+      120);
+
+  // The 8-GPU job ends 30 s on, the tenant's waiting job starts then; the
+  // plan's job is submitted and waits behind it.
+  v1::PoolState second = Busy(t0 + absl::Seconds(60));
+  v1::PoolJob ended = second.running(0);
+  common::TimeToProto(t0 + absl::Seconds(30), ended.mutable_end_time());
+  *second.add_finished() = ended;
+  second.clear_running();
+  *second.add_running() = second.pending(0);
+  common::TimeToProto(t0 + absl::Seconds(30),
+                      second.mutable_running(0)->mutable_start_time());
+  second.clear_pending();
+  v1::PoolJob* placed = second.add_pending();
+  placed->set_job_id("103");
+  placed->set_gpus(8);
+  placed->set_plan_id(plan.plan_id());
+  common::TimeToProto(t0, placed->mutable_submit_time());
+  second.set_gpus_allocated(4);
+  ASSERT_TRUE(Report(agent_, second, &ack).ok());
+  std::optional<storage::PoolStateRecord> stored = Stored();
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_TRUE(stored->history.start_pits.empty());  // the tenant's: none
+
+  // It starts 90 s after the plan: early in a forecast of the 8-GPU job's
+  // last hour, so the check is near 0.
+  v1::PoolState third = second;
+  common::TimeToProto(t0 + absl::Seconds(120), third.mutable_observe_time());
+  third.clear_finished();
+  third.clear_pending();
+  v1::PoolJob tenant = third.running(0);
+  common::TimeToProto(t0 + absl::Seconds(90), tenant.mutable_end_time());
+  *third.add_finished() = tenant;
+  third.clear_running();
+  *third.add_running() = second.pending(0);
+  common::TimeToProto(t0 + absl::Seconds(90),
+                      third.mutable_running(0)->mutable_start_time());
+  third.set_gpus_allocated(8);
+  ASSERT_TRUE(Report(agent_, third, &ack).ok());
+  stored = Stored();
+  ASSERT_TRUE(stored.has_value());
+  ASSERT_EQ(stored->history.start_pits.size(), 1u);
+  EXPECT_LT(stored->history.start_pits[0], 0.2);
+
+  v1::GetPoolStateRequest get;
+  get.set_pool("a100");
+  v1::GetPoolStateResponse got;
+  ASSERT_TRUE(states_->GetPoolState(As(planner_).get(), get, &got).ok());
+  EXPECT_EQ(got.history().checked_forecasts(), 1);
+}
+
 TEST_F(PoolStateTest, AnUploadWithItsSubmissionTimeMeasuresTheWait) {
   v1::BenchmarkRun run = testing::SucceededRun("a100", kA100);
   const absl::Time start = common::TimeFromProto(run.start_time());

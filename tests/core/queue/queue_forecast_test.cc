@@ -118,6 +118,45 @@ TEST(StartEstimateTest, ThePitsShiftTheLevelsRead) {
   EXPECT_EQ(CalibratedLevel({0.1, 0.2}, 0.9), 0.9);  // too few: as it is
 }
 
+// A plan shows the calibrated start and keeps the raw forecast beside it:
+// the raw one is what its job's start is checked against, so the checks
+// measure the forecast and not the correction already applied to it.
+TEST(StartEstimateTest, KeepsTheForecastBeforeCalibration) {
+  PoolState s = State(8, {Running("a", 8, absl::Minutes(20))}, {});
+  s.running[0].time_limit = absl::Hours(1);
+  QueueHistory late;  // every plan's job started by its forecast's p90 or later
+  for (int i = 0; i < 200; ++i) late.start_pits.push_back(0.9 + 0.1 * i / 200);
+  PoolQueue raw = MakePoolQueue(s, kNow, {}, {});
+  PoolQueue read = MakePoolQueue(s, kNow, late, {});
+  const StartEstimate e0 =
+      EstimateStart(&raw, 8, absl::Minutes(1), absl::Minutes(10));
+  const StartEstimate e1 =
+      EstimateStart(&read, 8, absl::Minutes(1), absl::Minutes(10));
+  ASSERT_TRUE(e0.known() && e1.known());
+  EXPECT_FALSE(e0.calibrated);
+  EXPECT_TRUE(e1.calibrated);
+  EXPECT_GT(e1.Quantile(0.5), e0.Quantile(0.5) + 5 * 60);
+  // The same raw forecast in both, a minute after the report.
+  EXPECT_EQ(e0.uncalibrated_levels_s, e1.uncalibrated_levels_s);
+  ASSERT_EQ(e1.uncalibrated_levels_s.size(),
+            static_cast<size_t>(kPredictionLevels));
+  EXPECT_NEAR(e1.uncalibrated_levels_s[kPredictionLevels / 2], e0.Quantile(0.5),
+              60);
+  EXPECT_NE(e1.reason.find("plans' forecasts"), std::string::npos);
+}
+
+TEST(PredictionLevelsTest, EndsAreTheExtremesAndTheShiftStopsAtZero) {
+  std::vector<double> draws;
+  for (int i = 0; i < 100; ++i) draws.push_back(10.0 * i);  // 0..990
+  const std::vector<double> levels = PredictionLevels(draws, 100);
+  ASSERT_EQ(levels.size(), static_cast<size_t>(kPredictionLevels));
+  EXPECT_EQ(levels.front(), 0);   // 0 - 100, held at 0
+  EXPECT_EQ(levels.back(), 890);  // 990 - 100
+  EXPECT_NEAR(levels[10], QuantileOfSorted(draws, 0.5) - 100, 1e-9);
+  EXPECT_TRUE(std::is_sorted(levels.begin(), levels.end()));
+  EXPECT_TRUE(PredictionLevels({}).empty());
+}
+
 TEST(PredictionPitTest, InterpolatesAndSplitsAtoms) {
   std::vector<double> levels;
   for (int k = 0; k < kPredictionLevels; ++k) levels.push_back(100.0 * k);
@@ -129,6 +168,9 @@ TEST(PredictionPitTest, InterpolatesAndSplitsAtoms) {
   std::vector<double> atom(kPredictionLevels, 0);
   for (int k = 9; k < kPredictionLevels; ++k) atom[k] = 100.0 * (k - 8);
   EXPECT_NEAR(PredictionPit(atom, 0), (0 + 0.425) / 2, 1e-12);
+  // Anywhere in that mass, as asked (a randomized PIT spreads it).
+  EXPECT_EQ(PredictionPit(atom, 0, 0), 0);
+  EXPECT_NEAR(PredictionPit(atom, 0, 1), 0.425, 1e-12);
 }
 
 // The pool's jobs run lognormal times; the forecast draws them from the

@@ -57,6 +57,53 @@ TEST(LearnFromReportTest, RunTimesWaitsAndThePitOfAStartedJob) {
   EXPECT_EQ(history.durations_s.size(), 2u);
 }
 
+// Only plans' forecasts are checked, each job's once: a job a plan placed
+// is picked up the first time a report shows it, waiting or already
+// started (a start at once is a check too), and a tenant's job never.
+TEST(NewlyPlacedJobsTest, EachPlacedJobOnceWhenFirstSeen) {
+  PoolState first;
+  first.observed = kT0;
+  QueuedJob tenant = Job("tenant", kT0 - absl::Minutes(5));
+  QueuedJob waiting = Job("waiting", kT0 - absl::Minutes(5));
+  waiting.plan_id = "p1";
+  QueuedJob at_once =
+      Job("at-once", kT0 - absl::Minutes(5), kT0 - absl::Minutes(4));
+  at_once.plan_id = "p2";
+  first.pending = {tenant, waiting};
+  first.running = {at_once};
+  std::vector<StartPrediction> open;
+  std::vector<const QueuedJob*> placed = NewlyPlacedJobs(nullptr, first, open);
+  ASSERT_EQ(placed.size(), 2u);
+  EXPECT_EQ(placed[0]->job_id, "at-once");
+  EXPECT_EQ(placed[1]->job_id, "waiting");
+
+  // Their plans' forecasts (both 0..2000 s from five minutes before kT0):
+  // the one already started is checked by this very report.
+  for (const QueuedJob* job : placed) {
+    StartPrediction p{job->job_id, kT0 - absl::Minutes(5), {}};
+    for (int k = 0; k < kPredictionLevels; ++k) p.delay_s.push_back(100.0 * k);
+    open.push_back(p);
+  }
+  QueueHistory history;
+  LearnFromReport(nullptr, first, &history, &open);
+  ASSERT_EQ(history.start_pits.size(), 1u);
+  EXPECT_NEAR(history.start_pits[0], 0.03, 1e-12);  // 60 s of 0..2000
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].job_id, "waiting");
+
+  // Seen again (started now): not new; the tenant's start checks nothing.
+  PoolState second;
+  second.observed = kT0 + absl::Minutes(10);
+  second.running = {at_once, waiting, tenant};
+  second.running[1].started = kT0 + absl::Minutes(5);
+  second.running[2].started = kT0 + absl::Minutes(6);
+  EXPECT_TRUE(NewlyPlacedJobs(&first, second, open).empty());
+  LearnFromReport(&first, second, &history, &open);
+  ASSERT_EQ(history.start_pits.size(), 2u);
+  EXPECT_NEAR(history.start_pits[1], 0.3, 1e-12);  // 600 s of 0..2000
+  EXPECT_TRUE(open.empty());
+}
+
 TEST(AppendBoundedTest, KeepsTheNewest) {
   std::vector<double> series;
   for (int i = 0; i < 10; ++i) AppendBounded(&series, i, 4);
