@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,10 +12,28 @@
 namespace placement::core {
 
 PoolQueue MakePoolQueue(PoolState state, absl::Time received,
-                        QueueHistory history, PlannedRunTimes planned) {
-  PoolQueue queue{
-      std::move(state), received, std::move(history), std::move(planned), {}};
+                        QueueHistory history, PlannedRunTimes planned,
+                        const std::vector<StartPrediction>& waiting) {
+  PoolQueue queue{std::move(state),   received,        std::move(history),
+                  std::move(planned), QueueForecast{}, StartCalibration{}};
   queue.forecast = ForecastQueue(queue.state, queue.history, queue.planned);
+  // Only jobs a plan placed (a row written before plans' forecasts were
+  // the checks may hold others').
+  std::set<std::string> pending;
+  for (const QueuedJob& job : queue.state.pending) {
+    if (!job.plan_id.empty()) pending.insert(job.job_id);
+  }
+  std::vector<double> floors;
+  for (const StartPrediction& p : waiting) {
+    if (!pending.contains(p.job_id)) continue;
+    // Not started by the report: above the forecast's mass up to now.
+    floors.push_back(PredictionPit(
+        p.delay_s,
+        std::max(0.0, absl::ToDoubleSeconds(queue.state.observed - p.origin)),
+        1.0));
+  }
+  queue.calibration =
+      StartCalibration(queue.history.start_pits, std::move(floors));
   return queue;
 }
 
@@ -35,16 +55,6 @@ const char* StartStatusName(StartStatus status) {
 
 double StartEstimate::Quantile(double p) const {
   return delay_s.empty() ? 0 : QuantileOfSorted(delay_s, p);
-}
-
-double CalibratedLevel(const std::vector<double>& sorted_pits, double q) {
-  const size_t n = sorted_pits.size();
-  if (n < kMinCalibrationPits) return q;
-  const double observed = QuantileOfSorted(sorted_pits, q);
-  const double prior = static_cast<double>(kMinCalibrationPits);
-  return std::clamp((static_cast<double>(n) * observed + prior * q) /
-                        (static_cast<double>(n) + prior),
-                    0.0, 1.0);
 }
 
 namespace {
@@ -74,7 +84,9 @@ StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
   const QueueForecast& f = queue->forecast;
   e.jobs_ahead = f.pending_jobs;
   e.gpus_ahead = f.pending_gpus;
-  e.calibration_pits = static_cast<int>(queue->history.start_pits.size());
+  const StartCalibration& calibration = queue->calibration;
+  e.calibration_pits = static_cast<int>(calibration.started());
+  e.calibration_waiting = static_cast<int>(calibration.waiting());
   if (e.age > max_age) {
     e.status = StartStatus::kStale;
     e.reason =
@@ -96,14 +108,12 @@ StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
     return e;
   }
   const std::vector<double> starts = NewJobStarts(f, gpus);
-  std::vector<double> pits = queue->history.start_pits;
-  std::sort(pits.begin(), pits.end());
-  e.calibrated = pits.size() >= kMinCalibrationPits;
+  e.calibrated = calibration.calibrated();
   const double late = absl::ToDoubleSeconds(e.age);
   for (int k = 0; k < kEstimatePoints; ++k) {
     const double level = (k + 0.5) / kEstimatePoints;
     e.delay_s.push_back(std::max(
-        0.0, QuantileOfSorted(starts, CalibratedLevel(pits, level)) - late));
+        0.0, QuantileOfSorted(starts, calibration.Level(level)) - late));
   }
   std::sort(e.delay_s.begin(), e.delay_s.end());
   e.uncalibrated_levels_s = PredictionLevels(starts, late);
@@ -121,10 +131,15 @@ StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
       absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", e.observed, absl::UTCTimeZone()),
       " (arrived ", Ago(e.age), " ago): ", f.basis, "; ",
       e.calibrated
-          ? absl::StrCat("read through ", pits.size(),
-                         " earlier plans' forecasts checked against the "
-                         "starts of the jobs they placed")
-          : absl::StrCat("not calibrated yet (", pits.size(), " of ",
+          ? absl::StrCat(
+                "read through ", calibration.started(),
+                " earlier plans' forecasts checked against the starts of the "
+                "jobs they placed",
+                calibration.waiting() > 0
+                    ? absl::StrCat(" and ", calibration.waiting(),
+                                   " placed jobs still waiting")
+                    : "")
+          : absl::StrCat("not calibrated yet (", calibration.started(), " of ",
                          kMinCalibrationPits,
                          " plans' forecasts checked against real starts)"));
   return e;

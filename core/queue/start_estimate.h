@@ -17,30 +17,34 @@
 #include "core/queue/queue_forecast.h"
 #include "core/queue/queue_history.h"
 #include "core/queue/run_time_model.h"
+#include "core/queue/start_calibration.h"
 
 namespace placement::core {
 
-// Fewer start PITs than this and the forecast is used as it is (said so).
-inline constexpr size_t kMinCalibrationPits = 20;
 // How many draws an estimate keeps (its calibrated quantiles at
 // (k + 0.5) / kEstimatePoints).
 inline constexpr int kEstimatePoints = 64;
 
 // A pool's queue as the planner's snapshot keeps it: the last report, when
 // it arrived (the service's clock), what the pool's reports taught, the
-// run times of the jobs this service placed there, and the forecast made
-// from them once per report.
+// run times of the jobs this service placed there, and the forecast and
+// the calibration made from them once per report.
 struct PoolQueue {
   PoolState state;
   absl::Time received = absl::InfinitePast();
   QueueHistory history;
   PlannedRunTimes planned;
   QueueForecast forecast;
+  StartCalibration calibration;
 };
 
-// Builds it, forecasting once.
+// Builds it, forecasting once. `waiting`: the plans' forecasts of the
+// placed jobs still waiting (the pool's open predictions); each one the
+// report shows waiting is a check already known to lie above its
+// forecast's probability of a start by the report's observed time.
 PoolQueue MakePoolQueue(PoolState state, absl::Time received,
-                        QueueHistory history, PlannedRunTimes planned);
+                        QueueHistory history, PlannedRunTimes planned,
+                        const std::vector<StartPrediction>& waiting = {});
 
 enum class StartStatus {
   kKnown = 0,
@@ -65,8 +69,10 @@ struct StartEstimate {
   double mean_s = 0;
   // How many earlier plans' forecasts on the pool were checked against the
   // starts of the jobs they placed, and whether there were enough to read
-  // this one through them (kMinCalibrationPits).
+  // this one through them (kMinCalibrationPits); how many placed jobs still
+  // waiting were read with them.
   int calibration_pits = 0;
+  int calibration_waiting = 0;
   bool calibrated = false;
   // The report it rests on: when observed (the reporter's clock) and how
   // long ago it arrived (the service's clock).
@@ -79,11 +85,6 @@ struct StartEstimate {
   // Seconds from now by which the job starts with probability `p`.
   double Quantile(double p) const;
 };
-
-// The level the raw forecast must be read at for a calibrated level `q`:
-// the q-quantile of the PITs (`sorted_pits`), shrunk toward q by
-// kMinCalibrationPits pseudo-observations; q itself with fewer PITs.
-double CalibratedLevel(const std::vector<double>& sorted_pits, double q);
 
 // The estimate for `gpus` GPUs on a pool whose queue is `queue` (null: no
 // report), `age` after its report arrived; stale beyond `max_age`. The

@@ -185,9 +185,9 @@ std::shared_ptr<const core::PoolQueue> QueueFromRecord(
               << ": its report does not parse\n";
     return queue;
   }
-  *queue =
-      core::MakePoolQueue(PoolStateFromProto(report), record.received,
-                          std::move(queue->history), std::move(queue->planned));
+  *queue = core::MakePoolQueue(PoolStateFromProto(report), record.received,
+                               std::move(queue->history),
+                               std::move(queue->planned), record.predictions);
   return queue;
 }
 

@@ -21,7 +21,9 @@ constexpr char kHasPoolStates[] =
   "coalesce(encode(fingerprint, 'hex'), ''), "                          \
   "coalesce(encode(report, 'hex'), ''), planned_job_ids::text, "        \
   "planned_median_s::text, planned_p90_s::text, durations_s::text, "    \
-  "limits_s::text, waits_s::text, start_pits::text"
+  "limits_s::text, waits_s::text, start_pits::text, "                   \
+  "prediction_job_ids::text, prediction_origins::text, "                \
+  "prediction_delays_s::text"
 
 constexpr char kReadAll[] =
     PLACEMENT_POOL_STATE_COLUMNS " FROM pool_states ORDER BY pool_name";
@@ -31,9 +33,7 @@ constexpr char kReadChanged[] = PLACEMENT_POOL_STATE_COLUMNS
         "change_xid") "ORDER BY pool_name";
 
 constexpr char kLockRow[] = PLACEMENT_POOL_STATE_COLUMNS
-    ", prediction_job_ids::text, prediction_origins::text, "
-    "prediction_delays_s::text FROM pool_states WHERE pool_name = $1 "
-    "FOR UPDATE";
+    " FROM pool_states WHERE pool_name = $1 FOR UPDATE";
 
 constexpr char kPoolCapacity[] =
     "SELECT node_count, gpus_per_node, "
@@ -99,27 +99,6 @@ std::optional<absl::Time> MicrosOrNull(const pqxx::field& field) {
   return absl::FromUnixMicros(field.as<int64_t>());
 }
 
-PoolStateRecord RecordFromRow(const pqxx::row& row) {
-  PoolStateRecord r;
-  r.pool_name = row[0].as<std::string>();
-  r.observed = MicrosOrNull(row[1]);
-  r.received = MicrosOrNull(row[2]).value_or(absl::InfinitePast());
-  r.fingerprint = HexDecode(row[3].as<std::string>());
-  r.report = HexDecode(row[4].as<std::string>());
-  const std::vector<std::string> ids = ParseTextArray(row[5].as<std::string>());
-  const std::vector<double> medians = Doubles(row[6].as<std::string>());
-  const std::vector<double> p90s = Doubles(row[7].as<std::string>());
-  for (size_t i = 0; i < ids.size() && i < medians.size() && i < p90s.size();
-       ++i) {
-    r.planned[ids[i]] = {medians[i], p90s[i]};
-  }
-  r.history.durations_s = Doubles(row[8].as<std::string>());
-  r.history.limits_s = Doubles(row[9].as<std::string>());
-  r.history.waits_s = Doubles(row[10].as<std::string>());
-  r.history.start_pits = Doubles(row[11].as<std::string>());
-  return r;
-}
-
 std::vector<core::StartPrediction> PredictionsFromRow(const pqxx::row& row) {
   std::vector<core::StartPrediction> out;
   const std::vector<std::string> ids =
@@ -141,6 +120,28 @@ std::vector<core::StartPrediction> PredictionsFromRow(const pqxx::row& row) {
     out.push_back(std::move(p));
   }
   return out;
+}
+
+PoolStateRecord RecordFromRow(const pqxx::row& row) {
+  PoolStateRecord r;
+  r.pool_name = row[0].as<std::string>();
+  r.observed = MicrosOrNull(row[1]);
+  r.received = MicrosOrNull(row[2]).value_or(absl::InfinitePast());
+  r.fingerprint = HexDecode(row[3].as<std::string>());
+  r.report = HexDecode(row[4].as<std::string>());
+  const std::vector<std::string> ids = ParseTextArray(row[5].as<std::string>());
+  const std::vector<double> medians = Doubles(row[6].as<std::string>());
+  const std::vector<double> p90s = Doubles(row[7].as<std::string>());
+  for (size_t i = 0; i < ids.size() && i < medians.size() && i < p90s.size();
+       ++i) {
+    r.planned[ids[i]] = {medians[i], p90s[i]};
+  }
+  r.history.durations_s = Doubles(row[8].as<std::string>());
+  r.history.limits_s = Doubles(row[9].as<std::string>());
+  r.history.waits_s = Doubles(row[10].as<std::string>());
+  r.history.start_pits = Doubles(row[11].as<std::string>());
+  r.predictions = PredictionsFromRow(row);
+  return r;
 }
 
 // The upsert's parameters $5..$14 beyond the report's own.
@@ -230,7 +231,6 @@ absl::StatusOr<PoolStateWritten> ReplacePoolState(
         const pqxx::result row = txn.exec_params(kLockRow, pool_name);
         if (!row.empty()) {
           context.previous = RecordFromRow(row[0]);
-          context.previous->predictions = PredictionsFromRow(row[0]);
         }
         context.plan_responses = [&txn](const std::vector<std::string>& ids) {
           std::map<std::string, std::string> responses;

@@ -35,13 +35,16 @@ struct PoolStateRecord {
   std::string report;  // serialized placement.v1.PoolState as reported
   core::PlannedRunTimes planned;
   core::QueueHistory history;
-  // Only read for the next report (ReplacePoolState), not by the snapshot.
+  // The plans' start forecasts of the placed jobs still waiting: checked by
+  // the next report (ReplacePoolState) for those that started, and read by
+  // the snapshot as checks already known to lie above a floor
+  // (core::StartCalibration).
   std::vector<core::StartPrediction> predictions;
 };
 
 bool HasPoolStates(pqxx::transaction_base& txn);
 
-// Every row (without predictions), by pool name; none before 0024. Throws
+// Every row, by pool name; none before 0024. Throws
 // what libpqxx throws: call only inside DbSession::Run.
 std::vector<PoolStateRecord> ReadPoolStates(pqxx::transaction_base& txn);
 // Only those written by transactions `since` did not see.

@@ -277,6 +277,11 @@ TEST_F(PoolStateTest, APlansForecastIsCheckedAgainstItsJobsStart) {
   std::optional<storage::PoolStateRecord> stored = Stored();
   ASSERT_TRUE(stored.has_value());
   EXPECT_TRUE(stored->history.start_pits.empty());  // the tenant's: none
+  // The plan's forecast is kept for its job, from the plan's time.
+  ASSERT_EQ(stored->predictions.size(), 1u);
+  EXPECT_EQ(stored->predictions[0].job_id, "103");
+  EXPECT_LT(absl::AbsDuration(stored->predictions[0].origin - t0),
+            absl::Seconds(30));
 
   // It starts 90 s after the plan: early in a forecast of the 8-GPU job's
   // last hour, so the check is near 0.
@@ -297,6 +302,7 @@ TEST_F(PoolStateTest, APlansForecastIsCheckedAgainstItsJobsStart) {
   ASSERT_TRUE(stored.has_value());
   ASSERT_EQ(stored->history.start_pits.size(), 1u);
   EXPECT_LT(stored->history.start_pits[0], 0.2);
+  EXPECT_TRUE(stored->predictions.empty());
 
   v1::GetPoolStateRequest get;
   get.set_pool("a100");

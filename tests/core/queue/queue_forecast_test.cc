@@ -109,15 +109,6 @@ TEST(StartEstimateTest, NoStateAndStaleStateAreUnknownNeverZero) {
   EXPECT_NE(stale.reason.find("stale"), std::string::npos);
 }
 
-TEST(StartEstimateTest, ThePitsShiftTheLevelsRead) {
-  // Every start came in the first half of its forecast: read earlier.
-  std::vector<double> early;
-  for (int i = 0; i < 200; ++i) early.push_back(0.5 * (i + 0.5) / 200);
-  EXPECT_NEAR(CalibratedLevel(early, 0.5), (200 * 0.25 + 20 * 0.5) / 220, 0.01);
-  EXPECT_LT(CalibratedLevel(early, 0.9), 0.6);
-  EXPECT_EQ(CalibratedLevel({0.1, 0.2}, 0.9), 0.9);  // too few: as it is
-}
-
 // A plan shows the calibrated start and keeps the raw forecast beside it:
 // the raw one is what its job's start is checked against, so the checks
 // measure the forecast and not the correction already applied to it.

@@ -1,0 +1,91 @@
+#include "core/queue/start_calibration.h"
+
+#include <vector>
+
+#include "core/queue/queue_forecast.h"
+#include "core/queue/start_estimate.h"
+#include "gtest/gtest.h"
+
+namespace placement::core {
+namespace {
+
+TEST(StartCalibrationTest, ThePitsShiftTheLevelsRead) {
+  // Every start came in the first half of its forecast: read earlier.
+  std::vector<double> early;
+  for (int i = 0; i < 200; ++i) early.push_back(0.5 * (i + 0.5) / 200);
+  const StartCalibration calibration(early, {});
+  EXPECT_NEAR(calibration.Level(0.5), (200 * 0.25 + 20 * 0.5) / 220, 0.01);
+  EXPECT_LT(calibration.Level(0.9), 0.6);
+  EXPECT_EQ(StartCalibration({0.1, 0.2}, {}).Level(0.9), 0.9);  // too few
+}
+
+// With nobody waiting it reads the checks as the draws are read.
+TEST(StartCalibrationTest, WithNobodyWaitingItIsTheChecksQuantile) {
+  std::vector<double> pits;
+  for (int i = 0; i < 50; ++i) pits.push_back((i * 37 % 50) / 50.0);
+  std::vector<double> sorted = pits;
+  std::sort(sorted.begin(), sorted.end());
+  const StartCalibration calibration(pits, {});
+  for (double q : {0.005, 0.1, 0.5, 0.77, 0.9, 0.999}) {
+    EXPECT_NEAR(calibration.Level(q),
+                (50 * QuantileOfSorted(sorted, q) + 20 * q) / 70, 1e-12)
+        << q;
+  }
+}
+
+// Forty plans whose jobs started where their forecasts said, and forty
+// whose jobs are still waiting past their forecast's p95: read through the
+// started checks alone the forecasts look calibrated; the jobs waiting say
+// they run late, now and not when those jobs start.
+TEST(StartCalibrationTest, JobsStillWaitingPastTheirForecastReadItLater) {
+  std::vector<double> started;
+  for (int i = 0; i < 40; ++i) started.push_back((i + 0.5) / 40);
+  const StartCalibration without(started, {});
+  EXPECT_NEAR(without.Level(0.5), 0.5, 1e-12);
+  const StartCalibration with(started, std::vector<double>(40, 0.95));
+  EXPECT_EQ(with.started(), 40u);
+  EXPECT_EQ(with.waiting(), 40u);
+  // The 38 started below 0.95 keep 1/80 each; the waiting jobs' shares go
+  // to the two started above it (0.9625 and 0.9875, 21/80 each), so the
+  // median falls between 0.9375 (at 0.46875) and 0.9625 (at 0.60625).
+  const double median = 0.9375 + 0.025 * (0.5 - 0.46875) / (0.60625 - 0.46875);
+  EXPECT_NEAR(with.Level(0.5), (80 * median + 20 * 0.5) / 100, 1e-9);
+  EXPECT_GT(with.Level(0.9), 0.9);
+  // Waiting jobs whose forecasts barely began tell little: floors of 0.
+  const StartCalibration young(started, std::vector<double>(40, 0.0));
+  EXPECT_NEAR(young.Level(0.5), 0.5, 1e-9);
+}
+
+// The snapshot's queue takes its waiting jobs' floors from the plans'
+// forecasts: a placed job waiting past its whole forecast is above 1, a
+// tenant's prediction (a row written before) is not read.
+TEST(StartCalibrationTest, TheQueueReadsThePlacedJobsStillWaiting) {
+  const absl::Time observed = absl::FromUnixSeconds(1'800'000'000);
+  PoolState state;
+  state.pool_name = "pool";
+  state.observed = observed;
+  state.gpus_total = 8;
+  QueuedJob placed;
+  placed.job_id = "placed";
+  placed.gpus = 1;
+  placed.plan_id = "p";
+  QueuedJob tenant = placed;
+  tenant.job_id = "tenant";
+  tenant.plan_id.clear();
+  state.pending = {placed, tenant};
+  std::vector<StartPrediction> waiting;
+  for (const char* id : {"placed", "tenant", "gone"}) {
+    StartPrediction p{id, observed - absl::Hours(3), {}};
+    for (int k = 0; k < kPredictionLevels; ++k) p.delay_s.push_back(100.0 * k);
+    waiting.push_back(p);
+  }
+  QueueHistory history;
+  for (int i = 0; i < 30; ++i) history.start_pits.push_back((i + 0.5) / 30);
+  const PoolQueue queue = MakePoolQueue(state, observed, history, {}, waiting);
+  EXPECT_EQ(queue.calibration.started(), 30u);
+  EXPECT_EQ(queue.calibration.waiting(), 1u);
+  EXPECT_GT(queue.calibration.Level(0.5), 0.5);
+}
+
+}  // namespace
+}  // namespace placement::core
