@@ -70,6 +70,14 @@ void LearnRunTime(const QueuedJob& job, absl::Time ended,
 
 }  // namespace
 
+double PredictionPitAt(const StartPrediction& prediction, absl::Time when,
+                       double within_run) {
+  return PredictionPit(
+      prediction.delay_s,
+      std::max(0.0, absl::ToDoubleSeconds(when - prediction.origin)),
+      within_run);
+}
+
 std::vector<const QueuedJob*> NewlyPlacedJobs(
     const PoolState* previous, const PoolState& current,
     const std::vector<StartPrediction>& open) {
@@ -135,14 +143,10 @@ void LearnFromReport(const PoolState* previous, const PoolState& current,
     }
     auto p = predicted.find(j.job_id);
     if (p != predicted.end()) {
-      AppendBounded(
-          &history->start_pits,
-          // A start before the plan's time (the reporter's clock
-          // a little behind) is a start at once.
-          PredictionPit(p->second->delay_s,
-                        std::max(0.0, Seconds(*j.started - p->second->origin)),
-                        Rng(Fnv1a64(j.job_id)).Uniform()),
-          kMaxHistoryPits);
+      AppendBounded(&history->start_pits,
+                    PredictionPitAt(*p->second, *j.started,
+                                    Rng(Fnv1a64(j.job_id)).Uniform()),
+                    kMaxHistoryPits);
     }
   };
   for (const QueuedJob& j : current.running) learn_start(j);

@@ -76,6 +76,12 @@ void AppendBounded(std::vector<double>* series, double value, size_t limit);
 double PredictionPit(const std::vector<double>& delay_s, double actual_s,
                      double within_run = 0.5);
 
+// Where a start at `when` falls in `prediction` (PredictionPit): a start
+// before its origin (the reporter's clock a little behind the plan's) is a
+// start at once.
+double PredictionPitAt(const StartPrediction& prediction, absl::Time when,
+                       double within_run);
+
 // The jobs of `current` that a plan placed (they carry its id) seen for the
 // first time (in no list of `previous`, null for a pool's first report) and
 // without a prediction in `open`: those whose plan's forecast is to be kept

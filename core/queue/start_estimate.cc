@@ -26,11 +26,8 @@ PoolQueue MakePoolQueue(PoolState state, absl::Time received,
   std::vector<double> floors;
   for (const StartPrediction& p : waiting) {
     if (!pending.contains(p.job_id)) continue;
-    // Not started by the report: above the forecast's mass up to now.
-    floors.push_back(PredictionPit(
-        p.delay_s,
-        std::max(0.0, absl::ToDoubleSeconds(queue.state.observed - p.origin)),
-        1.0));
+    // Not started by the report: above the forecast's mass up to then.
+    floors.push_back(PredictionPitAt(p, queue.state.observed, 1.0));
   }
   queue.calibration =
       StartCalibration(queue.history.start_pits, std::move(floors));
@@ -86,7 +83,6 @@ StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
   e.gpus_ahead = f.pending_gpus;
   const StartCalibration& calibration = queue->calibration;
   e.calibration_pits = static_cast<int>(calibration.started());
-  e.calibration_waiting = static_cast<int>(calibration.waiting());
   if (e.age > max_age) {
     e.status = StartStatus::kStale;
     e.reason =

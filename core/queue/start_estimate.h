@@ -69,10 +69,8 @@ struct StartEstimate {
   double mean_s = 0;
   // How many earlier plans' forecasts on the pool were checked against the
   // starts of the jobs they placed, and whether there were enough to read
-  // this one through them (kMinCalibrationPits); how many placed jobs still
-  // waiting were read with them.
+  // this one through them (kMinCalibrationPits).
   int calibration_pits = 0;
-  int calibration_waiting = 0;
   bool calibrated = false;
   // The report it rests on: when observed (the reporter's clock) and how
   // long ago it arrived (the service's clock).

@@ -31,69 +31,84 @@ constexpr int kMaxForecastCounts = 16;
 constexpr absl::Duration kSkewWarning = absl::Hours(1);
 
 // The stored responses of the plans that placed `jobs` (each carries its
-// plan's id), in the order of `jobs`; empty for a plan not stored.
-std::vector<std::string> PlanResponsesOf(
-    const std::vector<const core::QueuedJob*>& jobs,
-    const storage::PoolStateContext& context) {
+// plan's id), by job id; a plan not stored is left out. One read for every
+// use a report makes of them.
+using PlanResponses = std::map<std::string, std::string>;
+PlanResponses PlanResponsesOf(const std::vector<const core::QueuedJob*>& jobs,
+                              const storage::PoolStateContext& context) {
+  PlanResponses by_job;
+  if (jobs.empty()) return by_job;
   std::vector<std::string> plan_ids;
   for (const core::QueuedJob* job : jobs) {
     plan_ids.push_back(absl::AsciiStrToLower(job->plan_id));
   }
   const std::map<std::string, std::string> stored =
-      plan_ids.empty() ? std::map<std::string, std::string>()
-                       : context.plan_responses(plan_ids);
-  std::vector<std::string> responses;
-  for (const std::string& id : plan_ids) {
-    auto it = stored.find(id);
-    responses.push_back(it != stored.end() ? it->second : std::string());
+      context.plan_responses(plan_ids);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto it = stored.find(plan_ids[i]);
+    if (it != stored.end()) by_job[jobs[i]->job_id] = it->second;
   }
-  return responses;
+  return by_job;
+}
+
+// The jobs of `state` with a plan id whose planned run time the pool's row
+// does not carry over (to be read from their stored plans).
+std::vector<const core::QueuedJob*> JobsWithoutPlannedRunTime(
+    const core::PoolState& state, const storage::PoolStateContext& context) {
+  std::vector<const core::QueuedJob*> unknown;
+  for (const auto* jobs : {&state.running, &state.pending}) {
+    for (const core::QueuedJob& job : *jobs) {
+      if (job.plan_id.empty()) continue;
+      if (context.previous.has_value() &&
+          context.previous->planned.contains(job.job_id)) {
+        continue;
+      }
+      unknown.push_back(&job);
+    }
+  }
+  return unknown;
 }
 
 // The run times this service's plans expected of the jobs of `state` that
 // carry a plan id: carried over from the pool's row, else read from the
-// stored plans (each job once).
+// stored plans (`responses`).
 core::PlannedRunTimes PlannedRunTimesOf(
-    const core::PoolState& state, const storage::PoolStateContext& context) {
+    const core::PoolState& state, const storage::PoolStateContext& context,
+    const PlanResponses& responses) {
   core::PlannedRunTimes planned;
-  std::vector<const core::QueuedJob*> unknown;
-  auto visit = [&](const core::QueuedJob& job) {
-    if (job.plan_id.empty()) return;
-    if (context.previous.has_value()) {
-      auto it = context.previous->planned.find(job.job_id);
-      if (it != context.previous->planned.end()) {
-        planned[job.job_id] = it->second;
-        return;
+  for (const auto* jobs : {&state.running, &state.pending}) {
+    for (const core::QueuedJob& job : *jobs) {
+      if (job.plan_id.empty()) continue;
+      if (context.previous.has_value()) {
+        auto it = context.previous->planned.find(job.job_id);
+        if (it != context.previous->planned.end()) {
+          planned[job.job_id] = it->second;
+          continue;
+        }
       }
-    }
-    unknown.push_back(&job);
-  };
-  for (const core::QueuedJob& job : state.running) visit(job);
-  for (const core::QueuedJob& job : state.pending) visit(job);
-  const std::vector<std::string> responses = PlanResponsesOf(unknown, context);
-  for (size_t i = 0; i < unknown.size(); ++i) {
-    if (std::optional<core::PlannedRunTime> run =
-            PlannedRunTimeFromPlan(responses[i], state.pool_name)) {
-      planned[unknown[i]->job_id] = *run;
+      auto response = responses.find(job.job_id);
+      if (response == responses.end()) continue;
+      if (std::optional<core::PlannedRunTime> run =
+              PlannedRunTimeFromPlan(response->second, state.pool_name)) {
+        planned[job.job_id] = *run;
+      }
     }
   }
   return planned;
 }
 
-// Keeps the start forecast of each job of `state` a plan placed, seen for
-// the first time, from its plan's stored response (checked by
-// LearnFromReport when the job starts: the pool's calibration).
-void AddPlanPredictions(const core::PoolState* before,
+// Keeps the start forecast of each of `placed` (jobs of `state` a plan
+// placed, seen for the first time) from its plan's stored response (checked
+// by LearnFromReport when the job starts: the pool's calibration).
+void AddPlanPredictions(const std::vector<const core::QueuedJob*>& placed,
                         const core::PoolState& state,
-                        const storage::PoolStateContext& context,
+                        const PlanResponses& responses,
                         std::vector<core::StartPrediction>* open) {
-  const std::vector<const core::QueuedJob*> placed =
-      core::NewlyPlacedJobs(before, state, *open);
-  const std::vector<std::string> responses = PlanResponsesOf(placed, context);
-  for (size_t i = 0; i < placed.size(); ++i) {
+  for (const core::QueuedJob* job : placed) {
+    auto response = responses.find(job->job_id);
+    if (response == responses.end()) continue;
     if (std::optional<core::StartPrediction> prediction =
-            StartPredictionFromPlan(responses[i], state.pool_name,
-                                    *placed[i])) {
+            StartPredictionFromPlan(response->second, state.pool_name, *job)) {
       open->push_back(*std::move(prediction));
     }
   }
@@ -145,10 +160,18 @@ storage::PoolStateDecision Decide(const storage::PoolStateContext& context,
     }
   }
   const core::PoolState* previous_state = before ? &*before : nullptr;
-  AddPlanPredictions(previous_state, state, context, &record.predictions);
+  // The stored plans of the jobs first seen placed (their start forecasts)
+  // and of those whose planned run time is not carried over, read once.
+  const std::vector<const core::QueuedJob*> placed =
+      core::NewlyPlacedJobs(previous_state, state, record.predictions);
+  std::vector<const core::QueuedJob*> to_read =
+      JobsWithoutPlannedRunTime(state, context);
+  to_read.insert(to_read.end(), placed.begin(), placed.end());
+  const PlanResponses responses = PlanResponsesOf(to_read, context);
+  AddPlanPredictions(placed, state, responses, &record.predictions);
   core::LearnFromReport(previous_state, state, &record.history,
                         &record.predictions);
-  record.planned = PlannedRunTimesOf(state, context);
+  record.planned = PlannedRunTimesOf(state, context, responses);
   decision.store = std::move(record);
   return decision;
 }
