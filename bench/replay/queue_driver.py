@@ -7,6 +7,7 @@ and every report_every_s)."""
 
 import heapq
 import math
+import random
 import time
 
 from placement.v1 import placement_pb2
@@ -34,6 +35,10 @@ class QJobResult:
         self.placed = False
         # The chosen candidate's forecast: {p: seconds after arrival}.
         self.predicted = None
+        # The same forecast before the pool's calibration, and a forecast
+        # that knows the true run-time distributions (_ideal_forecast).
+        self.predicted_raw = None
+        self.predicted_ideal = None
         self.feasible = None  # deadline jobs: some option meets it in truth
         self.oom = False  # an attempt ran out of memory (then placed again)
 
@@ -145,6 +150,23 @@ def _truth(world, job, layout, pools, now):
         return None
     return (sum(a.cost for a in attempts), sum(a.seconds for a in attempts),
             pools[layout.pool].true_start(layout.gpu_count, now))
+
+
+def _ideal_forecast(pool, gpus, now, tenants, job_id):
+    """{p: seconds} of a forecast that knows what a report cannot: the
+    other tenants' true run-time distribution and each trace job's true run
+    time. How often jobs start by its quantiles is what calibration can
+    reach in this world's one draw of its queues."""
+    draws = pool.forecast_starts(gpus, now, tenants,
+                                 random.Random(f"{job_id}|ideal"))
+    n = len(draws)
+
+    def at(p):  # draw i at level (i + 0.5) / n, as the service reads draws
+        pos = min(max(p * n - 0.5, 0.0), n - 1.0)
+        low = int(pos)
+        high = min(low + 1, n - 1)
+        return draws[low] + (draws[high] - draws[low]) * (pos - low)
+    return {p: at(p) for p in LEVELS}
 
 
 def _state(pool, base, now):
@@ -262,6 +284,13 @@ class _Replay:
         if first and timing.status == placement_pb2.START_STATUS_KNOWN:
             result.predicted = {q.probability: q.within.ToNanoseconds() / 1e9
                                 for q in timing.start_quantiles}
+            raw = [d.ToNanoseconds() / 1e9
+                   for d in timing.uncalibrated_start_levels]
+            if len(raw) == 21:  # at 0, 0.05, ..., 1
+                result.predicted_raw = {p: raw[round(20 * p)] for p in LEVELS}
+            result.predicted_ideal = _ideal_forecast(
+                self.pools[layout.pool], layout.gpu_count, now,
+                self.q.tenants.get(layout.pool), job.id)
         attempts, completed = run_job(self.world, job.id, layout, job.steps)
         result.cost += sum(a.cost for a in attempts)
         result.completed = completed

@@ -21,29 +21,34 @@ def _quantile(values, q):
     return values[low] + (values[high] - values[low]) * (pos - low)
 
 
-def _started_by(job, p):
+def _started_by(job, p, forecast):
     """Whether the job started by its forecast's p-quantile: 1 or 0, but a
     job that started at once when the forecast put a start at once at some
     levels counts in proportion (a start at once has probability between
     the highest level at zero and the next: its share is spread evenly
     over [0, the midpoint of the two], as a PIT with ties split)."""
-    levels = sorted(job.predicted)
-    if job.wait_s > 1e-6 or job.predicted[p] > 1e-6:
-        return 1.0 if job.wait_s <= job.predicted[p] + 1e-6 else 0.0
-    zero = [q for q in levels if job.predicted[q] <= 1e-6]
-    above = [q for q in levels if job.predicted[q] > 1e-6]
+    levels = sorted(forecast)
+    if job.wait_s > 1e-6 or forecast[p] > 1e-6:
+        return 1.0 if job.wait_s <= forecast[p] + 1e-6 else 0.0
+    zero = [q for q in levels if forecast[q] <= 1e-6]
+    above = [q for q in levels if forecast[q] > 1e-6]
     mass = (max(zero) + (min(above) if above else 1.0)) / 2
     return min(1.0, p / mass)
 
 
-def calibration(jobs):
+def calibration(jobs, forecast="predicted"):
     """For each level p, the share of jobs with a known forecast that
     started by its p-quantile (_started_by): {p: share}, how many jobs,
-    and how many of them started at once."""
-    known = [j for j in jobs if j.predicted and j.wait_s is not None]
+    and how many of them started at once. `forecast`: the job's attribute
+    read (the plan's calibrated forecast, `predicted_raw` the same before
+    calibration, `predicted_ideal` the forecast that knows the true run-time
+    distributions)."""
+    known = [j for j in jobs if j.predicted and getattr(j, forecast) and
+             j.wait_s is not None]
     shares = {}
     for p in LEVELS:
-        shares[p] = (sum(_started_by(j, p) for j in known) / len(known)
+        shares[p] = (sum(_started_by(j, p, getattr(j, forecast))
+                         for j in known) / len(known)
                      if known else math.nan)
     return shares, len(known), sum(j.wait_s <= 1e-6 for j in known)
 
@@ -88,6 +93,11 @@ def summarize(run, oracle, today):
         "calibration_jobs": known,
         "calibration_at_once": at_once,
         "calibration_waited": {str(p): s for p, s in waited_shares.items()},
+        # The same jobs: the forecast before the pool's calibration, and one
+        # that knows the true run-time distributions (what a right forecast
+        # reaches in this one draw of the queues).
+        "calibration_raw": calibration(run.jobs, "predicted_raw")[:2],
+        "calibration_ideal": calibration(run.jobs, "predicted_ideal")[:2],
         "calibration_waited_jobs": len(waited),
         # By the job's kind: the deadline and value objectives choose a pool
         # by its forecast (a pool forecast early is chosen more often), the
@@ -147,6 +157,12 @@ def calibration_markdown(rows):
              r["calibration_waited"], r["calibration_waited_jobs"])]
         for kind, (shares, n) in r["calibration_by_kind"].items():
             slices.append((f"{kind} jobs", shares, n))
+        for key, label in (("calibration_raw", "before calibration"),
+                           ("calibration_ideal", "a forecast that knows the "
+                            "true run-time distributions")):
+            if key in r:
+                shares, n = r[key]
+                slices.append((f"all with a forecast, {label}", shares, n))
         for label, shares, n in slices:
             cells = [_f(100 * _num(shares, p), "{:.1f}%") for p in LEVELS]
             lines.append(f"| {r['world']} | {r['policy']}: {label} | {n} | " +

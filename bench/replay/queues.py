@@ -10,6 +10,7 @@ same tenants, and the same job has the same deadline whatever it chose."""
 import bisect
 import math
 import random
+import statistics
 
 
 class QueueConfig:
@@ -175,15 +176,48 @@ class PoolQueue:
     def true_start(self, gpus, now):
         """When a job of `gpus` GPUs queued now would start: the queue
         played with every job's true run time (what the oracle knows)."""
-        ends = sorted(j.end for j in self.running)
+        return now + self._play([(j.gpus, j.end - now) for j in self.running],
+                                [(j.gpus, j.run_s) for j in self.pending],
+                                gpus)
+
+    def forecast_starts(self, gpus, now, tenants, rng, draws=200):
+        """Sorted draws of the wait of a job of `gpus` GPUs queued now, by a
+        forecaster that knows the other tenants' run-time distribution
+        (`tenants`: the pool's median_s and sigma) and the true run time of
+        every job of the trace (the ones with a plan id): the best forecast
+        a report of this queue allows (docs/DECISIONS.md, "What a right
+        forecast does here")."""
+        normal = statistics.NormalDist()
+
+        def tenant_run(elapsed):
+            # The world's lognormal, above what the job has run already.
+            median, sigma = tenants["median_s"], tenants["sigma"]
+            floor = (normal.cdf(math.log(elapsed / median) / sigma)
+                     if elapsed > 0 and sigma > 0 else 0.0)
+            u = min(floor + (1 - floor) * rng.random(), 1 - 1e-12)
+            return max(60.0, elapsed,
+                       median * math.exp(sigma * normal.inv_cdf(max(u, 1e-12))))
+        waits = []
+        for _ in range(draws):
+            running = [(j.gpus, (j.run_s if j.plan_id else
+                                 tenant_run(now - j.start)) - (now - j.start))
+                       for j in self.running]
+            pending = [(j.gpus, j.run_s if j.plan_id else tenant_run(0))
+                       for j in self.pending]
+            waits.append(self._play(running, pending, gpus))
+        return sorted(waits)
+
+    def _play(self, running, pending, gpus):
+        """The queue played forward: `running` (GPUs, seconds left),
+        `pending` (GPUs, run seconds) in order; when (seconds from now) a
+        job of `gpus` GPUs queued behind them starts."""
         held = {}
-        for j in self.running:
-            held[j.end] = held.get(j.end, 0) + j.gpus
+        for need, left in running:
+            held[left] = held.get(left, 0) + need
         ends = sorted(held)
-        free = self.free()
-        t = now
-        queue = [(j.gpus, j.run_s) for j in self.pending] + [(gpus, None)]
-        for need, run in queue:
+        free = self.capacity - sum(need for need, _ in running)
+        t = 0.0
+        for need, run in pending + [(gpus, None)]:
             while free < need:
                 at = ends.pop(0)
                 t = max(t, at)

@@ -222,6 +222,26 @@ class Queues(unittest.TestCase):
         pool.finish_until(100)
         self.assertEqual([j.id for j in pool.running], ["b"])
 
+    def test_the_right_forecast_knows_what_a_report_cannot(self):
+        pool = queues.PoolQueue("p", 8)
+        pool.submit(queues.QJob("a", 6, 0, 100, plan_id="x"), 0)  # 0-100
+        pool.submit(queues.QJob("t", 4, 0, 500), 0)  # a tenant's: 100-600
+        # The trace's job's run time is known and the tenants' is not
+        # spread: every draw is the true wait of a 6-GPU job queued at 10.
+        exact = {"median_s": 500, "sigma": 0}
+        self.assertEqual(pool.forecast_starts(6, 10, exact, random.Random(1),
+                                              draws=5), [590] * 5)
+        self.assertEqual(pool.true_start(6, 10), 600)
+        # A tenant's job that has run past most of its distribution is
+        # drawn above what it has run: never as already ended.
+        late = queues.PoolQueue("q", 4)
+        late.submit(queues.QJob("t", 4, 0, 9000), 0)
+        spread = {"median_s": 500, "sigma": 0.5}
+        waits = late.forecast_starts(1, 3000, spread, random.Random(2),
+                                     draws=50)
+        self.assertGreater(min(waits), 0)
+        self.assertEqual(waits, sorted(waits))
+
 
 def _layout(w, pool="l40s-pcie", sku="L40S-PCIE-48GB", gpus=1, key="k1",
             step_s=2.0, peak_gb=20.0):
