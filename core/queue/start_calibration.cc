@@ -1,13 +1,52 @@
 #include "core/queue/start_calibration.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace placement::core {
+namespace {
+
+// The integrated autocorrelation time of `series` (1 + 2 x the sum of its
+// autocorrelations at every lag), summed as Geyer's initial positive
+// sequence does: consecutive lags in pairs, while a pair's sum is positive,
+// each pair at most the one before, so that the noise of long lags does not
+// add up. 1 for a series that looks independent, too short or constant;
+// never below 1 (checks that alternate count as independent ones, not more).
+double AutocorrelationTime(const std::vector<double>& series) {
+  const size_t n = series.size();
+  if (n < 4) return 1;
+  double mean = 0;
+  for (double x : series) mean += x;
+  mean /= static_cast<double>(n);
+  double variance = 0;
+  for (double x : series) variance += (x - mean) * (x - mean);
+  if (!(variance > 0)) return 1;
+  auto autocorrelation = [&](size_t lag) {
+    double sum = 0;
+    for (size_t i = 0; i + lag < n; ++i) {
+      sum += (series[i] - mean) * (series[i + lag] - mean);
+    }
+    return sum / variance;
+  };
+  double time = -1;  // the first pair holds lag 0's 1, counted once
+  double previous = std::numeric_limits<double>::infinity();
+  for (size_t lag = 0; lag + 1 < n; lag += 2) {
+    const double pair = autocorrelation(lag) + autocorrelation(lag + 1);
+    if (!(pair > 0)) break;
+    previous = std::min(pair, previous);
+    time += 2 * previous;
+  }
+  return std::max(1.0, time);
+}
+
+}  // namespace
 
 StartCalibration::StartCalibration(std::vector<double> pits,
                                    std::vector<double> floors)
     : started_(pits.size()), waiting_(floors.size()) {
+  effective_ =
+      static_cast<double>(started_ + waiting_) / AutocorrelationTime(pits);
   // Ascending; at a tie a started check comes first (a job waiting at a
   // value is known to start above it).
   std::vector<std::pair<double, bool>> checks;  // (value, waiting)
@@ -53,7 +92,7 @@ double StartCalibration::Level(double q) const {
                                     (q - middles_[i - 1]) /
                                     (middles_[i] - middles_[i - 1]);
   }
-  const double n = static_cast<double>(started_ + waiting_);
+  const double n = effective_;
   const double prior = static_cast<double>(kMinCalibrationPits);
   return std::clamp((n * observed + prior * q) / (n + prior), 0.0, 1.0);
 }

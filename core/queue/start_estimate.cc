@@ -56,6 +56,18 @@ double StartEstimate::Quantile(double p) const {
 
 namespace {
 
+// Where neighbouring checks move together (jobs that waited at the same
+// time), what they are worth as independent ones.
+std::string EffectiveChecksNote(const StartCalibration& calibration) {
+  const double count =
+      static_cast<double>(calibration.started() + calibration.waiting());
+  if (calibration.effective_checks() > count - 0.5) return "";
+  return absl::StrFormat(
+      ", worth about %.0f independent ones (neighbours "
+      "move together)",
+      calibration.effective_checks());
+}
+
 std::string Minutes(double seconds) {
   if (seconds < 30) return "0m";
   return absl::FormatDuration(absl::Seconds(std::round(seconds / 60) * 60));
@@ -134,7 +146,8 @@ StartEstimate EstimateStart(const PoolQueue* queue, int gpus,
                 calibration.waiting() > 0
                     ? absl::StrCat(" and ", calibration.waiting(),
                                    " placed jobs still waiting")
-                    : "")
+                    : "",
+                EffectiveChecksNote(calibration))
           : absl::StrCat("not calibrated yet (", calibration.started(), " of ",
                          kMinCalibrationPits,
                          " plans' forecasts checked against real starts)"));

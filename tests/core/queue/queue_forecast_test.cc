@@ -115,8 +115,12 @@ TEST(StartEstimateTest, NoStateAndStaleStateAreUnknownNeverZero) {
 TEST(StartEstimateTest, KeepsTheForecastBeforeCalibration) {
   PoolState s = State(8, {Running("a", 8, absl::Minutes(20))}, {});
   s.running[0].time_limit = absl::Hours(1);
-  QueueHistory late;  // every plan's job started by its forecast's p90 or later
-  for (int i = 0; i < 200; ++i) late.start_pits.push_back(0.9 + 0.1 * i / 200);
+  // Every plan's job started by its forecast's p90 or later (on days
+  // that look independent: StartCalibrationTest).
+  QueueHistory late;
+  for (int i = 0; i < 200; ++i) {
+    late.start_pits.push_back(0.9 + 0.1 * (i * 37 % 200) / 200);
+  }
   PoolQueue raw = MakePoolQueue(s, kNow, {}, {});
   PoolQueue read = MakePoolQueue(s, kNow, late, {});
   const StartEstimate e0 =

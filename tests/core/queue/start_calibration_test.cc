@@ -1,5 +1,7 @@
 #include "core/queue/start_calibration.h"
 
+#include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "core/queue/queue_forecast.h"
@@ -11,10 +13,14 @@ namespace {
 
 TEST(StartCalibrationTest, ThePitsShiftTheLevelsRead) {
   // Every start came in the first half of its forecast: read earlier.
+  // (In an order that looks independent: see ChecksThatMoveTogether...)
   std::vector<double> early;
-  for (int i = 0; i < 200; ++i) early.push_back(0.5 * (i + 0.5) / 200);
+  for (int i = 0; i < 200; ++i)
+    early.push_back(0.5 * (i * 37 % 200 + 0.5) / 200);
   const StartCalibration calibration(early, {});
-  EXPECT_NEAR(calibration.Level(0.5), (200 * 0.25 + 20 * 0.5) / 220, 0.01);
+  const double n = calibration.effective_checks();
+  EXPECT_GT(n, 150);
+  EXPECT_NEAR(calibration.Level(0.5), (n * 0.25 + 20 * 0.5) / (n + 20), 0.01);
   EXPECT_LT(calibration.Level(0.9), 0.6);
   EXPECT_EQ(StartCalibration({0.1, 0.2}, {}).Level(0.9), 0.9);  // too few
 }
@@ -33,18 +39,47 @@ TEST(StartCalibrationTest, WithNobodyWaitingItIsTheChecksQuantile) {
   }
 }
 
+// The same 120 checks, all from forecasts that ran early (a start in the
+// first 60% of each), read in two orders. Shuffled, they are 120 views of
+// the pool: the levels move most of the way to them. In the order of a
+// pool whose checks drifted from the latest to the earliest, each like its
+// neighbours (jobs that waited together), they are a few views: their
+// autocorrelations stay high over many lags, and the levels barely move.
+TEST(StartCalibrationTest, ChecksThatMoveTogetherCountForLess) {
+  std::vector<double> shuffled;
+  for (int i = 0; i < 120; ++i) {
+    shuffled.push_back(0.6 * (i * 43 % 120 + 0.5) / 120);
+  }
+  std::vector<double> in_runs = shuffled;
+  std::sort(in_runs.begin(), in_runs.end(), std::greater<>());
+  const StartCalibration independent(shuffled, {});
+  const StartCalibration together(in_runs, {});
+  EXPECT_GT(independent.effective_checks(), 100);
+  EXPECT_LT(together.effective_checks(), 5);
+  // The checks' median is 0.3: read almost there, or barely moved.
+  EXPECT_LT(independent.Level(0.5), 0.35);
+  EXPECT_GT(together.Level(0.5), 0.45);
+  EXPECT_LT(together.Level(0.5), 0.5);
+  // Checks that alternate (negatively correlated) count as independent
+  // ones, never as more.
+  std::vector<double> alternating;
+  for (int i = 0; i < 40; ++i) alternating.push_back(i % 2 ? 0.2 : 0.4);
+  EXPECT_EQ(StartCalibration(alternating, {}).effective_checks(), 40);
+}
+
 // Forty plans whose jobs started where their forecasts said, and forty
 // whose jobs are still waiting past their forecast's p95: read through the
 // started checks alone the forecasts look calibrated; the jobs waiting say
 // they run late, now and not when those jobs start.
 TEST(StartCalibrationTest, JobsStillWaitingPastTheirForecastReadItLater) {
-  std::vector<double> started;
-  for (int i = 0; i < 40; ++i) started.push_back((i + 0.5) / 40);
+  std::vector<double> started;  // in an order that looks independent
+  for (int i = 0; i < 40; ++i) started.push_back((i * 17 % 40 + 0.5) / 40);
   const StartCalibration without(started, {});
   EXPECT_NEAR(without.Level(0.5), 0.5, 1e-12);
   const StartCalibration with(started, std::vector<double>(40, 0.95));
   EXPECT_EQ(with.started(), 40u);
   EXPECT_EQ(with.waiting(), 40u);
+  EXPECT_EQ(with.effective_checks(), 80);
   // The 38 started below 0.95 keep 1/80 each; the waiting jobs' shares go
   // to the two started above it (0.9625 and 0.9875, 21/80 each), so the
   // median falls between 0.9375 (at 0.46875) and 0.9625 (at 0.60625).
@@ -80,7 +115,9 @@ TEST(StartCalibrationTest, TheQueueReadsThePlacedJobsStillWaiting) {
     waiting.push_back(p);
   }
   QueueHistory history;
-  for (int i = 0; i < 30; ++i) history.start_pits.push_back((i + 0.5) / 30);
+  for (int i = 0; i < 30; ++i) {
+    history.start_pits.push_back((i * 7 % 30 + 0.5) / 30);
+  }
   const PoolQueue queue = MakePoolQueue(state, observed, history, {}, waiting);
   EXPECT_EQ(queue.calibration.started(), 30u);
   EXPECT_EQ(queue.calibration.waiting(), 1u);
