@@ -27,6 +27,15 @@ double NominalValue(const Candidate& c, Objective objective) {
              : static_cast<double>(c.expected_cost_micros);
 }
 
+// What the attempt an out-of-memory loses (a start-up and a step) costs at
+// the candidate's rate: 0 where its cost is not broken down.
+double OutOfMemoryAttemptValue(const Candidate& c) {
+  if (!(c.expected_gpu_hours > 0)) return 0;
+  const double rate =
+      static_cast<double>(c.expected_cost_micros) / c.expected_gpu_hours;
+  return (c.startup_gpu_hours + c.step_gpu_hours) * rate;
+}
+
 std::string DescribeValue(double value, Objective objective) {
   if (objective == Objective::kShortestTime) {
     return absl::FormatDuration(absl::Seconds(std::round(value)));
@@ -180,7 +189,15 @@ double RiskPricedValue(const Candidate& c, double value,
                        std::optional<double> fallback_value) {
   if (c.fit != Fit::kBorderline || !fallback_value.has_value()) return value;
   const double p = std::clamp(c.oom_probability, 0.0, 1.0);
-  return (1 - p) * value + p * *fallback_value;
+  // Its own value counts the attempt an out-of-memory loses at p of its
+  // price (rework_gpu_hours), and the mix below pays that share only on
+  // the (1 - p) of runs that fit; a run that does not fit pays the attempt
+  // whole before it moves: (1 - p) (own - p a) + p (a + fallback)
+  // = (1 - p) own + p fallback + p^2 a. Without the last term a candidate
+  // sure to run out of memory would rank first whenever it was cheaper
+  // than its fallback on its own.
+  return (1 - p) * value + p * *fallback_value +
+         p * p * OutOfMemoryAttemptValue(c);
 }
 
 bool PricesOutOfMemoryRisk(Objective objective) {

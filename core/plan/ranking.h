@@ -30,10 +30,12 @@ double RankingValue(const Candidate& candidate, Objective objective);
 
 // The value of a BORDERLINE candidate with its risk priced in: with its
 // oom_probability p the job does not run there and goes to the fallback
-// (RiskFallback), whose value is `fallback_value`; so (1 - p) x its own
-// value + p x fallback_value (its own value already counts the attempt lost
-// to the out-of-memory). Its own value for a FITS candidate, or when there
-// is no fallback (nullopt).
+// (RiskFallback), whose value is `fallback_value`, after the attempt the
+// out-of-memory lost (a start-up and a step, startup_gpu_hours +
+// step_gpu_hours at its rate: a); so (1 - p) x its own value + p x
+// fallback_value + p^2 x a (its own value counts the attempt at p x a,
+// which the mix pays only on the runs that fit). Its own value for a FITS
+// candidate, or when there is no fallback (nullopt).
 double RiskPricedValue(const Candidate& candidate, double value,
                        std::optional<double> fallback_value);
 

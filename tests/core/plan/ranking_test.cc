@@ -126,6 +126,32 @@ TEST(RankCandidatesTest, BorderlineRanksByItsRiskPricedAgainstTheFitsPool) {
   EXPECT_THAT(Order(candidates), ElementsAre("fits", "safer"));
 }
 
+// A BORDERLINE candidate sure to run out of memory is no bargain because it
+// is a little cheaper on its own: the job pays its lost attempt whole (a
+// start-up and a step, here 1.00 of its 8.50) before it goes to the FITS
+// pool. 0.05 x 8.50 + 0.95 x 9.00 + 0.95^2 x 1.00 = 9.88 against 9.00; the
+// same candidate at 30% still goes first (6.65 + 0.09).
+TEST(RankCandidatesTest, BorderlineSureToRunOutPaysItsLostAttemptWhole) {
+  Candidate sure = Borderline("sure", 8'500'000, 0.95);
+  sure.expected_gpu_hours = 8.5;  // at 1.00 a GPU-hour
+  sure.startup_gpu_hours = 0.9;
+  sure.step_gpu_hours = 0.1;
+  std::vector<Candidate> candidates = {
+      Make("fits", EvidenceBasis::kMeasured, 9'000'000), sure};
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("fits", "sure"));
+  EXPECT_NEAR(RiskPricedValue(sure, 8'500'000, 9'000'000.0),
+              0.05 * 8'500'000 + 0.95 * 9'000'000 + 0.95 * 0.95 * 1'000'000,
+              1e-3);
+
+  sure.oom_probability = 0.3;
+  candidates = {Make("fits", EvidenceBasis::kMeasured, 9'000'000), sure};
+  RankCandidates(Objective::kLowestCost, &candidates);
+  EXPECT_THAT(Order(candidates), ElementsAre("sure", "fits"));
+  EXPECT_NEAR(RiskPricedValue(sure, 8'500'000, 9'000'000.0),
+              0.7 * 8'500'000 + 0.3 * 9'000'000 + 0.09 * 1'000'000, 1e-3);
+}
+
 // With nothing that FITS, the risk is priced against the candidate least
 // likely to run out of memory, where the job would go next.
 TEST(RankCandidatesTest, AllBorderlinePricedAgainstTheLikeliestToFit) {
