@@ -467,7 +467,8 @@ void PrintBakeOff(const v1::BakeOff& b, const std::string& plan_eval,
                "EXPECTED SAVING", "CHANCE CHEAPER", "WHY"},
               {false, false, true, false, true, true, true, true, false});
   for (const v1::BakeOffRun& run : b.runs()) {
-    // A BORDERLINE first choice is run to see whether it fits, not to save.
+    // A run with no expected saving (an older server's BORDERLINE first
+    // choice, run to see whether it fits) shows none.
     const bool valued = run.expected_saving_micros() > 0;
     table.AddRow(
         {run.pool(), run.sku(), absl::StrCat(run.gpu_count()),

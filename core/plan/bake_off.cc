@@ -138,22 +138,6 @@ std::optional<Proposal> ValueMeasurement(const Candidate& first,
   return p;
 }
 
-// A BORDERLINE first choice: a short run shows its peak before the job
-// relies on it.
-Proposal BorderlineProposal(const Candidate& first) {
-  Proposal p;
-  p.run = RunOf(first);
-  p.run.steps = kMinMeasurementSteps;
-  p.run.cost_micros =
-      static_cast<int64_t>(std::llround(RunCostMicros(first, p.run.steps)));
-  p.run.reason = absl::StrCat(kEvidenceBeatsEstimatesRule,
-                              ": BORDERLINE, measure the peak in a ",
-                              p.run.steps, "-step run (about ",
-                              Money(static_cast<double>(p.run.cost_micros)),
-                              ") before the job relies on it");
-  return p;
-}
-
 // The unmeasured runners-up worth a run, the most worth first, at most
 // kMaxMeasurementRuns.
 std::vector<Proposal> ValuedProposals(int64_t total_steps, int64_t demand_steps,
@@ -181,14 +165,7 @@ std::vector<Proposal> ValuedProposals(int64_t total_steps, int64_t demand_steps,
   return proposals;
 }
 
-std::string BakeOffReason(const BakeOff& bake_off, bool first_borderline) {
-  if (first_borderline) {
-    return absl::StrCat(kEvidenceBeatsEstimatesRule,
-                        ": no pool FITS at the band's upper edge; run recipe ",
-                        bake_off.recipe_key,
-                        " first where it is BORDERLINE before the job relies "
-                        "on it");
-  }
+std::string BakeOffReason(const BakeOff& bake_off) {
   int64_t saving = 0;
   int64_t cost = 0;
   for (const BakeOffRun& r : bake_off.runs) {
@@ -214,14 +191,12 @@ std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
   if (candidates->empty()) return std::nullopt;
   BakeOff bake_off;
   bake_off.expected_demand_steps = std::max(demand_steps, request.total_steps);
-  Candidate& first = candidates->front();
-  const bool first_borderline =
-      first.fit == Fit::kBorderline && first.basis != EvidenceBasis::kMeasured;
-  std::vector<Proposal> proposals =
-      first_borderline
-          ? std::vector<Proposal>{BorderlineProposal(first)}
-          : ValuedProposals(request.total_steps, bake_off.expected_demand_steps,
-                            candidates);
+  // The first choice is never in it, BORDERLINE or not: the job itself
+  // measures it, and should it run out of memory at its first steps it
+  // loses what a short run of it would have lost (a start-up and a step,
+  // priced into its rank: RiskPricedValue) and goes to the plan's fallback.
+  std::vector<Proposal> proposals = ValuedProposals(
+      request.total_steps, bake_off.expected_demand_steps, candidates);
   if (proposals.empty()) return std::nullopt;
   for (Proposal& p : proposals) {
     (*candidates)[p.index].reasons.push_back(p.run.reason);
@@ -245,7 +220,7 @@ std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
                       "whether CPU/NVMe offload was needed",
                       "which link the collectives used (NVLink, PCIe, host "
                       "memory)"};
-  bake_off.reason = BakeOffReason(bake_off, first_borderline);
+  bake_off.reason = BakeOffReason(bake_off);
   if (request.serving) {
     bake_off.eval_requirement = CheckServeWhatYouEvaluated(
         bake_off.recipe, bake_off.runs.front().sku_id, request.serving->sku_id,

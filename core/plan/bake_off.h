@@ -27,10 +27,12 @@ inline constexpr double kMeasurementHurdle = 2;
 // when what measuring it is expected to save over `demand_steps` (this
 // request's steps and the recipe class's expected remaining demand) is
 // more than kMeasurementHurdle times what the run costs, and never when it
-// cannot beat the first even at its optimistic edge. A first candidate that is
-// BORDERLINE (none FITS) is proposed too: it must run before the job can rely
-// on it. Flags the proposed candidates measure_first and explains, in money,
-// why each run is or is not worth it. nullopt when nothing is worth measuring.
+// cannot beat the first even at its optimistic edge. The first candidate is
+// never proposed, BORDERLINE or not: the job itself measures it (should it
+// run out of memory at its first steps, it loses what a short run would
+// have, priced into its rank by RiskPricedValue). Flags the proposed candidates
+// measure_first and explains, in money, why each run is or is not worth it.
+// nullopt when nothing is worth measuring.
 std::optional<BakeOff> ProposeBakeOff(const PlanRequest& request,
                                       int64_t demand_steps,
                                       std::vector<Candidate>* candidates);

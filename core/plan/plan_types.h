@@ -161,7 +161,7 @@ struct BakeOffRun {
   // The key of the run's own recipe: the configuration chosen on its pool
   // (the bake-off's recipe_key when the request fixed the layout).
   std::string recipe_key;
-  bool borderline = false;  // in the bake-off because its fit is BORDERLINE
+  bool borderline = false;  // its fit is BORDERLINE: it may run out of memory
   // As short as the confidence it needs allows.
   int64_t steps = 0;
   // What the run is expected to cost, and what measuring it is expected to

@@ -124,10 +124,10 @@ TEST_F(MultiNodePlanTest, FullWeight70bIsShardedAcrossInfinibandNodes) {
   EXPECT_LE(a100->step_time_s_band().low(), a100->step_time_s());
   EXPECT_GE(a100->step_time_s_band().high(), a100->step_time_s());
   // Nothing of it is measured. The only candidate, it is measured by the
-  // job itself (no bake-off) unless it is BORDERLINE: then it runs first.
+  // job itself (no bake-off), whatever its fit.
   EXPECT_EQ(a100->basis(), v1::EVIDENCE_BASIS_ESTIMATED);
-  EXPECT_EQ(a100->measure_first(), a100->fit() == v1::FIT_BORDERLINE);
-  EXPECT_EQ(plan.has_bake_off(), a100->fit() == v1::FIT_BORDERLINE);
+  EXPECT_FALSE(a100->measure_first());
+  EXPECT_FALSE(plan.has_bake_off());
 
   for (const char* pool : {"l40s-train", "a100-40"}) {
     SCOPED_TRACE(pool);

@@ -152,20 +152,30 @@ TEST(ProposeBakeOffTest, ATwinPoolOfAProposedSkuAddsNoRun) {
   EXPECT_EQ(bake_off->runs[0].pool_name, "b");
 }
 
-TEST(ProposeBakeOffTest, ABorderlineFirstChoiceIsMeasuredBeforeTheJob) {
+// A BORDERLINE first choice is measured by the job itself, as any first
+// choice: a short run of it would lose what the job loses should it run
+// out of memory at its first steps (a start-up and a step, priced into its
+// rank), and cost a start-up more when it fits. The runners-up are valued
+// against it as against any first choice.
+TEST(ProposeBakeOffTest, ABorderlineFirstChoiceIsMeasuredByTheJobItself) {
   std::vector<Candidate> candidates = {
       Make("a", "L4-PCIE-24GB", EvidenceBasis::kEstimated, 10, 0.05,
            {0.75, 1.35}, Fit::kBorderline, "key-2"),
       Make("b", "L40S-PCIE-48GB", EvidenceBasis::kMeasured, 20, 0.05, {1, 1.1},
            Fit::kBorderline)};
-  auto bake_off = ProposeBakeOff(Request(), 1000, &candidates);
+  EXPECT_FALSE(ProposeBakeOff(Request(), 1000, &candidates).has_value());
+  EXPECT_FALSE(candidates[0].measure_first);
+
+  candidates = {Make("a", "L4-PCIE-24GB", EvidenceBasis::kEstimated, 10, 0.05,
+                     {0.75, 1.35}, Fit::kBorderline, "key-2"),
+                Make("b", "L40S-PCIE-48GB", EvidenceBasis::kEstimated, 10.2)};
+  auto bake_off = ProposeBakeOff(Request(), 1'000'000, &candidates);
   ASSERT_TRUE(bake_off.has_value());
   ASSERT_EQ(bake_off->runs.size(), 1u);
-  EXPECT_TRUE(bake_off->runs[0].borderline);
-  EXPECT_EQ(bake_off->runs[0].recipe_key, "key-2");
-  EXPECT_EQ(bake_off->runs[0].steps, kMinMeasurementSteps);
-  EXPECT_TRUE(candidates[0].measure_first);
-  EXPECT_THAT(bake_off->reason, HasSubstr("BORDERLINE"));
+  EXPECT_EQ(bake_off->runs[0].pool_name, "b");
+  EXPECT_FALSE(bake_off->runs[0].borderline);
+  EXPECT_FALSE(candidates[0].measure_first);
+  EXPECT_TRUE(candidates[1].measure_first);
 }
 
 TEST(MeasurementValueTest, ShortfallAndProbabilityOfALognormal) {

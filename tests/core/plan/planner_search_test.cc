@@ -152,13 +152,10 @@ TEST(PlannerSearchTest, Full70bWithoutGpuCountGetsAShardedMultiNodeLayout) {
   EXPECT_LE(a100->peak_memory_gb_band.low, a100->peak_memory_gb);
   EXPECT_GE(a100->peak_memory_gb_band.high, a100->peak_memory_gb);
   EXPECT_GT(a100->step_time_s_band.high, a100->step_time_s);
-  // Unmeasured and the only candidate: the job measures it, unless its fit
-  // is BORDERLINE, when a short run must show the peak first.
-  EXPECT_EQ(a100->measure_first, a100->fit == Fit::kBorderline);
-  ASSERT_EQ(plan->bake_off.has_value(), a100->fit == Fit::kBorderline);
-  if (plan->bake_off) {
-    EXPECT_EQ(plan->bake_off->runs.front().recipe_key, a100->recipe_key);
-  }
+  // Unmeasured and the only candidate: the job measures it, whatever its
+  // fit.
+  EXPECT_FALSE(a100->measure_first);
+  EXPECT_FALSE(plan->bake_off.has_value());
   EXPECT_EQ(plan->recipe_key, a100->recipe_key);
   // One node of 8 x 40 GB or 8 x 48 GB cannot hold 1,130 GB of states.
   ASSERT_NE(FindRejection(*plan, "a100-40-1x8"), nullptr);
@@ -353,7 +350,7 @@ TEST(PlannerSearchTest,
       ::testing::Contains(HasSubstr("still wins at its pessimistic edge")));
 }
 
-TEST(PlannerSearchTest, BorderlineRanksByItsRiskAndIsAlwaysMeasuredFirst) {
+TEST(PlannerSearchTest, BorderlineRanksByItsRiskAndTheJobMeasuresIt) {
   // 8B LoRA at 2048 x 2 without checkpointing: about 45 GB predicted, so
   // BORDERLINE on an L40S (band ~38-69 GB against 47 GB) and FITS an 80 GB
   // A100 (69 GB <= 79 GB).
@@ -368,7 +365,8 @@ TEST(PlannerSearchTest, BorderlineRanksByItsRiskAndIsAlwaysMeasuredFirst) {
                 TestCatalog(), InMemoryEvidence());
   };
   // At an eighth of the A100's rate the L40S's risk of running out of
-  // memory is worth taking: it goes first, and is measured before the job.
+  // memory is worth taking: it goes first, and the job itself measures it
+  // (its twins, the same card and key, are measured by the same job).
   auto plan = plan_with_l40s_at(500'000);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->candidates.size(), 4u);
@@ -376,7 +374,7 @@ TEST(PlannerSearchTest, BorderlineRanksByItsRiskAndIsAlwaysMeasuredFirst) {
     const Candidate& c = plan->candidates[i];
     EXPECT_EQ(c.fit, Fit::kBorderline) << i;
     EXPECT_TRUE(c.fits);
-    EXPECT_TRUE(c.measure_first);
+    EXPECT_FALSE(c.measure_first);
     EXPECT_GT(c.oom_probability, 0.0);
   }
   EXPECT_EQ(plan->candidates[0].pool_name, "l40s");
@@ -385,12 +383,7 @@ TEST(PlannerSearchTest, BorderlineRanksByItsRiskAndIsAlwaysMeasuredFirst) {
                   "BORDERLINE, ranks above FITS pool a100: with its")));
   EXPECT_EQ(plan->candidates[3].pool_name, "a100");
   EXPECT_EQ(plan->candidates[3].fit, Fit::kFits);
-  ASSERT_TRUE(plan->bake_off.has_value());
-  int borderline_runs = 0;
-  for (const BakeOffRun& run : plan->bake_off->runs) {
-    borderline_runs += run.borderline ? 1 : 0;
-  }
-  EXPECT_EQ(borderline_runs, 1);  // one per (SKU, recipe key)
+  EXPECT_FALSE(plan->bake_off.has_value());
 
   // At the A100's rate it is not: the A100 goes first, the L40S after it.
   plan = plan_with_l40s_at(4'000'000);
@@ -536,7 +529,7 @@ TEST(PlannerSearchTest, BorderlineLayoutPricedAgainstThePlansFallback) {
               ::testing::Contains(
                   HasSubstr("priced against where the job would go then (pool "
                             "a100-80, TENSOR over 2 GPUs")));
-  EXPECT_TRUE(small->measure_first);  // measured before the job relies on it
+  EXPECT_FALSE(small->measure_first);  // the job itself measures it
   // Checkpointing was turned on; the reason says what the layout would
   // meet without it.
   EXPECT_THAT(small->reasons,
