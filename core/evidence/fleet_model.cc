@@ -38,7 +38,10 @@ FleetModel::CollectStepTimeObservations(const std::vector<FleetCell>& cells) {
     RecipeTerm& recipe = recipes_[c.recipe_key];
     recipe.skus.push_back(c.sku_id);
     skus_[c.sku_id].factor = 0.1;  // breaks the rank-1 symmetry
-    obs.push_back({nullptr, nullptr,
+    if (c.method != FineTuneMethod::kUnspecified) {
+      method_skus_.try_emplace({c.method, c.sku_id}, 0.0);
+    }
+    obs.push_back({nullptr, nullptr, nullptr,
                    std::log(c.measured_step_time_s / c.prior_step_time_s)});
   }
   // The terms' addresses are stable once every term exists.
@@ -49,6 +52,9 @@ FleetModel::CollectStepTimeObservations(const std::vector<FleetCell>& cells) {
     }
     obs[i].recipe = &recipes_.find(c.recipe_key)->second;
     obs[i].sku = &skus_.find(c.sku_id)->second;
+    if (c.method != FineTuneMethod::kUnspecified) {
+      obs[i].method_sku = &method_skus_.find({c.method, c.sku_id})->second;
+    }
     ++i;
   }
   return obs;
@@ -56,6 +62,7 @@ FleetModel::CollectStepTimeObservations(const std::vector<FleetCell>& cells) {
 
 double FleetModel::Fitted(const StepTimeObservation& o) const {
   return global_ + o.recipe->offset + o.sku->offset +
+         (o.method_sku != nullptr ? *o.method_sku : 0) +
          o.recipe->factor * o.sku->factor;
 }
 
@@ -86,6 +93,16 @@ void FleetModel::UpdateOffsets(const std::vector<StepTimeObservation>& obs,
   }
   for (auto& [term, s] : by_sku) {
     term->offset = s.num / (s.den + options.sku_penalty);
+  }
+  std::map<double*, Sums> by_method_sku;
+  for (const StepTimeObservation& o : obs) {
+    if (o.method_sku == nullptr) continue;
+    Sums& s = by_method_sku[o.method_sku];
+    s.num += o.log_ratio - (Fitted(o) - *o.method_sku);
+    s.den += 1;
+  }
+  for (auto& [term, s] : by_method_sku) {
+    *term = s.num / (s.den + options.method_sku_penalty);
   }
 }
 
@@ -212,8 +229,9 @@ std::optional<ModelStartup> FleetModel::Startup(absl::string_view model) const {
   return it->second;
 }
 
-std::optional<FleetStepTime> FleetModel::StepTime(
-    absl::string_view recipe_key, absl::string_view sku_id) const {
+std::optional<FleetStepTime> FleetModel::StepTime(absl::string_view recipe_key,
+                                                  absl::string_view sku_id,
+                                                  FineTuneMethod method) const {
   if (step_time_cells_ == 0) return std::nullopt;
   FleetStepTime out;
   out.cells = step_time_cells_;
@@ -230,6 +248,10 @@ std::optional<FleetStepTime> FleetModel::StepTime(
     out.sku_measured = true;
     log_factor += it->second.offset;
     sku_factor = it->second.factor;
+  }
+  if (method != FineTuneMethod::kUnspecified) {
+    auto it = method_skus_.find({method, std::string(sku_id)});
+    if (it != method_skus_.end()) log_factor += it->second;
   }
   log_factor += recipe_factor * sku_factor;
   out.factor = std::exp(log_factor);
@@ -294,6 +316,7 @@ std::vector<FleetCell> FleetCellsFromEvidence(
     cell.recipe_key = e.stats.recipe_key;
     cell.sku_id = sku->id;
     cell.framework = e.recipe.framework;
+    cell.method = e.recipe.method;
     cell.successful_runs = e.stats.successful_runs;
     cell.model = e.recipe.model;
     cell.startup_hours_per_attempt =

@@ -12,7 +12,10 @@
 //    informs its estimate on the others through the SKU ratios learned from
 //    recipes measured on both (the matrix-completion idea of Gavel,
 //    Narayanan et al., OSDI'20, which completes a job x accelerator
-//    throughput matrix from a few measured cells): FleetModel;
+//    throughput matrix from a few measured cells), with an offset per
+//    (fine-tune method, SKU): a card's ratio to the prior differs by method
+//    (a full fine-tune's optimizer step and collectives, an adapter's small
+//    matmuls), and recipes of one method share it: FleetModel;
 //  - the analytic memory model's per-profile scale re-fitted from the
 //    uploaded peaks (a robust median of log(measured / predicted), shrunk
 //    toward the published prior): FleetModel::MemoryScale.
@@ -22,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -37,6 +41,9 @@ struct FleetCell {
   std::string recipe_key;
   std::string sku_id;
   TrainingFramework framework = TrainingFramework::kUnspecified;
+  // Its method (Recipe::method): cells of one method on one SKU share an
+  // offset (UNSPECIFIED: none).
+  FineTuneMethod method = FineTuneMethod::kUnspecified;
   // Median over its runs of the measured step time, and the analytic
   // prior's estimate for the same recipe on the same SKU; both > 0 for the
   // cell to inform step time.
@@ -64,6 +71,10 @@ struct FleetModelOptions {
   // One recipe's offset across SKUs, one SKU's offset across recipes.
   double recipe_penalty = 0.5;
   double sku_penalty = 1;
+  // One (method, SKU)'s offset across the recipes of that method: pulled
+  // as a SKU's is, so that it moves only as far as several recipes of the
+  // method on that card agree beyond what the card's offset explains.
+  double method_sku_penalty = 1;
   // The rank-1 interaction (recipe factor x SKU factor): strongly pulled to
   // 0, so that it only bends the additive model where several recipes
   // measured on several SKUs agree.
@@ -117,7 +128,8 @@ class FleetModel {
  public:
   // Fits by alternating least squares (each block in closed form, the
   // others held) the model
-  //   log(measured / prior) = g + r[recipe] + s[sku] + a[recipe] * b[sku]
+  //   log(measured / prior) = g + r[recipe] + s[sku] + m[method, sku]
+  //                             + a[recipe] * b[sku]
   // with ridge penalties toward 0 (= the analytic prior), over every cell
   // with both step times, and the per-framework memory scales over every
   // cell with both peaks. Deterministic for a given set of cells
@@ -125,9 +137,11 @@ class FleetModel {
   static FleetModel Fit(std::vector<FleetCell> cells,
                         const FleetModelOptions& options = {});
 
-  // nullopt when the model has no step-time cell at all.
-  std::optional<FleetStepTime> StepTime(absl::string_view recipe_key,
-                                        absl::string_view sku_id) const;
+  // nullopt when the model has no step-time cell at all. `method` is the
+  // recipe's (UNSPECIFIED: no method offset).
+  std::optional<FleetStepTime> StepTime(
+      absl::string_view recipe_key, absl::string_view sku_id,
+      FineTuneMethod method = FineTuneMethod::kUnspecified) const;
 
   // The start-up of `model`'s layouts as measured (ModelStartup); nullopt
   // when no cell of the model kept a start-up.
@@ -166,6 +180,7 @@ class FleetModel {
   struct StepTimeObservation {
     RecipeTerm* recipe;
     SkuTerm* sku;
+    double* method_sku;  // nullptr for a cell of no method
     double log_ratio;
   };
 
@@ -187,6 +202,8 @@ class FleetModel {
   double global_ = 0;
   std::map<std::string, RecipeTerm, std::less<>> recipes_;
   std::map<std::string, SkuTerm, std::less<>> skus_;
+  // (method, SKU) -> its offset.
+  std::map<std::pair<FineTuneMethod, std::string>, double> method_skus_;
   std::map<TrainingFramework, MemoryTerm> memory_;
   std::map<std::string, ModelStartup, std::less<>> startups_;
   int step_time_cells_ = 0;

@@ -291,7 +291,8 @@ KeyEvidence LookUpEvidence(const std::string& key, const Recipe& configuration,
         SiblingLayoutMemory(view.similar, configuration, ctx->arch);
   }
   if (ctx->fleet != nullptr) {
-    ev.fleet_step_time = ctx->fleet->StepTime(key, sku.id);
+    ev.fleet_step_time =
+        ctx->fleet->StepTime(key, sku.id, configuration.method);
   }
   return ev;
 }

@@ -98,6 +98,39 @@ TEST(FleetModelTest, ARecipeNeverMeasuredGetsTheSkuRatioAndAWiderBand) {
   EXPECT_GT(seen_y->band_high, 1.0);
 }
 
+// A card's ratio to the prior differs by method (sku-method-skew in
+// bench/replay): two LoRA recipes run 0.75x their prior on Y and 1x on X,
+// two full fine-tunes 1x on both. A third LoRA recipe measured on X only
+// is expected faster on Y, a full fine-tune never measured on Y is not;
+// without its method the LoRA recipe gets only the card's ratio.
+TEST(FleetModelTest, AMethodsRatioOnACardCarriesToItsOtherRecipes) {
+  auto cell = [](const std::string& key, const std::string& sku, double ratio,
+                 FineTuneMethod method) {
+    FleetCell c = StepCell(key, sku, ratio);
+    c.method = method;
+    return c;
+  };
+  std::vector<FleetCell> cells;
+  for (const char* key : {"L1", "L2"}) {
+    cells.push_back(cell(key, "X", 1.0, FineTuneMethod::kLora));
+    cells.push_back(cell(key, "Y", 0.75, FineTuneMethod::kLora));
+  }
+  for (const char* key : {"F1", "F2"}) {
+    cells.push_back(cell(key, "X", 1.0, FineTuneMethod::kFull));
+    cells.push_back(cell(key, "Y", 1.0, FineTuneMethod::kFull));
+  }
+  cells.push_back(cell("L3", "X", 1.0, FineTuneMethod::kLora));
+  cells.push_back(cell("F3", "X", 1.0, FineTuneMethod::kFull));
+  const FleetModel model = FleetModel::Fit(cells);
+  const double lora = model.StepTime("L3", "Y", FineTuneMethod::kLora)->factor;
+  const double full = model.StepTime("F3", "Y", FineTuneMethod::kFull)->factor;
+  const double blind = model.StepTime("L3", "Y")->factor;
+  EXPECT_LT(lora, 0.9);
+  EXPECT_GT(full, 0.95);
+  EXPECT_LT(full, 1.05);
+  EXPECT_GT(blind, lora + 0.05);
+}
+
 TEST(FleetModelTest, NoCellsNoCorrection) {
   const FleetModel model = FleetModel::Fit({});
   EXPECT_FALSE(model.StepTime("A", "X").has_value());
