@@ -24,15 +24,13 @@ std::string Money(double micros) {
 // in one run (start-up and expected rework included).
 double RunCostMicros(const Candidate& cand, int64_t steps) {
   if (!(cand.expected_gpu_hours > 0)) return 0;
-  const double micros_per_gpu_hour =
-      static_cast<double>(cand.expected_cost_micros) / cand.expected_gpu_hours;
   JobCostInputs inputs;
   inputs.gpus = cand.gpu_count;
   inputs.step_gpu_hours = cand.step_gpu_hours;
   inputs.startup_gpu_hours = cand.startup_gpu_hours;
   inputs.failure = cand.failure_rate;
   const JobCost run = ProjectJobCost(inputs, steps);
-  return run.total_gpu_hours * micros_per_gpu_hour;
+  return run.total_gpu_hours * cand.micros_per_gpu_hour();
 }
 
 // A candidate's cost for the whole job as a lognormal: the median (the

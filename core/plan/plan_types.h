@@ -120,10 +120,19 @@ struct Candidate {
   bool failures_in_step_figure = false;
   int64_t expected_cost_micros = 0;               // at the pool's internal rate
   std::optional<int64_t> list_price_cost_micros;  // brochure, for contrast
+  // The rate its expected cost was priced at, micros per GPU-hour (its
+  // pool's internal rate); 0 when it has no GPU-hours to read it from.
+  double micros_per_gpu_hour() const {
+    return expected_gpu_hours > 0
+               ? static_cast<double>(expected_cost_micros) / expected_gpu_hours
+               : 0;
+  }
   absl::Duration expected_wall_time;
   double step_time_s = 0;  // one optimizer step: measured p50 or estimated
   Band step_time_s_band;
-  // Borderline fit or an unmeasured leading candidate: run it first.
+  // Proposed for a measurement run before the job (an unmeasured runner-up
+  // worth measuring: ProposeBakeOff); never the first choice, which its job
+  // measures.
   bool measure_first = false;
   EvidenceBasis basis = EvidenceBasis::kEstimated;
   int64_t evidence_runs = 0;

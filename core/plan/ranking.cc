@@ -30,10 +30,7 @@ double NominalValue(const Candidate& c, Objective objective) {
 // What the attempt an out-of-memory loses (a start-up and a step) costs at
 // the candidate's rate: 0 where its cost is not broken down.
 double OutOfMemoryAttemptValue(const Candidate& c) {
-  if (!(c.expected_gpu_hours > 0)) return 0;
-  const double rate =
-      static_cast<double>(c.expected_cost_micros) / c.expected_gpu_hours;
-  return (c.startup_gpu_hours + c.step_gpu_hours) * rate;
+  return (c.startup_gpu_hours + c.step_gpu_hours) * c.micros_per_gpu_hour();
 }
 
 std::string DescribeValue(double value, Objective objective) {
