@@ -152,8 +152,23 @@ void SummarizeAttempts(const EvidenceRollup& r, EvidenceStats* s) {
   s->exposure_gpu_hours = r.counted_gpu_hours;
   s->lost_gpu_hours = r.lost_gpu_hours;
   if (r.succeeded_attempts > 0 && r.startup_hist.Total() > 0) {
+    s->retried_succeeded_attempts =
+        std::max<int64_t>(0, r.succeeded_attempts - r.successful_runs);
+    // The histogram counts each succeeded run's start-up per attempt once
+    // an attempt; a run that retried sits above those that did not by its
+    // failures' overhead, so the unretried runs' median is the median of
+    // the lowest `unretried` counts.
+    const int64_t unretried = r.successful_runs - s->retried_succeeded_attempts;
+    double q = 0.5;
+    if (s->retried_succeeded_attempts > 0 && unretried > 0) {
+      q = 0.5 * static_cast<double>(unretried) /
+          static_cast<double>(r.startup_hist.Total());
+      s->startup_of_unretried_runs = true;
+    } else if (s->retried_succeeded_attempts > 0) {
+      s->startup_holds_retries = true;
+    }
     s->median_startup_hours_per_attempt =
-        r.startup_hist.Quantile(kStartupHistogram, 0.5) / 3600;
+        r.startup_hist.Quantile(kStartupHistogram, q) / 3600;
     s->mean_startup_gpu_hours_per_attempt =
         std::max(0.0,
                  r.succeeded_counted_gpu_hours - r.succeeded_busy_gpu_hours) /

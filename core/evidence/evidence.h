@@ -218,8 +218,23 @@ struct EvidenceStats {
   // wall hours (within the histogram's 19% bucket) and the mean in
   // GPU-hours; nullopt / 0 without a succeeded run that kept them. A
   // projection uses the mean within kMaxStartupPullFromMedian of the median.
+  //
+  // A succeeded run that retried spent its failures' detection and relaunch
+  // outside its steps too, so its start-up per attempt is larger than an
+  // attempt's that did not fail. When some did (retried_succeeded_attempts
+  // > 0), the median is taken over the lowest start-ups, as many attempts'
+  // worth as there are succeeded runs that cannot have retried
+  // (successful_runs - retried_succeeded_attempts: those are the attempts
+  // that did not fail), and startup_of_unretried_runs says so: the mean,
+  // which holds the failures' overhead, is then not used. When every
+  // succeeded run may have retried, the figures stay those of all of them,
+  // an upper bound, and startup_holds_retries says so (a projection may
+  // take the model's start-up measured elsewhere when it is lower).
   std::optional<double> median_startup_hours_per_attempt;
   double mean_startup_gpu_hours_per_attempt = 0;
+  int64_t retried_succeeded_attempts = 0;  // failed attempts of succeeded runs
+  bool startup_of_unretried_runs = false;
+  bool startup_holds_retries = false;
   // The median of the runs' mean step times, and their p10 and p90 (0 when
   // not kept; within the histogram's 19% buckets).
   double median_run_step_time_s = 0;

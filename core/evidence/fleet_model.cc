@@ -319,8 +319,12 @@ std::vector<FleetCell> FleetCellsFromEvidence(
     cell.method = e.recipe.method;
     cell.successful_runs = e.stats.successful_runs;
     cell.model = e.recipe.model;
+    // A start-up every succeeded run's retries may have inflated does not
+    // inform the model's.
     cell.startup_hours_per_attempt =
-        e.stats.median_startup_hours_per_attempt.value_or(0);
+        e.stats.startup_holds_retries
+            ? 0
+            : e.stats.median_startup_hours_per_attempt.value_or(0);
     if (e.stats.steps_succeeded > 0 && e.stats.median_step_time_s > 0) {
       cell.measured_step_time_s = e.stats.median_step_time_s;
       cell.prior_step_time_s = PriorStepTimeS(e.recipe, *sku);

@@ -152,6 +152,13 @@ double PriorStartupHours(const EvidenceInUse& ev) {
                                      : kPriorStartupSeconds / 3600;
 }
 
+// The model's start-up measured on other layouts, for runs whose own
+// start-up every retry may have inflated (MeasuredJobInputs).
+std::optional<double> ModelStartupHours(const EvidenceInUse& ev) {
+  if (ev.model_startup == nullptr) return std::nullopt;
+  return ev.model_startup->hours_per_attempt;
+}
+
 // Step time from this SKU's runs (measured, or transferred from a nearby
 // recipe), and their start-up when measured: the one projection's inputs
 // (MeasuredJobInputs), or, for rollups stored before busy time was kept,
@@ -165,7 +172,8 @@ double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
                             Candidate* cand,
                             std::optional<JobCostInputs>* inputs) {
   const EvidenceStats& stats = *ev.same_sku;
-  *inputs = MeasuredJobInputs(stats, recipe.gpu_count, pool_failures);
+  *inputs = MeasuredJobInputs(stats, recipe.gpu_count, pool_failures,
+                              ModelStartupHours(ev));
   if (inputs->has_value()) {
     const JobCostInputs& in = **inputs;
     cand->step_time_s = in.step_gpu_hours * 3600 / recipe.gpu_count;
@@ -336,8 +344,11 @@ void EstimateJob(int64_t total_steps, const Pool& pool, const Recipe& recipe,
 // What the measured layout's runs cost as they ran, and the projection of
 // a job as long as they were (they agree within the observed band).
 void CompareWithObserved(const EvidenceStats& measured,
-                         const JobCostInputs& inputs, Candidate* cand) {
-  cand->observed = ObservedJobCost(measured, cand->gpu_count);
+                         const JobCostInputs& inputs,
+                         std::optional<double> model_startup_hours,
+                         Candidate* cand) {
+  cand->observed =
+      ObservedJobCost(measured, cand->gpu_count, model_startup_hours);
   if (!cand->observed.has_value() || cand->observed->job_steps <= 0) return;
   const int64_t steps = cand->observed->job_steps;
   cand->projected_gpu_hours_per_successful_step_at_observed =
@@ -385,6 +396,23 @@ std::string ShorterJobLoss(const Candidate& cand) {
       f.lost_over_attempt_hours, cand.job_lost_hours_per_failure);
 }
 
+// What the measured reason's start-up rests on (MeasuredJobInputs).
+const char* StartupSource(const EvidenceStats& measured,
+                          const EvidenceInUse& ev, const Candidate& cand) {
+  if (!cand.startup_measured) return "prior";
+  if (measured.startup_of_unretried_runs) {
+    return "measured, of the runs that did not retry";
+  }
+  if (!measured.startup_holds_retries) return "measured";
+  if (ev.model_startup != nullptr &&
+      cand.startup_gpu_hours ==
+          ev.model_startup->hours_per_attempt * cand.gpu_count) {
+    return "the model's on its other layouts: every succeeded run here "
+           "retried, and its start-up holds the failures' detection";
+  }
+  return "measured, at most: every succeeded run retried";
+}
+
 // The reason or warning that says what the candidate's figures rest on:
 // measured runs, memory transferred from another SKU, a nearby recipe, or
 // estimates alone.
@@ -421,7 +449,7 @@ void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
         "%.2f h each%s",
         kRetriesCostMoneyRule, measured.runs, measured.successful_runs,
         measured.attempts, measured.failed_attempts, per_step_gpu_hours,
-        cand->startup_gpu_hours, cand->startup_measured ? "measured" : "prior",
+        cand->startup_gpu_hours, StartupSource(measured, ev, *cand),
         cand->failure_rate.per_hour, cand->failure_rate.per_hour_band.low,
         cand->failure_rate.per_hour_band.high,
         cand->failure_rate.recipe_measured
@@ -544,7 +572,8 @@ ConfigurationOutcome EvaluateConfiguration(
   EstimateJob(request.total_steps, pool, recipe, per_step_gpu_hours, pool_rate,
               measured_inputs, prior_startup_hours, &cand);
   if (ev.measured != nullptr && measured_inputs.has_value()) {
-    CompareWithObserved(*ev.measured, *measured_inputs, &cand);
+    CompareWithObserved(*ev.measured, *measured_inputs, ModelStartupHours(ev),
+                        &cand);
   }
   if (auto r = CheckDeadline(c, cand, explain)) return reject(*std::move(r));
   if (!explain) return out;

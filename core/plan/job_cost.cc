@@ -51,6 +51,50 @@ Band MeasuredStepBand(const EvidenceStats& m, double step_gpu_hours,
   return {low / resolution, high * resolution};
 }
 
+// An attempt's start-up in GPU-hours: the succeeded attempts' mean within
+// kMaxStartupPullFromMedian of their median, or that median alone when it
+// is the unretried runs' (EvidenceStats: the mean then holds the retries'
+// detection and relaunch), or the model's start-up elsewhere when every
+// succeeded run may have retried and it is lower, else the 0017 figure
+// per run, else the prior.
+double StartupGpuHours(const EvidenceStats& m, double g,
+                       std::optional<double> model_startup_hours) {
+  if (m.median_startup_hours_per_attempt) {
+    const double median = *m.median_startup_hours_per_attempt * g;
+    if (m.startup_of_unretried_runs) return median;
+    const double startup = std::clamp(m.mean_startup_gpu_hours_per_attempt,
+                                      median / kMaxStartupPullFromMedian,
+                                      median * kMaxStartupPullFromMedian);
+    if (m.startup_holds_retries && model_startup_hours &&
+        *model_startup_hours > 0) {
+      return std::min(startup, *model_startup_hours * g);
+    }
+    return startup;
+  }
+  if (m.startup_gpu_hours_per_run) return *m.startup_gpu_hours_per_run;
+  return g * kPriorStartupSeconds / 3600;
+}
+
+// What the runs lost to their failed attempts, in GPU-hours. The stored
+// figure takes from each succeeded run that retried its own start-up per
+// attempt, which holds its failures' detection and relaunch; those belong
+// to the failures. Counted against `startup_gpu_hours` (an attempt that
+// did not fail), the runs lost what their counted time did not keep beyond
+// one start-up per succeeded run: the loss each failure is priced at then
+// holds its detection, and the start-up every job pays does not.
+double LostGpuHours(const EvidenceStats& m, double startup_gpu_hours) {
+  if (m.retried_succeeded_attempts <= 0 || !m.busy_gpu_hours_per_step) {
+    return m.lost_gpu_hours;
+  }
+  const double kept =
+      static_cast<double>(m.steps_succeeded) * *m.busy_gpu_hours_per_step;
+  const double lost =
+      m.exposure_gpu_hours - kept -
+      startup_gpu_hours * static_cast<double>(m.successful_runs);
+  return std::clamp(lost, m.lost_gpu_hours,
+                    std::max(m.lost_gpu_hours, m.exposure_gpu_hours));
+}
+
 }  // namespace
 
 JobCost ProjectJobCost(const JobCostInputs& in, int64_t steps) {
@@ -92,8 +136,9 @@ JobCost ProjectJobCost(const JobCostInputs& in, int64_t steps) {
   return cost;
 }
 
-std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m, int gpus,
-                                               const PoolFailures& pool) {
+std::optional<JobCostInputs> MeasuredJobInputs(
+    const EvidenceStats& m, int gpus, const PoolFailures& pool,
+    std::optional<double> model_startup_hours) {
   if (!m.busy_gpu_hours_per_step) return std::nullopt;
   JobCostInputs in;
   in.gpus = std::max(1, gpus);
@@ -106,29 +151,22 @@ std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& m, int gpus,
                    typical * kMaxStepPullFromMedianRun);
   }
   in.step_gpu_hours_band = MeasuredStepBand(m, in.step_gpu_hours, g);
-  if (m.median_startup_hours_per_attempt) {
-    const double median = *m.median_startup_hours_per_attempt * g;
-    in.startup_gpu_hours = std::clamp(m.mean_startup_gpu_hours_per_attempt,
-                                      median / kMaxStartupPullFromMedian,
-                                      median * kMaxStartupPullFromMedian);
-  } else if (m.startup_gpu_hours_per_run) {
-    in.startup_gpu_hours = *m.startup_gpu_hours_per_run;
-  } else {
-    in.startup_gpu_hours = g * kPriorStartupSeconds / 3600;
-  }
+  in.startup_gpu_hours = StartupGpuHours(m, g, model_startup_hours);
   RecipeFailures own;
   own.attempts = m.attempts;
   own.failed_attempts = m.failed_attempts;
   own.node_failed_attempts = m.node_failed_attempts;
   own.fabric_failed_attempts = m.fabric_failed_attempts;
   own.exposure_hours = m.exposure_gpu_hours / g;
-  own.lost_hours = m.lost_gpu_hours / g;
+  own.lost_hours = LostGpuHours(m, in.startup_gpu_hours) / g;
   in.failure = EstimateLayoutFailureRate(pool, in.gpus > 1,
                                          in.startup_gpu_hours / g, own);
   return in;
 }
 
-std::optional<ObservedCost> ObservedJobCost(const EvidenceStats& m, int gpus) {
+std::optional<ObservedCost> ObservedJobCost(
+    const EvidenceStats& m, int gpus,
+    std::optional<double> model_startup_hours) {
   if (m.steps_succeeded <= 0 || !(m.exposure_gpu_hours > 0) ||
       !m.busy_gpu_hours_per_step) {
     return std::nullopt;
@@ -140,7 +178,9 @@ std::optional<ObservedCost> ObservedJobCost(const EvidenceStats& m, int gpus) {
   // The runs as jobs: each succeeded run one job of the steps they kept.
   const double jobs = std::max<int64_t>(1, m.successful_runs);
   const double held_hours = m.exposure_gpu_hours / g;
-  const double lost_hours = std::min(m.lost_gpu_hours / g, held_hours);
+  const double lost_hours =
+      std::min(LostGpuHours(m, StartupGpuHours(m, g, model_startup_hours)) / g,
+               held_hours);
   const double job_hours = (held_hours - lost_hours) / jobs;
   const double job_steps = static_cast<double>(m.steps_succeeded) / jobs;
   observed.job_steps = static_cast<int64_t>(std::llround(job_steps));

@@ -72,12 +72,18 @@ JobCost ProjectJobCost(const JobCostInputs& inputs, int64_t steps);
 //    p10-p90 of the runs' mean steps, at least half a histogram bucket
 //    (9%) either side;
 //  - the start-up: the succeeded attempts' mean, within
-//    kMaxStartupPullFromMedian of their median, else the prior;
+//    kMaxStartupPullFromMedian of their median, or the unretried runs'
+//    median when some succeeded runs retried (EvidenceStats), else the
+//    prior; where every succeeded run may have retried (an upper bound),
+//    `model_startup_hours` (the model's start-up per attempt measured on
+//    other layouts, wall hours per GPU, FleetModel::Startup) when lower;
+//  - the time the succeeded runs' retries spent outside their steps
+//    counted as lost to their failures, not as start-up;
 //  - the failures: the recipe's own attempts on the SKU against the pool's
 //    (EstimateLayoutFailureRate).
-std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& measured,
-                                               int gpus,
-                                               const PoolFailures& pool);
+std::optional<JobCostInputs> MeasuredJobInputs(
+    const EvidenceStats& measured, int gpus, const PoolFailures& pool,
+    std::optional<double> model_startup_hours = std::nullopt);
 
 // What a layout's runs cost per successful step, as they ran: their
 // GPU-hours (as counted, core/evidence/run_attempts.h) over their
@@ -86,15 +92,18 @@ std::optional<JobCostInputs> MeasuredJobInputs(const EvidenceStats& measured,
 // failure rate at the p10 and p90 of its posterior under a Jeffreys prior
 // (failures + 1/2 over the hours they held the SKU), and the step time
 // from the runs' mean to their p95. The band always holds the point. What
-// a projection of such a job must agree with. nullopt without a successful
-// step or without counted hours.
+// a projection of such a job must agree with (given the same
+// `model_startup_hours`: it decides which of the runs' hours were start-up
+// and which were lost). nullopt without a successful step or without
+// counted hours.
 struct ObservedCost {
   double gpu_hours_per_successful_step = 0;
   Band band;
   int64_t job_steps = 0;  // the job length the band is for
 };
-std::optional<ObservedCost> ObservedJobCost(const EvidenceStats& measured,
-                                            int gpus);
+std::optional<ObservedCost> ObservedJobCost(
+    const EvidenceStats& measured, int gpus,
+    std::optional<double> model_startup_hours = std::nullopt);
 
 }  // namespace placement::core
 

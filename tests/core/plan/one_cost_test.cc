@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/evidence/fleet_model.h"
 #include "core/evidence/run_attempts.h"
 #include "core/plan/job_cost.h"
 #include "core/plan/planner.h"
@@ -369,6 +370,103 @@ TEST(OneCostTest, OneOddUploadMovesAPoolByNoMoreThanItsShare) {
       EXPECT_LE(std::max(m / measured, measured / m), 1.5);
       EXPECT_LE(std::max(e / estimated, estimated / e), 1.5);
     }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// A failure's detection and relaunch are priced per failure, not in every
+// job's start-up. Four runs of 1,000 steps at 2.5 s: two clean (a 180 s
+// start-up), two that succeeded after one retry (the failed attempt: a
+// start-up, 600 steps lost, 15 minutes until the hang was detected and 5 to
+// relaunch). Counted per attempt, those two spent (180 + 1200 + 180) / 2 =
+// 780 s outside their steps an attempt; a 200-step job pays one 180 s
+// start-up and its share of failures, never 780 s.
+
+TEST(OneCostTest, AFailuresDetectionIsPricedPerFailureNotInEveryStartUp) {
+  const Recipe recipe = LoraDdp(1);
+  const Attempt ok{1000, 1000, 180 + 1000 * 2.5, RunOutcome::kSucceeded};
+  const Attempt hung{600, 0, 180 + 600 * 2.5 + 1200,
+                     RunOutcome::kHardwareError};
+  std::vector<MeasuredRun> runs;
+  for (int i = 0; i < 2; ++i) {
+    runs.push_back(
+        RunOf("a100", kA100, 1, {ok}, 2.5, 30, kEpoch + absl::Hours(2 * i)));
+    runs.push_back(RunOf("a100", kA100, 1, {hung, ok}, 2.5, 30,
+                         kEpoch + absl::Hours(2 * i + 1)));
+  }
+  InMemoryEvidence evidence;
+  for (const MeasuredRun& run : runs) evidence.AddRun(recipe, run);
+  const std::vector<Pool> pools = {
+      TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 2'100'000)};
+  const absl::StatusOr<PlanResult> short_job =
+      Plan(Request(recipe, 200), pools, TestCatalog(), evidence);
+  ASSERT_TRUE(short_job.ok()) << short_job.status();
+  ASSERT_EQ(short_job->candidates.size(), 1u);
+  const Candidate& c = short_job->candidates[0];
+  // The clean runs' start-up, within the histogram's 19% bucket.
+  EXPECT_NEAR(c.startup_gpu_hours, 180.0 / 3600, 0.1 * 180 / 3600);
+  // Start-up and steps (0.189 h) plus about 0.05 h of expected rework; at
+  // 780 s a start-up it would be 0.35.
+  EXPECT_GT(c.expected_gpu_hours, (180 + 200 * 2.5) / 3600);
+  EXPECT_LT(c.expected_gpu_hours, 0.28);
+  // A job as long as the attempts loses what a failure lost: its start-up,
+  // 600 steps and the 20 minutes (2880 s).
+  const absl::StatusOr<PlanResult> long_job =
+      Plan(Request(recipe, 4000), pools, TestCatalog(), evidence);
+  ASSERT_TRUE(long_job.ok()) << long_job.status();
+  ASSERT_EQ(long_job->candidates.size(), 1u);
+  EXPECT_NEAR(long_job->candidates[0].job_lost_hours_per_failure, 2880.0 / 3600,
+              0.1 * 2880 / 3600);
+  // And a job as long as the runs still projects what they cost.
+  ASSERT_TRUE(c.observed.has_value());
+  EXPECT_GE(c.projected_gpu_hours_per_successful_step_at_observed,
+            c.observed->band.low);
+  EXPECT_LE(c.projected_gpu_hours_per_successful_step_at_observed,
+            c.observed->band.high);
+}
+
+// When every succeeded run of the layout retried, its own start-up holds
+// the failures' detection (an upper bound); the model's start-up measured
+// on a layout whose runs did not retry (FleetModel::Startup) stands in,
+// and a job as long as the runs still projects what they cost.
+TEST(OneCostTest, RunsThatAllRetriedTakeTheModelsStartUpFromElsewhere) {
+  const Recipe recipe = LoraDdp(1);
+  const Recipe other_layout = LoraDdp(2);
+  const Attempt ok{1000, 1000, 180 + 1000 * 2.5, RunOutcome::kSucceeded};
+  const Attempt hung{600, 0, 180 + 600 * 2.5 + 1200,
+                     RunOutcome::kHardwareError};
+  const Attempt ok_on_two{1000, 1000, 180 + 1000 * 1.3, RunOutcome::kSucceeded};
+  InMemoryEvidence evidence;
+  for (int i = 0; i < 2; ++i) {
+    evidence.AddRun(recipe, RunOf("a100", kA100, 1, {hung, ok}, 2.5, 30,
+                                  kEpoch + absl::Hours(i)));
+    evidence.AddRun(other_layout, RunOf("a100", kA100, 2, {ok_on_two}, 1.3, 30,
+                                        kEpoch + absl::Hours(10 + i)));
+  }
+  const std::vector<Pool> pools = {
+      TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 2'100'000)};
+  const FleetModel fleet =
+      FleetModel::Fit(FleetCellsFromEvidence(evidence.All(), TestCatalog()));
+  for (const FleetModel* with :
+       {static_cast<const FleetModel*>(nullptr), &fleet}) {
+    SCOPED_TRACE(with == nullptr ? "without the fleet" : "with the fleet");
+    const absl::StatusOr<PlanResult> plan =
+        Plan(Request(recipe, 200), pools, TestCatalog(), evidence, with);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_EQ(plan->candidates.size(), 1u);
+    const Candidate& c = plan->candidates[0];
+    if (with == nullptr) {
+      // (180 + 1200 + 180) / 2 s an attempt: all it can tell.
+      EXPECT_GT(c.startup_gpu_hours, 600.0 / 3600);
+    } else {
+      EXPECT_NEAR(c.startup_gpu_hours, 180.0 / 3600, 0.1 * 180 / 3600);
+      EXPECT_LT(c.expected_gpu_hours, 0.28);
+    }
+    ASSERT_TRUE(c.observed.has_value());
+    EXPECT_GE(c.projected_gpu_hours_per_successful_step_at_observed,
+              c.observed->band.low);
+    EXPECT_LE(c.projected_gpu_hours_per_successful_step_at_observed,
+              c.observed->band.high);
   }
 }
 
