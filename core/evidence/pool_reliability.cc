@@ -241,8 +241,12 @@ double LostHoursForJob(const FailureRate& rate, double job_hours,
   const double measured = std::max(0.0, rate.lost_hours_per_failure);
   const double shorter_by = rate.lost_over_attempt_hours - job_hours;
   if (!(shorter_by > 0)) return measured;
-  return std::clamp(measured - shorter_by / 2,
-                    std::min(measured, std::max(0.0, floor_hours)), measured);
+  const double floor = std::min(measured, std::max(0.0, floor_hours));
+  // Checkpointed attempts lost less than half their length: the job then
+  // loses at most its relaunch and half of what it ran.
+  const double checkpointed = std::min(measured, floor + job_hours / 2);
+  return std::clamp(std::max(measured - shorter_by / 2, checkpointed), floor,
+                    measured);
 }
 
 double GammaQuantile(double shape, double rate, double q) {

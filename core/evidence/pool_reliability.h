@@ -154,9 +154,15 @@ FailureRate EstimateLayoutFailureRate(const PoolFailures& pool,
 // plus the progress since the last checkpoint, on average half of what
 // the attempt had run when checkpoints are rarer than the attempt is long;
 // so where the measured loss came from attempts longer than the job, the
-// job loses half the difference less: lost_hours_per_failure -
-// (lost_over_attempt_hours - job_hours) / 2, never below `floor_hours`
-// (the relaunch's start-up, which every failure pays again) nor above the
+// job loses less. How much less depends on checkpoints the service does
+// not see, so the larger of two figures each at most the loss is used:
+// lost_hours_per_failure - (lost_over_attempt_hours - job_hours) / 2 (no
+// checkpoint inside the attempts: half the difference less), and
+// `floor_hours` + job_hours / 2 (no checkpoint inside the job: its
+// relaunch's start-up and half its run; attempts checkpointed often lost
+// less than half their length, and the first figure would take more off
+// than they ever lost to progress). Never below `floor_hours` (the
+// relaunch's start-up, which every failure pays again) nor above the
 // measured loss. A job as long as those attempts, or longer, loses what
 // they lost.
 double LostHoursForJob(const FailureRate& rate, double job_hours,

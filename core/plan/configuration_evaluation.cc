@@ -391,8 +391,8 @@ std::string ShorterJobLoss(const Candidate& cand) {
     return "";
   }
   return absl::StrFormat(
-      " in attempts of %.2f h, %.2f h in this shorter job (half the "
-      "difference less progress to lose)",
+      " in attempts of %.2f h, %.2f h in this shorter job (less "
+      "progress to lose)",
       f.lost_over_attempt_hours, cand.job_lost_hours_per_failure);
 }
 

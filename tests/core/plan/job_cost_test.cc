@@ -46,7 +46,8 @@ TEST(ProjectJobCostTest, ReworkIsTheRateOverTheHoursHeldTimesTheLoss) {
 // attempt is long. Measured at 0.71 h over attempts of 1.3 h, a job of
 // 0.5 h loses 0.71 - (1.3 - 0.5) / 2 = 0.31 h a failure; a job as long as
 // those attempts or longer loses the measured 0.71; never below the
-// relaunch's start-up.
+// relaunch's start-up, nor below that start-up and half of its own run
+// when that is less than was measured.
 TEST(ProjectJobCostTest, AJobShorterThanTheMeasuredAttemptsLosesLess) {
   FailureRate rate;
   rate.per_hour = 0.25;
@@ -56,13 +57,22 @@ TEST(ProjectJobCostTest, AJobShorterThanTheMeasuredAttemptsLosesLess) {
   EXPECT_DOUBLE_EQ(LostHoursForJob(rate, 1.3, 0.05), 0.71);
   EXPECT_DOUBLE_EQ(LostHoursForJob(rate, 20, 0.05), 0.71);
   EXPECT_NEAR(LostHoursForJob(rate, 0.01, 0.05), 0.065, 1e-12);
-  EXPECT_DOUBLE_EQ(LostHoursForJob(rate, 0.01, 0.1), 0.1);
+  EXPECT_NEAR(LostHoursForJob(rate, 0.01, 0.1), 0.105, 1e-12);
   // Never above what was measured, whatever the start-up.
   EXPECT_DOUBLE_EQ(LostHoursForJob(rate, 0.01, 2), 0.71);
   // The prior's loss (no attempts it was measured over) stands.
   FailureRate prior = rate;
   prior.lost_over_attempt_hours = 0;
   EXPECT_DOUBLE_EQ(LostHoursForJob(prior, 0.5, 0.05), 0.71);
+  // Checkpointed attempts: 1.5 h long, they lost 0.55 h a failure, less
+  // than half their length. A 0.8 h job with no checkpoint inside it loses
+  // at least its start-up and half its run (0.45 h), not 0.55 - 0.35.
+  FailureRate checkpointed = rate;
+  checkpointed.lost_hours_per_failure = 0.55;
+  checkpointed.lost_over_attempt_hours = 1.5;
+  EXPECT_NEAR(LostHoursForJob(checkpointed, 0.8, 0.05), 0.45, 1e-12);
+  EXPECT_NEAR(LostHoursForJob(checkpointed, 0.1, 0.05), 0.10, 1e-12);
+  EXPECT_DOUBLE_EQ(LostHoursForJob(checkpointed, 1.2, 0.05), 0.55);
 
   // One GPU, 0.05 h of start-up and 0.45 h of steps: 0.5 h a job.
   const JobCost short_job =
