@@ -242,8 +242,9 @@ double LostHoursForJob(const FailureRate& rate, double job_hours,
   const double shorter_by = rate.lost_over_attempt_hours - job_hours;
   if (!(shorter_by > 0)) return measured;
   const double floor = std::min(measured, std::max(0.0, floor_hours));
-  // Checkpointed attempts lost less than half their length: the job then
-  // loses at most its relaunch and half of what it ran.
+  // A job with no checkpoint inside it loses at least its relaunch and half
+  // of what it ran; where the attempts were checkpointed (they lost less
+  // than half their length), that is more than the difference leaves.
   const double checkpointed = std::min(measured, floor + job_hours / 2);
   return std::clamp(std::max(measured - shorter_by / 2, checkpointed), floor,
                     measured);
