@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 #include "core/models/memory_model.h"
@@ -27,6 +28,24 @@ struct Sums {
   double num = 0;
   double den = 0;
 };
+
+// One block of offsets in closed form, the other terms held: each offset
+// (offset_of(o); nullptr where an observation has no term of the block)
+// becomes the sum of its observations' residuals without it over their
+// count + `penalty`. Every sum is taken before any offset moves.
+template <typename Observation, typename OffsetOf, typename FittedOf>
+void UpdateOffsetBlock(const std::vector<Observation>& obs, double penalty,
+                       OffsetOf offset_of, FittedOf fitted) {
+  std::map<double*, Sums> by_offset;
+  for (const Observation& o : obs) {
+    double* offset = offset_of(o);
+    if (offset == nullptr) continue;
+    Sums& s = by_offset[offset];
+    s.num += o.log_ratio - (fitted(o) - *offset);
+    s.den += 1;
+  }
+  for (auto& [offset, s] : by_offset) *offset = s.num / (s.den + penalty);
+}
 
 }  // namespace
 
@@ -68,42 +87,19 @@ double FleetModel::Fitted(const StepTimeObservation& o) const {
 
 void FleetModel::UpdateOffsets(const std::vector<StepTimeObservation>& obs,
                                const FleetModelOptions& options) {
-  {
-    Sums s;
-    for (const StepTimeObservation& o : obs) {
-      s.num += o.log_ratio - (Fitted(o) - global_);
-      s.den += 1;
-    }
-    global_ = s.num / (s.den + options.global_penalty);
-  }
-  std::map<RecipeTerm*, Sums> by_recipe;
-  for (const StepTimeObservation& o : obs) {
-    Sums& s = by_recipe[o.recipe];
-    s.num += o.log_ratio - (Fitted(o) - o.recipe->offset);
-    s.den += 1;
-  }
-  for (auto& [term, s] : by_recipe) {
-    term->offset = s.num / (s.den + options.recipe_penalty);
-  }
-  std::map<SkuTerm*, Sums> by_sku;
-  for (const StepTimeObservation& o : obs) {
-    Sums& s = by_sku[o.sku];
-    s.num += o.log_ratio - (Fitted(o) - o.sku->offset);
-    s.den += 1;
-  }
-  for (auto& [term, s] : by_sku) {
-    term->offset = s.num / (s.den + options.sku_penalty);
-  }
-  std::map<double*, Sums> by_method_sku;
-  for (const StepTimeObservation& o : obs) {
-    if (o.method_sku == nullptr) continue;
-    Sums& s = by_method_sku[o.method_sku];
-    s.num += o.log_ratio - (Fitted(o) - *o.method_sku);
-    s.den += 1;
-  }
-  for (auto& [term, s] : by_method_sku) {
-    *term = s.num / (s.den + options.method_sku_penalty);
-  }
+  auto fitted = [this](const StepTimeObservation& o) { return Fitted(o); };
+  UpdateOffsetBlock(
+      obs, options.global_penalty,
+      [this](const StepTimeObservation&) { return &global_; }, fitted);
+  UpdateOffsetBlock(
+      obs, options.recipe_penalty,
+      [](const StepTimeObservation& o) { return &o.recipe->offset; }, fitted);
+  UpdateOffsetBlock(
+      obs, options.sku_penalty,
+      [](const StepTimeObservation& o) { return &o.sku->offset; }, fitted);
+  UpdateOffsetBlock(
+      obs, options.method_sku_penalty,
+      [](const StepTimeObservation& o) { return o.method_sku; }, fitted);
 }
 
 void FleetModel::UpdateInteraction(const std::vector<StepTimeObservation>& obs,

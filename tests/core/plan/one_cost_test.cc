@@ -140,6 +140,9 @@ std::vector<Pool> GuidePools() {
           TrainingPool("l40s", kL40s, Fabric::kPcie, 4, 1, 900'000)};
 }
 
+// The guide's A100 pool alone.
+std::vector<Pool> A100Pool() { return {GuidePools()[0]}; }
+
 TEST(OneCostTest, TheCollectiveTimeoutCaseIsPlacedOnTheA100) {
   InMemoryEvidence evidence;
   const std::vector<MeasuredRun> l40s = L40sRuns();
@@ -319,8 +322,7 @@ double CostOn(const std::vector<MeasuredRun>& runs,
               const Recipe& measured_recipe, const Recipe& recipe) {
   InMemoryEvidence evidence;
   for (const MeasuredRun& run : runs) evidence.AddRun(measured_recipe, run);
-  const std::vector<Pool> pools = {
-      TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 2'100'000)};
+  const std::vector<Pool> pools = A100Pool();
   const absl::StatusOr<PlanResult> plan =
       Plan(Request(recipe, 500), pools, TestCatalog(), evidence);
   EXPECT_TRUE(plan.ok()) << plan.status();
@@ -382,22 +384,32 @@ TEST(OneCostTest, OneOddUploadMovesAPoolByNoMoreThanItsShare) {
 // 780 s outside their steps an attempt; a 200-step job pays one 180 s
 // start-up and its share of failures, never 780 s.
 
+constexpr Attempt kClean{1000, 1000, 180 + 1000 * 2.5, RunOutcome::kSucceeded};
+constexpr Attempt kHung{600, 0, 180 + 600 * 2.5 + 1200,
+                        RunOutcome::kHardwareError};
+
+// What the two tests below check last: a job as long as the runs projects
+// what they cost.
+void ExpectProjectsItsObservedCost(const Candidate& c) {
+  ASSERT_TRUE(c.observed.has_value());
+  EXPECT_GE(c.projected_gpu_hours_per_successful_step_at_observed,
+            c.observed->band.low);
+  EXPECT_LE(c.projected_gpu_hours_per_successful_step_at_observed,
+            c.observed->band.high);
+}
+
 TEST(OneCostTest, AFailuresDetectionIsPricedPerFailureNotInEveryStartUp) {
   const Recipe recipe = LoraDdp(1);
-  const Attempt ok{1000, 1000, 180 + 1000 * 2.5, RunOutcome::kSucceeded};
-  const Attempt hung{600, 0, 180 + 600 * 2.5 + 1200,
-                     RunOutcome::kHardwareError};
   std::vector<MeasuredRun> runs;
   for (int i = 0; i < 2; ++i) {
-    runs.push_back(
-        RunOf("a100", kA100, 1, {ok}, 2.5, 30, kEpoch + absl::Hours(2 * i)));
-    runs.push_back(RunOf("a100", kA100, 1, {hung, ok}, 2.5, 30,
+    runs.push_back(RunOf("a100", kA100, 1, {kClean}, 2.5, 30,
+                         kEpoch + absl::Hours(2 * i)));
+    runs.push_back(RunOf("a100", kA100, 1, {kHung, kClean}, 2.5, 30,
                          kEpoch + absl::Hours(2 * i + 1)));
   }
   InMemoryEvidence evidence;
   for (const MeasuredRun& run : runs) evidence.AddRun(recipe, run);
-  const std::vector<Pool> pools = {
-      TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 2'100'000)};
+  const std::vector<Pool> pools = A100Pool();
   const absl::StatusOr<PlanResult> short_job =
       Plan(Request(recipe, 200), pools, TestCatalog(), evidence);
   ASSERT_TRUE(short_job.ok()) << short_job.status();
@@ -418,11 +430,7 @@ TEST(OneCostTest, AFailuresDetectionIsPricedPerFailureNotInEveryStartUp) {
   EXPECT_NEAR(long_job->candidates[0].job_lost_hours_per_failure, 2880.0 / 3600,
               0.1 * 2880 / 3600);
   // And a job as long as the runs still projects what they cost.
-  ASSERT_TRUE(c.observed.has_value());
-  EXPECT_GE(c.projected_gpu_hours_per_successful_step_at_observed,
-            c.observed->band.low);
-  EXPECT_LE(c.projected_gpu_hours_per_successful_step_at_observed,
-            c.observed->band.high);
+  ExpectProjectsItsObservedCost(c);
 }
 
 // When every succeeded run of the layout retried, its own start-up holds
@@ -432,19 +440,15 @@ TEST(OneCostTest, AFailuresDetectionIsPricedPerFailureNotInEveryStartUp) {
 TEST(OneCostTest, RunsThatAllRetriedTakeTheModelsStartUpFromElsewhere) {
   const Recipe recipe = LoraDdp(1);
   const Recipe other_layout = LoraDdp(2);
-  const Attempt ok{1000, 1000, 180 + 1000 * 2.5, RunOutcome::kSucceeded};
-  const Attempt hung{600, 0, 180 + 600 * 2.5 + 1200,
-                     RunOutcome::kHardwareError};
   const Attempt ok_on_two{1000, 1000, 180 + 1000 * 1.3, RunOutcome::kSucceeded};
   InMemoryEvidence evidence;
   for (int i = 0; i < 2; ++i) {
-    evidence.AddRun(recipe, RunOf("a100", kA100, 1, {hung, ok}, 2.5, 30,
+    evidence.AddRun(recipe, RunOf("a100", kA100, 1, {kHung, kClean}, 2.5, 30,
                                   kEpoch + absl::Hours(i)));
     evidence.AddRun(other_layout, RunOf("a100", kA100, 2, {ok_on_two}, 1.3, 30,
                                         kEpoch + absl::Hours(10 + i)));
   }
-  const std::vector<Pool> pools = {
-      TrainingPool("a100", kA100, Fabric::kNvlink, 8, 1, 2'100'000)};
+  const std::vector<Pool> pools = A100Pool();
   const FleetModel fleet =
       FleetModel::Fit(FleetCellsFromEvidence(evidence.All(), TestCatalog()));
   for (const FleetModel* with :
@@ -462,11 +466,7 @@ TEST(OneCostTest, RunsThatAllRetriedTakeTheModelsStartUpFromElsewhere) {
       EXPECT_NEAR(c.startup_gpu_hours, 180.0 / 3600, 0.1 * 180 / 3600);
       EXPECT_LT(c.expected_gpu_hours, 0.28);
     }
-    ASSERT_TRUE(c.observed.has_value());
-    EXPECT_GE(c.projected_gpu_hours_per_successful_step_at_observed,
-              c.observed->band.low);
-    EXPECT_LE(c.projected_gpu_hours_per_successful_step_at_observed,
-              c.observed->band.high);
+    ExpectProjectsItsObservedCost(c);
   }
 }
 
