@@ -247,7 +247,11 @@ std::optional<FleetStepTime> FleetModel::StepTime(absl::string_view recipe_key,
   }
   if (method != FineTuneMethod::kUnspecified) {
     auto it = method_skus_.find({method, std::string(sku_id)});
-    if (it != method_skus_.end()) log_factor += it->second;
+    if (it != method_skus_.end()) {
+      out.method_measured = true;
+      out.method_factor = std::exp(it->second);
+      log_factor += it->second;
+    }
   }
   log_factor += recipe_factor * sku_factor;
   out.factor = std::exp(log_factor);

@@ -109,6 +109,10 @@ struct FleetStepTime {
   bool sku_measured = false;     // the SKU was measured on some recipe
   // The SKUs the recipe key was measured on (its offset came from them).
   std::vector<std::string> recipe_skus;
+  // The method's own term on the SKU (m[method, sku], as a factor), in
+  // `factor` already: 1 where no recipe of the method ran on the SKU.
+  double method_factor = 1;
+  bool method_measured = false;
   int cells = 0;  // cells the whole model was fitted to
 };
 

@@ -212,11 +212,21 @@ double StepTimeFromEvidence(const Recipe& recipe, const ModelArchitecture& arch,
 
 std::string FleetStepTimeReason(const Candidate& cand,
                                 const StepTimeEstimate& est,
-                                const FleetStepTime& fleet, const GpuSku& sku) {
+                                const FleetStepTime& fleet, const GpuSku& sku,
+                                FineTuneMethod method) {
+  // The method's term says why two recipes of one model differ on a card
+  // (a card that runs LoRA faster than its prior and full fine-tunes not).
+  const std::string method_term =
+      fleet.method_measured
+          ? absl::StrFormat(
+                "; of which x%.2f is %s recipes' own term on "
+                "%s, learned from those measured there",
+                fleet.method_factor, FineTuneMethodName(method), sku.id)
+          : "";
   return absl::StrFormat(
       "%s: step time %.2f s (band %.2f-%.2f s) = the analytic %.2f s x "
       "%.2f from the fleet model (log step time over recipe x SKU, "
-      "fitted to %d measured cells; %s; %s)",
+      "fitted to %d measured cells; %s; %s%s)",
       kEvidenceBeatsEstimatesRule, cand.step_time_s, cand.step_time_s_band.low,
       cand.step_time_s_band.high, est.step_time_s, fleet.factor, fleet.cells,
       fleet.recipe_measured
@@ -227,7 +237,8 @@ std::string FleetStepTimeReason(const Candidate& cand,
           ? absl::StrCat(sku.id,
                          "'s ratio learned from the recipes "
                          "measured on it")
-          : absl::StrCat(sku.id, " never measured: its prior ratio"));
+          : absl::StrCat(sku.id, " never measured: its prior ratio"),
+      method_term);
 }
 
 std::string AnalyticStepTimeReason(const Candidate& cand,
@@ -273,7 +284,7 @@ double StepTimeFromModel(const Recipe& recipe, const ModelArchitecture& arch,
   if (explain) {
     cand->reasons.push_back(
         fleet != nullptr
-            ? FleetStepTimeReason(*cand, est, *fleet, sku)
+            ? FleetStepTimeReason(*cand, est, *fleet, sku, recipe.method)
             : AnalyticStepTimeReason(*cand, est, recipe, pool, sku));
   }
   return cand->step_time_s * recipe.gpu_count / 3600;

@@ -139,11 +139,11 @@ core::FieldViolations WithStatePaths(core::FieldViolations violations) {
 }
 
 std::optional<core::PlannedRunTime> PlannedRunTimeFromPlan(
-    const std::string& plan_response, const std::string& pool_name) {
+    const std::string& plan_response, const std::string& pool_name, int gpus) {
   v1::PlacePlanResponse plan;
   if (!plan.ParseFromString(plan_response)) return std::nullopt;
   for (const v1::PlacementCandidate& c : plan.candidates()) {
-    if (c.pool() != pool_name) continue;
+    if (c.pool() != pool_name || c.gpu_count() != gpus) continue;
     const double median = absl::ToDoubleSeconds(
         common::DurationFromProto(c.expected_wall_time()));
     if (median <= 0) return std::nullopt;

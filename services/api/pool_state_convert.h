@@ -29,12 +29,14 @@ core::FieldViolations ValidatePoolStateShape(const v1::PoolState& state);
 // core's paths ("running[2].gpus") under "state.".
 core::FieldViolations WithStatePaths(core::FieldViolations violations);
 
-// What a plan of this service expected of a job it placed on `pool_name`:
-// its candidate there's expected wall time (the median) and the upper edge
-// of its step-time band (the p90); nullopt when the plan had no candidate on
-// that pool or its response does not parse.
+// What a plan of this service expected of a job of `gpus` GPUs it placed
+// on `pool_name`: its candidate there of that GPU count (a plan lists a
+// pool's layouts apart, and four GPUs finish sooner than one): expected
+// wall time (the median) and the upper edge of its step-time band (the
+// p90); nullopt when the plan had no such candidate or its response does
+// not parse.
 std::optional<core::PlannedRunTime> PlannedRunTimeFromPlan(
-    const std::string& plan_response, const std::string& pool_name);
+    const std::string& plan_response, const std::string& pool_name, int gpus);
 
 // The start forecast a plan of this service made for `job`, which it placed
 // on `pool_name` (job.plan_id): its first candidate there of the job's GPU

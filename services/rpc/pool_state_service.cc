@@ -88,8 +88,8 @@ core::PlannedRunTimes PlannedRunTimesOf(
       }
       auto response = responses.find(job.job_id);
       if (response == responses.end()) continue;
-      if (std::optional<core::PlannedRunTime> run =
-              PlannedRunTimeFromPlan(response->second, state.pool_name)) {
+      if (std::optional<core::PlannedRunTime> run = PlannedRunTimeFromPlan(
+              response->second, state.pool_name, job.gpus)) {
         planned[job.job_id] = *run;
       }
     }

@@ -129,6 +129,12 @@ TEST(FleetModelTest, AMethodsRatioOnACardCarriesToItsOtherRecipes) {
   EXPECT_GT(full, 0.95);
   EXPECT_LT(full, 1.05);
   EXPECT_GT(blind, lora + 0.05);
+  // The method's term is said apart (the plan's reason names it).
+  const FleetStepTime with = *model.StepTime("L3", "Y", FineTuneMethod::kLora);
+  EXPECT_TRUE(with.method_measured);
+  EXPECT_LT(with.method_factor, 0.95);
+  EXPECT_FALSE(model.StepTime("L3", "Y")->method_measured);
+  EXPECT_EQ(model.StepTime("L3", "Y")->method_factor, 1);
 }
 
 TEST(FleetModelTest, NoCellsNoCorrection) {

@@ -163,5 +163,43 @@ TEST(PlannerDecisionsTest, CheckpointedStepsOfAFailedRunCount) {
   EXPECT_NEAR(*stats->gpu_hours_per_successful_step, 1.0 / 900, 1e-12);
 }
 
+// A card whose LoRA recipes run faster than its prior while its full
+// fine-tunes do not: an unmeasured LoRA recipe's step time carries the
+// method's term, and its reason says so (a planner that moved the figure
+// without saying why would leave a user comparing two recipes of one model
+// with no explanation).
+TEST(PlannerDecisionsTest, TheFleetReasonNamesTheMethodsTermOnTheCard) {
+  std::vector<FleetCell> cells;
+  auto cell = [&](const std::string& key, const std::string& sku, double ratio,
+                  FineTuneMethod method) {
+    FleetCell c;
+    c.recipe_key = key;
+    c.sku_id = sku;
+    c.method = method;
+    c.prior_step_time_s = 1;
+    c.measured_step_time_s = ratio;
+    cells.push_back(c);
+  };
+  for (const char* key : {"lora-a", "lora-b"}) {
+    cell(key, kL40s, 0.75, FineTuneMethod::kLora);
+    cell(key, "A100-SXM4-80GB", 1.0, FineTuneMethod::kLora);
+  }
+  for (const char* key : {"full-a", "full-b"}) {
+    cell(key, kL40s, 1.0, FineTuneMethod::kFull);
+    cell(key, "A100-SXM4-80GB", 1.0, FineTuneMethod::kFull);
+  }
+  const FleetModel fleet = FleetModel::Fit(cells);
+  const std::vector<Pool> pools = {
+      TrainingPool("l40s", kL40s, Fabric::kPcie, 8, 1, 1'000'000)};
+  const absl::StatusOr<PlanResult> plan =
+      Plan(Request(Lora8b()), pools, TestCatalog(), InMemoryEvidence(), &fleet);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* l40s = Find(*plan, "l40s");
+  ASSERT_NE(l40s, nullptr);
+  EXPECT_THAT(l40s->reasons,
+              ::testing::Contains(::testing::HasSubstr(
+                  "is LORA recipes' own term on L40S-PCIE-48GB")));
+}
+
 }  // namespace
 }  // namespace placement::core
