@@ -46,6 +46,17 @@ void AddAttempts(const MeasuredRun& run, EvidenceRollup* r) {
   const double gpus = std::max(0, run.gpu_count);
   r->counted_gpu_hours += gpus * a.counted_hours;
   r->lost_gpu_hours += gpus * a.lost_hours;
+  MostFailedRun failures_of_run;
+  failures_of_run.failed_attempts = a.failed_attempts;
+  failures_of_run.node_failed_attempts =
+      a.failures_by_cause[static_cast<int>(AttemptFailureCause::kPreempted)] +
+      a.failures_by_cause[static_cast<int>(
+          AttemptFailureCause::kHardwareError)];
+  failures_of_run.fabric_failed_attempts = a.failures_by_cause[static_cast<int>(
+      AttemptFailureCause::kCollectiveTimeout)];
+  failures_of_run.attempts = a.attempts;
+  failures_of_run.counted_hours = gpus * a.counted_hours;
+  failures_of_run.lost_hours = gpus * a.lost_hours;
   auto failures = [&](AttemptFailureCause cause) {
     return a.failures_by_cause[static_cast<int>(cause)];
   };
@@ -58,11 +69,13 @@ void AddAttempts(const MeasuredRun& run, EvidenceRollup* r) {
     r->succeeded_counted_gpu_hours += gpus * a.counted_hours;
     // Whole seconds, as the database keeps them; under a second counts in
     // the first bucket.
-    r->startup_hist.Add(
-        kStartupHistogram,
-        std::max(0.5, std::round(a.overhead_hours_per_attempt * 3600)),
-        a.attempts);
+    const double startup_s =
+        std::max(0.5, std::round(a.overhead_hours_per_attempt * 3600));
+    r->startup_hist.Add(kStartupHistogram, startup_s, a.attempts);
+    failures_of_run.startup_bucket =
+        LogHistogram::BucketOf(kStartupHistogram, startup_s);
   }
+  r->most_failed_run.Merge(failures_of_run);
   if (run.steps_attempted > 0) {
     r->step_time_mean_hist.Add(kStepTimeHistogram, run.step_time_mean_s);
   }
@@ -139,12 +152,47 @@ void EvidenceRollup::Merge(const EvidenceRollup& o) {
   succeeded_counted_gpu_hours += o.succeeded_counted_gpu_hours;
   startup_hist.Merge(o.startup_hist);
   step_time_mean_hist.Merge(o.step_time_mean_hist);
+  most_failed_run.Merge(o.most_failed_run);
 }
 
 namespace {
 
 // The per-attempt figures of Summarize (core/evidence/run_attempts.h).
-void SummarizeAttempts(const EvidenceRollup& r, EvidenceStats* s) {
+// `r` as if its most-failed run had failed once more than the next run
+// (MostFailedRun): its other failed attempts left out, as retries, with
+// their share of its counted and lost hours and, when it succeeded, of its
+// start-up counts; the causes kept in their proportions.
+EvidenceRollup WithoutExcessFailures(EvidenceRollup r) {
+  const MostFailedRun& top = r.most_failed_run;
+  const int64_t excess =
+      std::clamp<int64_t>(top.ExcessFailedAttempts(r.runs), 0, r.retries);
+  if (excess <= 0) return r;
+  const double share = top.ExcessShare(r.runs);
+  r.retries -= excess;
+  r.node_failed_attempts = std::max<int64_t>(
+      0,
+      r.node_failed_attempts -
+          std::llround(static_cast<double>(top.node_failed_attempts) * share));
+  r.fabric_failed_attempts = std::max<int64_t>(
+      0, r.fabric_failed_attempts -
+             std::llround(static_cast<double>(top.fabric_failed_attempts) *
+                          share));
+  const double held = top.ExcessCountedHours(r.runs);
+  r.counted_gpu_hours = std::max(0.0, r.counted_gpu_hours - held);
+  r.lost_gpu_hours =
+      std::max(0.0, r.lost_gpu_hours - top.ExcessLostHours(r.runs));
+  if (top.startup_bucket >= 0 && top.startup_bucket < kHistogramBuckets) {
+    r.succeeded_attempts = std::max<int64_t>(0, r.succeeded_attempts - excess);
+    r.succeeded_counted_gpu_hours =
+        std::max(0.0, r.succeeded_counted_gpu_hours - held);
+    int64_t& count = r.startup_hist.counts[top.startup_bucket];
+    count = std::max<int64_t>(0, count - excess);
+  }
+  return r;
+}
+
+void SummarizeAttempts(const EvidenceRollup& rollup, EvidenceStats* s) {
+  const EvidenceRollup r = WithoutExcessFailures(rollup);
   s->attempts = r.runs + r.retries;
   s->failed_attempts = r.runs - r.successful_runs + r.retries;
   s->node_failed_attempts = r.node_failed_attempts;

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "core/evidence/eval_evidence.h"
 #include "core/evidence/log_histogram.h"
+#include "core/evidence/most_failed_run.h"
 #include "core/evidence/pool_reliability.h"
 #include "core/persistent_map.h"
 #include "core/recipe.h"
@@ -174,6 +175,10 @@ struct EvidenceRollup {
   // Each run's mean step time, one count a run: its median bounds how far
   // one run can pull the step time a projection uses.
   LogHistogram step_time_mean_hist;
+  // The run with the most failed attempts, whatever their cause, in
+  // GPU-hours (MostFailedRun): its failures beyond twice the next run's
+  // (and two) are left out of the per-attempt figures EvidenceStats reads.
+  MostFailedRun most_failed_run;
 
   void Add(const MeasuredRun& run);
   void Merge(const EvidenceRollup& other);

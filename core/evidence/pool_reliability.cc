@@ -66,10 +66,22 @@ void PoolReliabilityRollup::Add(const MeasuredRun& run) {
       AttemptFailureCause::kHardwareError)];
   collective_timeout_attempts += a.failures_by_cause[static_cast<int>(
       AttemptFailureCause::kCollectiveTimeout)];
+  double pool_lost_hours = 0;
   if (a.failed_attempts > 0) {
-    failure_lost_hours += a.lost_hours * static_cast<double>(a.PoolFailures()) /
-                          static_cast<double>(a.failed_attempts);
+    pool_lost_hours = a.lost_hours * static_cast<double>(a.PoolFailures()) /
+                      static_cast<double>(a.failed_attempts);
   }
+  failure_lost_hours += pool_lost_hours;
+  MostFailedRun failures_of_run;
+  failures_of_run.failed_attempts = a.PoolFailures();
+  failures_of_run.fabric_failed_attempts = a.failures_by_cause[static_cast<int>(
+      AttemptFailureCause::kCollectiveTimeout)];
+  failures_of_run.node_failed_attempts =
+      failures_of_run.failed_attempts - failures_of_run.fabric_failed_attempts;
+  failures_of_run.attempts = a.attempts;
+  failures_of_run.counted_hours = a.counted_hours;
+  failures_of_run.lost_hours = pool_lost_hours;
+  most_failed_run.Merge(failures_of_run);
 }
 
 void PoolReliabilityRollup::Merge(const PoolReliabilityRollup& o) {
@@ -83,12 +95,35 @@ void PoolReliabilityRollup::Merge(const PoolReliabilityRollup& o) {
   hardware_error_attempts += o.hardware_error_attempts;
   collective_timeout_attempts += o.collective_timeout_attempts;
   failure_lost_hours += o.failure_lost_hours;
+  most_failed_run.Merge(o.most_failed_run);
+}
+
+namespace {
+
+// The most hours one run counts for in ExposureHours.
+double RunHoursCap(const PoolReliabilityRollup& r) {
+  return kMaxRunInTypicalRuns *
+         r.run_hours_hist.Quantile(kRunHoursHistogram, 0.75);
+}
+
+}  // namespace
+
+double PoolReliabilityRollup::CountedExposureHours() const {
+  const double exposure = ExposureHours();
+  const MostFailedRun& top = most_failed_run;
+  if (top.ExcessFailedAttempts(runs) <= 0 || run_hours_hist.Total() == 0) {
+    return exposure;
+  }
+  const double cap = RunHoursCap(*this);
+  const double before = std::min(top.counted_hours, cap);
+  const double after = std::min(
+      std::max(0.0, top.counted_hours - top.ExcessCountedHours(runs)), cap);
+  return std::max(0.0, exposure - (before - after));
 }
 
 double PoolReliabilityRollup::ExposureHours() const {
   if (run_hours_hist.Total() == 0) return run_hours;
-  const double cap =
-      kMaxRunInTypicalRuns * run_hours_hist.Quantile(kRunHoursHistogram, 0.75);
+  const double cap = RunHoursCap(*this);
   // What the runs of each bucket held beyond the cap (their exact hours).
   double excess = 0;
   for (int i = 0; i < kHistogramBuckets; ++i) {
@@ -115,10 +150,40 @@ struct Belief {
 
 // Observed failures of one cause group over attempts and hours held.
 struct Observed {
-  int64_t failures = 0;
+  double failures = 0;
   double hours = 0;
   int64_t attempts = 0;
 };
+
+// A rollup's failures as counted: the most-failed run's failed attempts
+// beyond twice the next run's (and two) left out (MostFailedRun), with their
+// share of its hours, the rest spread over the causes as they were.
+struct Counted {
+  double node_failures = 0;
+  double fabric_failures = 0;
+  int64_t attempts = 0;
+  double exposure_hours = 0;
+  double lost_hours = 0;
+};
+
+Counted CountedOf(const PoolReliabilityRollup& r) {
+  const MostFailedRun& top = r.most_failed_run;
+  const double share = top.ExcessShare(r.runs);
+  Counted c;
+  c.node_failures = std::max(
+      0.0,
+      static_cast<double>(r.preempted_attempts + r.hardware_error_attempts) -
+          static_cast<double>(top.node_failed_attempts) * share);
+  c.fabric_failures = std::max(
+      0.0, static_cast<double>(r.collective_timeout_attempts) -
+               static_cast<double>(top.fabric_failed_attempts) * share);
+  c.attempts =
+      std::max<int64_t>(0, r.attempts - top.ExcessFailedAttempts(r.runs));
+  c.exposure_hours = r.CountedExposureHours();
+  c.lost_hours =
+      std::max(0.0, r.failure_lost_hours - top.ExcessLostHours(r.runs));
+  return c;
+}
 
 constexpr double kPriorPerHour = kFailurePriorShape / kFailurePriorHours;
 
@@ -135,35 +200,33 @@ Belief PoolBelief(const Observed& seen) {
 }
 
 Observed NodeFailures(const PoolFailures& pool) {
-  const PoolReliabilityRollup& s = pool.single_gpu;
-  const PoolReliabilityRollup& m = pool.multi_gpu;
-  return {s.preempted_attempts + s.hardware_error_attempts +
-              m.preempted_attempts + m.hardware_error_attempts,
-          s.ExposureHours() + m.ExposureHours(), s.attempts + m.attempts};
+  const Counted s = CountedOf(pool.single_gpu);
+  const Counted m = CountedOf(pool.multi_gpu);
+  return {s.node_failures + m.node_failures,
+          s.exposure_hours + m.exposure_hours, s.attempts + m.attempts};
 }
 
 Observed FabricFailures(const PoolFailures& pool) {
-  return {pool.single_gpu.collective_timeout_attempts +
-              pool.multi_gpu.collective_timeout_attempts,
-          pool.multi_gpu.ExposureHours(), pool.multi_gpu.attempts};
+  const Counted s = CountedOf(pool.single_gpu);
+  const Counted m = CountedOf(pool.multi_gpu);
+  return {s.fabric_failures + m.fabric_failures, m.exposure_hours, m.attempts};
 }
 
 // What one failure loses on the pool: measured over its failed attempts
 // (at most kMaxLossInAttempts of its mean attempt), else the prior.
 // Sets the rate's loss and the mean attempt it was measured over.
-void SetPoolLossPerFailure(const PoolFailures& pool, int64_t failures,
+void SetPoolLossPerFailure(const PoolFailures& pool, double failures,
                            double startup_hours, FailureRate* rate) {
-  const PoolReliabilityRollup& s = pool.single_gpu;
-  const PoolReliabilityRollup& m = pool.multi_gpu;
+  const Counted s = CountedOf(pool.single_gpu);
+  const Counted m = CountedOf(pool.multi_gpu);
   rate->lost_hours_measured = failures > 0;
-  if (failures <= 0) {
+  if (!(failures > 0)) {
     rate->lost_hours_per_failure = kPriorLostHoursPerFailure + startup_hours;
     return;
   }
-  const double hours = s.ExposureHours() + m.ExposureHours();
+  const double hours = s.exposure_hours + m.exposure_hours;
   const int64_t attempts = s.attempts + m.attempts;
-  double loss = (s.failure_lost_hours + m.failure_lost_hours) /
-                static_cast<double>(failures);
+  double loss = (s.lost_hours + m.lost_hours) / failures;
   if (attempts > 0 && hours > 0) {
     const double mean_attempt = hours / static_cast<double>(attempts);
     loss = std::min(loss, kMaxLossInAttempts * mean_attempt);
@@ -192,17 +255,16 @@ FailureRate EstimateFailureRate(const PoolReliabilityRollup& single_gpu,
   // the multi-GPU runs, and only for a layout that opens collectives.
   const Observed node = NodeFailures(pool);
   AddBelief(PoolBelief(node), &rate);
-  rate.failures = node.failures;
   rate.hours = node.hours;
-  int64_t fabric_failures = 0;
+  double fabric_failures = 0;
   if (layout_is_multi_gpu) {
     const Observed fabric = FabricFailures(pool);
     AddBelief(PoolBelief(fabric), &rate);
-    rate.failures += fabric.failures;
     fabric_failures = fabric.failures;
   }
+  rate.failures = std::llround(node.failures + fabric_failures);
   // The loss is measured over every failure of the pool's causes.
-  const int64_t all_failures =
+  const double all_failures =
       node.failures +
       (layout_is_multi_gpu ? fabric_failures : FabricFailures(pool).failures);
   SetPoolLossPerFailure(pool, all_failures, startup_hours, &rate);

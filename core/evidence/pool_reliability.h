@@ -19,6 +19,7 @@
 #include <string>
 
 #include "core/evidence/log_histogram.h"
+#include "core/evidence/most_failed_run.h"
 #include "core/models/fit.h"
 
 namespace placement::core {
@@ -50,6 +51,10 @@ struct PoolReliabilityRollup {
   // exposure one run can add (ExposureHours).
   LogHistogram run_hours_hist;
   LogHistogram run_microseconds_by_bucket;
+  // The run with the most failed attempts of the pool's causes (its lost
+  // hours: failure_lost_hours' share), and the next one's count: one run's
+  // failures count at most twice any other run's (and two).
+  MostFailedRun most_failed_run;
 
   // Adds `run` (of this pool and GPU scope).
   void Add(const MeasuredRun& run);
@@ -61,6 +66,10 @@ struct PoolReliabilityRollup {
   // fleet of short measurements and long jobs counts every hour (the p75
   // is a job's as long as a quarter of the runs are).
   double ExposureHours() const;
+  // ExposureHours with the most-failed run's excess failed attempts left
+  // out (MostFailedRun): that run counts its hours for the attempts kept,
+  // within the same cap.
+  double CountedExposureHours() const;
 
   friend bool operator==(const PoolReliabilityRollup&,
                          const PoolReliabilityRollup&) = default;

@@ -46,8 +46,11 @@ inline constexpr char kVersion[] = PLACEMENT_VERSION;
 // (storage/stores/bake_off_store.h).
 // 27 (the cost rollups recounted by one definition) neither: it changes
 // figures in rows, by its backfill, not what any statement reads or writes.
+// 28 (each rollup's most-failed run) neither: the catalog reads leave its
+// columns out on an older schema, and no binary writes them (a trigger
+// does).
 inline constexpr int kOldestSchemaVersion = 17;
-inline constexpr int kNewestSchemaVersion = 27;
+inline constexpr int kNewestSchemaVersion = 28;
 
 }  // namespace placement::services
 

@@ -20,9 +20,11 @@ namespace placement::storage {
 // ask this first, in their own transaction, and leave out (zero) what an
 // older schema lacks.
 enum class FailureEvidence {
-  kNone,        // before migration 0017
-  kPerRun,      // 0017: failures per run record, wall time as reported
-  kPerAttempt,  // 0022: per attempt, wall time as counted (run_attempts.h)
+  kNone,           // before migration 0017
+  kPerRun,         // 0017: failures per run record, wall time as reported
+  kPerAttempt,     // 0022: per attempt, wall time as counted (run_attempts.h)
+  kMostFailedRun,  // 0028: and each rollup's most-failed run
+                   // (most_failed_run.h)
 };
 
 // Throws what libpqxx throws.

@@ -14,6 +14,7 @@
 #include "storage/wire/double_text.h"
 #include "storage/wire/hex.h"
 #include "storage/wire/histogram_text.h"
+#include "storage/wire/most_failed_run_row.h"
 #include "storage/wire/pq_values.h"
 
 namespace placement::storage {
@@ -189,10 +190,25 @@ LIMIT $6)sql";
   "succeeded_attempts, succeeded_counted_gpu_microseconds, " \
   "startup_hist::text, step_time_mean_hist::text, "          \
   "node_failed_attempts, fabric_failed_attempts"
+// Migration 0028's (also the database's), after those.
+#define PLACEMENT_MOST_FAILED_COLUMNS                                 \
+  ", most_failed_attempts, most_failed_node_attempts, "               \
+  "most_failed_fabric_attempts, most_failed_run_attempts, "           \
+  "most_failed_counted_microseconds, most_failed_lost_microseconds, " \
+  "most_failed_startup_bucket, second_failed_attempts"
 #define PLACEMENT_ROLLUP_ORDER " ORDER BY recipe_key, sku_id"
 #define PLACEMENT_ROLLUP_CHANGED \
   " FROM evidence_rollups WHERE" PLACEMENT_CHANGED_SINCE("change_xid")
 
+constexpr char kListRollupsWithMostFailed[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ATTEMPT_COLUMNS
+        PLACEMENT_MOST_FAILED_COLUMNS
+    " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
+constexpr char kListChangedRollupsWithMostFailed[] =
+    PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ATTEMPT_COLUMNS
+        PLACEMENT_MOST_FAILED_COLUMNS PLACEMENT_ROLLUP_CHANGED
+            PLACEMENT_ROLLUP_ORDER;
+// On a schema before 0028.
 constexpr char kListRollups[] =
     PLACEMENT_ROLLUP_COLUMNS PLACEMENT_BUSY_COLUMNS PLACEMENT_ATTEMPT_COLUMNS
     " FROM evidence_rollups" PLACEMENT_ROLLUP_ORDER;
@@ -214,6 +230,7 @@ constexpr char kListChangedRollupsWithoutBusy[] =
 
 #undef PLACEMENT_ROLLUP_CHANGED
 #undef PLACEMENT_ROLLUP_ORDER
+#undef PLACEMENT_MOST_FAILED_COLUMNS
 #undef PLACEMENT_ATTEMPT_COLUMNS
 #undef PLACEMENT_BUSY_COLUMNS
 #undef PLACEMENT_ROLLUP_COLUMNS
@@ -503,6 +520,10 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
       r.node_failed_attempts = row[36].as<int64_t>();
       r.fabric_failed_attempts = row[37].as<int64_t>();
     }
+    if (row.size() > 38) {  // and with the most-failed run (0028)
+      r.most_failed_run =
+          MostFailedRunFromRow(row, 38, /*with_startup_bucket=*/true);
+    }
     rollups.push_back(std::move(stored));
   }
   return rollups;
@@ -513,6 +534,8 @@ std::vector<StoredRollup> RollupsFromRows(const pqxx::result& rows) {
 std::vector<StoredRollup> ReadRollups(pqxx::transaction_base& txn,
                                       FailureEvidence schema) {
   switch (schema) {
+    case FailureEvidence::kMostFailedRun:
+      return RollupsFromRows(txn.exec(kListRollupsWithMostFailed));
     case FailureEvidence::kPerAttempt:
       return RollupsFromRows(txn.exec(kListRollups));
     case FailureEvidence::kPerRun:
@@ -527,6 +550,9 @@ std::vector<StoredRollup> ReadRollupsChangedSince(
     pqxx::transaction_base& txn, const TransactionHorizon& since,
     FailureEvidence schema) {
   const char* statement = kListChangedRollupsWithoutBusy;
+  if (schema == FailureEvidence::kMostFailedRun) {
+    statement = kListChangedRollupsWithMostFailed;
+  }
   if (schema == FailureEvidence::kPerAttempt) statement = kListChangedRollups;
   if (schema == FailureEvidence::kPerRun) {
     statement = kListChangedRollupsPerRun;

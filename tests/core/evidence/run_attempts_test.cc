@@ -1,6 +1,10 @@
 #include "core/evidence/run_attempts.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "core/evidence/evidence.h"
+#include "core/evidence/most_failed_run.h"
 #include "gtest/gtest.h"
 
 namespace placement::core {
@@ -101,6 +105,55 @@ TEST(RunAttemptsTest, EvidenceRollupCountsAttemptsAndTheMedianStartUp) {
               1e-6);
   EXPECT_NEAR(s.lost_gpu_hours * kHour, 2 * 520, 1e-6);
   EXPECT_NEAR(s.median_run_step_time_s, 1, 0.1);
+}
+
+// One run's failed attempts count at most twice the next run's, and at
+// least two, among four runs or more; the result does not depend on the
+// order the runs arrive in (the database adds them in its own).
+TEST(MostFailedRunTest, OneRunCountsAtMostTwiceTheNextRunsFailures) {
+  auto run = [](int64_t failed) {
+    MostFailedRun r;
+    r.failed_attempts = failed;
+    r.attempts = failed + 1;
+    r.counted_hours = 0.5 * static_cast<double>(failed + 1);
+    r.lost_hours = 0.4 * static_cast<double>(failed);
+    return r;
+  };
+  auto of = [&](std::vector<int64_t> failures) {
+    MostFailedRun m;
+    for (int64_t f : failures) m.Merge(run(f));
+    return m;
+  };
+  // Eight runs that never failed and one that failed nine times: two count.
+  const MostFailedRun lone = of({0, 0, 0, 0, 0, 0, 0, 0, 9});
+  EXPECT_EQ(lone.ExcessFailedAttempts(9), 7);
+  EXPECT_DOUBLE_EQ(lone.ExcessCountedHours(9), 5.0 * 7 / 10);
+  EXPECT_DOUBLE_EQ(lone.ExcessLostHours(9), 3.6 * 7 / 9);
+  // The next run failed three times: six count.
+  EXPECT_EQ(of({1, 3, 0, 9}).ExcessFailedAttempts(4), 3);
+  // Runs that fail alike are untouched (the guide's L40S case), and so is a
+  // run of two failures among runs of none.
+  EXPECT_EQ(of({3, 0, 3, 0, 3, 0}).ExcessFailedAttempts(6), 0);
+  EXPECT_EQ(of({0, 2, 0, 0}).ExcessFailedAttempts(4), 0);
+  // Fewer than four runs: every failure counts.
+  EXPECT_EQ(of({0, 0, 9}).ExcessFailedAttempts(3), 0);
+
+  std::vector<int64_t> failures = {4, 0, 1, 9, 2, 9, 3};
+  const MostFailedRun first = of(failures);
+  std::sort(failures.begin(), failures.end());
+  do {
+    EXPECT_EQ(of(failures), first);
+  } while (std::next_permutation(failures.begin(), failures.end()));
+  // Two rollups merged are the rollup of all their runs.
+  MostFailedRun halves = of({4, 0, 1});
+  halves.Merge(of({9, 2, 9, 3}));
+  EXPECT_EQ(halves, first);
+  MostFailedRun stands_out = of({4, 0, 1, 2});
+  stands_out.Merge(of({9, 3}));
+  EXPECT_EQ(stands_out, of({4, 0, 1, 2, 9, 3}));
+  EXPECT_EQ(stands_out.failed_attempts, 9);
+  EXPECT_EQ(stands_out.second_failed_attempts, 4);
+  EXPECT_EQ(stands_out.attempts, 10);
 }
 
 }  // namespace

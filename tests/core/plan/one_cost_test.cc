@@ -95,13 +95,33 @@ MeasuredRun RunOf(const std::string& pool, const std::string& sku, int gpus,
 }
 
 // GPU-hours as the runs held them (counted) over their successful steps,
-// straight from the runs.
+// straight from the runs. Counted as the evidence counts them: among four
+// runs or more, the run with the most failed attempts counts at most twice
+// the next one's, and at least two (core/evidence/most_failed_run.h), its
+// other attempts' share of its hours left out.
 double ObservedFromRuns(const std::vector<MeasuredRun>& runs) {
   double gpu_hours = 0;
   int64_t kept = 0;
+  const MeasuredRun* most = nullptr;
+  int64_t most_failed = 0;
+  int64_t second_failed = 0;
   for (const MeasuredRun& run : runs) {
-    gpu_hours += run.gpu_count * AttemptsOf(run).counted_hours;
+    const RunAttempts a = AttemptsOf(run);
+    gpu_hours += run.gpu_count * a.counted_hours;
     kept += run.steps_succeeded;
+    if (a.failed_attempts > most_failed) {
+      second_failed = most_failed;
+      most_failed = a.failed_attempts;
+      most = &run;
+    } else {
+      second_failed = std::max(second_failed, a.failed_attempts);
+    }
+  }
+  const int64_t excess = most_failed - std::max<int64_t>(2, 2 * second_failed);
+  if (runs.size() >= 4 && most != nullptr && excess > 0) {
+    const RunAttempts a = AttemptsOf(*most);
+    gpu_hours -= most->gpu_count * a.counted_hours *
+                 static_cast<double>(excess) / static_cast<double>(a.attempts);
   }
   return gpu_hours / static_cast<double>(kept);
 }
@@ -349,7 +369,7 @@ TEST(OneCostTest, OneOddUploadMovesAPoolByNoMoreThanItsShare) {
                    outcome}},
                  step_s, 30, kEpoch + absl::Hours(100));
   };
-  const std::vector<Liar> liars = {
+  std::vector<Liar> liars = {
       {"a year of wall for 100 preempted steps",
        lie(365 * 24 * 3600.0, 100, 1.2, RunOutcome::kPreempted)},
       {"the most wall the API accepts for 100 preempted steps",
@@ -359,6 +379,32 @@ TEST(OneCostTest, OneOddUploadMovesAPoolByNoMoreThanItsShare) {
       {"a run of day-long steps",
        lie(100 * 86400.0 + 180, 100, 86400, RunOutcome::kSucceeded)},
   };
+  // One run of many failed attempts, each of 20 steps and the most wall
+  // the API accepts (counted as its steps and half an hour): it moved the
+  // cost up to 3.1x when every failed attempt counted
+  // (core/evidence/most_failed_run.h).
+  auto retried = [](int retries, RunOutcome retry, RunOutcome last) {
+    constexpr double kWallS = 20 * 1.2 + 48 * 3600;
+    std::vector<Attempt> attempts(retries, Attempt{20, 0, kWallS, retry});
+    attempts.push_back(
+        {20, last == RunOutcome::kSucceeded ? 20 : 0, kWallS, last});
+    return RunOf("a100", kA100, 1, attempts, 1.2, 30,
+                 kEpoch + absl::Hours(100));
+  };
+  for (int retries : {1, 2, 5, 20}) {
+    liars.push_back(
+        {absl::StrCat("succeeded after ", retries, " preemptions"),
+         retried(retries, RunOutcome::kPreempted, RunOutcome::kSucceeded)});
+    liars.push_back(
+        {absl::StrCat("succeeded after ", retries, " unexplained failures"),
+         retried(retries, RunOutcome::kFailed, RunOutcome::kSucceeded)});
+    liars.push_back(
+        {absl::StrCat(retries + 1, " preemptions"),
+         retried(retries, RunOutcome::kPreempted, RunOutcome::kPreempted)});
+    liars.push_back(
+        {absl::StrCat(retries + 1, " unexplained failures"),
+         retried(retries, RunOutcome::kFailed, RunOutcome::kFailed)});
+  }
   for (int failures : {0, 3}) {
     const std::vector<MeasuredRun> honest = Honest("a100", 8, failures);
     const double measured = CostOn(honest, recipe, recipe);

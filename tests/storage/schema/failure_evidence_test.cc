@@ -208,6 +208,19 @@ class FailureEvidenceTest : public ::testing::Test {
 // Microsecond rounding per run, summed.
 constexpr double kHoursTolerance = 1e-8;
 
+// Migration 0028's columns against core::MostFailedRun.
+void ExpectSameMostFailedRun(const core::MostFailedRun& stored,
+                             const core::MostFailedRun& expected) {
+  EXPECT_EQ(stored.failed_attempts, expected.failed_attempts);
+  EXPECT_EQ(stored.node_failed_attempts, expected.node_failed_attempts);
+  EXPECT_EQ(stored.fabric_failed_attempts, expected.fabric_failed_attempts);
+  EXPECT_EQ(stored.attempts, expected.attempts);
+  EXPECT_NEAR(stored.counted_hours, expected.counted_hours, kHoursTolerance);
+  EXPECT_NEAR(stored.lost_hours, expected.lost_hours, kHoursTolerance);
+  EXPECT_EQ(stored.startup_bucket, expected.startup_bucket);
+  EXPECT_EQ(stored.second_failed_attempts, expected.second_failed_attempts);
+}
+
 void ExpectSameRollup(const core::EvidenceRollup& stored,
                       const core::EvidenceRollup& expected) {
   EXPECT_EQ(stored.runs, expected.runs);
@@ -226,6 +239,7 @@ void ExpectSameRollup(const core::EvidenceRollup& stored,
               expected.succeeded_counted_gpu_hours, kHoursTolerance);
   EXPECT_EQ(stored.startup_hist, expected.startup_hist);
   EXPECT_EQ(stored.step_time_mean_hist, expected.step_time_mean_hist);
+  ExpectSameMostFailedRun(stored.most_failed_run, expected.most_failed_run);
 }
 
 void ExpectSamePoolRow(const core::PoolReliabilityRollup& stored,
@@ -247,6 +261,7 @@ void ExpectSamePoolRow(const core::PoolReliabilityRollup& stored,
                 expected.run_microseconds_by_bucket.counts[i], 10)
         << "bucket " << i;
   }
+  ExpectSameMostFailedRun(stored.most_failed_run, expected.most_failed_run);
 }
 
 // The stored figures equal what core makes of the same runs (one GPU's
@@ -329,6 +344,40 @@ TEST_F(FailureEvidenceTest, PerAttemptFiguresEqualCoreSumsOfTheStoredRuns) {
                            "preempted_runs) FROM pool_reliability_rollups "
                            "WHERE NOT multi_gpu"),
             absl::StrCat("3|", (7200 + 600 + 7 * 24 * 3600) * kSecond, "|2"));
+}
+
+// Migration 0028: each rollup row keeps its run with the most failed
+// attempts and the next run's count, as core does, whether the trigger
+// added the runs or the backfill recomputed them after a down and up; and
+// the planner counts that run's failures at most twice the next run's.
+TEST_F(FailureEvidenceTest, TheMostFailedRunIsKeptByTriggerAndBackfill) {
+  constexpr int kMostFailedVersion = 28;
+  const core::Recipe recipe = LoraRecipe(2048);
+  std::vector<RunToStore> runs;
+  std::vector<RunShape> shapes = BriefRuns();
+  // Succeeded after nine preemptions, 2 GPUs: the one that stands out.
+  shapes.push_back(
+      {2, 10 * 600, 5000, 500, 1.0, core::RunOutcome::kSucceeded, 9,
+       std::vector<core::RunOutcome>(9, core::RunOutcome::kPreempted)});
+  for (const RunShape& shape : shapes) {
+    runs.push_back(MakeRun(recipe, static_cast<int>(runs.size()), shape));
+    ASSERT_TRUE(InsertRun(session_, runs.back()).ok());
+  }
+  ExpectCoreFigures(runs, RollupOf(recipe), PoolRows());
+  const core::EvidenceRollup stored = RollupOf(recipe);
+  EXPECT_EQ(stored.most_failed_run.failed_attempts, 9);
+  EXPECT_EQ(stored.most_failed_run.second_failed_attempts, 3);
+  // 0 + 1 + 1 + 1 + 2 + 1 + 3 + 9 failed attempts; the nine count as six
+  // (twice the next run's three).
+  EXPECT_EQ(core::Summarize(stored).failed_attempts, 18 - 3);
+
+  Migrator migrator(session_, EmbeddedMigrations());
+  ASSERT_TRUE(migrator.Down(MigrationsAbove(kMostFailedVersion - 1)).ok());
+  ASSERT_TRUE(migrator.Up().ok());
+  EXPECT_EQ(db_.QueryValue("SELECT count(*) FROM schema_backfills WHERE name "
+                           "LIKE '0028%' AND done_at IS NOT NULL"),
+            "2");
+  ExpectCoreFigures(runs, RollupOf(recipe), PoolRows());
 }
 
 // A binary built for schema 14 to 16 stores a run with its own two
