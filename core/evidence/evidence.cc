@@ -158,10 +158,11 @@ void EvidenceRollup::Merge(const EvidenceRollup& o) {
 namespace {
 
 // The per-attempt figures of Summarize (core/evidence/run_attempts.h).
-// `r` as if its most-failed run had failed once more than the next run
-// (MostFailedRun): its other failed attempts left out, as retries, with
-// their share of its counted and lost hours and, when it succeeded, of its
-// start-up counts; the causes kept in their proportions.
+// `r` as if its most-failed run had failed at most twice as often as the
+// next run, and at least twice (MostFailedRun): its other failed attempts
+// left out, as retries, with their share of its counted and lost hours,
+// of its node and fabric failures and, when it succeeded, of its start-up
+// counts.
 EvidenceRollup WithoutExcessFailures(EvidenceRollup r) {
   const MostFailedRun& top = r.most_failed_run;
   const int64_t excess =

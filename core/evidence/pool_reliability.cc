@@ -157,7 +157,7 @@ struct Observed {
 
 // A rollup's failures as counted: the most-failed run's failed attempts
 // beyond twice the next run's (and two) left out (MostFailedRun), with their
-// share of its hours, the rest spread over the causes as they were.
+// share of its hours and of its own node and fabric failures.
 struct Counted {
   double node_failures = 0;
   double fabric_failures = 0;
