@@ -41,6 +41,12 @@ struct LayoutMemoryScale {
   bool lower_bound = false;
 };
 
+// Whether `other` is `target`'s recipe in any layout: the same model,
+// method, adapter, precision, optimizer and master weights, as
+// IsTransferable asks it but for the layout and GPU count (another
+// length, micro-batch or checkpointing is the same recipe too).
+bool IsSameRecipeInAnyLayout(const Recipe& other, const Recipe& target);
+
 // Whether `sibling`'s memory may inform `target`'s: the same model,
 // method, adapter, precision, optimizer and master weights, another
 // parallel layout or GPU count (the same layout is a nearby recipe:
@@ -52,6 +58,19 @@ bool IsSiblingLayout(const Recipe& sibling, const Recipe& target);
 // exceeds the memory model's figure by the largest factor (then recipe
 // key); nullopt when none exceeds it. `arch` is the model's.
 std::optional<LayoutMemoryScale> SiblingLayoutMemory(
+    const std::vector<KeyedEvidence>& measured, const Recipe& target,
+    const ModelArchitecture& arch,
+    const MemoryModelConstants& constants = DefaultMemoryModelConstants());
+
+// Among `measured` (as above), the sibling layout of `target` whose runs
+// succeeded without offload and whose largest succeeded peak (exact) is
+// the most above the memory model's figure for it, or the least below
+// (then recipe key); nullopt when none succeeded. Such a run measured the
+// model's error for the recipe on this card, its setup included: a
+// prediction it checks (raised to its excess, never lowered) is held by
+// how that error differs between two configurations of one recipe
+// (CarriedMemoryBandFactors), not by an estimate's band alone.
+std::optional<LayoutMemoryScale> SucceededSiblingLayout(
     const std::vector<KeyedEvidence>& measured, const Recipe& target,
     const ModelArchitecture& arch,
     const MemoryModelConstants& constants = DefaultMemoryModelConstants());

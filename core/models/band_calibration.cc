@@ -135,6 +135,17 @@ Extrapolation MemoryExtrapolationOf(const Recipe& recipe,
   return e;
 }
 
+std::optional<BandFactors> CarriedMemoryBandFactors(
+    BandFactors estimate_band, double carried_over_estimate) {
+  if (!(carried_over_estimate > 0)) return std::nullopt;
+  const double low = std::max(estimate_band.low,
+                              kMemoryBandCarried.low * carried_over_estimate);
+  const double high = std::min(estimate_band.high,
+                               kMemoryBandCarried.high * carried_over_estimate);
+  if (low > high) return std::nullopt;
+  return BandFactors{std::min(low, 1.0), std::max(high, 1.0)};
+}
+
 Band MemoryBandFor(const Recipe& recipe, double predicted_gb,
                    const Extrapolation& extrapolation) {
   const BandFactors f = MemoryBandFactors(recipe, extrapolation);

@@ -55,6 +55,14 @@ struct EvidenceInUse {
   // the one in use).
   double memory_scale = 1;
   const LayoutMemoryScale* sibling = nullptr;
+  // The estimate (a nearby recipe's peak carried here, or a prediction) is
+  // checked by this SKU's succeeded runs of the recipe: a nearby recipe's
+  // (`transferred`) or a sibling layout's (`checked_by`), whose figure for
+  // this configuration is `carried_over_estimate` times the estimate. Its
+  // band is then CarriedMemoryBandFactors.
+  bool carried = false;
+  double carried_over_estimate = 1;
+  const LayoutMemoryScale* checked_by = nullptr;
   // The model's measured start-up, for a layout whose own is not measured.
   const ModelStartup* model_startup = nullptr;
 
@@ -82,12 +90,29 @@ EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
         std::max(cross.peak_gb, in_use.cross_stats.max_peak_memory_gb +
                                     cross.context_adjustment_gb);
   }
+  if (in_use.transferred != nullptr && in_use.measured == nullptr) {
+    // Exact where a run succeeded and none got further.
+    const EvidenceStats& source = in_use.transferred->source.stats;
+    in_use.carried = source.successful_runs > 0 && source.offload_share == 0 &&
+                     !(source.max_peak_memory_gb > source.peak_memory_gb);
+  }
   if (in_use.observed() != nullptr) return in_use;
   in_use.memory_scale = ev.memory_scale;
   if (ev.sibling_memory != nullptr &&
       ev.sibling_memory->scale > ev.memory_scale) {
     in_use.memory_scale = ev.sibling_memory->scale;
     in_use.sibling = ev.sibling_memory;
+  }
+  // A raise to what a sibling that ran out of memory reached is a lower
+  // bound: the band stays the estimate's.
+  if (ev.succeeded_sibling != nullptr &&
+      (in_use.sibling == nullptr || !in_use.sibling->lower_bound)) {
+    in_use.carried = true;
+    in_use.carried_over_estimate =
+        in_use.memory_scale > 0
+            ? ev.succeeded_sibling->scale / in_use.memory_scale
+            : 0;
+    in_use.checked_by = ev.succeeded_sibling;
   }
   return in_use;
 }
@@ -394,6 +419,29 @@ std::string SiblingMemoryNote(const LayoutMemoryScale& sibling,
       sibling.peak_gb, sibling.predicted_gb);
 }
 
+// Why a checked estimate's memory band is narrower than an estimate's
+// (EvidenceInUse::carried).
+std::string CarriedBandNote(const EvidenceInUse& ev, const GpuSku& sku,
+                            BandFactors carried, BandFactors estimate_band) {
+  const std::string from =
+      ev.checked_by != nullptr
+          ? absl::StrFormat(
+                "the same recipe as %s peaked at %.1f GB against the %.1f GB "
+                "predicted for it",
+                DescribeConfiguration(ev.checked_by->recipe),
+                ev.checked_by->peak_gb, ev.checked_by->predicted_gb)
+          : absl::StrFormat("the nearby recipe %s ran",
+                            ev.transferred->source.stats.recipe_key);
+  return absl::StrFormat(
+      "%s: peak-memory band x%.2f-%.2f of the estimate, not an estimate's "
+      "x%.2f-%.2f: on %s %s, which holds this configuration's peak within "
+      "x%.2f-%.2f of its figure for it (how the memory model's error differs "
+      "between two configurations of one recipe)",
+      kEvidenceBeatsEstimatesRule, carried.low, carried.high, estimate_band.low,
+      estimate_band.high, sku.id, from, kMemoryBandCarried.low,
+      kMemoryBandCarried.high);
+}
+
 // When a failure loses less in this job than in the attempts it was
 // measured over (LostHoursForJob), by how much; else "".
 std::string ShorterJobLoss(const Candidate& cand) {
@@ -550,9 +598,14 @@ ConfigurationOutcome EvaluateConfiguration(
     return reject(*std::move(r));
   }
   const EvidenceInUse ev = ResolveEvidence(evidence);
-  out.fit =
-      CheckFit(out.predicted_memory, ev, sku, c.headroom_fraction, explain,
-               MemoryBandFactors(recipe, MemoryExtrapolationOf(recipe, arch)));
+  const BandFactors estimate_band =
+      MemoryBandFactors(recipe, MemoryExtrapolationOf(recipe, arch));
+  const std::optional<BandFactors> carried_band =
+      ev.carried
+          ? CarriedMemoryBandFactors(estimate_band, ev.carried_over_estimate)
+          : std::nullopt;
+  out.fit = CheckFit(out.predicted_memory, ev, sku, c.headroom_fraction,
+                     explain, carried_band.value_or(estimate_band));
   if (!out.fit.fits) {
     if (!explain) return reject({kFitWithoutOffloadRule, ""});
     return reject(
@@ -590,6 +643,11 @@ ConfigurationOutcome EvaluateConfiguration(
   if (!explain) return out;
   ExplainCandidate(request, recipe, pool, sku, out.fit, ev, per_step_gpu_hours,
                    &cand);
+  if (carried_band.has_value() && !out.fit.measured &&
+      !(*carried_band == estimate_band)) {
+    cand.reasons.push_back(
+        CarriedBandNote(ev, sku, *carried_band, estimate_band));
+  }
   return out;
 }
 

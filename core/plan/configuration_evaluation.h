@@ -46,6 +46,11 @@ struct ConfigurationEvidence {
   // (SiblingLayoutMemory): used, like `memory_scale`, without observed
   // memory, the larger of the two.
   const LayoutMemoryScale* sibling_memory = nullptr;
+  // A sibling layout whose runs succeeded on this SKU
+  // (SucceededSiblingLayout): a prediction it checks gets a band carried
+  // from it (CarriedMemoryBandFactors). Used only with `sibling_memory`'s
+  // conditions.
+  const LayoutMemoryScale* succeeded_sibling = nullptr;
   // The start-up the model's measured layouts ran with (FleetModel::
   // Startup): used where this SKU's runs give none, in place of the prior.
   const ModelStartup* model_startup = nullptr;

@@ -139,6 +139,7 @@ struct KeyEvidence {
   std::optional<CrossSkuMemory> cross_sku;
   std::optional<FleetStepTime> fleet_step_time;
   std::optional<LayoutMemoryScale> sibling_memory;
+  std::optional<LayoutMemoryScale> succeeded_sibling;
 
   // `memory_scale` and `model_startup` are the plan's, the same for every
   // configuration of the recipe (PlanContext).
@@ -151,6 +152,7 @@ struct KeyEvidence {
     view.fleet_step_time = fleet_step_time ? &*fleet_step_time : nullptr;
     view.memory_scale = memory_scale;
     view.sibling_memory = sibling_memory ? &*sibling_memory : nullptr;
+    view.succeeded_sibling = succeeded_sibling ? &*succeeded_sibling : nullptr;
     view.model_startup = model_startup;
     return view;
   }
@@ -289,6 +291,8 @@ KeyEvidence LookUpEvidence(const std::string& key, const Recipe& configuration,
   if (!ev.transferred && !ev.cross_sku) {
     ev.sibling_memory =
         SiblingLayoutMemory(view.similar, configuration, ctx->arch);
+    ev.succeeded_sibling =
+        SucceededSiblingLayout(view.similar, configuration, ctx->arch);
   }
   if (ctx->fleet != nullptr) {
     ev.fleet_step_time =

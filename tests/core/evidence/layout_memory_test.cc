@@ -98,5 +98,37 @@ TEST(SiblingLayoutMemoryTest, NeverLowersAndSkipsWhatIsNotTheRecipesNeed) {
   EXPECT_TRUE(IsSiblingLayout(longer, one));
 }
 
+// The sibling whose succeeded runs checked a prediction: the most above its
+// figure, else the least below; one that only ran out of memory, or
+// offloaded, checked nothing exactly.
+TEST(SucceededSiblingLayoutTest, TheMostAboveItsFigureOfThoseThatSucceeded) {
+  const Recipe one = Full3b(1, Parallelism::kSingle);
+  const Recipe fsdp2 = Full3b(2, Parallelism::kFsdp);
+  const Recipe fsdp4 = Full3b(4, Parallelism::kFsdp);
+  const auto arch = *ResolveArchitecture(one);
+  EXPECT_FALSE(SucceededSiblingLayout({}, one, arch).has_value());
+  // Below its figure: it still checks the prediction (which it does not
+  // lower: SiblingLayoutMemory).
+  auto below =
+      SucceededSiblingLayout({Measured(fsdp2, 0.92 * Predicted(fsdp2), true),
+                              Measured(fsdp4, 0.97 * Predicted(fsdp4), true)},
+                             one, arch);
+  ASSERT_TRUE(below.has_value());
+  EXPECT_NEAR(below->scale, 0.97, 1e-9);
+  EXPECT_EQ(below->recipe.gpu_count, 4);
+  EXPECT_FALSE(below->lower_bound);
+  // An out-of-memory run is a lower bound; an offloaded one is not the
+  // recipe's need on the GPU; the target's own layout is its own evidence.
+  KeyedEvidence offloaded = Measured(fsdp4, Predicted(fsdp4), true);
+  offloaded.stats.offload_share = 0.5;
+  EXPECT_FALSE(
+      SucceededSiblingLayout({Measured(fsdp2, 1.1 * Predicted(fsdp2), false),
+                              offloaded, Measured(one, Predicted(one), true)},
+                             one, arch)
+          .has_value());
+  EXPECT_TRUE(IsSameRecipeInAnyLayout(one, one));
+  EXPECT_FALSE(IsSiblingLayout(one, one));
+}
+
 }  // namespace
 }  // namespace placement::core

@@ -32,6 +32,7 @@ struct HeldOutResidual {
   int line = 0;
   std::string group;  // the held-out publication
   std::string label;
+  std::string sku_id;
   Recipe recipe;
   // measured / predicted peak (of the kind the source reports), for rows
   // with a published peak.
@@ -134,6 +135,7 @@ inline HeldOutResidual ResidualOf(
   r.line = row.line;
   r.group = row.source_group;
   r.label = row.label;
+  r.sku_id = row.sku_id;
   r.recipe = row.recipe;
   r.params_b = ParamsB(row);
   r.hold_out = row.hold_out;

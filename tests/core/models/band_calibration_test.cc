@@ -1,5 +1,7 @@
 #include "core/models/band_calibration.h"
 
+#include <algorithm>
+
 #include "gtest/gtest.h"
 
 namespace placement::core {
@@ -140,6 +142,34 @@ TEST(BandCalibrationTest, EveryBandHoldsItsEstimate) {
     EXPECT_LE(f.low, 1);
     EXPECT_GE(f.high, 1);
   }
+}
+
+// An estimate a run of the same recipe checked keeps where its band and the
+// carried band on the run's figure overlap, holding the estimate; where they
+// do not overlap the estimate's band stands.
+TEST(BandCalibrationTest, ACarriedBandIsWhereBothBandsHoldThePeak) {
+  const BandFactors estimate = kMemoryBandCalibrated;  // x0.90-1.55
+  // The estimate is the run's figure: x0.90-1.30.
+  auto same = CarriedMemoryBandFactors(estimate, 1);
+  ASSERT_TRUE(same.has_value());
+  EXPECT_DOUBLE_EQ(same->low, std::max(estimate.low, kMemoryBandCarried.low));
+  EXPECT_DOUBLE_EQ(same->high, kMemoryBandCarried.high);
+  // A sibling that needed 15% less than predicted (the estimate is not
+  // lowered): x0.90 to 1.30 x 0.85.
+  auto less = CarriedMemoryBandFactors(estimate, 0.85);
+  ASSERT_TRUE(less.has_value());
+  EXPECT_DOUBLE_EQ(less->low, estimate.low);
+  EXPECT_DOUBLE_EQ(less->high, kMemoryBandCarried.high * 0.85);
+  // Needing 25% less, the overlap lies under the estimate: widened to hold
+  // it.
+  auto under = CarriedMemoryBandFactors(estimate, 0.75);
+  ASSERT_TRUE(under.has_value());
+  EXPECT_DOUBLE_EQ(under->high, 1);
+  // Needing 40% less, the two disagree.
+  EXPECT_FALSE(CarriedMemoryBandFactors(estimate, 0.6).has_value());
+  EXPECT_FALSE(CarriedMemoryBandFactors(estimate, 0).has_value());
+  EXPECT_LT(kMemoryBandCarried.low, 1);
+  EXPECT_GT(kMemoryBandCarried.high, 1);
 }
 
 }  // namespace
