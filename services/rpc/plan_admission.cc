@@ -13,8 +13,12 @@
 namespace placement::services {
 namespace {
 
-// Weight of the newest finish in the moving average of service time.
+// Weight of the newest finish in the moving average of service time, once
+// it rests on ten recent plans or more.
 constexpr double kServiceTimeWeight = 0.1;
+// Recent plans (decayed) the average must rest on before a call is refused
+// for it: more than one.
+constexpr double kMinServiceTimeSamples = 1.5;
 // A call is admitted only with this many times the average service time
 // left: plans vary about their mean (a queue's tail is about twice it),
 // and the part of the caller's deadline spent before the server read the
@@ -68,14 +72,17 @@ int PlanAdmission::DefaultMaxInFlight() {
   return std::max(64, 16 * cores);
 }
 
-absl::Duration PlanAdmission::DecayedServiceTime(SteadyTime now) const {
-  if (service_time_ == absl::ZeroDuration()) return service_time_;
+double PlanAdmission::ServiceTimeDecay(SteadyTime now) const {
   const double idle = absl::ToDoubleSeconds(absl::FromChrono(
       std::max(now - service_time_at_, SteadyTime::duration{})));
   const double half_life =
       absl::ToDoubleSeconds(options_.service_time_half_life);
-  return half_life <= 0 ? service_time_
-                        : service_time_ * std::exp2(-idle / half_life);
+  return half_life <= 0 ? 1.0 : std::exp2(-idle / half_life);
+}
+
+absl::Duration PlanAdmission::DecayedServiceTime(SteadyTime now) const {
+  if (service_time_ == absl::ZeroDuration()) return service_time_;
+  return service_time_ * ServiceTimeDecay(now);
 }
 
 void PlanAdmission::CountOutcome(SteadyTime now, bool refused) {
@@ -120,6 +127,7 @@ absl::StatusOr<PlanAdmission::SteadyTime> PlanAdmission::TryAdmit(
   }
   if (const absl::Duration service_time = DecayedServiceTime(now);
       in_flight_ > 0 &&
+      service_time_samples_ * ServiceTimeDecay(now) >= kMinServiceTimeSamples &&
       deadline - wall_now < kServiceTimeHeadroom * service_time) {
     burst_ = true;
     CountOutcome(now, /*refused=*/true);
@@ -142,10 +150,10 @@ void PlanAdmission::Release(SteadyTime admitted_at) {
     const absl::Duration took =
         absl::FromChrono(std::max(now - admitted_at, SteadyTime::duration{}));
     const absl::Duration before = DecayedServiceTime(now);
-    service_time_ =
-        before == absl::ZeroDuration()
-            ? took
-            : before * (1 - kServiceTimeWeight) + took * kServiceTimeWeight;
+    service_time_samples_ = service_time_samples_ * ServiceTimeDecay(now) + 1;
+    const double weight =
+        std::max(kServiceTimeWeight, 1 / service_time_samples_);
+    service_time_ = before * (1 - weight) + took * weight;
     service_time_at_ = now;
     if (in_flight_ == 0 && burst_ &&
         (last_return_ == SteadyTime::min() ||

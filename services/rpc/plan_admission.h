@@ -30,14 +30,20 @@ namespace placement::services {
 //     take now (ServiceTime(), a mean: plans vary about it, and the part of
 //     the deadline spent before the server read the call is not seen):
 //     RESOURCE_EXHAUSTED too, as it would likely be answered too late.
-//     Only while plans are in flight: with none, the call is admitted to
-//     measure again.
+//     Only while plans are in flight, and only once the mean rests on more
+//     than one recent plan: with none in flight the call is admitted to
+//     measure again, and one plan alone (the first after a start or a
+//     quiet moment, planned without the cache, often many times slower
+//     than the cached plans that follow) is no measure of "now".
 // What plans take is measured on the monotonic clock, from admission to
 // answer, and only for plans that held a planning slot: a plan that waits
 // for evidence (below) holds none and is not counted. It is a moving
 // average that decays by half every `service_time_half_life` in which no
 // plan finished, so that an estimate a slow moment left behind recovers
-// even if every call is refused meanwhile.
+// even if every call is refused meanwhile. The newest plan weighs a tenth,
+// or more while few plans are recent (1 / the recent plans, counted with
+// the same half-life): after a quiet moment the plans that follow replace
+// what the last one left behind, instead of a tenth at a time.
 //
 // Waiting slots. A plan that must first wait for this replica's evidence to
 // include an upload (read your writes: up to 2 s) waits without a planning
@@ -119,6 +125,9 @@ class PlanAdmission {
   static int DefaultMaxInFlight();
 
  private:
+  // The decay since the last plan finished: 2^(-idle / half-life).
+  double ServiceTimeDecay(SteadyTime now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Duration DecayedServiceTime(SteadyTime now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts an admission (or a refusal) and steers the pushback.
@@ -129,8 +138,9 @@ class PlanAdmission {
   mutable absl::Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   // Moving average of admission to answer, as of `service_time_at_`; zero
-  // before the first.
+  // before the first. How many plans it rests on, decayed with it.
   absl::Duration service_time_ ABSL_GUARDED_BY(mu_);
+  double service_time_samples_ ABSL_GUARDED_BY(mu_) = 0;
   SteadyTime service_time_at_ ABSL_GUARDED_BY(mu_);
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, int> waiting_by_caller_ ABSL_GUARDED_BY(mu_);

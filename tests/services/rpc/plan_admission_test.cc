@@ -71,6 +71,7 @@ TEST_F(PlanAdmissionTest, CallsBeyondTheBoundAreRefusedUntilOneFinishes) {
 TEST_F(PlanAdmissionTest, ACallThatCannotBeAnsweredInTimeIsRefused) {
   PlanAdmission admission(Options(8));
   OnePlanTaking(admission, absl::Milliseconds(100));  // plans take 100 ms
+  OnePlanTaking(admission, absl::Milliseconds(100));
   ASSERT_TRUE(admission.TryAdmit(wall_ + absl::Seconds(10)).ok());  // busy
 
   const absl::Status refused =
@@ -80,6 +81,22 @@ TEST_F(PlanAdmissionTest, ACallThatCannotBeAnsweredInTimeIsRefused) {
   EXPECT_TRUE(absl::IsResourceExhausted(
       admission.TryAdmit(wall_ + absl::Milliseconds(150)).status()));
   EXPECT_TRUE(admission.TryAdmit(wall_ + absl::Milliseconds(200)).ok());
+}
+
+// The first plan after a quiet moment is planned without the cache, many
+// times slower than the cached plans that follow: on its own it refuses
+// nothing, and the plans after it soon replace what it left behind.
+TEST_F(PlanAdmissionTest, OneSlowPlanAloneRefusesNoCall) {
+  PlanAdmission admission(Options(8));
+  OnePlanTaking(admission, absl::Milliseconds(40));  // planned cold
+  Advance(absl::Milliseconds(600));
+  ASSERT_TRUE(admission.TryAdmit(wall_ + absl::Seconds(10)).ok());  // busy
+  EXPECT_TRUE(admission.TryAdmit(wall_ + absl::Milliseconds(50)).ok());
+
+  OnePlanTaking(admission, absl::Milliseconds(2));  // cached
+  OnePlanTaking(admission, absl::Milliseconds(2));
+  EXPECT_LT(admission.ServiceTime(), absl::Milliseconds(10));
+  EXPECT_TRUE(admission.TryAdmit(wall_ + absl::Milliseconds(50)).ok());
 }
 
 TEST_F(PlanAdmissionTest, WithNothingInFlightAShortDeadlineIsStillTried) {
@@ -105,7 +122,13 @@ TEST_F(PlanAdmissionTest, ServiceTimeIsMonotonicNotWallClock) {
 // for it, no plan finishes to lower it. It decays by itself.
 TEST_F(PlanAdmissionTest, ServiceTimeRecoversWithoutAdmittedCalls) {
   PlanAdmission admission(Options(8));
-  OnePlanTaking(admission, absl::Seconds(2));
+  absl::StatusOr<SteadyTime> slow = admission.TryAdmit(wall_ + absl::Hours(1));
+  absl::StatusOr<SteadyTime> also_slow =
+      admission.TryAdmit(wall_ + absl::Hours(1));
+  ASSERT_TRUE(slow.ok() && also_slow.ok());
+  Advance(absl::Seconds(2));  // two plans in parallel take 2 s
+  admission.Release(*slow);
+  admission.Release(*also_slow);
   ASSERT_TRUE(admission.TryAdmit(wall_ + absl::Seconds(10)).ok());  // busy
   EXPECT_TRUE(absl::IsResourceExhausted(
       admission.TryAdmit(wall_ + absl::Milliseconds(50)).status()));
