@@ -75,6 +75,17 @@ std::optional<LayoutMemoryScale> SucceededSiblingLayout(
     const ModelArchitecture& arch,
     const MemoryModelConstants& constants = DefaultMemoryModelConstants());
 
+// Both of the above in one pass over `measured` (the memory model run once
+// per sibling): what the planner reads for each configuration.
+struct SiblingLayouts {
+  std::optional<LayoutMemoryScale> raise;      // SiblingLayoutMemory
+  std::optional<LayoutMemoryScale> succeeded;  // SucceededSiblingLayout
+};
+SiblingLayouts ReadSiblingLayouts(
+    const std::vector<KeyedEvidence>& measured, const Recipe& target,
+    const ModelArchitecture& arch,
+    const MemoryModelConstants& constants = DefaultMemoryModelConstants());
+
 }  // namespace placement::core
 
 #endif  // PLACEMENT_CORE_EVIDENCE_LAYOUT_MEMORY_H_

@@ -289,10 +289,10 @@ KeyEvidence LookUpEvidence(const std::string& key, const Recipe& configuration,
     ev.cross_sku = CrossSkuMemoryTransfer(MeasuredElsewhere(key, ctx), sku);
   }
   if (!ev.transferred && !ev.cross_sku) {
-    ev.sibling_memory =
-        SiblingLayoutMemory(view.similar, configuration, ctx->arch);
-    ev.succeeded_sibling =
-        SucceededSiblingLayout(view.similar, configuration, ctx->arch);
+    SiblingLayouts siblings =
+        ReadSiblingLayouts(view.similar, configuration, ctx->arch);
+    ev.sibling_memory = std::move(siblings.raise);
+    ev.succeeded_sibling = std::move(siblings.succeeded);
   }
   if (ctx->fleet != nullptr) {
     ev.fleet_step_time =
