@@ -93,6 +93,7 @@ v1::PlacePlanRequest CreatePoolAndPlanOnce(InProcessServer& server,
 // plans take: every other caller was refused. Another token's plans, at a
 // 50 ms deadline, must keep at least 90% goodput and never be refused for
 // the slots, nor for a plan time that holds the waits.
+// Long: one scenario, its two sets of callers and what they saw, in turn.
 TEST(PlanOverloadTest, ATokenPinningFarAheadVersionsLeavesOthersPlans) {
   InProcessServer server([](services::ServerOptions& options) {
     options.auth_enabled = true;
