@@ -80,11 +80,6 @@ double PlanAdmission::ServiceTimeDecay(SteadyTime now) const {
   return half_life <= 0 ? 1.0 : std::exp2(-idle / half_life);
 }
 
-absl::Duration PlanAdmission::DecayedServiceTime(SteadyTime now) const {
-  if (service_time_ == absl::ZeroDuration()) return service_time_;
-  return service_time_ * ServiceTimeDecay(now);
-}
-
 void PlanAdmission::CountOutcome(SteadyTime now, bool refused) {
   const double since = absl::ToDoubleSeconds(
       absl::FromChrono(std::max(now - counted_at_, SteadyTime::duration{})));
@@ -125,14 +120,14 @@ absl::StatusOr<PlanAdmission::SteadyTime> PlanAdmission::TryAdmit(
                      " plans are in flight, the most this server takes; "
                      "retry with backoff"));
   }
-  if (const absl::Duration service_time = DecayedServiceTime(now);
+  if (const double decay = ServiceTimeDecay(now);
       in_flight_ > 0 &&
-      service_time_samples_ * ServiceTimeDecay(now) >= kMinServiceTimeSamples &&
-      deadline - wall_now < kServiceTimeHeadroom * service_time) {
+      service_time_samples_ * decay >= kMinServiceTimeSamples &&
+      deadline - wall_now < kServiceTimeHeadroom * service_time_ * decay) {
     burst_ = true;
     CountOutcome(now, /*refused=*/true);
     return absl::ResourceExhaustedError(absl::StrCat(
-        "plans take about ", absl::FormatDuration(service_time),
+        "plans take about ", absl::FormatDuration(service_time_ * decay),
         " now, too much of what the deadline leaves; retry with backoff"));
   }
   ++in_flight_;
@@ -149,11 +144,11 @@ void PlanAdmission::Release(SteadyTime admitted_at) {
     --in_flight_;
     const absl::Duration took =
         absl::FromChrono(std::max(now - admitted_at, SteadyTime::duration{}));
-    const absl::Duration before = DecayedServiceTime(now);
-    service_time_samples_ = service_time_samples_ * ServiceTimeDecay(now) + 1;
+    const double decay = ServiceTimeDecay(now);
+    service_time_samples_ = service_time_samples_ * decay + 1;
     const double weight =
         std::max(kServiceTimeWeight, 1 / service_time_samples_);
-    service_time_ = before * (1 - weight) + took * weight;
+    service_time_ = service_time_ * decay * (1 - weight) + took * weight;
     service_time_at_ = now;
     if (in_flight_ == 0 && burst_ &&
         (last_return_ == SteadyTime::min() ||
@@ -217,7 +212,7 @@ int PlanAdmission::waiting() const {
 absl::Duration PlanAdmission::ServiceTime() const {
   const SteadyTime now = options_.steady_clock();
   absl::MutexLock lock(&mu_);
-  return DecayedServiceTime(now);
+  return service_time_ * ServiceTimeDecay(now);
 }
 
 int64_t PlanAdmission::memory_returns() const {

@@ -125,10 +125,9 @@ class PlanAdmission {
   static int DefaultMaxInFlight();
 
  private:
-  // The decay since the last plan finished: 2^(-idle / half-life).
+  // The decay since the last plan finished, 2^(-idle / half-life): of the
+  // service time and of the plans it rests on alike.
   double ServiceTimeDecay(SteadyTime now) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Duration DecayedServiceTime(SteadyTime now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts an admission (or a refusal) and steers the pushback.
   void CountOutcome(SteadyTime now, bool refused)

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/uuid.h"
@@ -159,11 +160,15 @@ TEST(PlanOverloadTest, ATokenPinningFarAheadVersionsLeavesOthersPlans) {
         if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
           continue;
         }
+        constexpr absl::string_view kForTime = "plans take about ";
         const std::string& message = status.error_message();
         absl::Duration quoted;
-        if (absl::StartsWith(message, "plans take about ") &&
-            absl::ParseDuration(message.substr(17, message.find(' ', 17) - 17),
-                                &quoted)) {
+        if (absl::StartsWith(message, kForTime) &&
+            absl::ParseDuration(
+                message.substr(
+                    kForTime.size(),
+                    message.find(' ', kForTime.size()) - kForTime.size()),
+                &quoted)) {
           int64_t seen = longest_quoted_us.load();
           const int64_t us = absl::ToInt64Microseconds(quoted);
           while (us > seen &&
