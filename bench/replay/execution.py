@@ -1,9 +1,10 @@
 """Runs a layout in the world: the truth is the service's own prior for the
 layout times the world's multipliers; every random draw comes from a PRNG
-seeded by (job, pool, layout, attempt), so every policy faces the same luck
-on the same choice. Times are seconds on the replay's clock, which starts
-at a midnight (UTC), so a failure rate that depends on the hour of the day
-meets the same hours in every run of the replay."""
+seeded by (job, pool, layout, attempt) and the world's luck (world.py
+World.luck), so every policy faces the same luck on the same choice. Times
+are seconds on the replay's clock, which starts at a midnight (UTC), so a
+failure rate that depends on the hour of the day meets the same hours in
+every run of the replay."""
 
 import hashlib
 import math
@@ -174,7 +175,8 @@ def run_job(world, job_id, layout, steps, start_s=0.0, purpose="job",
     attempts, done, in_record, records = [], 0, 0, 0
     clock = start_s
     for n in range(world.max_attempts):
-        rng = _rng(job_id, purpose, layout.identity(), n)
+        rng = _rng(job_id, purpose, layout.identity(), n,
+                   *world.luck_salt())
         a = run_attempt(world, layout, rng, steps - done, restart=n > 0,
                         start_s=clock)
         a.index = n
@@ -263,7 +265,8 @@ def clock_fault(world, job_id, purpose, layout, first_index):
     faults = world.clock_faults_for(layout.pool, layout.sku)
     if not faults:
         return None
-    rng = _rng(job_id, purpose, layout.identity(), first_index, "clock")
+    rng = _rng(job_id, purpose, layout.identity(), first_index, "clock",
+               *world.luck_salt())
     for f in faults:
         if rng.random() < f.share:
             return f

@@ -2,7 +2,7 @@
 world's job trace, once per policy, and compares realized cost with the
 hindsight oracle's; a world with queues (bench/replay/queues.py) is replayed
 by the queue policies instead. Usage: replay.py [--json] [--jobs N]
-WORLD.json...
+[--luck K] WORLD.json...
 (bench/replay/replay.sh sets up PostgreSQL and placementd)."""
 
 import argparse
@@ -24,6 +24,10 @@ def main(argv):
                         help="print the raw table as JSON")
     parser.add_argument("--jobs", type=int, default=None,
                         help="replay only the first N jobs of each trace")
+    parser.add_argument("--luck", type=int, default=0,
+                        help="replay under another draw of each world's "
+                             "luck (failures, step times, clock faults): 0, "
+                             "the default, is the world's own")
     parser.add_argument("--policies", default=",".join(policies.KEYS),
                         help="comma-separated subset of "
                              f"{','.join(policies.KEYS)} (oracle always runs)")
@@ -39,6 +43,8 @@ def main(argv):
     except world_lib.WorldError as e:
         print(f"replay: {e}", file=sys.stderr)
         return 2
+    for w in worlds:
+        w.luck = args.luck
     rows = []
     queue_rows = []
     for w in worlds:

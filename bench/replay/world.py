@@ -212,6 +212,15 @@ class World:
     def __init__(self, path):
         self.path = path
         self.name = os.path.splitext(os.path.basename(path))[0]
+        # Which draw of the world's luck the replay meets: 0 is the world's
+        # own; another number draws every attempt's fortune anew (replay.py
+        # --luck), to tell a policy's choices from one trace's luck.
+        self.luck = 0
+
+    def luck_salt(self):
+        """What the execution's seeds carry besides (job, layout, attempt):
+        nothing for the world's own luck, so its draws never change."""
+        return () if self.luck == 0 else ("luck", self.luck)
 
     # The truth, relative to the service's own prior for a layout.
     def step_time_multiplier(self, sku, method, gpu_count):

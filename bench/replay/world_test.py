@@ -1,8 +1,9 @@
 """World files and the world's seeded luck (docs/DECISIONS.md): a bad field
 is named by its path, a base file is merged under the world's own keys, and
-the draws depend on (job, pool, layout, attempt) and nothing else; failure
-rates by layout size and hour of the day; run records as an agent or a Slurm
-requeue reports them; agents whose clocks are wrong; the report's verdict."""
+the draws depend on (job, pool, layout, attempt) and the replay's choice of
+luck, nothing else; failure rates by layout size and hour of the day; run
+records as an agent or a Slurm requeue reports them; agents whose clocks are
+wrong; the report's verdict."""
 
 import json
 import math
@@ -296,6 +297,28 @@ class SeededDraws(unittest.TestCase):
         for what, draw in others.items():
             with self.subTest(differs_by=what):
                 self.assertNotEqual(draw[3], first[3])
+
+    def test_another_luck_draws_every_run_anew_and_luck_0_is_the_worlds(self):
+        layout = _layout(self.world)
+
+        def runs():
+            return [execution.run_job(self.world, f"job{i:03d}", layout,
+                                      3000)[0] for i in range(8)]
+        own = runs()
+        self.world.luck = 3
+        other = runs()
+        again = runs()
+        self.world.luck = 0
+        self.assertEqual(
+            [[a.seconds for a in r] for r in runs()],
+            [[a.seconds for a in r] for r in own])
+        # Every policy still meets the same luck within one draw of it.
+        self.assertEqual([[a.seconds for a in r] for r in other],
+                         [[a.seconds for a in r] for r in again])
+        # And every job's fortune is drawn anew: step times and failures.
+        for mine, theirs in zip(own, other):
+            self.assertNotEqual(mine[0].step_mean_s, theirs[0].step_mean_s)
+        self.assertNotEqual([len(r) for r in own], [len(r) for r in other])
 
     def test_oracle_expectation_uses_draws_the_policies_never_see(self):
         layout = _layout(self.world)
