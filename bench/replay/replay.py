@@ -26,7 +26,8 @@ def main(argv):
                         help="replay only the first N jobs of each trace")
     parser.add_argument("--luck", type=int, default=0,
                         help="replay under another draw of each world's "
-                             "luck (failures, step times, clock faults): 0, "
+                             "luck (failures, step times, clock faults; in a "
+                             "queue world, the start forecasts' draws): 0, "
                              "the default, is the world's own")
     parser.add_argument("--policies", default=",".join(policies.KEYS),
                         help="comma-separated subset of "

@@ -213,7 +213,8 @@ class World:
         self.path = path
         self.name = os.path.splitext(os.path.basename(path))[0]
         # Which draw of the world's luck the replay meets: 0 is the world's
-        # own; another number draws every attempt's fortune anew (replay.py
+        # own; another number draws every attempt's fortune anew, and in a
+        # queue world starts the clock that many days later (replay.py
         # --luck), to tell a policy's choices from one trace's luck.
         self.luck = 0
 
