@@ -5,10 +5,14 @@ import time
 from execution import Layout, OUT_OF_MEMORY, run_job, run_records
 from service import Service
 
-# Runs are dated from the midnight (UTC) this far back: far enough that the
-# whole trace ends before now (the API refuses runs that end in the future),
-# and a midnight so that the replay's clock (execution.py) tells the hour.
-HISTORY_S = 2 * 365 * 86400
+# Where every replay's clock starts, the fleet's and the queues' alike: a
+# fixed midnight (UTC), so that the replay's clock (execution.py) tells the
+# hour; long enough ago that every trace ends before now (the API refuses
+# runs that end in the future); fixed, so that a replay sends the same
+# requests whatever the day it runs (placementd seeds a pool's start-forecast
+# draws with its report's observe_time: a start read from the wall clock gave
+# every run of a queue world other draws, and the same code other figures).
+REPLAY_EPOCH_S = 1_704_067_200  # 2024-01-01T00:00:00Z
 DAY_S = 86400
 
 
@@ -181,7 +185,7 @@ def replay(world, policy_class, index):
     policy = policy_class()
     run = PolicyRun(world, policy)
     started = time.monotonic()
-    epoch_s = (time.time() - HISTORY_S) // DAY_S * DAY_S
+    epoch_s = REPLAY_EPOCH_S
     with Service(f"replay{index}") as svc:
         svc.create_pools(world.pools)
         card_memory = {}

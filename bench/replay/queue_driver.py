@@ -14,19 +14,15 @@ from placement.v1 import placement_pb2
 from placement.v1 import pool_state_pb2
 
 import queues as qlib
-from driver import DAY_S, _options, _oracle_gpu_counts, union_options
+from driver import (DAY_S, REPLAY_EPOCH_S, _options, _oracle_gpu_counts,
+                    union_options)
 from execution import OUT_OF_MEMORY, run_job
 from service import Service
 
 LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
 
-# Where the replay's clock starts: a fixed midnight (UTC), long enough ago
-# that every trace ends before now (the API refuses runs that end in the
-# future). placementd seeds a pool's start-forecast draws with its report's
-# observe_time, so a start read from the wall clock gave every run of a
-# queue world other forecast draws, and the same code other figures.
-# Another luck (--luck K) starts K days later: other draws of those too.
-QUEUE_EPOCH_S = 1_704_067_200  # 2024-01-01T00:00:00Z
+# A queue world's clock starts at the replay's epoch (driver.py); another
+# luck (--luck K) starts K days later: other forecast draws too.
 
 
 class QJobResult:
@@ -218,7 +214,7 @@ class _Replay:
     def __init__(self, world, policy, svc, run):
         self.world, self.policy, self.svc, self.run = world, policy, svc, run
         self.q = world.queues
-        self.base = QUEUE_EPOCH_S + world.luck * DAY_S
+        self.base = REPLAY_EPOCH_S + world.luck * DAY_S
         caps = {p["name"]: p["nodes"] * p["gpus_per_node"] for p in world.pools}
         self.pools = {n: qlib.PoolQueue(n, c) for n, c in caps.items()}
         horizon = self.q.warmup_s + len(world.jobs) * world.arrival_gap_s
