@@ -122,13 +122,15 @@ absl::StatusOr<PlanAdmission::SteadyTime> PlanAdmission::TryAdmit(
   }
   if (const double decay = ServiceTimeDecay(now);
       in_flight_ > 0 &&
-      service_time_samples_ * decay >= kMinServiceTimeSamples &&
-      deadline - wall_now < kServiceTimeHeadroom * service_time_ * decay) {
-    burst_ = true;
-    CountOutcome(now, /*refused=*/true);
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "plans take about ", absl::FormatDuration(service_time_ * decay),
-        " now, too much of what the deadline leaves; retry with backoff"));
+      service_time_samples_ * decay >= kMinServiceTimeSamples) {
+    const absl::Duration plan_time = service_time_ * decay;
+    if (deadline - wall_now < kServiceTimeHeadroom * plan_time) {
+      burst_ = true;
+      CountOutcome(now, /*refused=*/true);
+      return absl::ResourceExhaustedError(absl::StrCat(
+          kPlanTimeRefusal, absl::FormatDuration(plan_time),
+          " now, too much of what the deadline leaves; retry with backoff"));
+    }
   }
   ++in_flight_;
   if (in_flight_ == options_.max_planning) burst_ = true;

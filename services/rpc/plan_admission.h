@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -68,6 +69,10 @@ namespace placement::services {
 // `trim_interval`.
 //
 // Thread-safe.
+// How a refusal for time begins: the plan time it quotes follows, as
+// absl::FormatDuration writes it, up to the next space.
+inline constexpr absl::string_view kPlanTimeRefusal = "plans take about ";
+
 class PlanAdmission {
  public:
   using SteadyTime = std::chrono::steady_clock::time_point;

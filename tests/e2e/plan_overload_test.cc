@@ -24,6 +24,7 @@
 #include "placement/v1/placement.grpc.pb.h"
 #include "placement/v1/telemetry.grpc.pb.h"
 #include "services/auth/auth.h"
+#include "services/rpc/plan_admission.h"
 #include "storage/session/db_session.h"
 #include "storage/stores/token_store.h"
 #include "tests/support/fixtures.h"
@@ -160,15 +161,12 @@ TEST(PlanOverloadTest, ATokenPinningFarAheadVersionsLeavesOthersPlans) {
         if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
           continue;
         }
-        constexpr absl::string_view kForTime = "plans take about ";
         const std::string& message = status.error_message();
+        const size_t at = services::kPlanTimeRefusal.size();
         absl::Duration quoted;
-        if (absl::StartsWith(message, kForTime) &&
-            absl::ParseDuration(
-                message.substr(
-                    kForTime.size(),
-                    message.find(' ', kForTime.size()) - kForTime.size()),
-                &quoted)) {
+        if (absl::StartsWith(message, services::kPlanTimeRefusal) &&
+            absl::ParseDuration(message.substr(at, message.find(' ', at) - at),
+                                &quoted)) {
           int64_t seen = longest_quoted_us.load();
           const int64_t us = absl::ToInt64Microseconds(quoted);
           while (us > seen &&
