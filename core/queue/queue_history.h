@@ -20,7 +20,13 @@ namespace placement::core {
 // The most of each series a pool keeps: the newest, oldest dropped first.
 inline constexpr size_t kMaxHistoryDurations = 512;
 inline constexpr size_t kMaxHistoryWaits = 512;
-inline constexpr size_t kMaxHistoryPits = 256;
+// Fewer forecast checks: a pool's queue changes (a busy week, nodes
+// drained), and its forecasts must be read through the checks of the
+// queue it has now. Kept by the hundred, the checks of an earlier stretch
+// outnumbered the recent ones, and the step between the two made
+// neighbours move together, so the calibration barely moved
+// (docs/DECISIONS.md, "The checks of now").
+inline constexpr size_t kMaxHistoryPits = 40;
 
 // The levels a waiting job's start forecast is kept at: 0, 0.05, ..., 1
 // (the smallest and the largest of the forecast's draws at the ends).

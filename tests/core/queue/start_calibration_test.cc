@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/queue/queue_forecast.h"
+#include "core/queue/queue_history.h"
 #include "core/queue/start_estimate.h"
 #include "gtest/gtest.h"
 
@@ -122,6 +123,39 @@ TEST(StartCalibrationTest, TheQueueReadsThePlacedJobsStillWaiting) {
   EXPECT_EQ(queue.calibration.started(), 30u);
   EXPECT_EQ(queue.calibration.waiting(), 1u);
   EXPECT_GT(queue.calibration.Level(0.5), 0.5);
+}
+
+// A pool whose queue grew: 200 plans whose jobs started in the first half
+// of their forecasts (read earlier), then 60 whose jobs started in the
+// second half (the queue is longer now: read later). Kept as a pool keeps
+// its checks (the newest kMaxHistoryPits), the calibration reads the queue
+// of now. All 260 would still read it earlier: the old checks are most of
+// them, and the step between the two kinds makes neighbours move together,
+// so the lot counts for a few independent checks.
+TEST(StartCalibrationTest, APoolWhoseQueueGrewIsReadByItsRecentChecks) {
+  QueueHistory history;
+  std::vector<double> every_check;
+  auto check = [&](double pit) {
+    AppendBounded(&history.start_pits, pit, kMaxHistoryPits);
+    every_check.push_back(pit);
+  };
+  for (int i = 0; i < 200; ++i) check(0.5 * (i * 37 % 200 + 0.5) / 200);
+  for (int i = 0; i < 60; ++i) check(0.5 + 0.5 * (i * 23 % 60 + 0.5) / 60);
+  const StartCalibration kept(history.start_pits, {});
+  EXPECT_GT(kept.Level(0.5), 0.6);
+  EXPECT_GT(kept.Level(0.9), 0.9);
+  const StartCalibration all(every_check, {});
+  EXPECT_LT(all.Level(0.5), 0.5);
+  // A pool's row from an earlier release, with every check: read the same.
+  PoolState state;
+  state.pool_name = "pool";
+  state.observed = absl::FromUnixSeconds(1'800'000'000);
+  state.gpus_total = 8;
+  QueueHistory stored;
+  stored.start_pits = every_check;
+  const PoolQueue queue = MakePoolQueue(state, state.observed, stored, {}, {});
+  EXPECT_EQ(queue.calibration.started(), kMaxHistoryPits);
+  EXPECT_EQ(queue.calibration.Level(0.5), kept.Level(0.5));
 }
 
 }  // namespace
