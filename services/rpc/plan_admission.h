@@ -16,6 +16,10 @@
 
 namespace placement::services {
 
+// How a refusal for time begins: the plan time it quotes follows, as
+// absl::FormatDuration writes it, up to the next space.
+inline constexpr absl::string_view kPlanTimeRefusal = "plans take about ";
+
 // Admission control of PlacePlan: what a burst far above capacity may cost,
 // and what one caller may hold.
 //
@@ -69,10 +73,6 @@ namespace placement::services {
 // `trim_interval`.
 //
 // Thread-safe.
-// How a refusal for time begins: the plan time it quotes follows, as
-// absl::FormatDuration writes it, up to the next space.
-inline constexpr absl::string_view kPlanTimeRefusal = "plans take about ";
-
 class PlanAdmission {
  public:
   using SteadyTime = std::chrono::steady_clock::time_point;
