@@ -21,9 +21,6 @@ from service import Service
 
 LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
 
-# A queue world's clock starts at the replay's epoch (driver.py); another
-# luck (--luck K) starts K days later: other forecast draws too.
-
 
 class QJobResult:
     def __init__(self, job, arrival):
@@ -214,6 +211,8 @@ class _Replay:
     def __init__(self, world, policy, svc, run):
         self.world, self.policy, self.svc, self.run = world, policy, svc, run
         self.q = world.queues
+        # The replay's epoch (driver.py); another luck (--luck K) starts K
+        # days later: other forecast draws too.
         self.base = REPLAY_EPOCH_S + world.luck * DAY_S
         caps = {p["name"]: p["nodes"] * p["gpus_per_node"] for p in world.pools}
         self.pools = {n: qlib.PoolQueue(n, c) for n, c in caps.items()}
