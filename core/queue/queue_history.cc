@@ -10,13 +10,28 @@
 
 namespace placement::core {
 
-void AppendBounded(std::vector<double>* series, double value, size_t limit) {
-  series->push_back(value);
+namespace {
+
+void DropOldest(std::vector<double>* series, size_t limit) {
   if (series->size() > limit) {
     series->erase(
         series->begin(),
         series->begin() + static_cast<ptrdiff_t>(series->size() - limit));
   }
+}
+
+}  // namespace
+
+void AppendBounded(std::vector<double>* series, double value, size_t limit) {
+  series->push_back(value);
+  DropOldest(series, limit);
+}
+
+void KeepNewest(QueueHistory* history) {
+  DropOldest(&history->durations_s, kMaxHistoryDurations);
+  DropOldest(&history->limits_s, kMaxHistoryDurations);
+  DropOldest(&history->waits_s, kMaxHistoryWaits);
+  DropOldest(&history->start_pits, kMaxHistoryPits);
 }
 
 double PredictionPit(const std::vector<double>& delay_s, double actual_s,

@@ -71,6 +71,12 @@ struct StartPrediction {
 // Appends `value` to `series`, dropping the oldest beyond `limit`.
 void AppendBounded(std::vector<double>* series, double value, size_t limit);
 
+// Drops the oldest of each series beyond what a pool keeps (the kMaxHistory
+// constants above): how a stored history is read, so that a row an earlier
+// release wrote with more (256 forecast checks were kept before 40) is read
+// as the pool keeps it now, by the calibration and by GetPoolState alike.
+void KeepNewest(QueueHistory* history);
+
 // Where `actual_s` falls in a forecast kept at kPredictionLevels levels:
 // interpolated between levels; 0 below the smallest draw, 1 above the
 // largest; on one level, that level; at a run of equal levels (many draws

@@ -29,12 +29,8 @@ PoolQueue MakePoolQueue(PoolState state, absl::Time received,
     // Not started by the report: above the forecast's mass up to then.
     floors.push_back(PredictionPitAt(p, queue.state.observed, 1.0));
   }
-  // The newest checks only: a row an earlier release wrote may hold more.
-  const std::vector<double>& pits = queue.history.start_pits;
-  const auto kept =
-      static_cast<ptrdiff_t>(std::min(pits.size(), kMaxHistoryPits));
-  queue.calibration = StartCalibration(
-      std::vector<double>(pits.end() - kept, pits.end()), std::move(floors));
+  queue.calibration =
+      StartCalibration(queue.history.start_pits, std::move(floors));
   return queue;
 }
 

@@ -140,6 +140,7 @@ PoolStateRecord RecordFromRow(const pqxx::row& row) {
   r.history.limits_s = Doubles(row[9].as<std::string>());
   r.history.waits_s = Doubles(row[10].as<std::string>());
   r.history.start_pits = Doubles(row[11].as<std::string>());
+  core::KeepNewest(&r.history);
   r.predictions = PredictionsFromRow(row);
   return r;
 }

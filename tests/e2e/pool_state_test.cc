@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/proto_time.h"
+#include "core/queue/queue_history.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "placement/v1/catalog.grpc.pb.h"
@@ -309,6 +310,46 @@ TEST_F(PoolStateTest, APlansForecastIsCheckedAgainstItsJobsStart) {
   v1::GetPoolStateResponse got;
   ASSERT_TRUE(states_->GetPoolState(As(planner_).get(), get, &got).ok());
   EXPECT_EQ(got.history().checked_forecasts(), 1);
+}
+
+// A row an earlier release wrote with more forecast checks than a pool keeps
+// now (it kept 256): read, by the calibration and by GetPoolState alike, as
+// its newest 40, and written back so by the next report.
+TEST_F(PoolStateTest, ARowWithMoreChecksThanThePoolKeepsIsReadByItsNewest) {
+  const absl::Time t0 = absl::Now() - absl::Minutes(5);
+  v1::ReportPoolStateResponse ack;
+  ASSERT_TRUE(Report(agent_, Busy(t0), &ack).ok());
+  std::vector<double> every_check;
+  for (int i = 0; i < 256; ++i) every_check.push_back((i + 0.5) / 256);
+  storage::DbSession session(server_.db().url());
+  ASSERT_TRUE(storage::ReplacePoolState(
+                  session, "a100",
+                  [&](const storage::PoolStateContext& context) {
+                    storage::PoolStateDecision decision;
+                    decision.store = *context.previous;
+                    decision.store->history.start_pits = every_check;
+                    return decision;
+                  })
+                  .ok());
+  const std::vector<double> newest(every_check.end() - core::kMaxHistoryPits,
+                                   every_check.end());
+  std::optional<storage::PoolStateRecord> stored = Stored();
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->history.start_pits, newest);
+
+  ASSERT_TRUE(server_.server().evidence().ReloadWith(session).ok());
+  v1::GetPoolStateRequest get;
+  get.set_pool("a100");
+  v1::GetPoolStateResponse got;
+  ASSERT_TRUE(states_->GetPoolState(As(planner_).get(), get, &got).ok());
+  EXPECT_EQ(got.history().checked_forecasts(),
+            static_cast<int32_t>(core::kMaxHistoryPits));
+
+  // The next report rewrites the row with what the pool keeps.
+  ASSERT_TRUE(Report(agent_, Busy(t0 + absl::Seconds(60)), &ack).ok());
+  stored = Stored();
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->history.start_pits, newest);
 }
 
 TEST_F(PoolStateTest, AnUploadWithItsSubmissionTimeMeasuresTheWait) {
