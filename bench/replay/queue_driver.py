@@ -217,7 +217,8 @@ class _Replay:
         caps = {p["name"]: p["nodes"] * p["gpus_per_node"] for p in world.pools}
         self.pools = {n: qlib.PoolQueue(n, c) for n, c in caps.items()}
         horizon = self.q.warmup_s + len(world.jobs) * world.arrival_gap_s
-        streams = qlib.tenant_arrivals(self.q, caps, horizon)
+        streams = qlib.tenant_arrivals(self.q, caps, horizon,
+                                       world.tenant_luck)
         self.tenants = sorted((t, pool, g, r) for pool, jobs in streams.items()
                               for t, g, r in jobs)
         self.arrivals = [(self.q.warmup_s + i * world.arrival_gap_s, job)

@@ -113,12 +113,15 @@ class QJob:
         return None if self.start is None else self.start + self.run_s
 
 
-def tenant_arrivals(config, pool_caps, horizon_s):
+def tenant_arrivals(config, pool_caps, horizon_s, luck=0):
     """Per pool, the other tenants' jobs over [0, horizon): (time, gpus,
-    run seconds), in time order, each within the pool's capacity."""
+    run seconds), in time order, each within the pool's capacity. `luck` 0
+    draws the world's own tenants; another number, another history of them
+    from the same rates and distributions."""
     out = {}
     for name, t in config.tenants.items():
-        rng = random.Random(f"{config.seed}|{name}")
+        salt = f"|luck{luck}" if luck else ""
+        rng = random.Random(f"{config.seed}|{name}{salt}")
         counts = [n for n, _ in t["gpus"] if n <= pool_caps[name]]
         weights = [w for n, w in t["gpus"] if n <= pool_caps[name]]
         jobs, at = [], 0.0

@@ -2,7 +2,7 @@
 world's job trace, once per policy, and compares realized cost with the
 hindsight oracle's; a world with queues (bench/replay/queues.py) is replayed
 by the queue policies instead. Usage: replay.py [--json] [--jobs N]
-[--luck K] WORLD.json...
+[--luck K] [--tenant-luck K] WORLD.json...
 (bench/replay/replay.sh sets up PostgreSQL and placementd)."""
 
 import argparse
@@ -29,6 +29,10 @@ def main(argv):
                              "luck (failures, step times, clock faults; in a "
                              "queue world, the start forecasts' draws): 0, "
                              "the default, is the world's own")
+    parser.add_argument("--tenant-luck", type=int, default=0,
+                        help="in a queue world, replay under another draw of "
+                             "the other tenants' jobs (arrivals, sizes, run "
+                             "times): 0, the default, is the world's own")
     parser.add_argument("--policies", default=",".join(policies.KEYS),
                         help="comma-separated subset of "
                              f"{','.join(policies.KEYS)} (oracle always runs)")
@@ -46,6 +50,7 @@ def main(argv):
         return 2
     for w in worlds:
         w.luck = args.luck
+        w.tenant_luck = args.tenant_luck
     rows = []
     queue_rows = []
     for w in worlds:

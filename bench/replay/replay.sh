@@ -2,7 +2,7 @@
 # Fleet replay (docs/DECISIONS.md): every policy over each world's job trace,
 # each on its own placementd and database, driven through the public API.
 #
-#   bench/replay/replay.sh [--json] [--jobs N] [--luck K] [--policies a,b]
+#   bench/replay/replay.sh [--json] [--jobs N] [--luck K] [--tenant-luck K] [--policies a,b]
 #                          WORLD.json...
 #
 # Builds build/release if placementd or the Python stubs are missing. With

@@ -217,6 +217,10 @@ class World:
         # queue world starts the clock that many days later (replay.py
         # --luck), to tell a policy's choices from one trace's luck.
         self.luck = 0
+        # Which draw of a queue world's other tenants (arrivals, sizes, run
+        # times) the replay meets: 0 is the world's own (replay.py
+        # --tenant-luck), another number another queue history.
+        self.tenant_luck = 0
 
     def luck_salt(self):
         """What the execution's seeds carry besides (job, layout, attempt):

@@ -213,6 +213,25 @@ class Queues(unittest.TestCase):
         kinds = {j.kind for j in w.jobs}
         self.assertEqual(kinds, {"plain", "deadline", "value"})
 
+    def test_another_tenant_luck_is_another_history_at_the_same_rates(self):
+        w = world_lib.load(os.path.join(HERE, "worlds", "queues-busy.json"))
+        caps = {p["name"]: p["nodes"] * p["gpus_per_node"] for p in w.pools}
+        horizon = 400 * 3600
+        own = queues.tenant_arrivals(w.queues, caps, horizon)
+        self.assertEqual(own, queues.tenant_arrivals(w.queues, caps, horizon,
+                                                     0))
+        other = queues.tenant_arrivals(w.queues, caps, horizon, 2)
+        self.assertEqual(other, queues.tenant_arrivals(w.queues, caps,
+                                                       horizon, 2))
+        for pool in own:
+            with self.subTest(pool=pool):
+                self.assertNotEqual(other[pool][:5], own[pool][:5])
+                # The same arrival rate: over 400 hours the counts of two
+                # draws of a Poisson stream stay within a few of its
+                # standard deviations.
+                n, m = len(own[pool]), len(other[pool])
+                self.assertLess(abs(n - m), 4 * math.sqrt(max(n, m)) + 1)
+
     def test_a_job_behind_never_starts_before_one_ahead(self):
         pool = queues.PoolQueue("p", 8)
         pool.submit(queues.QJob("a", 6, 0, 100), 0)   # runs 0-100
