@@ -13,7 +13,6 @@ from service import Service
 # draws with its report's observe_time: a start read from the wall clock gave
 # every run of a queue world other draws, and the same code other figures).
 REPLAY_EPOCH_S = 1_704_067_200  # 2024-01-01T00:00:00Z
-DAY_S = 86400
 
 
 class JobResult:

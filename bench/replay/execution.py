@@ -22,7 +22,7 @@ SUCCEEDED = telemetry_pb2.RUN_OUTCOME_SUCCEEDED
 OUT_OF_MEMORY = telemetry_pb2.RUN_OUTCOME_OUT_OF_MEMORY
 EXPECTATION_DRAWS = 256
 HOUR_S = 3600.0
-DAY_S = 86400.0
+DAY_S = 86400  # whole seconds: the queue replay's clock starts on one
 
 
 class Layout:
