@@ -41,41 +41,7 @@ start=$(now)
 psql "$db" -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
 SELECT placement_ensure_sample_partitions(now() - interval '4 months', 5);
 SELECT setseed(0.42);
--- Runs of 10 min to 4 h with 1-s steps on 1, 2, 4 or 8 GPUs; 80% succeed
--- (re-running a tenth of their steps per retry), the rest fail half-way.
-INSERT INTO benchmark_runs (
-  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, model,
-  method, gpu_count, started_at, ended_at, gpu_microseconds, steps_attempted,
-  steps_succeeded, step_time_mean_s, step_time_p50_s, step_time_p95_s,
-  tokens_per_second, peak_memory_gb, offload, interconnect, collectives_opened,
-  retries, outcome, exclusive, upload)
-SELECT md5('bench-run-' || x.i)::uuid, sha256(convert_to('bench-run-' || x.i, 'UTF8')),
-       'bench-agent', p.name, p.sku_id, x.team, x.recipe_key, x.model, x.method,
-       x.gpus, x.ended - make_interval(secs => x.wall_s), x.ended,
-       x.gpus * x.wall_s * 1000000, x.wall_s * 9 / 10,
-       CASE WHEN x.outcome = 'SUCCEEDED' THEN x.wall_s * 9 / 10 * (10 - x.retries) / 10
-            ELSE x.wall_s * 9 / 20 END,
-       1.0, 1.0, 1.2, 1000, 30, 'NONE',
-       CASE WHEN x.gpus > 1 THEN 'NVLINK' ELSE 'NONE' END, x.gpus > 1,
-       x.retries, x.outcome, true, '\\x'::bytea
-FROM (
-  SELECT i, i % 4 AS pool_ix,
-         (ARRAY['nlp', 'vision', 'speech', 'ml-platform'])[1 + i % 4] AS team,
-         'rk1-bench-' || (i % 12) AS recipe_key,
-         (ARRAY['Llama-3.1-8B', 'Llama-2-7B', 'Llama-3.1-70B'])[1 + i % 3] AS model,
-         (ARRAY['LORA', 'QLORA', 'FULL'])[1 + (i / 3) % 3] AS method,
-         (ARRAY[1, 2, 4, 8])[1 + (i / 7) % 4] AS gpus,
-         date_trunc('second', now()) - interval '1 hour'
-           - make_interval(secs => floor(random() * ($days * 86400 - 7200))) AS ended,
-         (600 + floor(random() * 14400))::bigint AS wall_s,
-         floor(random() * 4)::int AS retries,
-         CASE WHEN random() < 0.8 THEN 'SUCCEEDED'
-              ELSE (ARRAY['FAILED', 'OUT_OF_MEMORY', 'COLLECTIVE_TIMEOUT', 'PREEMPTED',
-                          'HARDWARE_ERROR'])[1 + floor(random() * 5)::int] END AS outcome
-  FROM generate_series(1, $bulk) i
-) x
-JOIN (SELECT name, sku_id, row_number() OVER (ORDER BY name) - 1 AS ix FROM pools) p
-  ON p.ix = x.pool_ix;
+$(bulk_runs_sql "$bulk" "$days")
 -- $per_run samples a run, filed under the run's start (its partition).
 INSERT INTO step_samples (run_id, partition_time, step, sample_time, step_time_s,
                           memory_allocated_gb, memory_reserved_gb, tokens, loss)

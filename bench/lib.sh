@@ -150,3 +150,70 @@ time_raw_cost_group_by_once() {
 median() {
   sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
+
+# SQL that inserts N runs ended over the last DAYS days (arguments; a third,
+# FIRST, numbers them from FIRST on, 1 by default: several calls load more),
+# as the cost and backfill benches make them: runs of 10 min to 4 h with 1-s steps
+# on 1, 2, 4 or 8 GPUs of four pools (`cost_load pools`), 12 recipe keys,
+# 0-3 retries; 80% succeed, the rest fail half-way. Seeded by the caller
+# (SELECT setseed(...)). The triggers count each into its evidence and pool
+# reliability rollups as it is stored.
+bulk_runs_sql() {
+  cat <<SQL
+-- Runs of 10 min to 4 h with 1-s steps on 1, 2, 4 or 8 GPUs; 80% succeed
+-- (re-running a tenth of their steps per retry), the rest fail half-way.
+INSERT INTO benchmark_runs (
+  run_id, fingerprint, agent_id, pool_name, sku_id, team, recipe_key, model,
+  method, gpu_count, started_at, ended_at, gpu_microseconds, steps_attempted,
+  steps_succeeded, step_time_mean_s, step_time_p50_s, step_time_p95_s,
+  tokens_per_second, peak_memory_gb, offload, interconnect, collectives_opened,
+  retries, outcome, exclusive, upload)
+SELECT md5('bench-run-' || x.i)::uuid, sha256(convert_to('bench-run-' || x.i, 'UTF8')),
+       'bench-agent', p.name, p.sku_id, x.team, x.recipe_key, x.model, x.method,
+       x.gpus, x.ended - make_interval(secs => x.wall_s), x.ended,
+       x.gpus * x.wall_s * 1000000, x.wall_s * 9 / 10,
+       CASE WHEN x.outcome = 'SUCCEEDED' THEN x.wall_s * 9 / 10 * (10 - x.retries) / 10
+            ELSE x.wall_s * 9 / 20 END,
+       1.0, 1.0, 1.2, 1000, 30, 'NONE',
+       CASE WHEN x.gpus > 1 THEN 'NVLINK' ELSE 'NONE' END, x.gpus > 1,
+       x.retries, x.outcome, true, '\\x'::bytea
+FROM (
+  SELECT i, i % 4 AS pool_ix,
+         (ARRAY['nlp', 'vision', 'speech', 'ml-platform'])[1 + i % 4] AS team,
+         'rk1-bench-' || (i % 12) AS recipe_key,
+         (ARRAY['Llama-3.1-8B', 'Llama-2-7B', 'Llama-3.1-70B'])[1 + i % 3] AS model,
+         (ARRAY['LORA', 'QLORA', 'FULL'])[1 + (i / 3) % 3] AS method,
+         (ARRAY[1, 2, 4, 8])[1 + (i / 7) % 4] AS gpus,
+         date_trunc('second', now()) - interval '1 hour'
+           - make_interval(secs => floor(random() * ($2 * 86400 - 7200))) AS ended,
+         (600 + floor(random() * 14400))::bigint AS wall_s,
+         floor(random() * 4)::int AS retries,
+         CASE WHEN random() < 0.8 THEN 'SUCCEEDED'
+              ELSE (ARRAY['FAILED', 'OUT_OF_MEMORY', 'COLLECTIVE_TIMEOUT', 'PREEMPTED',
+                          'HARDWARE_ERROR'])[1 + floor(random() * 5)::int] END AS outcome
+  FROM generate_series(${3:-1}, ${3:-1} + $1 - 1) i
+) x
+JOIN (SELECT name, sku_id, row_number() OVER (ORDER BY name) - 1 AS ix FROM pools) p
+  ON p.ix = x.pool_ix;
+SQL
+}
+
+# SQL that writes, for each (recipe key, SKU) bulk_runs_sql stores runs of,
+# the evidence rollup row the upload path would have created, its figures
+# zero: the triggers add each run's attempts and failures to it as the run
+# is stored (a row must exist for them to). Before bulk_runs_sql.
+bulk_evidence_rows_sql() {
+  cat <<'SQL'
+INSERT INTO evidence_rollups (
+  recipe_key, sku_id, recipe, model, method, runs, successful_runs,
+  offload_runs, retries, collective_runs, nvlink_runs, pcie_runs,
+  host_memory_runs, steps_attempted, steps_succeeded, gpu_microseconds,
+  max_peak_memory_gb, step_time_p50_hist, step_time_p95_hist, peak_memory_hist)
+SELECT 'rk1-bench-' || (i % 12), p.sku_id, '\x'::bytea, 'Llama-3.1-8B', 'LORA',
+       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', '{}', '{}'
+FROM generate_series(0, 11) i
+JOIN (SELECT name, sku_id, row_number() OVER (ORDER BY name) - 1 AS ix FROM pools) p
+  ON p.ix = i % 4
+ON CONFLICT DO NOTHING;
+SQL
+}
