@@ -27,8 +27,7 @@ source bench/lib.sh
 start_placementd
 "$build/bench/cost_load" pools --server "$server"
 # Only the migrator touches the database from here.
-kill "$pid" && wait "$pid" 2>/dev/null || true
-pid=
+stop_placementd
 
 now() { date +%s.%N; }
 echo "== bulk load: $runs runs over 90 days"
@@ -95,11 +94,12 @@ done
 
 echo "== one rollup row a batch: the longest a batch holds its lock"
 for step in evidence pools; do
+  table=evidence_rollups
+  [ "$step" = pools ] && table=pool_reliability_rollups
+  rows=$(psql "$db" -qtAc "SELECT count(*) FROM $table")
   {
     echo '\timing on'
     echo "SELECT placement_backfill_most_failed_$step(NULL, 1) AS cursor \\gset"
-    rows=$(psql "$db" -qtAc "SELECT count(*) FROM $([ $step = evidence ] &&
-      echo evidence_rollups || echo pool_reliability_rollups)")
     for _ in $(seq 2 "$rows"); do
       echo "SELECT placement_backfill_most_failed_$step(:'cursor', 1) AS cursor \\gset"
     done

@@ -50,8 +50,7 @@ for seed in $seeds; do
       start_placementd --fleet_refit_seconds 0 --model_constants_file "$constants"
       first=
     else
-      kill "$pid" && wait "$pid" 2>/dev/null || true
-      pid=
+      stop_placementd
       admin="${db%/bench}/postgres"
       psql "$admin" -qc "DROP DATABASE bench" -c "CREATE DATABASE bench"
       "$build/services/placementd" migrate up --database_url "$db" >/dev/null

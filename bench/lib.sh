@@ -2,6 +2,7 @@
 # loopback, stopped on exit. Source it after setting `build`.
 #   start_placementd [placementd flags...]   sets $server, $db, $pid, $work
 #   restart_placementd [placementd flags...] the same database, new flags
+#   stop_placementd                          stops it, the database kept
 work=$(mktemp -d /tmp/placement-bench.XXXXXX)
 chmod 755 "$work"
 pid=
@@ -24,9 +25,13 @@ start_placementd() {
 
 # Stops placementd and starts it again on the same database with `flags...`.
 restart_placementd() {
+  stop_placementd
+  launch_placementd "$@"
+}
+
+stop_placementd() {
   kill "$pid" && wait "$pid" 2>/dev/null || true
   pid=
-  launch_placementd "$@"
 }
 
 launch_placementd() {

@@ -110,5 +110,31 @@ TEST(AppendBoundedTest, KeepsTheNewest) {
   EXPECT_EQ(series, (std::vector<double>{6, 7, 8, 9}));
 }
 
+TEST(QueueHistoryTest, KeepNewestDropsTheOldestOfEachSeriesBeyondItsBound) {
+  QueueHistory history;
+  for (int i = 0; i < 600; ++i) {
+    history.durations_s.push_back(i);
+    history.limits_s.push_back(1000 + i);
+    history.waits_s.push_back(2000 + i);
+    history.start_pits.push_back(i / 600.0);
+  }
+  KeepNewest(&history);
+  ASSERT_EQ(history.durations_s.size(), kMaxHistoryDurations);
+  ASSERT_EQ(history.limits_s.size(), kMaxHistoryDurations);
+  ASSERT_EQ(history.waits_s.size(), kMaxHistoryWaits);
+  ASSERT_EQ(history.start_pits.size(), kMaxHistoryPits);
+  // The newest of each, in order, each duration beside its own limit.
+  EXPECT_EQ(history.durations_s.back(), 599);
+  EXPECT_EQ(history.limits_s.front() - history.durations_s.front(), 1000);
+  EXPECT_EQ(history.waits_s.front(), 2000 + 600 - kMaxHistoryWaits);
+  EXPECT_EQ(history.start_pits.front(), (600 - kMaxHistoryPits) / 600.0);
+  // A history within its bounds is left as it is.
+  QueueHistory small;
+  small.start_pits = {0.1, 0.9};
+  const QueueHistory before = small;
+  KeepNewest(&small);
+  EXPECT_EQ(small, before);
+}
+
 }  // namespace
 }  // namespace placement::core
