@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/models/band_calibration.h"
 #include "core/models/memory_model.h"
 #include "core/models/step_time_model.h"
 #include "core/pool.h"
@@ -191,7 +192,51 @@ FleetModel FleetModel::Fit(std::vector<FleetCell> cells,
   // Memory: a robust per-framework scale on the analytic prediction.
   model.FitMemoryScales(cells, options);
   model.FitStartups(cells);
+  model.FitMethodMemoryFloors(cells);
   return model;
+}
+
+void FleetModel::FitMethodMemoryFloors(const std::vector<FleetCell>& cells) {
+  // The largest exact ratio (measured / predicted) of a method's succeeded
+  // recipes on each card.
+  std::map<std::pair<FineTuneMethod, std::string>, double> exact;
+  for (const FleetCell& c : cells) {
+    if (c.measured_peak_gb > 0 && c.predicted_peak_gb > 0) {
+      double& largest = exact[{c.method, c.sku_id}];
+      largest = std::max(largest, c.measured_peak_gb / c.predicted_peak_gb);
+    }
+  }
+  // The cells are in (recipe key, SKU) order: a tie keeps the first key.
+  for (const FleetCell& c : cells) {
+    if (c.method == FineTuneMethod::kUnspecified || !(c.failed_peak_gb > 0) ||
+        !(c.predicted_total_gb > 0)) {
+      continue;
+    }
+    MethodMemoryFloor floor{c.failed_peak_gb / c.predicted_total_gb,
+                            c.recipe_key, c.model, c.failed_peak_gb,
+                            c.predicted_total_gb};
+    // Where recipes of the method succeeded on the card, one that failed
+    // far beyond them is the odd recipe (or the odd run), not the method:
+    // its floor is held within the method's spread of theirs.
+    if (auto it = exact.find({c.method, c.sku_id}); it != exact.end()) {
+      const double held =
+          std::max(1.0, it->second) * kMemoryBandMethodCarried.high;
+      if (floor.scale > held) {
+        floor.scale = held;
+        floor.succeeded_ratio = it->second;
+      }
+    }
+    if (!(floor.scale > 1)) continue;
+    auto [it, fresh] = method_memory_floors_.try_emplace({c.method, c.sku_id});
+    if (fresh || floor.scale > it->second.scale) it->second = std::move(floor);
+  }
+}
+
+std::optional<MethodMemoryFloor> FleetModel::MethodMemory(
+    FineTuneMethod method, absl::string_view sku_id) const {
+  auto it = method_memory_floors_.find({method, std::string(sku_id)});
+  if (it == method_memory_floors_.end()) return std::nullopt;
+  return it->second;
 }
 
 void FleetModel::FitStartups(const std::vector<FleetCell>& cells) {
@@ -338,6 +383,16 @@ std::vector<FleetCell> FleetCellsFromEvidence(
       cell.predicted_peak_gb =
           PredictPeakMemory(e.recipe, *arch, DefaultMemoryModelConstants())
               .reported_gb;
+    }
+    // A run that did not succeed got as far as the largest peak when no
+    // succeeded run reached it (EvidenceStats::max_peak_memory_gb).
+    if (e.stats.offload_share == 0 && e.stats.max_peak_memory_gb > 0 &&
+        (e.stats.successful_runs == 0 ||
+         e.stats.max_peak_memory_gb > e.stats.peak_memory_gb)) {
+      cell.failed_peak_gb = e.stats.max_peak_memory_gb;
+      cell.predicted_total_gb =
+          PredictPeakMemory(e.recipe, *arch, DefaultMemoryModelConstants())
+              .total_gb;
     }
     cells.push_back(std::move(cell));
   }

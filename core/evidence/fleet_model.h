@@ -18,7 +18,9 @@
 //    matmuls), and recipes of one method share it: FleetModel;
 //  - the analytic memory model's per-profile scale re-fitted from the
 //    uploaded peaks (a robust median of log(measured / predicted), shrunk
-//    toward the published prior): FleetModel::MemoryScale.
+//    toward the published prior): FleetModel::MemoryScale;
+//  - the floor a failed run of a fine-tune method sets under the method's
+//    other recipes on its card: FleetModel::MethodMemory.
 // Pure: built from evidence, no I/O.
 
 #include <cstdint>
@@ -54,6 +56,13 @@ struct FleetCell {
   // figure; both > 0 for the cell to inform memory.
   double measured_peak_gb = 0;
   double predicted_peak_gb = 0;
+  // The largest peak of a run that did not succeed, without offload (as far
+  // as it got before it failed, out of memory most often: a lower bound of
+  // what the recipe needs), and the memory model's total for the recipe
+  // (MemoryBreakdown::total_gb, what a fit is checked with); both > 0 for the
+  // cell to set its method's floor on the card (MethodMemoryFloor).
+  double failed_peak_gb = 0;
+  double predicted_total_gb = 0;
   int64_t successful_runs = 0;
   // The model it runs (Recipe::model) and its succeeded runs' median
   // start-up per attempt in wall hours (EvidenceStats::
@@ -128,6 +137,28 @@ struct ModelStartup {
   std::vector<std::string> skus;  // the SKUs they ran on, sorted, distinct
 };
 
+// What a run of one fine-tune method that failed on a card says of the
+// method's other recipes there: it reached `scale` times the memory model's
+// figure for its recipe before it failed, so that recipe needs at least that
+// much more than predicted, and the model's error on a card is mostly
+// shared by the recipes of a method (their ratios, measured / predicted,
+// differ by x0.85-1.20 between two recipes of a method on one SKU:
+// kMemoryBandMethodCarried). The largest such ratio of the method on the
+// card, above 1, each held within that spread of the method's recipes that
+// succeeded there (a run far beyond them is the odd recipe or the odd run,
+// not the method's: one upload cannot push the method off the card).
+struct MethodMemoryFloor {
+  double scale = 1;        // > 1: multiply a prediction by at least this
+  std::string recipe_key;  // the run's recipe
+  std::string model;
+  double peak_gb = 0;       // as far as it got
+  double predicted_gb = 0;  // the memory model's total for its recipe
+  // > 0: the floor was held to kMemoryBandMethodCarried.high times the
+  // largest ratio (measured / predicted) of the method's recipes that
+  // succeeded on the card, this one, below peak_gb / predicted_gb.
+  double succeeded_ratio = 0;
+};
+
 class FleetModel {
  public:
   // Fits by alternating least squares (each block in closed form, the
@@ -158,6 +189,12 @@ class FleetModel {
   // the planner multiplies an unmeasured prediction by.
   double PlanMemoryScale(TrainingFramework framework) const;
   int MemoryCells(TrainingFramework framework) const;
+
+  // The floor a failed run of `method` on `sku_id` sets under the method's
+  // recipes there (MethodMemoryFloor); nullopt where no such run reached
+  // more than its recipe's figure.
+  std::optional<MethodMemoryFloor> MethodMemory(FineTuneMethod method,
+                                                absl::string_view sku_id) const;
 
   int step_time_cells() const { return step_time_cells_; }
   // The spread of log(measured / fitted) over the fitted cells.
@@ -202,6 +239,7 @@ class FleetModel {
   void FitMemoryScales(const std::vector<FleetCell>& cells,
                        const FleetModelOptions& options);
   void FitStartups(const std::vector<FleetCell>& cells);
+  void FitMethodMemoryFloors(const std::vector<FleetCell>& cells);
 
   double global_ = 0;
   std::map<std::string, RecipeTerm, std::less<>> recipes_;
@@ -209,6 +247,8 @@ class FleetModel {
   // (method, SKU) -> its offset.
   std::map<std::pair<FineTuneMethod, std::string>, double> method_skus_;
   std::map<TrainingFramework, MemoryTerm> memory_;
+  std::map<std::pair<FineTuneMethod, std::string>, MethodMemoryFloor>
+      method_memory_floors_;
   std::map<std::string, ModelStartup, std::less<>> startups_;
   int step_time_cells_ = 0;
   double residual_log_sd_ = 0;

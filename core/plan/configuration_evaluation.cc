@@ -55,6 +55,8 @@ struct EvidenceInUse {
   // the one in use).
   double memory_scale = 1;
   const LayoutMemoryScale* sibling = nullptr;
+  // The method's floor on the card, when it is the factor in use.
+  const MethodMemoryFloor* method_floor = nullptr;
   // The estimate (a nearby recipe's peak carried here, or a prediction) is
   // checked by this SKU's succeeded runs of the recipe: a nearby recipe's
   // (`transferred`) or a sibling layout's (`checked_by`), whose figure for
@@ -73,7 +75,9 @@ struct EvidenceInUse {
   }
 };
 
-EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
+// `predicted_total_gb`: the memory model's figure for the configuration.
+EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev,
+                              double predicted_total_gb) {
   EvidenceInUse in_use;
   in_use.model_startup = ev.model_startup;
   in_use.measured = ev.measured;
@@ -89,6 +93,20 @@ EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
     in_use.cross_stats.max_peak_memory_gb =
         std::max(cross.peak_gb, in_use.cross_stats.max_peak_memory_gb +
                                     cross.context_adjustment_gb);
+    // A failed run of the method on this card got further beyond the
+    // model's figure than this recipe's own peak on another card: the card's
+    // excess for the method (its allocator, its buffers), which a peak
+    // carried between cards cannot see. Only raised; a proven ceiling still
+    // holds (CheckFitWithoutOffload).
+    const double floor_gb = ev.method_floor != nullptr
+                                ? ev.method_floor->scale * predicted_total_gb
+                                : 0;
+    if (floor_gb > in_use.cross_stats.peak_memory_gb) {
+      in_use.cross_stats.peak_memory_gb = floor_gb;
+      in_use.cross_stats.max_peak_memory_gb =
+          std::max(floor_gb, in_use.cross_stats.max_peak_memory_gb);
+      in_use.method_floor = ev.method_floor;
+    }
   }
   if (in_use.transferred != nullptr && in_use.measured == nullptr) {
     // Exact where a run succeeded and none got further.
@@ -102,6 +120,13 @@ EvidenceInUse ResolveEvidence(const ConfigurationEvidence& ev) {
       ev.sibling_memory->scale > ev.memory_scale) {
     in_use.memory_scale = ev.sibling_memory->scale;
     in_use.sibling = ev.sibling_memory;
+  }
+  if (ev.method_floor != nullptr && ev.sibling_memory == nullptr &&
+      ev.succeeded_sibling == nullptr &&
+      ev.method_floor->scale > in_use.memory_scale) {
+    // A lower bound too: the band stays the estimate's.
+    in_use.memory_scale = ev.method_floor->scale;
+    in_use.method_floor = ev.method_floor;
   }
   // A raise to what a sibling that ran out of memory reached is a lower
   // bound: the band stays the estimate's.
@@ -419,6 +444,40 @@ std::string SiblingMemoryNote(const LayoutMemoryScale& sibling,
       sibling.peak_gb, sibling.predicted_gb);
 }
 
+// Why a prediction was raised by another recipe of its method.
+std::string MethodFloorNote(const MethodMemoryFloor& floor,
+                            FineTuneMethod method, const GpuSku& sku) {
+  const std::string held =
+      floor.succeeded_ratio > 0
+          ? absl::StrFormat(
+                ", held to x%.2f of the x%.2f the method's recipes that "
+                "succeeded there peaked at",
+                kMemoryBandMethodCarried.high, floor.succeeded_ratio)
+          : "";
+  return absl::StrFormat(
+      "predicted memory x%.2f: on %s a run of another %s recipe (%s, %s) "
+      "failed having reached %.1f GB against the %.1f GB predicted for it, "
+      "and the recipes of a method share most of the memory model's error on "
+      "a card (within x%.2f-%.2f of each other in the published runs)%s",
+      floor.scale, sku.id, FineTuneMethodName(method), floor.model,
+      floor.recipe_key, floor.peak_gb, floor.predicted_gb,
+      kMemoryBandMethodCarried.low, kMemoryBandMethodCarried.high, held);
+}
+
+// The note of whichever raise is in use, or "".
+std::string RaiseNote(const EvidenceInUse& ev, const Recipe& recipe,
+                      const GpuSku& sku) {
+  if (ev.sibling != nullptr) return SiblingMemoryNote(*ev.sibling, sku);
+  if (ev.method_floor == nullptr) return "";
+  const std::string floor =
+      MethodFloorNote(*ev.method_floor, recipe.method, sku);
+  if (ev.cross == nullptr) return floor;
+  return absl::StrFormat(
+      "peak memory raised to %.1f GB, above the %.1f GB carried from %s (%s)",
+      ev.cross_stats.peak_memory_gb, ev.cross->peak_gb, ev.cross->from_sku_id,
+      floor);
+}
+
 // Why a checked estimate's memory band is narrower than an estimate's
 // (EvidenceInUse::carried).
 std::string CarriedBandNote(const EvidenceInUse& ev, const GpuSku& sku,
@@ -472,6 +531,23 @@ const char* StartupSource(const EvidenceStats& measured,
   return "measured, at most: every succeeded run retried";
 }
 
+// Why the memory figure is above the model's: a sibling layout's runs, the
+// method's floor on the card, or the fleet's re-fit.
+void ExplainMemoryRaise(const Recipe& recipe, const GpuSku& sku,
+                        const EvidenceInUse& ev, Candidate* cand) {
+  if (const std::string raise = RaiseNote(ev, recipe, sku); !raise.empty()) {
+    cand->reasons.push_back(
+        absl::StrCat(kEvidenceBeatsEstimatesRule, ": ", raise));
+  } else if (ev.observed() == nullptr && ev.memory_scale != 1) {
+    cand->reasons.push_back(absl::StrFormat(
+        "%s: predicted memory x%.3f, the fleet's re-fit of the memory model "
+        "for %s recipes (median of measured / predicted over the uploaded "
+        "runs, shrunk toward the published fit)",
+        kEvidenceBeatsEstimatesRule, ev.memory_scale,
+        TrainingFrameworkName(recipe.framework)));
+  }
+}
+
 // The reason or warning that says what the candidate's figures rest on:
 // measured runs, memory transferred from another SKU, a nearby recipe, or
 // estimates alone.
@@ -488,17 +564,7 @@ void ExplainEvidence(const Recipe& recipe, const GpuSku& sku,
         recipe.model, startup.cells, absl::StrJoin(startup.skus, ", "),
         kPriorStartupSeconds));
   }
-  if (ev.sibling != nullptr) {
-    cand->reasons.push_back(absl::StrCat(kEvidenceBeatsEstimatesRule, ": ",
-                                         SiblingMemoryNote(*ev.sibling, sku)));
-  } else if (ev.observed() == nullptr && ev.memory_scale != 1) {
-    cand->reasons.push_back(absl::StrFormat(
-        "%s: predicted memory x%.3f, the fleet's re-fit of the memory model "
-        "for %s recipes (median of measured / predicted over the uploaded "
-        "runs, shrunk toward the published fit)",
-        kEvidenceBeatsEstimatesRule, ev.memory_scale,
-        TrainingFrameworkName(recipe.framework)));
-  }
+  ExplainMemoryRaise(recipe, sku, ev, cand);
   if (cand->basis == EvidenceBasis::kMeasured) {
     const EvidenceStats& measured = *ev.measured;
     cand->reasons.push_back(absl::StrFormat(
@@ -597,7 +663,8 @@ ConfigurationOutcome EvaluateConfiguration(
   if (auto r = CheckLayoutRules(recipe, pool, sku, c.max_gpus)) {
     return reject(*std::move(r));
   }
-  const EvidenceInUse ev = ResolveEvidence(evidence);
+  const EvidenceInUse ev =
+      ResolveEvidence(evidence, out.predicted_memory.total_gb);
   const BandFactors estimate_band =
       MemoryBandFactors(recipe, MemoryExtrapolationOf(recipe, arch));
   const std::optional<BandFactors> carried_band =
@@ -610,11 +677,11 @@ ConfigurationOutcome EvaluateConfiguration(
     if (!explain) return reject({kFitWithoutOffloadRule, ""});
     return reject(
         {kFitWithoutOffloadRule,
-         absl::StrCat(
-             out.fit.reason, " (", DescribeBreakdown(out.predicted_memory), ")",
-             ev.sibling == nullptr
-                 ? ""
-                 : absl::StrCat("; ", SiblingMemoryNote(*ev.sibling, sku)))});
+         absl::StrCat(out.fit.reason, " (",
+                      DescribeBreakdown(out.predicted_memory), ")",
+                      RaiseNote(ev, recipe, sku).empty()
+                          ? ""
+                          : absl::StrCat("; ", RaiseNote(ev, recipe, sku)))});
   }
   Candidate& cand = out.candidate;
   FillFitAndBasis(pool, sku, recipe, out.fit, ev, &cand);

@@ -51,6 +51,12 @@ struct ConfigurationEvidence {
   // from it (CarriedMemoryBandFactors). Used only with `sibling_memory`'s
   // conditions.
   const LayoutMemoryScale* succeeded_sibling = nullptr;
+  // The floor a failed run of the recipe's method set on this SKU
+  // (FleetModel::MethodMemory): raises, like `sibling_memory`, a prediction
+  // without observed memory, and a peak carried from another SKU
+  // (`cross_sku`); only where no run of the recipe on this SKU (its own,
+  // a nearby recipe's or a sibling layout's) speaks first.
+  const MethodMemoryFloor* method_floor = nullptr;
   // The start-up the model's measured layouts ran with (FleetModel::
   // Startup): used where this SKU's runs give none, in place of the prior.
   const ModelStartup* model_startup = nullptr;

@@ -140,6 +140,7 @@ struct KeyEvidence {
   std::optional<FleetStepTime> fleet_step_time;
   std::optional<LayoutMemoryScale> sibling_memory;
   std::optional<LayoutMemoryScale> succeeded_sibling;
+  std::optional<MethodMemoryFloor> method_floor;
 
   // `memory_scale` and `model_startup` are the plan's, the same for every
   // configuration of the recipe (PlanContext).
@@ -153,6 +154,7 @@ struct KeyEvidence {
     view.memory_scale = memory_scale;
     view.sibling_memory = sibling_memory ? &*sibling_memory : nullptr;
     view.succeeded_sibling = succeeded_sibling ? &*succeeded_sibling : nullptr;
+    view.method_floor = method_floor ? &*method_floor : nullptr;
     view.model_startup = model_startup;
     return view;
   }
@@ -293,6 +295,12 @@ KeyEvidence LookUpEvidence(const std::string& key, const Recipe& configuration,
         ReadSiblingLayouts(view.similar, configuration, ctx->arch);
     ev.sibling_memory = std::move(siblings.raise);
     ev.succeeded_sibling = std::move(siblings.succeeded);
+  }
+  // The method's floor on the card, under a prediction or a peak carried
+  // from another card; a recipe's runs on this card speak first.
+  if (!ev.transferred && !ev.sibling_memory && !ev.succeeded_sibling &&
+      ctx->fleet != nullptr) {
+    ev.method_floor = ctx->fleet->MethodMemory(configuration.method, sku.id);
   }
   if (ctx->fleet != nullptr) {
     ev.fleet_step_time =

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/models/band_calibration.h"
 #include "core/plan/planner.h"
 #include "gtest/gtest.h"
 #include "tests/core/test_catalog.h"
@@ -180,6 +181,99 @@ TEST(FleetModelTest, MemoryScaleIsAShrunkRobustMedianPerFramework) {
   EXPECT_EQ(FleetModel::Fit(cells, applied)
                 .PlanMemoryScale(TrainingFramework::kLitgpt),
             model.MemoryScale(TrainingFramework::kLitgpt));
+}
+
+// A cell of `method` on `sku` whose failed run reached `failed_gb` against
+// a figure of 10 GB.
+FleetCell FailedCell(const std::string& key, const std::string& sku,
+                     FineTuneMethod method, double failed_gb) {
+  FleetCell c;
+  c.recipe_key = key;
+  c.sku_id = sku;
+  c.method = method;
+  c.model = "m-" + key;
+  c.failed_peak_gb = failed_gb;
+  c.predicted_total_gb = 10;
+  return c;
+}
+
+TEST(FleetModelTest, AFailedRunSetsItsMethodsFloorOnTheCard) {
+  const FleetModel model = FleetModel::Fit({
+      FailedCell("a", kL40s, FineTuneMethod::kLora, 12.4),
+      FailedCell("b", kL40s, FineTuneMethod::kLora, 11),
+      // Failed below its figure: says nothing of the recipe's need.
+      FailedCell("c", kL40s, FineTuneMethod::kQlora, 9),
+      FailedCell("d", kA100, FineTuneMethod::kFull, 11.5),
+  });
+  const std::optional<MethodMemoryFloor> lora =
+      model.MethodMemory(FineTuneMethod::kLora, kL40s);
+  ASSERT_TRUE(lora.has_value());
+  // The largest, of the recipe that reached it.
+  EXPECT_NEAR(lora->scale, 1.24, 1e-12);
+  EXPECT_EQ(lora->recipe_key, "a");
+  EXPECT_EQ(lora->model, "m-a");
+  EXPECT_EQ(lora->peak_gb, 12.4);
+  EXPECT_EQ(lora->predicted_gb, 10);
+  EXPECT_FALSE(model.MethodMemory(FineTuneMethod::kQlora, kL40s).has_value());
+  EXPECT_FALSE(model.MethodMemory(FineTuneMethod::kLora, kA100).has_value());
+  EXPECT_NEAR(model.MethodMemory(FineTuneMethod::kFull, kA100)->scale, 1.15,
+              1e-12);
+}
+
+TEST(FleetModelTest, AFloorIsHeldWithinTheSpreadOfTheMethodsSucceededRecipes) {
+  // A LoRA recipe succeeded on the card at 1.05x its figure; another
+  // "failed" at 3x its own (an odd recipe, or a run that reported the card's
+  // whole memory): the method's floor there is 1.05 x 1.20, not 3.
+  FleetCell succeeded;
+  succeeded.recipe_key = "ok";
+  succeeded.sku_id = kL40s;
+  succeeded.method = FineTuneMethod::kLora;
+  succeeded.measured_peak_gb = 21;
+  succeeded.predicted_peak_gb = 20;
+  const FleetModel model = FleetModel::Fit(
+      {succeeded, FailedCell("odd", kL40s, FineTuneMethod::kLora, 30)});
+  const std::optional<MethodMemoryFloor> floor =
+      model.MethodMemory(FineTuneMethod::kLora, kL40s);
+  ASSERT_TRUE(floor.has_value());
+  EXPECT_NEAR(floor->scale, 1.05 * kMemoryBandMethodCarried.high, 1e-12);
+  EXPECT_NEAR(floor->succeeded_ratio, 1.05, 1e-12);
+  EXPECT_EQ(floor->peak_gb, 30);
+  // Within the spread, the failed run's own ratio stands.
+  const FleetModel near = FleetModel::Fit(
+      {succeeded, FailedCell("near", kL40s, FineTuneMethod::kLora, 12)});
+  EXPECT_NEAR(near.MethodMemory(FineTuneMethod::kLora, kL40s)->scale, 1.2,
+              1e-12);
+  EXPECT_EQ(near.MethodMemory(FineTuneMethod::kLora, kL40s)->succeeded_ratio,
+            0);
+}
+
+TEST(FleetModelTest, OnlyARunThatFailedWithoutOffloadMakesAFailedPeak) {
+  const Recipe r = NormalizeRecipe([] {
+    Recipe lora;
+    lora.model = "Llama-3.1-8B";
+    lora.method = FineTuneMethod::kLora;
+    lora.lora_rank = 16;
+    lora.sequence_length = 2048;
+    lora.micro_batch_size = 2;
+    lora.gpu_count = 1;
+    return lora;
+  }());
+  EvidenceStats s;
+  s.recipe_key = RecipeKey(r);
+  s.sku_id = kL40s;
+  s.runs = 2;
+  s.successful_runs = 1;
+  s.peak_memory_gb = 30;
+  s.max_peak_memory_gb = 44;  // the failed run's
+  auto cells = [&] { return FleetCellsFromEvidence({{r, s}}, TestCatalog()); };
+  ASSERT_EQ(cells().size(), 1u);
+  EXPECT_EQ(cells()[0].failed_peak_gb, 44);
+  EXPECT_GT(cells()[0].predicted_total_gb, 0);
+  s.max_peak_memory_gb = 30;  // the succeeded run got furthest
+  EXPECT_EQ(cells()[0].failed_peak_gb, 0);
+  s.max_peak_memory_gb = 44;
+  s.offload_share = 0.5;  // an offloaded run's peak is not the GPU's need
+  EXPECT_EQ(cells()[0].failed_peak_gb, 0);
 }
 
 EvidenceStats Stats(const std::string& sku, int64_t runs, int64_t ok,

@@ -431,6 +431,87 @@ TEST(ModelCrossValidationBandsTest, CarriedBandCoversOneRecipesConfigurations) {
   EXPECT_LT(kMemoryBandCarried.high, kMemoryBandCalibrated.high);
 }
 
+// A run of one method that ran out of memory on a card raises the
+// method's other recipes there (MethodMemoryFloor): the memory model's error
+// on a card is shared by a method's recipes. How it differs between two of
+// them: every ordered pair of rows of one publication on one SKU of the same
+// method that are not the same recipe in any layout (another model,
+// precision, adapter or optimizer), the one's measured / predicted over the
+// other's, at the calibrated band's rule.
+// With `across_adapters`, the pairs of a LoRA and a QLoRA recipe instead.
+std::vector<Sample> MethodPairs(const std::vector<HeldOutResidual>& residuals,
+                                bool across_adapters = false) {
+  auto paired = [&](const Recipe& a, const Recipe& b) {
+    if (!across_adapters) {
+      return a.method == b.method && !IsSameRecipeInAnyLayout(b, a);
+    }
+    const std::set<FineTuneMethod> methods = {a.method, b.method};
+    return methods == std::set<FineTuneMethod>{FineTuneMethod::kLora,
+                                               FineTuneMethod::kQlora};
+  };
+  std::vector<Sample> pairs;
+  for (const HeldOutResidual& a : residuals) {
+    if (!a.memory_ratio) continue;
+    for (const HeldOutResidual& b : residuals) {
+      if (&a == &b || !b.memory_ratio || a.group != b.group ||
+          a.sku_id != b.sku_id || !paired(a.recipe, b.recipe)) {
+        continue;
+      }
+      pairs.push_back({MemoryBandMethodGroup(a.recipe.method), a.recipe,
+                       a.group, *a.memory_ratio / *b.memory_ratio});
+    }
+  }
+  return pairs;
+}
+
+TEST(ModelCrossValidationBandsTest, MethodBandCoversOneMethodsRecipes) {
+  std::vector<Sample> pairs = MethodPairs(HeldOutResiduals());
+  ASSERT_GE(pairs.size(), 20u) << "could not read the CSV";
+  const std::vector<Sample> hold_out =
+      MethodPairs(testing::HoldOutSetResiduals());
+  pairs.insert(pairs.end(), hold_out.begin(), hold_out.end());
+  std::cout << std::fixed << std::setprecision(3);
+  const Derivation d = Derive(pairs, kMemoryBandLowTailShareCap);
+  const std::vector<double> ratios = Ratios(pairs);
+  std::cout << "method memory band derivation (" << pairs.size()
+            << " ordered pairs from " << PublicationsOf(pairs).size()
+            << " publications): min " << Quantile(ratios, 0) << " p5 "
+            << Quantile(ratios, 0.05) << " p95 " << Quantile(ratios, 0.95)
+            << " max " << Quantile(ratios, 1) << "\n"
+            << d.explanation << "    method " << FactorsText(d.calibrated)
+            << "\n";
+  Coverage nested;
+  for (const std::string& p : PublicationsOf(pairs)) {
+    const BandFactors without =
+        BandAt(Ratios(Without(pairs, p)), d.low_share, d.high_share);
+    for (const Sample& s : pairs) {
+      if (s.publication == p) nested.Add(s.ratio, without);
+    }
+  }
+  std::cout << "    nested " << nested.Text() << "\n";
+  EXPECT_TRUE(Same(d.calibrated, kMemoryBandMethodCarried))
+      << "the method band derives to " << FactorsText(d.calibrated)
+      << ", ships " << FactorsText(kMemoryBandMethodCarried);
+  EXPECT_GE(nested.share(), kBandMinCoverage);
+  EXPECT_LE(nested.above_share(), kBandMaxExceedance + 1e-12);
+  EXPECT_LT(kMemoryBandMethodCarried.high, kMemoryBandCalibrated.high);
+
+  // A LoRA and a QLoRA recipe spread wider (x0.70-1.45): the floor stays
+  // within its method.
+  std::vector<Sample> adapters =
+      MethodPairs(HeldOutResiduals(), /*across_adapters=*/true);
+  const std::vector<Sample> adapters_hold_out =
+      MethodPairs(testing::HoldOutSetResiduals(), /*across_adapters=*/true);
+  adapters.insert(adapters.end(), adapters_hold_out.begin(),
+                  adapters_hold_out.end());
+  ASSERT_GE(adapters.size(), 20u);
+  const Derivation across = Derive(adapters, kMemoryBandLowTailShareCap);
+  std::cout << "    LoRA against QLoRA (" << adapters.size()
+            << " ordered pairs): " << FactorsText(across.calibrated) << "\n";
+  EXPECT_LT(across.calibrated.low, kMemoryBandMethodCarried.low);
+  EXPECT_GT(across.calibrated.high, kMemoryBandMethodCarried.high);
+}
+
 // The tables MemoryExtrapolationOf reads are what the calibration rows with
 // a published peak measured.
 TEST(ModelCrossValidationBandsTest, CalibratedUnitsAreTheMeasuredOnes) {

@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/evidence/fleet_model.h"
 #include "core/plan/configuration_search.h"
 #include "core/plan/planner.h"
 #include "gmock/gmock.h"
@@ -16,6 +18,7 @@ namespace placement::core {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::Sku;
 using testing::TestCatalog;
 using testing::TrainingPool;
@@ -628,6 +631,99 @@ Candidate PlanOnTheCard(const InMemoryEvidence& evidence) {
   const Candidate* c = plan.ok() ? FindCandidate(*plan, "a100-40") : nullptr;
   EXPECT_NE(c, nullptr);
   return c != nullptr ? *c : Candidate{};
+}
+
+// The memory model's error on a card is mostly shared by the recipes of a
+// method (kMemoryBandMethodCarried): after a Mistral LoRA ran out of memory
+// on one A100-40GB having reached the card's 42.5 GB, the 8B LoRA, never run
+// there, is read above its own figure by as much, through the fleet model
+// (FleetModel::MethodMemory). Its own runs on the card, in another layout,
+// speak first.
+TEST(PlannerSearchTest, AnOutOfMemoryRaisesTheMethodsOtherRecipesOnThatCard) {
+  const Recipe r = BorderlineLora8b();
+  Recipe mistral = r;
+  mistral.model = "Mistral-7B";
+  mistral = NormalizeRecipe(mistral);
+  const double excess = 42.5 / PredictedGb(mistral);
+  ASSERT_GT(excess, 1.15);
+  MeasuredRun oom = MakeRun(kA100Small, 1, 0.05, 1, 42.5);
+  oom.steps_succeeded = 0;
+  oom.outcome = RunOutcome::kOom;
+  InMemoryEvidence evidence;
+  evidence.AddRun(mistral, oom);
+  const FleetModel fleet =
+      FleetModel::Fit(FleetCellsFromEvidence(evidence.All(), TestCatalog()));
+  const std::vector<Pool> pools = {
+      TrainingPool("a100-40", kA100Small, Fabric::kPcie, 8, 1, 1'000'000)};
+
+  const Candidate before = PlanOnTheCard(InMemoryEvidence());
+  ASSERT_EQ(before.fit, Fit::kBorderline);
+  auto after = Plan(Request(r), pools, TestCatalog(), evidence, &fleet);
+  ASSERT_TRUE(after.ok()) << after.status();
+  const std::string note = absl::StrFormat(
+      "predicted memory x%.2f: on A100-SXM4-40GB a run of another LORA "
+      "recipe (Mistral-7B, %s) failed having reached 42.5 GB",
+      excess, RecipeKey(mistral));
+  // x1.95 on its 36.1 GB: beyond the card.
+  EXPECT_EQ(FindCandidate(*after, "a100-40"), nullptr);
+  ASSERT_EQ(after->rejections.size(), 1u);
+  EXPECT_EQ(after->rejections[0].rule, kFitWithoutOffloadRule);
+  EXPECT_THAT(after->rejections[0].reason, HasSubstr(note));
+
+  // The 8B LoRA's own FSDP layout ran on the card at its figure: that, not
+  // another recipe's floor, reads it.
+  const Recipe fsdp2 = Fsdp(r, 2);
+  evidence.AddRun(fsdp2, MakeRun(kA100Small, 2, 0.05, 10, PredictedGb(fsdp2)));
+  const FleetModel refit =
+      FleetModel::Fit(FleetCellsFromEvidence(evidence.All(), TestCatalog()));
+  auto own = Plan(Request(r), pools, TestCatalog(), evidence, &refit);
+  ASSERT_TRUE(own.ok()) << own.status();
+  const Candidate* read_by_its_own = FindCandidate(*own, "a100-40");
+  ASSERT_NE(read_by_its_own, nullptr);
+  EXPECT_LT(read_by_its_own->oom_probability, before.oom_probability);
+  EXPECT_THAT(absl::StrJoin(read_by_its_own->reasons, "\n"),
+              Not(HasSubstr("another LORA recipe")));
+}
+
+// A peak carried from another card is the recipe's own, but not the
+// card's excess for its method: the 8B LoRA ran on an L40S at its figure,
+// and a Mistral LoRA ran out of memory on the A100-40GB at 1.95x its own.
+TEST(PlannerSearchTest, AMethodsFloorRaisesAPeakCarriedFromAnotherCard) {
+  const Recipe r = BorderlineLora8b();
+  InMemoryEvidence evidence;
+  evidence.AddRun(r, MakeRun("L40S-PCIE-48GB", 1, 0.05, 10, PredictedGb(r)));
+  const std::vector<Pool> pools = {
+      TrainingPool("a100-40", kA100Small, Fabric::kPcie, 8, 1, 1'000'000)};
+  const FleetModel carried_only =
+      FleetModel::Fit(FleetCellsFromEvidence(evidence.All(), TestCatalog()));
+  auto before = Plan(Request(r), pools, TestCatalog(), evidence, &carried_only);
+  ASSERT_TRUE(before.ok()) << before.status();
+  const Candidate* carried = FindCandidate(*before, "a100-40");
+  ASSERT_NE(carried, nullptr);
+  EXPECT_EQ(carried->basis, EvidenceBasis::kTransferred);
+  EXPECT_EQ(carried->fit, Fit::kBorderline);
+
+  Recipe mistral = r;
+  mistral.model = "Mistral-7B";
+  mistral = NormalizeRecipe(mistral);
+  MeasuredRun oom = MakeRun(kA100Small, 1, 0.05, 1, 42.5);
+  oom.steps_succeeded = 0;
+  oom.outcome = RunOutcome::kOom;
+  evidence.AddRun(mistral, oom);
+  const FleetModel fleet =
+      FleetModel::Fit(FleetCellsFromEvidence(evidence.All(), TestCatalog()));
+  auto after = Plan(Request(r), pools, TestCatalog(), evidence, &fleet);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(FindCandidate(*after, "a100-40"), nullptr);
+  ASSERT_EQ(after->rejections.size(), 1u);
+  EXPECT_THAT(
+      after->rejections[0].reason,
+      HasSubstr(absl::StrFormat(
+          "peak memory raised to %.1f GB, above the %.1f GB carried from "
+          "L40S-PCIE-48GB (predicted memory x%.2f: on A100-SXM4-40GB a run of "
+          "another LORA recipe (Mistral-7B",
+          42.5 / PredictedGb(mistral) * PredictedGb(r), PredictedGb(r),
+          42.5 / PredictedGb(mistral))));
 }
 
 BandFactors EstimateBand(const Recipe& r) {
