@@ -153,9 +153,9 @@ struct MethodMemoryFloor {
   std::string model;
   double peak_gb = 0;       // as far as it got
   double predicted_gb = 0;  // the memory model's total for its recipe
-  // > 0: the floor was held to kMemoryBandMethodCarried.high times the
-  // largest ratio (measured / predicted) of the method's recipes that
-  // succeeded on the card, this one, below peak_gb / predicted_gb.
+  // > 0: the largest ratio (measured / predicted) of the method's recipes
+  // that succeeded on the card, and `scale` was held to
+  // kMemoryBandMethodCarried.high times it, below peak_gb / predicted_gb.
   double succeeded_ratio = 0;
 };
 
