@@ -675,13 +675,11 @@ ConfigurationOutcome EvaluateConfiguration(
                      explain, carried_band.value_or(estimate_band));
   if (!out.fit.fits) {
     if (!explain) return reject({kFitWithoutOffloadRule, ""});
-    return reject(
-        {kFitWithoutOffloadRule,
-         absl::StrCat(out.fit.reason, " (",
-                      DescribeBreakdown(out.predicted_memory), ")",
-                      RaiseNote(ev, recipe, sku).empty()
-                          ? ""
-                          : absl::StrCat("; ", RaiseNote(ev, recipe, sku)))});
+    const std::string raise = RaiseNote(ev, recipe, sku);
+    return reject({kFitWithoutOffloadRule,
+                   absl::StrCat(out.fit.reason, " (",
+                                DescribeBreakdown(out.predicted_memory), ")",
+                                raise.empty() ? "" : "; ", raise)});
   }
   Candidate& cand = out.candidate;
   FillFitAndBasis(pool, sku, recipe, out.fit, ev, &cand);

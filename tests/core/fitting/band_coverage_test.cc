@@ -366,15 +366,18 @@ TEST(ModelCrossValidationBandsTest, ExtrapolationBandsCoverUnmeasuredUnits) {
 // band's rule (each edge at the largest tail share whose nested exceedance
 // is within 1 in 20), each publication's pairs against the band derived
 // without it.
-std::vector<Sample> CarriedPairs(
-    const std::vector<HeldOutResidual>& residuals) {
+// Every ordered pair of rows of one publication on one SKU, both with a
+// published peak, whose recipes `paired` accepts: the one's measured /
+// predicted over the other's.
+template <typename Paired>
+std::vector<Sample> PairsOf(const std::vector<HeldOutResidual>& residuals,
+                            Paired paired) {
   std::vector<Sample> pairs;
   for (const HeldOutResidual& a : residuals) {
     if (!a.memory_ratio) continue;
     for (const HeldOutResidual& b : residuals) {
       if (&a == &b || !b.memory_ratio || a.group != b.group ||
-          a.sku_id != b.sku_id ||
-          !IsSameRecipeInAnyLayout(b.recipe, a.recipe)) {
+          a.sku_id != b.sku_id || !paired(a.recipe, b.recipe)) {
         continue;
       }
       pairs.push_back({MemoryBandMethodGroup(a.recipe.method), a.recipe,
@@ -382,6 +385,44 @@ std::vector<Sample> CarriedPairs(
     }
   }
   return pairs;
+}
+
+// A pair band's derivation and its coverage with each publication's pairs
+// against the band derived without them, printed under `what`.
+struct PairBand {
+  Derivation derivation;
+  Coverage nested;
+};
+PairBand DerivePairBand(const std::vector<Sample>& pairs,
+                        const std::string& what) {
+  PairBand band;
+  band.derivation = Derive(pairs, kMemoryBandLowTailShareCap);
+  const Derivation& d = band.derivation;
+  const std::vector<double> ratios = Ratios(pairs);
+  std::cout << std::fixed << std::setprecision(3) << what
+            << " memory band derivation (" << pairs.size()
+            << " ordered pairs from " << PublicationsOf(pairs).size()
+            << " publications): min " << Quantile(ratios, 0) << " p5 "
+            << Quantile(ratios, 0.05) << " p95 " << Quantile(ratios, 0.95)
+            << " max " << Quantile(ratios, 1) << "\n"
+            << d.explanation << "    " << what << " "
+            << FactorsText(d.calibrated) << "\n";
+  for (const std::string& p : PublicationsOf(pairs)) {
+    const BandFactors without =
+        BandAt(Ratios(Without(pairs, p)), d.low_share, d.high_share);
+    for (const Sample& s : pairs) {
+      if (s.publication == p) band.nested.Add(s.ratio, without);
+    }
+  }
+  std::cout << "    nested " << band.nested.Text() << "\n";
+  return band;
+}
+
+std::vector<Sample> CarriedPairs(
+    const std::vector<HeldOutResidual>& residuals) {
+  return PairsOf(residuals, [](const Recipe& a, const Recipe& b) {
+    return IsSameRecipeInAnyLayout(b, a);
+  });
 }
 
 TEST(ModelCrossValidationBandsTest, CarriedBandCoversOneRecipesConfigurations) {
@@ -396,32 +437,16 @@ TEST(ModelCrossValidationBandsTest, CarriedBandCoversOneRecipesConfigurations) {
   ASSERT_GE(hold_out.size(), 20u) << "could not read the hold-out CSV";
   std::vector<Sample> pairs = calibration;
   pairs.insert(pairs.end(), hold_out.begin(), hold_out.end());
-  std::cout << std::fixed << std::setprecision(3);
-  const Derivation d = Derive(pairs, kMemoryBandLowTailShareCap);
-  const std::vector<double> ratios = Ratios(pairs);
-  std::cout << "carried memory band derivation (" << pairs.size()
-            << " ordered pairs from " << PublicationsOf(pairs).size()
-            << " publications): min " << Quantile(ratios, 0) << " p5 "
-            << Quantile(ratios, 0.05) << " p95 " << Quantile(ratios, 0.95)
-            << " max " << Quantile(ratios, 1) << "\n"
-            << d.explanation << "    carried " << FactorsText(d.calibrated)
-            << "\n";
-  Coverage nested;
-  for (const std::string& p : PublicationsOf(pairs)) {
-    const BandFactors without =
-        BandAt(Ratios(Without(pairs, p)), d.low_share, d.high_share);
-    for (const Sample& s : pairs) {
-      if (s.publication == p) nested.Add(s.ratio, without);
-    }
-  }
+  const PairBand band = DerivePairBand(pairs, "carried");
+  const Derivation& d = band.derivation;
+  const Coverage& nested = band.nested;
   Coverage of_calibration, of_hold_out;
   for (const Sample& s : calibration) {
     of_calibration.Add(s.ratio, kMemoryBandCarried);
   }
   for (const Sample& s : hold_out) of_hold_out.Add(s.ratio, kMemoryBandCarried);
-  std::cout << "    nested " << nested.Text() << "\n    calibration pairs "
-            << of_calibration.Text() << "\n    hold-out pairs    "
-            << of_hold_out.Text() << "\n";
+  std::cout << "    calibration pairs " << of_calibration.Text()
+            << "\n    hold-out pairs    " << of_hold_out.Text() << "\n";
   EXPECT_TRUE(Same(d.calibrated, kMemoryBandCarried))
       << "the carried band derives to " << FactorsText(d.calibrated)
       << ", ships " << FactorsText(kMemoryBandCarried);
@@ -441,27 +466,14 @@ TEST(ModelCrossValidationBandsTest, CarriedBandCoversOneRecipesConfigurations) {
 // With `across_adapters`, the pairs of a LoRA and a QLoRA recipe instead.
 std::vector<Sample> MethodPairs(const std::vector<HeldOutResidual>& residuals,
                                 bool across_adapters = false) {
-  auto paired = [&](const Recipe& a, const Recipe& b) {
+  return PairsOf(residuals, [&](const Recipe& a, const Recipe& b) {
     if (!across_adapters) {
       return a.method == b.method && !IsSameRecipeInAnyLayout(b, a);
     }
     const std::set<FineTuneMethod> methods = {a.method, b.method};
     return methods == std::set<FineTuneMethod>{FineTuneMethod::kLora,
                                                FineTuneMethod::kQlora};
-  };
-  std::vector<Sample> pairs;
-  for (const HeldOutResidual& a : residuals) {
-    if (!a.memory_ratio) continue;
-    for (const HeldOutResidual& b : residuals) {
-      if (&a == &b || !b.memory_ratio || a.group != b.group ||
-          a.sku_id != b.sku_id || !paired(a.recipe, b.recipe)) {
-        continue;
-      }
-      pairs.push_back({MemoryBandMethodGroup(a.recipe.method), a.recipe,
-                       a.group, *a.memory_ratio / *b.memory_ratio});
-    }
-  }
-  return pairs;
+  });
 }
 
 TEST(ModelCrossValidationBandsTest, MethodBandCoversOneMethodsRecipes) {
@@ -470,25 +482,9 @@ TEST(ModelCrossValidationBandsTest, MethodBandCoversOneMethodsRecipes) {
   const std::vector<Sample> hold_out =
       MethodPairs(testing::HoldOutSetResiduals());
   pairs.insert(pairs.end(), hold_out.begin(), hold_out.end());
-  std::cout << std::fixed << std::setprecision(3);
-  const Derivation d = Derive(pairs, kMemoryBandLowTailShareCap);
-  const std::vector<double> ratios = Ratios(pairs);
-  std::cout << "method memory band derivation (" << pairs.size()
-            << " ordered pairs from " << PublicationsOf(pairs).size()
-            << " publications): min " << Quantile(ratios, 0) << " p5 "
-            << Quantile(ratios, 0.05) << " p95 " << Quantile(ratios, 0.95)
-            << " max " << Quantile(ratios, 1) << "\n"
-            << d.explanation << "    method " << FactorsText(d.calibrated)
-            << "\n";
-  Coverage nested;
-  for (const std::string& p : PublicationsOf(pairs)) {
-    const BandFactors without =
-        BandAt(Ratios(Without(pairs, p)), d.low_share, d.high_share);
-    for (const Sample& s : pairs) {
-      if (s.publication == p) nested.Add(s.ratio, without);
-    }
-  }
-  std::cout << "    nested " << nested.Text() << "\n";
+  const PairBand band = DerivePairBand(pairs, "method");
+  const Derivation& d = band.derivation;
+  const Coverage& nested = band.nested;
   EXPECT_TRUE(Same(d.calibrated, kMemoryBandMethodCarried))
       << "the method band derives to " << FactorsText(d.calibrated)
       << ", ships " << FactorsText(kMemoryBandMethodCarried);

@@ -297,6 +297,15 @@ MeasuredRun MakeRun(const std::string& sku, int gpus, double gpu_hours,
   return run;
 }
 
+// A run of `gpus` GPUs of `sku` that ran out of memory at its first step,
+// having reached `peak_gb`.
+MeasuredRun OomRun(const std::string& sku, int gpus, double peak_gb) {
+  MeasuredRun run = MakeRun(sku, gpus, 0.05, 1, peak_gb);
+  run.steps_succeeded = 0;
+  run.outcome = RunOutcome::kOom;
+  return run;
+}
+
 // Estimated step times are often 1.6x off: an unmeasured pool must not
 // outrank a measured one on its optimistic estimate alone.
 TEST(PlannerSearchTest,
@@ -573,9 +582,7 @@ TEST(PlannerSearchTest, AnOutOfMemoryRaisesTheSiblingLayoutsOnThatCard) {
   fsdp2.gpu_count = 2;
   fsdp2.parallelism = Parallelism::kFsdp;
   fsdp2 = NormalizeRecipe(fsdp2);
-  MeasuredRun oom = MakeRun(kA100Small, 2, 0.05, 1, 42.5);
-  oom.steps_succeeded = 0;
-  oom.outcome = RunOutcome::kOom;
+  const MeasuredRun oom = OomRun(kA100Small, 2, 42.5);
   InMemoryEvidence evidence;
   evidence.AddRun(fsdp2, oom);
   const double excess =
@@ -646,9 +653,7 @@ TEST(PlannerSearchTest, AnOutOfMemoryRaisesTheMethodsOtherRecipesOnThatCard) {
   mistral = NormalizeRecipe(mistral);
   const double excess = 42.5 / PredictedGb(mistral);
   ASSERT_GT(excess, 1.15);
-  MeasuredRun oom = MakeRun(kA100Small, 1, 0.05, 1, 42.5);
-  oom.steps_succeeded = 0;
-  oom.outcome = RunOutcome::kOom;
+  const MeasuredRun oom = OomRun(kA100Small, 1, 42.5);
   InMemoryEvidence evidence;
   evidence.AddRun(mistral, oom);
   const FleetModel fleet =
@@ -706,9 +711,7 @@ TEST(PlannerSearchTest, AMethodsFloorRaisesAPeakCarriedFromAnotherCard) {
   Recipe mistral = r;
   mistral.model = "Mistral-7B";
   mistral = NormalizeRecipe(mistral);
-  MeasuredRun oom = MakeRun(kA100Small, 1, 0.05, 1, 42.5);
-  oom.steps_succeeded = 0;
-  oom.outcome = RunOutcome::kOom;
+  const MeasuredRun oom = OomRun(kA100Small, 1, 42.5);
   evidence.AddRun(mistral, oom);
   const FleetModel fleet =
       FleetModel::Fit(FleetCellsFromEvidence(evidence.All(), TestCatalog()));
@@ -785,9 +788,7 @@ TEST(PlannerSearchTest, ASiblingThatDisagreesOrRanOutKeepsTheEstimatesBand) {
   EXPECT_NEAR(disagreed.peak_memory_gb_band.high,
               disagreed.peak_memory_gb * estimate_band.high, 0.01);
 
-  MeasuredRun oom = MakeRun(kA100Small, 2, 0.05, 1, 1.02 * PredictedGb(fsdp2));
-  oom.steps_succeeded = 0;
-  oom.outcome = RunOutcome::kOom;
+  const MeasuredRun oom = OomRun(kA100Small, 2, 1.02 * PredictedGb(fsdp2));
   InMemoryEvidence ran_out;
   ran_out.AddRun(fsdp2, oom);
   const Candidate bound = PlanOnTheCard(ran_out);
