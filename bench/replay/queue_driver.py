@@ -5,9 +5,11 @@ start once the jobs ahead of them have, and the policies that know of pool
 state report every pool's queue as an orchestrator would (before each plan,
 and every report_every_s)."""
 
+import bisect
 import heapq
 import math
 import random
+import statistics
 import time
 
 from placement.v1 import placement_pb2
@@ -17,7 +19,7 @@ import queues as qlib
 from driver import (REPLAY_EPOCH_S, _options, _oracle_gpu_counts,
                     union_options)
 from execution import DAY_S, OUT_OF_MEMORY, run_job
-from service import Service
+from service import MICROS, Service
 
 LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
 
@@ -68,9 +70,15 @@ class QueuePolicy:
     def plan(self, svc, job):
         raise NotImplementedError
 
-    def choose(self, job, options, truths, arrival):
+    # Whether choose() is given each option's start as the ideal forecaster
+    # sees it (PoolQueue.forecast_starts).
+    ideal_starts = False
+
+    def choose(self, job, options, truths, arrival, starts=None):
         """options: [(candidate, layout)] in rank order; truths: each
-        option's (cost, run_s, start) as the world knows them."""
+        option's (cost, run_s, start) as the world knows them; starts: each
+        option's sorted draws of its wait by the ideal forecaster, where
+        the policy asks for them."""
         return 0
 
 
@@ -102,6 +110,76 @@ class TimeBlind(QueuePolicy):
         return svc.plan_with(job, "cost")
 
 
+class IdealForecasts(TimeAware):
+    """The service's plans, their candidates ranked again by the service's
+    own rule for the job's objective with each start forecast replaced by
+    the ideal forecaster's (_ideal_forecast: the tenants' true run-time
+    distribution, every trace job's true run time): what the time-aware
+    service's choices reach with a right forecast, short of knowing the
+    draws as the oracle does."""
+    name = "service, ideal start forecasts"
+    ideal_starts = True
+
+    def choose(self, job, options, truths, arrival, starts=None):
+        if job.kind == "plain" or starts is None:
+            return 0
+        keys = [_time_key(job, c, s) for (c, _), s in zip(options, starts)]
+        return min(range(len(options)), key=lambda i: (keys[i], i))
+
+
+_Z90 = 1.2815515655446004  # the standard normal's p90
+_RUN_POINTS = 16
+
+
+def _run_points(candidate):
+    """The run's points as the service draws them (RunPoints,
+    core/plan/plan_with_time.cc): a lognormal each side of the median, its
+    p10 and p90 at the run band's edges."""
+    normal = statistics.NormalDist()
+    median = candidate.expected_wall_time.ToNanoseconds() / 1e9
+    band = candidate.timing.run_band
+    p10, p90 = band.low.ToNanoseconds() / 1e9, band.high.ToNanoseconds() / 1e9
+    low = math.log(median / p10) / _Z90 if 0 < p10 < median else 0.0
+    high = math.log(p90 / median) / _Z90 if p90 > median else 0.0
+    points = []
+    for j in range(_RUN_POINTS):
+        z = normal.inv_cdf((j + 0.5) / _RUN_POINTS)
+        points.append(median * math.exp((low if z < 0 else high) * z))
+    return points
+
+
+def _quantile_of_sorted(draws, p):
+    """QuantileOfSorted (core/queue/queue_forecast.cc): draw i at level
+    (i + 0.5) / n."""
+    n = len(draws)
+    pos = min(max(p * n - 0.5, 0.0), n - 1.0)
+    low = int(pos)
+    high = min(low + 1, n - 1)
+    return draws[low] + (draws[high] - draws[low]) * (pos - low)
+
+
+def _time_key(job, candidate, waits):
+    """The service's key for a candidate under the job's objective (KeyOf,
+    core/plan/plan_with_time.cc; lower is better), its finish drawn from
+    `waits` (the ideal forecaster's) plus the candidate's run points."""
+    fits = candidate.fit == placement_pb2.FIT_FITS
+    cost = candidate.expected_cost_micros
+    if (candidate.basis != placement_pb2.EVIDENCE_BASIS_MEASURED and
+            candidate.step_time_s > 0):
+        cost *= candidate.step_time_s_band.high / candidate.step_time_s
+    run = _run_points(candidate)
+    if job.kind == "value":
+        finish_mean = sum(waits) / len(waits) + sum(run) / len(run)
+        return (not fits, False,
+                cost + job.value_per_hour * MICROS * finish_mean / 3600, cost, 0)
+    finish = sorted(w + r for w in waits for r in run)
+    p90 = _quantile_of_sorted(finish, 0.9)
+    if p90 <= job.deadline_s:
+        return (not fits, False, cost, cost, cost)
+    chance = bisect.bisect_right(finish, job.deadline_s) / len(finish)
+    return (not fits, True, -chance, p90, cost)
+
+
 def _true_best(job, truths, arrival):
     """The option the world says is best for the job's kind."""
     def key(i):
@@ -126,7 +204,7 @@ class QueueOracle(QueuePolicy):
     def plan(self, svc, job):
         return None  # uses the union of cost and time plans (options_for)
 
-    def choose(self, job, options, truths, arrival):
+    def choose(self, job, options, truths, arrival, starts=None):
         return _true_best(job, truths, arrival)
 
 
@@ -159,14 +237,7 @@ def _ideal_forecast(pool, gpus, now, tenants, job_id):
     reach in this world's one draw of its queues."""
     draws = pool.forecast_starts(gpus, now, tenants,
                                  random.Random(f"{job_id}|ideal"))
-    n = len(draws)
-
-    def at(p):  # draw i at level (i + 0.5) / n, as the service reads draws
-        pos = min(max(p * n - 0.5, 0.0), n - 1.0)
-        low = int(pos)
-        high = min(low + 1, n - 1)
-        return draws[low] + (draws[high] - draws[low]) * (pos - low)
-    return {p: at(p) for p in LEVELS}
+    return {p: _quantile_of_sorted(draws, p) for p in LEVELS}
 
 
 def _state(pool, base, now):
@@ -271,7 +342,13 @@ class _Replay:
             return
         truths = [_truth(self.world, job, l, self.pools, now)
                   for _, l in options]
-        pick = self.policy.choose(job, options, truths, now)
+        starts = None
+        if self.policy.ideal_starts:
+            starts = [self.pools[l.pool].forecast_starts(
+                l.gpu_count, now, self.q.tenants.get(l.pool),
+                random.Random(f"{job.id}|ideal|{l.identity()}"))
+                for _, l in options]
+        pick = self.policy.choose(job, options, truths, now, starts)
         if pick is None:
             return
         candidate, layout = options[pick]
@@ -377,6 +454,8 @@ def replay(world, policy_class, index):
     return run
 
 
+# Every queue world runs these; the oracle and today's service are what the
+# others are judged against.
 POLICIES = (TimeAware, TimeBlind, QueueOracle)
-KEYS = {"time-aware": TimeAware, "time-blind": TimeBlind,
-        "queue-oracle": QueueOracle}
+# Run where asked (replay.py --queue-policies).
+EXTRA_POLICIES = {"ideal-forecasts": IdealForecasts}

@@ -36,6 +36,11 @@ def main(argv):
     parser.add_argument("--policies", default=",".join(policies.KEYS),
                         help="comma-separated subset of "
                              f"{','.join(policies.KEYS)} (oracle always runs)")
+    parser.add_argument("--queue-policies", default="",
+                        help="in a queue world, comma-separated policies run "
+                             "beside the time-aware service, today's and the "
+                             "oracle: "
+                             f"{','.join(queue_driver.EXTRA_POLICIES)}")
     args = parser.parse_args(argv)
     chosen = []
     for key in args.policies.split(","):
@@ -43,6 +48,11 @@ def main(argv):
             parser.error(f"--policies: unknown policy '{key}'")
         if key != "oracle":
             chosen.append(policies.KEYS[key])
+    queue_policies = list(queue_driver.POLICIES)
+    for key in filter(None, args.queue_policies.split(",")):
+        if key not in queue_driver.EXTRA_POLICIES:
+            parser.error(f"--queue-policies: unknown policy '{key}'")
+        queue_policies.append(queue_driver.EXTRA_POLICIES[key])
     try:
         worlds = [world_lib.load(p, args.jobs) for p in args.worlds]
     except world_lib.WorldError as e:
@@ -55,7 +65,7 @@ def main(argv):
     queue_rows = []
     for w in worlds:
         if w.queues is not None:
-            queue_rows += _replay_queues(w)
+            queue_rows += _replay_queues(w, queue_policies)
             continue
         print(f"== {w.name}: {len(w.jobs)} jobs, {len(w.pools)} pools",
               file=sys.stderr)
@@ -99,13 +109,13 @@ def main(argv):
     return 0
 
 
-def _replay_queues(w):
-    """Every queue policy over a queue world; rows against its oracle and
-    today's service."""
+def _replay_queues(w, queue_policies):
+    """Each of `queue_policies` over a queue world; rows against its oracle
+    and today's service."""
     print(f"== {w.name}: {len(w.jobs)} jobs, {len(w.pools)} pools, queues",
           file=sys.stderr)
     runs = {}
-    for i, policy in enumerate(queue_driver.POLICIES):
+    for i, policy in enumerate(queue_policies):
         runs[policy] = queue_driver.replay(w, policy, i)
         print(f"   {policy.name}: {runs[policy].seconds:.1f} s, "
               f"{runs[policy].reports} reports", file=sys.stderr)

@@ -3,7 +3,7 @@
 # each on its own placementd and database, driven through the public API.
 #
 #   bench/replay/replay.sh [--json] [--jobs N] [--luck K] [--tenant-luck K] [--policies a,b]
-#                          WORLD.json...
+#                          [--queue-policies ideal-forecasts] WORLD.json...
 #
 # Builds build/release if placementd or the Python stubs are missing. With
 # PLACEMENT_TEST_DATABASE_URL set (scripts/test), databases are created on

@@ -14,10 +14,12 @@ import tempfile
 import types
 import unittest
 
+from placement.v1 import placement_pb2
 from placement.v1 import recipe_pb2
 from placement.v1 import telemetry_pb2
 
 import execution
+import queue_driver
 import queues
 import report
 import world as world_lib
@@ -261,6 +263,54 @@ class Queues(unittest.TestCase):
                                      draws=50)
         self.assertGreater(min(waits), 0)
         self.assertEqual(waits, sorted(waits))
+
+
+class IdealForecastRanking(unittest.TestCase):
+    """The ideal-forecasts policy ranks the service's candidates by the
+    service's rule for the job's objective, its waits the ideal
+    forecaster's."""
+
+    @staticmethod
+    def _candidate(cost, run_h, fit=placement_pb2.FIT_FITS):
+        c = placement_pb2.PlacementCandidate(
+            expected_cost_micros=round(cost * 1e6), fit=fit,
+            basis=placement_pb2.EVIDENCE_BASIS_MEASURED)
+        c.expected_wall_time.FromSeconds(round(run_h * HOUR))
+        c.timing.run_band.low.FromSeconds(round(0.9 * run_h * HOUR))
+        c.timing.run_band.high.FromSeconds(round(1.2 * run_h * HOUR))
+        return c
+
+    def _pick(self, job, candidates, waits_h):
+        options = [(c, None) for c in candidates]
+        starts = [sorted(HOUR * w for w in ws) for ws in waits_h]
+        return queue_driver.IdealForecasts().choose(job, options, None, 0,
+                                                    starts)
+
+    def test_a_deadline_takes_the_cheapest_that_finishes_in_time_at_p90(self):
+        job = types.SimpleNamespace(kind="deadline", deadline_s=10 * HOUR)
+        cheap, dear = self._candidate(10, 4), self._candidate(12, 4)
+        # The cheap pool's wait is 8 hours one time in five: its finish's
+        # p90 is past the deadline, the dearer idle pool's is not.
+        self.assertEqual(self._pick(job, [cheap, dear],
+                                    [[0, 0, 0, 0, 8], [0] * 5]), 1)
+        self.assertEqual(self._pick(job, [cheap, dear],
+                                    [[0, 0, 0, 0, 1], [0] * 5]), 0)
+        # None in time: the likelier to finish within it, not the cheaper.
+        self.assertEqual(self._pick(job, [cheap, dear],
+                                    [[20] * 5, [0, 0, 9, 9, 9]]), 1)
+        # A BORDERLINE candidate in time ranks after a FITS one too late.
+        risky = self._candidate(8, 4, placement_pb2.FIT_BORDERLINE)
+        self.assertEqual(self._pick(job, [risky, dear],
+                                    [[0] * 5, [20] * 5]), 1)
+
+    def test_a_value_of_time_weighs_the_mean_finish(self):
+        job = types.SimpleNamespace(kind="value", value_per_hour=1.0)
+        cheap, dear = self._candidate(10, 4), self._candidate(12, 4)
+        # Three hours' mean wait cost 3 at 1 an hour, more than the 2 saved.
+        self.assertEqual(self._pick(job, [cheap, dear],
+                                    [[0, 0, 3, 6, 6], [0] * 5]), 1)
+        self.assertEqual(self._pick(job, [cheap, dear],
+                                    [[0, 0, 1, 1, 3], [0] * 5]), 0)
 
 
 def _layout(w, pool="l40s-pcie", sku="L40S-PCIE-48GB", gpus=1, key="k1",
