@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # CI smoke run of the fleet replay: a short trace of two worlds and of a
-# queue world completes, the tables name every policy, the verdict is
-# printed, and the service refuses none of the run records of these honest
-# agents (one world reports as placement-agent does, the other each attempt
-# apart). No timing or ratio is asserted.
+# queue world (the ideal-forecasts policy too) completes, the tables name
+# every policy, the verdict is printed, and the service refuses none of the
+# run records of these honest agents (one world reports as placement-agent
+# does, the other each attempt apart). No timing or ratio is asserted.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=$("$here/replay.sh" --jobs 8 "$here/worlds/flaky-pool-agent.json" \
-  "$here/worlds/memory-above-prior.json" "$here/worlds/queues-busy.json")
+out=$("$here/replay.sh" --jobs 8 --queue-policies ideal-forecasts \
+  "$here/worlds/flaky-pool-agent.json" "$here/worlds/memory-above-prior.json" \
+  "$here/worlds/queues-busy.json")
 echo "$out"
 for policy in "service, time-aware" "service, time-blind (today)" \
-  "oracle (knows the queues)"; do
+  "oracle (knows the queues)" "service, ideal start forecasts"; do
   if ! grep -qF "| queues-busy | $policy |" <<<"$out"; then
     echo "FAIL: no row for queues-busy / $policy" >&2
     exit 1
