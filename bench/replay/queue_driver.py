@@ -5,17 +5,16 @@ start once the jobs ahead of them have, and the policies that know of pool
 state report every pool's queue as an orchestrator would (before each plan,
 and every report_every_s)."""
 
-import bisect
 import heapq
 import math
 import random
-import statistics
 import time
 
 from placement.v1 import placement_pb2
 from placement.v1 import pool_state_pb2
 
 import queues as qlib
+import time_ranking
 from driver import (REPLAY_EPOCH_S, _options, _oracle_gpu_counts,
                     union_options)
 from execution import DAY_S, OUT_OF_MEMORY, run_job
@@ -123,61 +122,13 @@ class IdealForecasts(TimeAware):
     def choose(self, job, options, truths, arrival, starts=None):
         if job.kind == "plain" or starts is None:
             return 0
-        keys = [_time_key(job, c, s) for (c, _), s in zip(options, starts)]
-        return min(range(len(options)), key=lambda i: (keys[i], i))
-
-
-_Z90 = 1.2815515655446004  # the standard normal's p90
-_RUN_POINTS = 16
-
-
-def _run_points(candidate):
-    """The run's points as the service draws them (RunPoints,
-    core/plan/plan_with_time.cc): a lognormal each side of the median, its
-    p10 and p90 at the run band's edges."""
-    normal = statistics.NormalDist()
-    median = candidate.expected_wall_time.ToNanoseconds() / 1e9
-    band = candidate.timing.run_band
-    p10, p90 = band.low.ToNanoseconds() / 1e9, band.high.ToNanoseconds() / 1e9
-    low = math.log(median / p10) / _Z90 if 0 < p10 < median else 0.0
-    high = math.log(p90 / median) / _Z90 if p90 > median else 0.0
-    points = []
-    for j in range(_RUN_POINTS):
-        z = normal.inv_cdf((j + 0.5) / _RUN_POINTS)
-        points.append(median * math.exp((low if z < 0 else high) * z))
-    return points
-
-
-def _quantile_of_sorted(draws, p):
-    """QuantileOfSorted (core/queue/queue_forecast.cc): draw i at level
-    (i + 0.5) / n."""
-    n = len(draws)
-    pos = min(max(p * n - 0.5, 0.0), n - 1.0)
-    low = int(pos)
-    high = min(low + 1, n - 1)
-    return draws[low] + (draws[high] - draws[low]) * (pos - low)
-
-
-def _time_key(job, candidate, waits):
-    """The service's key for a candidate under the job's objective (KeyOf,
-    core/plan/plan_with_time.cc; lower is better), its finish drawn from
-    `waits` (the ideal forecaster's) plus the candidate's run points."""
-    fits = candidate.fit == placement_pb2.FIT_FITS
-    cost = candidate.expected_cost_micros
-    if (candidate.basis != placement_pb2.EVIDENCE_BASIS_MEASURED and
-            candidate.step_time_s > 0):
-        cost *= candidate.step_time_s_band.high / candidate.step_time_s
-    run = _run_points(candidate)
-    if job.kind == "value":
-        finish_mean = sum(waits) / len(waits) + sum(run) / len(run)
-        return (not fits, False,
-                cost + job.value_per_hour * MICROS * finish_mean / 3600, cost, 0)
-    finish = sorted(w + r for w in waits for r in run)
-    p90 = _quantile_of_sorted(finish, 0.9)
-    if p90 <= job.deadline_s:
-        return (not fits, False, cost, cost, cost)
-    chance = bisect.bisect_right(finish, job.deadline_s) / len(finish)
-    return (not fits, True, -chance, p90, cost)
+        candidates = [c for c, _ in options]
+        if job.kind == "deadline":
+            return time_ranking.best(candidates, starts,
+                                     deadline_s=job.deadline_s)
+        return time_ranking.best(
+            candidates, starts,
+            delay_micros_per_hour=job.value_per_hour * MICROS)
 
 
 def _true_best(job, truths, arrival):
@@ -237,7 +188,7 @@ def _ideal_forecast(pool, gpus, now, tenants, job_id):
     reach in this world's one draw of its queues."""
     draws = pool.forecast_starts(gpus, now, tenants,
                                  random.Random(f"{job_id}|ideal"))
-    return {p: _quantile_of_sorted(draws, p) for p in LEVELS}
+    return {p: time_ranking.quantile_of_sorted(draws, p) for p in LEVELS}
 
 
 def _state(pool, base, now):

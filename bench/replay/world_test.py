@@ -19,9 +19,9 @@ from placement.v1 import recipe_pb2
 from placement.v1 import telemetry_pb2
 
 import execution
-import queue_driver
 import queues
 import report
+import time_ranking
 import world as world_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -267,8 +267,8 @@ class Queues(unittest.TestCase):
 
 class IdealForecastRanking(unittest.TestCase):
     """The ideal-forecasts policy ranks the service's candidates by the
-    service's rule for the job's objective, its waits the ideal
-    forecaster's."""
+    service's rule for the job's objective (time_ranking), its waits the
+    ideal forecaster's."""
 
     @staticmethod
     def _candidate(cost, run_h, fit=placement_pb2.FIT_FITS):
@@ -280,14 +280,13 @@ class IdealForecastRanking(unittest.TestCase):
         c.timing.run_band.high.FromSeconds(round(1.2 * run_h * HOUR))
         return c
 
-    def _pick(self, job, candidates, waits_h):
-        options = [(c, None) for c in candidates]
+    @staticmethod
+    def _pick(job, candidates, waits_h):
         starts = [sorted(HOUR * w for w in ws) for ws in waits_h]
-        return queue_driver.IdealForecasts().choose(job, options, None, 0,
-                                                    starts)
+        return time_ranking.best(candidates, starts, **job)
 
     def test_a_deadline_takes_the_cheapest_that_finishes_in_time_at_p90(self):
-        job = types.SimpleNamespace(kind="deadline", deadline_s=10 * HOUR)
+        job = {"deadline_s": 10 * HOUR}
         cheap, dear = self._candidate(10, 4), self._candidate(12, 4)
         # The cheap pool's wait is 8 hours one time in five: its finish's
         # p90 is past the deadline, the dearer idle pool's is not.
@@ -304,7 +303,7 @@ class IdealForecastRanking(unittest.TestCase):
                                     [[0] * 5, [20] * 5]), 1)
 
     def test_a_value_of_time_weighs_the_mean_finish(self):
-        job = types.SimpleNamespace(kind="value", value_per_hour=1.0)
+        job = {"delay_micros_per_hour": 1_000_000}  # 1 an hour
         cheap, dear = self._candidate(10, 4), self._candidate(12, 4)
         # Three hours' mean wait cost 3 at 1 an hour, more than the 2 saved.
         self.assertEqual(self._pick(job, [cheap, dear],
