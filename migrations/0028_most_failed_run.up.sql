@@ -21,11 +21,20 @@
 --    an upload that commits meanwhile is counted once: by the step when it
 --    committed first, by its trigger when it commits after).
 --
--- Locks: none long. The new columns have constant defaults (no rewrite;
--- ACCESS EXCLUSIVE on the two rollup tables for the ALTER only). CREATE
--- TRIGGER takes SHARE ROW EXCLUSIVE on benchmark_runs for this short
--- transaction. schema_compatibility: unchanged; older binaries never read
--- the columns, and the trigger counts the runs they store.
+-- Locks: none long, taken in the order an upload takes them. An upload
+-- holds benchmark_runs from its INSERT to its commit and writes the rollups
+-- after it (0022's and this trigger at commit), so this transaction takes
+-- SHARE ROW EXCLUSIVE on benchmark_runs first (CREATE TRIGGER needs it),
+-- then the two rollup tables: the other way round, an upload between the
+-- ALTERs and the CREATE TRIGGER waited for the rollups while this waited
+-- for it, and PostgreSQL aborted one of the two
+-- (tests/storage/schema/migration_lock_order_test.cc). The new columns have
+-- constant defaults (no rewrite; ACCESS EXCLUSIVE on the two rollup tables
+-- for the ALTER only), and the transaction is short.
+-- schema_compatibility: unchanged; older binaries never read the columns,
+-- and the trigger counts the runs they store.
+
+LOCK TABLE benchmark_runs IN SHARE ROW EXCLUSIVE MODE;
 
 ALTER TABLE evidence_rollups
   ADD COLUMN most_failed_attempts bigint NOT NULL DEFAULT 0,

@@ -30,11 +30,6 @@ FROM schema_backfills ORDER BY migration, position, name)sql";
 constexpr char kTableExists[] =
     "SELECT to_regclass('schema_backfills') IS NOT NULL";
 
-// Lock waits that ran out, and deadlocks: the batch is tried again.
-bool IsRetryable(const pqxx::sql_error& e) {
-  return e.sqlstate() == "55P03" || e.sqlstate() == "40P01";
-}
-
 // One batch of `step` and its progress, in one transaction. Returns
 // whether the step is done.
 bool RunBatch(pqxx::connection_base& c, const std::string& step,
@@ -60,8 +55,9 @@ bool RunBatch(pqxx::connection_base& c, const std::string& step,
       txn.exec_params(kRecordBatch, step, done ? nullptr : next_cursor.c_str());
       txn.commit();
       return done;
-    } catch (const pqxx::sql_error& e) {
-      if (!IsRetryable(e) || attempt >= kMigrationLockAttempts) throw;
+    } catch (const std::exception& e) {
+      // Lock waits that ran out, and deadlocks: the batch is tried again.
+      if (!IsLockFailure(e) || attempt >= kMigrationLockAttempts) throw;
       absl::SleepFor(absl::Milliseconds(200));
     }
   }

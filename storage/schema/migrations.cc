@@ -56,7 +56,9 @@ class MigrationLock {
 
 // Applies `sql` and records `version` in one transaction, each lock waited
 // for at most kMigrationLockTimeout; tries again (after a pause that lets the
-// queued traffic through) when a lock wait runs out.
+// queued traffic through) when a lock wait runs out, or when PostgreSQL
+// chose this transaction to break a deadlock with the traffic (the
+// migrations are written not to: migration_lock_order_test).
 void ApplyWithBoundedLockWaits(pqxx::connection_base& c, const std::string& sql,
                                const std::function<void(pqxx::work&)>& record) {
   const std::string set_timeout =
@@ -70,8 +72,8 @@ void ApplyWithBoundedLockWaits(pqxx::connection_base& c, const std::string& sql,
       record(txn);
       txn.commit();
       return;
-    } catch (const pqxx::sql_error& e) {
-      if (e.sqlstate() != "55P03" || attempt >= kMigrationLockAttempts) throw;
+    } catch (const std::exception& e) {
+      if (!IsLockFailure(e) || attempt >= kMigrationLockAttempts) throw;
       absl::SleepFor(absl::Milliseconds(200));
     }
   }
@@ -88,6 +90,13 @@ std::map<int, double> AppliedVersions(pqxx::connection_base& c) {
 }
 
 }  // namespace
+
+bool IsLockFailure(const std::exception& e) {
+  if (dynamic_cast<const pqxx::deadlock_detected*>(&e) != nullptr) return true;
+  const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e);
+  return sql != nullptr &&
+         (sql->sqlstate() == "55P03" || sql->sqlstate() == "40P01");
+}
 
 Migrator::Migrator(DbSession& session, const std::vector<Migration>& migrations,
                    BackfillOptions backfill_options)

@@ -1,6 +1,7 @@
 #ifndef PLACEMENT_STORAGE_MIGRATIONS_H_
 #define PLACEMENT_STORAGE_MIGRATIONS_H_
 
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +38,9 @@ struct MigrationState {
 // transaction together with its schema_migrations row, so a failed migration
 // leaves the schema at the previous version. A migration waits at most
 // kMigrationLockTimeout for each lock it takes, and is retried when that
-// runs out: a lock it queues for blocks every later request for that
-// table, so a long wait would stall the replicas' traffic behind it.
+// runs out (a lock it queues for blocks every later request for that
+// table, so a long wait would stall the replicas' traffic behind it) or
+// when it was the transaction PostgreSQL aborted to break a deadlock.
 //
 // After the migrations, Up runs the backfills they registered
 // (storage/schema/backfills.h) to their end, in bounded batches, under the same
@@ -90,6 +92,12 @@ class Migrator {
 // and how many times it is tried.
 inline constexpr absl::Duration kMigrationLockTimeout = absl::Seconds(3);
 inline constexpr int kMigrationLockAttempts = 100;
+
+// Whether `e`, thrown by a migration's or a backfill batch's transaction,
+// is a lock failure that a new try may not meet: a lock wait that ran out
+// (55P03), or the deadlock PostgreSQL broke by aborting this transaction
+// (40P01; libpqxx throws pqxx::deadlock_detected, which is no sql_error).
+bool IsLockFailure(const std::exception& e);
 
 // The version a schema must be at for this binary to serve: the latest
 // embedded migration.

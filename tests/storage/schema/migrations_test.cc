@@ -1,5 +1,7 @@
 #include "storage/schema/migrations.h"
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -123,6 +125,53 @@ TEST(MigrationsTest, TokenTeamsComeDownOnlyWithNoBoundTokenInUse) {
             absl::StatusCode::kFailedPrecondition);
   bound.teams.clear();
   EXPECT_TRUE(InsertToken(session, bound).ok());
+}
+
+// A migration whose locks meet traffic's the other way round: PostgreSQL
+// aborts one of the two to break the deadlock. When it is the migration,
+// the migrator applies it again (the aborted transaction left nothing), and
+// `migrate up` ends well.
+TEST(MigrationsTest, AMigrationAbortedByADeadlockIsAppliedAgain) {
+  TestDatabase db;
+  db.Execute(
+      "CREATE TABLE first_table (x int); CREATE TABLE then_table (x int)");
+  const std::vector<Migration> against_traffic = {
+      {1, "against_traffic",
+       "LOCK TABLE then_table IN ACCESS EXCLUSIVE MODE;"
+       " LOCK TABLE first_table IN ACCESS EXCLUSIVE MODE",
+       ""}};
+  std::atomic<bool> migrated{false};
+  absl::StatusOr<int> applied = 0;
+  std::thread migration;
+  DbSession traffic(db.url());
+  // Traffic takes first_table, then (once the migration waits for it, holding
+  // then_table) then_table.
+  const absl::Status traffic_done = traffic.Run([&](pqxx::connection_base& c) {
+    pqxx::work txn(c);
+    txn.exec("LOCK TABLE first_table IN ROW EXCLUSIVE MODE");
+    migration = std::thread([&] {
+      DbSession session(db.url());
+      applied = Migrator(session, against_traffic).Up();
+      migrated = true;
+    });
+    for (int i = 0; i < 20'000 && !migrated; ++i) {
+      if (db.QueryValue("SELECT count(*) > 0 FROM pg_locks WHERE NOT granted"
+                        " AND database = (SELECT oid FROM pg_database"
+                        " WHERE datname = current_database())") == "t") {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    txn.exec("LOCK TABLE then_table IN ROW EXCLUSIVE MODE");
+    txn.commit();
+    return absl::OkStatus();
+  });
+  if (migration.joinable()) migration.join();
+  // Whichever PostgreSQL aborted, the migration is applied once.
+  ASSERT_TRUE(applied.ok())
+      << applied.status() << " (traffic: " << traffic_done << ")";
+  EXPECT_EQ(*applied, 1);
+  EXPECT_EQ(db.QueryValue("SELECT count(*) FROM schema_migrations"), "1");
 }
 
 TEST(MigrationsTest, UnreachableDatabaseIsUnavailable) {
