@@ -1,9 +1,9 @@
 """Pools of limited capacity with other tenants' jobs arriving: the queue
 worlds of the fleet replay (docs/DECISIONS.md, "Time to start"). A world
 with a `queues` section gives each pool a stream of other tenants' jobs
-(Poisson arrivals, a GPU count, a lognormal run time), serves every pool
-first come, first served (a job starts once every job ahead of it has
-started and its GPUs are free), and gives some of the trace's jobs a
+(Poisson arrivals, a GPU count, a lognormal or Weibull run time), serves
+every pool first come, first served (a job starts once every job ahead of
+it has started and its GPUs are free), and gives some of the trace's jobs a
 deadline or a value of time. Everything is seeded: every policy meets the
 same tenants, and the same job has the same deadline whatever it chose."""
 
@@ -35,7 +35,10 @@ def parse(c, queues, pool_names):
         if name not in pool_names:
             c.fail(tf, f"names no pool (pools: {', '.join(sorted(pool_names))})")
         c.obj(t, tf, ("jobs_per_hour", "gpus", "run_h_median"),
-              ("run_sigma", "note"))
+              ("run_sigma", "run_weibull_shape", "note"))
+        if "run_sigma" in t and "run_weibull_shape" in t:
+            c.fail(tf + ".run_weibull_shape",
+                   "a Weibull's run times have no run_sigma")
         gpus = c.obj(t["gpus"], tf + ".gpus")
         if not gpus:
             c.fail(tf + ".gpus", "must give at least one GPU count")
@@ -54,6 +57,10 @@ def parse(c, queues, pool_names):
             "median_s": 3600 * c.number(t["run_h_median"], tf + ".run_h_median",
                                         0.01, 10_000),
             "sigma": c.number(t.get("run_sigma", 0.8), tf + ".run_sigma", 0, 3),
+            # A Weibull of this shape instead of the lognormal (None).
+            "weibull_shape": (
+                c.number(t["run_weibull_shape"], tf + ".run_weibull_shape",
+                         0.2, 5) if "run_weibull_shape" in t else None),
         }
     d = c.obj(queues.get("deadlines", {}), f + ".deadlines", (),
               ("share", "hours"))
@@ -113,6 +120,15 @@ class QJob:
         return None if self.start is None else self.start + self.run_s
 
 
+def weibull_above(tenants, elapsed, rng):
+    """A run time of the tenants' Weibull (`weibull_shape` k, median
+    `median_s`), drawn above `elapsed`: its survival exp(-(t/scale)^k)
+    given that, exactly."""
+    k = tenants["weibull_shape"]
+    scale = tenants["median_s"] / math.log(2) ** (1 / k)
+    return scale * ((elapsed / scale) ** k + rng.expovariate(1.0)) ** (1 / k)
+
+
 def tenant_arrivals(config, pool_caps, horizon_s, luck=0):
     """Per pool, the other tenants' jobs over [0, horizon): (time, gpus,
     run seconds), in time order, each within the pool's capacity. `luck` 0
@@ -130,7 +146,10 @@ def tenant_arrivals(config, pool_caps, horizon_s, luck=0):
             if at >= horizon_s:
                 break
             gpus = rng.choices(counts, weights)[0]
-            run = t["median_s"] * math.exp(t["sigma"] * rng.gauss(0, 1))
+            if t["weibull_shape"] is None:
+                run = t["median_s"] * math.exp(t["sigma"] * rng.gauss(0, 1))
+            else:
+                run = weibull_above(t, 0.0, rng)
             jobs.append((at, gpus, max(60.0, run)))
         out[name] = jobs
     return out
@@ -186,14 +205,16 @@ class PoolQueue:
     def forecast_starts(self, gpus, now, tenants, rng, draws=200):
         """Sorted draws of the wait of a job of `gpus` GPUs queued now, by a
         forecaster that knows the other tenants' run-time distribution
-        (`tenants`: the pool's median_s and sigma) and the true run time of
-        every job of the trace (the ones with a plan id): the best forecast
-        a report of this queue allows (docs/DECISIONS.md, "What a right
-        forecast does here")."""
+        (`tenants`: the pool's median_s and sigma, or weibull_shape) and
+        the true run time of every job of the trace (the ones with a plan
+        id): the best forecast a report of this queue allows
+        (docs/DECISIONS.md, "What a right forecast does here")."""
         normal = statistics.NormalDist()
 
         def tenant_run(elapsed):
-            # The world's lognormal, above what the job has run already.
+            # The world's distribution, above what the job has run already.
+            if tenants.get("weibull_shape") is not None:
+                return max(60.0, elapsed, weibull_above(tenants, elapsed, rng))
             median, sigma = tenants["median_s"], tenants["sigma"]
             floor = (normal.cdf(math.log(elapsed / median) / sigma)
                      if elapsed > 0 and sigma > 0 else 0.0)

@@ -198,6 +198,11 @@ class WorldFiles(unittest.TestCase):
         self.assert_rejected(
             {"queues": {"seed": 1, "tenants": {}, "deadlines": {"share": 2}}},
             "queues.deadlines.share", "must be at most 1")
+        self.assert_rejected(
+            {"queues": {"seed": 1, "tenants": {"l40s-pcie": {
+                "jobs_per_hour": 1, "gpus": {"1": 1}, "run_h_median": 1,
+                "run_sigma": 1, "run_weibull_shape": 0.7}}}},
+            "queues.tenants.l40s-pcie.run_weibull_shape", "no run_sigma")
 
 
 class Queues(unittest.TestCase):
@@ -233,6 +238,23 @@ class Queues(unittest.TestCase):
                 # standard deviations.
                 n, m = len(own[pool]), len(other[pool])
                 self.assertLess(abs(n - m), 4 * math.sqrt(max(n, m)) + 1)
+
+    def test_weibull_tenants_keep_their_median_and_their_conditional(self):
+        w = world_lib.load(os.path.join(HERE, "worlds",
+                                        "queues-busy-weibull.json"))
+        t = w.queues.tenants["l40s-pcie"]
+        self.assertEqual(t["weibull_shape"], 0.7)
+        rng = random.Random(3)
+        runs = sorted(queues.weibull_above(t, 0, rng) for _ in range(4000))
+        self.assertAlmostEqual(runs[2000] / t["median_s"], 1, delta=0.06)
+        # Of the jobs that ran their median, the share that runs twice it:
+        # exp(-ln 2 (2^k - 1)) for a Weibull of shape k and that median.
+        median = t["median_s"]
+        longer = [queues.weibull_above(t, median, rng) for _ in range(4000)]
+        self.assertGreater(min(longer), median)
+        self.assertAlmostEqual(
+            sum(r > 2 * median for r in longer) / 4000,
+            math.exp(-math.log(2) * (2 ** 0.7 - 1)), delta=0.03)
 
     def test_a_job_behind_never_starts_before_one_ahead(self):
         pool = queues.PoolQueue("p", 8)
