@@ -7,7 +7,6 @@
 // counted once.
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
@@ -21,6 +20,7 @@
 #include "storage/stores/cost_store.h"
 #include "storage/stores/pool_store.h"
 #include "storage/stores/run_store.h"
+#include "tests/storage/stored_records.h"
 #include "tests/support/test_database.h"
 
 namespace placement::storage {
@@ -39,27 +39,8 @@ constexpr int64_t kFirstDay = 1'788'220'800;
 constexpr int kDays = 3;
 
 core::Pool H100Pool() {
-  core::Pool pool;
-  pool.name = kPool;
-  pool.sku_id = kSku;
-  pool.node_count = 1;
-  pool.gpus_per_node = 8;
-  pool.fabric = core::Fabric::kNvlink;
-  pool.purpose = core::PoolPurpose::kTraining;
-  pool.exclusive = true;
-  pool.gpu_quota = 8;
-  pool.internal_rate_micros_per_gpu_hour = 3'600'000;  // $3.60 / GPU-hour
-  return pool;
-}
-
-core::Recipe LoraRecipe() {
-  core::Recipe recipe;
-  recipe.model = "Llama-3.1-8B";
-  recipe.method = core::FineTuneMethod::kLora;
-  recipe.lora_rank = 16;
-  recipe.sequence_length = 2048;
-  recipe.micro_batch_size = 2;
-  return recipe;
+  return testing::TrainingPool(kPool, kSku, core::Fabric::kNvlink,
+                               3'600'000);  // $3.60 / GPU-hour
 }
 
 struct RunShape {
@@ -74,32 +55,16 @@ struct RunShape {
 // Run `id` (its run_id sorts by it: the backfill walks runs in this order),
 // ending at noon UTC on its day.
 RunToStore MakeRun(int id, const RunShape& shape) {
-  RunToStore in;
-  in.recipe = LoraRecipe();
+  RunToStore in = testing::SucceededRun(
+      testing::Llama8bLora(), H100Pool(), id,
+      absl::FromUnixSeconds(kFirstDay + 86'400 * shape.day + 43'200 + id));
   core::MeasuredRun& run = in.run;
-  char run_id[37];
-  std::snprintf(run_id, sizeof(run_id), "00000000-0000-4000-8000-%012d", id);
-  run.run_id = run_id;
-  run.recipe_key = core::RecipeKey(in.recipe);
-  run.sku_id = kSku;
-  run.pool_name = kPool;
-  run.gpu_count = shape.gpus;
-  run.ended =
-      absl::FromUnixSeconds(kFirstDay + 86'400 * shape.day + 43'200 + id);
+  testing::OnNvlinkGpus(shape.gpus, &run);
   run.started = run.ended - absl::Seconds(shape.wall_s);
   run.steps_attempted = shape.attempted;
   run.steps_succeeded = shape.succeeded;
-  run.step_time_mean_s = run.step_time_p50_s = 1.0;
-  run.step_time_p95_s = 1.2;
   run.peak_memory_gb = 40;
-  run.offload = core::Offload::kNone;
-  run.interconnect =
-      shape.gpus > 1 ? core::Interconnect::kNvlink : core::Interconnect::kNone;
-  run.collectives_opened = shape.gpus > 1;
   run.outcome = shape.outcome;
-  in.recipe_proto = "recipe";
-  in.upload = absl::StrCat("upload-", id);
-  in.agent_id = "agent-1";
   return in;
 }
 

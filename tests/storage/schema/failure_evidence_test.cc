@@ -8,7 +8,6 @@
 // migrations' backfills give the same figures down and up again, also
 // after a backfill stopped half-way. The cost rollups count a failed run's
 // kept steps.
-#include <cstdio>
 #include <pqxx/pqxx>
 #include <string>
 #include <thread>
@@ -24,6 +23,7 @@
 #include "storage/stores/pool_reliability_store.h"
 #include "storage/stores/pool_store.h"
 #include "storage/stores/run_store.h"
+#include "tests/storage/stored_records.h"
 #include "tests/support/test_database.h"
 
 namespace placement::storage {
@@ -38,27 +38,8 @@ constexpr int kFailureEvidenceVersion = 17;
 constexpr int64_t kSecond = 1'000'000;  // microseconds
 
 core::Pool H100Pool() {
-  core::Pool pool;
-  pool.name = kPool;
-  pool.sku_id = kSku;
-  pool.node_count = 1;
-  pool.gpus_per_node = 8;
-  pool.fabric = core::Fabric::kNvlink;
-  pool.purpose = core::PoolPurpose::kTraining;
-  pool.exclusive = true;
-  pool.gpu_quota = 8;
-  pool.internal_rate_micros_per_gpu_hour = 3'600'000;  // $3.60 / GPU-hour
-  return pool;
-}
-
-core::Recipe LoraRecipe(int sequence_length) {
-  core::Recipe recipe;
-  recipe.model = "Llama-3.1-8B";
-  recipe.method = core::FineTuneMethod::kLora;
-  recipe.lora_rank = 16;
-  recipe.sequence_length = sequence_length;
-  recipe.micro_batch_size = 2;
-  return recipe;
+  return testing::TrainingPool(kPool, kSku, core::Fabric::kNvlink,
+                               3'600'000);  // $3.60 / GPU-hour
 }
 
 struct RunShape {
@@ -73,33 +54,19 @@ struct RunShape {
 };
 
 RunToStore MakeRun(const core::Recipe& recipe, int i, const RunShape& shape) {
-  RunToStore in;
-  in.recipe = recipe;
+  RunToStore in = testing::SucceededRun(
+      recipe, H100Pool(), i, absl::FromUnixSeconds(1'790'000'000 + 10'000 * i));
   core::MeasuredRun& run = in.run;
-  char id[37];
-  std::snprintf(id, sizeof(id), "00000000-0000-4000-8000-%012d", i);
-  run.run_id = id;
-  run.recipe_key = core::RecipeKey(recipe);
-  run.sku_id = kSku;
-  run.pool_name = kPool;
-  run.gpu_count = shape.gpus;
-  run.ended = absl::FromUnixSeconds(1'790'000'000 + 10'000 * i);
+  testing::OnNvlinkGpus(shape.gpus, &run);
   run.started = run.ended - absl::Seconds(shape.wall_s);
   run.steps_attempted = shape.attempted;
   run.steps_succeeded = shape.succeeded;
   run.step_time_mean_s = run.step_time_p50_s = shape.step_s;
   run.step_time_p95_s = shape.step_s * 1.2;
   run.peak_memory_gb = 40;
-  run.offload = core::Offload::kNone;
-  run.interconnect =
-      shape.gpus > 1 ? core::Interconnect::kNvlink : core::Interconnect::kNone;
-  run.collectives_opened = shape.gpus > 1;
   run.outcome = shape.outcome;
   run.retries = shape.retries;
   run.retry_outcomes = shape.retry_outcomes;
-  in.recipe_proto = absl::StrCat("recipe-", run.recipe_key);
-  in.upload = absl::StrCat("upload-", i);
-  in.agent_id = "agent-1";
   return in;
 }
 
@@ -282,7 +249,7 @@ void ExpectCoreFigures(
 }
 
 TEST_F(FailureEvidenceTest, RollupAndPoolRowsEqualCoreSumsOfTheStoredRuns) {
-  const core::Recipe recipe = LoraRecipe(2048);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
   std::vector<RunToStore> runs;
   for (const RunShape& shape : PerRunBriefRuns()) {
     runs.push_back(MakeRun(recipe, static_cast<int>(runs.size()), shape));
@@ -318,7 +285,7 @@ TEST_F(FailureEvidenceTest, RollupAndPoolRowsEqualCoreSumsOfTheStoredRuns) {
 // run named them or its outcome, and wall time its steps do not explain is
 // not counted. 0017's per-run columns stay as they were for older binaries.
 TEST_F(FailureEvidenceTest, PerAttemptFiguresEqualCoreSumsOfTheStoredRuns) {
-  const core::Recipe recipe = LoraRecipe(2048);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
   std::vector<RunToStore> runs;
   for (const RunShape& shape : BriefRuns()) {
     runs.push_back(MakeRun(recipe, static_cast<int>(runs.size()), shape));
@@ -352,7 +319,7 @@ TEST_F(FailureEvidenceTest, PerAttemptFiguresEqualCoreSumsOfTheStoredRuns) {
 // the planner counts that run's failures at most twice the next run's.
 TEST_F(FailureEvidenceTest, TheMostFailedRunIsKeptByTriggerAndBackfill) {
   constexpr int kMostFailedVersion = 28;
-  const core::Recipe recipe = LoraRecipe(2048);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
   std::vector<RunToStore> runs;
   std::vector<RunShape> shapes = BriefRuns();
   // Succeeded after nine preemptions, 2 GPUs: the one that stands out.
@@ -385,7 +352,7 @@ TEST_F(FailureEvidenceTest, TheMostFailedRunIsKeptByTriggerAndBackfill) {
 // new figures: the database adds them, also for a key whose rollup row the
 // upsert creates after the run's insert.
 TEST_F(FailureEvidenceTest, AnOlderBinarysRunIsCountedByTheDatabase) {
-  const core::Recipe recipe = LoraRecipe(4096);
+  const core::Recipe recipe = testing::Llama8bLora(4096);
   const std::string key = core::RecipeKey(recipe);
   pqxx::connection c(db_.url());
   pqxx::work txn(c);
@@ -427,7 +394,7 @@ TEST_F(FailureEvidenceTest, AnOlderBinarysRunIsCountedByTheDatabase) {
 // Four uploaders storing runs of one key and one pool at once, each run
 // twice: every run is counted once.
 TEST_F(FailureEvidenceTest, ConcurrentUploadsOfOneKeyLoseNothing) {
-  const core::Recipe recipe = LoraRecipe(2048);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
   std::vector<RunToStore> runs;
   for (int i = 0; i < 24; ++i) {
     RunShape shape = BriefRuns()[i % BriefRuns().size()];
@@ -467,7 +434,7 @@ TEST_F(FailureEvidenceTest, ConcurrentUploadsOfOneKeyLoseNothing) {
 // Down to 16 and up again: the backfill from the stored runs gives what
 // the triggers had counted, and the triggers count from there on.
 TEST_F(FailureEvidenceTest, MigrationDownAndUpBackfillsTheSameFigures) {
-  const core::Recipe recipe = LoraRecipe(2048);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
   std::vector<RunToStore> runs;
   for (const RunShape& shape : BriefRuns()) {
     runs.push_back(MakeRun(recipe, static_cast<int>(runs.size()), shape));
@@ -517,7 +484,7 @@ TEST_F(FailureEvidenceTest, MigrationDownAndUpBackfillsTheSameFigures) {
 // the triggers'.
 TEST_F(FailureEvidenceTest, AnInterruptedBackfillCountsEveryRunOnce) {
   constexpr int kAttemptEvidenceVersion = 22;
-  const core::Recipe recipe = LoraRecipe(2048);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
   Migrator migrator(session_, EmbeddedMigrations());
   ASSERT_TRUE(migrator.Down(MigrationsAbove(kAttemptEvidenceVersion - 1)).ok());
   std::vector<RunToStore> runs;
@@ -556,7 +523,7 @@ TEST_F(FailureEvidenceTest, AnInterruptedBackfillCountsEveryRunOnce) {
 // The cost report counts a failed run's kept steps as successful and
 // wastes only its GPU time on the others (the planner's counting).
 TEST_F(FailureEvidenceTest, CostRollupsCountAFailedRunsKeptSteps) {
-  const core::Recipe recipe = LoraRecipe(2048);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
   int i = 0;
   for (const RunShape& shape : PerRunBriefRuns()) {
     ASSERT_TRUE(InsertRun(session_, MakeRun(recipe, i++, shape)).ok());

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -19,6 +18,7 @@
 #include "storage/schema/migrations.h"
 #include "storage/stores/pool_store.h"
 #include "storage/stores/run_store.h"
+#include "tests/storage/stored_records.h"
 #include "tests/support/test_database.h"
 
 namespace placement::storage {
@@ -57,52 +57,24 @@ constexpr char kUploadHeld[] =
     " AND locktype = 'advisory' AND database ="
     " (SELECT oid FROM pg_database WHERE datname = current_database())";
 
-core::Pool TrainingPool() {
-  core::Pool pool;
-  pool.name = kPool;
-  pool.sku_id = kSku;
-  pool.node_count = 1;
-  pool.gpus_per_node = 8;
-  pool.fabric = core::Fabric::kNvlink;
-  pool.purpose = core::PoolPurpose::kTraining;
-  pool.exclusive = true;
-  pool.gpu_quota = 8;
-  pool.internal_rate_micros_per_gpu_hour = 3'600'000;
-  return pool;
+core::Pool H100Pool() {
+  return testing::TrainingPool(kPool, kSku, core::Fabric::kNvlink, 3'600'000);
 }
 
 // A preempted two-GPU run with a retry: it reaches every rollup an upload
 // writes (cost, evidence, attempts, the pool's reliability).
 RunToStore PreemptedRun(int id) {
-  RunToStore in;
-  in.recipe.model = "Llama-3.1-8B";
-  in.recipe.method = core::FineTuneMethod::kLora;
-  in.recipe.lora_rank = 16;
-  in.recipe.sequence_length = 2048;
-  in.recipe.micro_batch_size = 2;
+  RunToStore in =
+      testing::SucceededRun(testing::Llama8bLora(), H100Pool(), id,
+                            absl::FromUnixSeconds(1'788'220'800 + 3'600 * id));
   core::MeasuredRun& run = in.run;
-  char run_id[37];
-  std::snprintf(run_id, sizeof(run_id), "00000000-0000-4000-8000-%012d", id);
-  run.run_id = run_id;
-  run.recipe_key = core::RecipeKey(in.recipe);
-  run.sku_id = kSku;
-  run.pool_name = kPool;
-  run.gpu_count = 2;
-  run.ended = absl::FromUnixSeconds(1'788'220'800 + 3'600 * id);
+  testing::OnNvlinkGpus(2, &run);
   run.started = run.ended - absl::Seconds(1'800);
   run.steps_attempted = 400;
   run.steps_succeeded = 300;
   run.retries = 1;
-  run.step_time_mean_s = run.step_time_p50_s = 1.0;
-  run.step_time_p95_s = 1.2;
   run.peak_memory_gb = 40;
-  run.offload = core::Offload::kNone;
-  run.interconnect = core::Interconnect::kNvlink;
-  run.collectives_opened = true;
   run.outcome = core::RunOutcome::kPreempted;
-  in.recipe_proto = "recipe";
-  in.upload = absl::StrCat("upload-", id);
-  in.agent_id = "agent-1";
   return in;
 }
 
@@ -128,7 +100,7 @@ TEST(MigrationLockOrderTest, EachMigrationAppliesBesideAnUploadInFlight) {
   DbSession session(db.url());
   Migrator migrator(session, EmbeddedMigrations());
   ASSERT_TRUE(migrator.Up(kOldestServedSchema).ok());
-  ASSERT_TRUE(CreatePool(session, TrainingPool(), kPool).ok());
+  ASSERT_TRUE(CreatePool(session, H100Pool(), kPool).ok());
   db.Execute(kCreateHold);
 
   DbSession upload_session(db.url());

@@ -3,7 +3,6 @@
 // raw runs, for runs stored concurrently, retried uploads included.
 #include "storage/stores/cost_store.h"
 
-#include <cstdio>
 #include <random>
 #include <thread>
 
@@ -15,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "storage/stores/pool_store.h"
 #include "storage/stores/run_store.h"
+#include "tests/storage/stored_records.h"
 #include "tests/support/test_database.h"
 
 namespace placement::storage {
@@ -34,17 +34,12 @@ constexpr PoolSpec kPools[] = {
     {"p-h100", "H100-SXM5-80GB", 5'500'001, 9'876'543},
 };
 
+// Two nodes, at the spec's rate and list price.
 core::Pool PoolFor(const PoolSpec& spec) {
-  core::Pool pool;
-  pool.name = spec.name;
-  pool.sku_id = spec.sku;
+  core::Pool pool = testing::TrainingPool(spec.name, spec.sku,
+                                          core::Fabric::kNvlink, spec.rate);
   pool.node_count = 2;
-  pool.gpus_per_node = 8;
-  pool.fabric = core::Fabric::kNvlink;
-  pool.purpose = core::PoolPurpose::kTraining;
-  pool.exclusive = true;
   pool.gpu_quota = 16;
-  pool.internal_rate_micros_per_gpu_hour = spec.rate;
   pool.list_price_micros_per_gpu_hour = spec.list_price;
   return pool;
 }
@@ -61,44 +56,31 @@ RunToStore RandomRun(std::mt19937& random, int i) {
       core::RunOutcome::kFailed, core::RunOutcome::kOom,
       core::RunOutcome::kPreempted};
   const PoolSpec& pool = kPools[random() % std::size(kPools)];
-  RunToStore in;
-  in.recipe.model = random() % 2 == 0 ? "Llama-3.1-8B" : "Llama-2-7B";
-  in.recipe.method = random() % 3 == 0 ? core::FineTuneMethod::kFull
-                                       : core::FineTuneMethod::kLora;
-  in.recipe.lora_rank =
-      in.recipe.method == core::FineTuneMethod::kLora ? 16 : 0;
-  in.recipe.sequence_length = 1024 << (random() % 3);
-  in.recipe.micro_batch_size = 2;
+  core::Recipe recipe;
+  recipe.model = random() % 2 == 0 ? "Llama-3.1-8B" : "Llama-2-7B";
+  recipe.method = random() % 3 == 0 ? core::FineTuneMethod::kFull
+                                    : core::FineTuneMethod::kLora;
+  recipe.lora_rank = recipe.method == core::FineTuneMethod::kLora ? 16 : 0;
+  recipe.sequence_length = 1024 << (random() % 3);
+  recipe.micro_batch_size = 2;
+  const char* team = kTeams[random() % std::size(kTeams)];
+  const int gpus = 1 << (random() % 4);
+  const absl::Time ended =
+      absl::FromCivil(Today() - static_cast<int>(random() % 40),
+                      absl::UTCTimeZone()) +
+      absl::Seconds(random() % 86400) +
+      absl::Microseconds(random() % 1'000'000);
+  RunToStore in = testing::SucceededRun(recipe, PoolFor(pool), i, ended);
   core::MeasuredRun& run = in.run;
-  char id[37];
-  std::snprintf(id, sizeof(id), "00000000-0000-4000-8000-%012d", i);
-  run.run_id = id;
-  run.recipe_key = core::RecipeKey(in.recipe);
-  run.sku_id = pool.sku;
-  run.pool_name = pool.name;
-  run.team = kTeams[random() % std::size(kTeams)];
-  run.gpu_count = 1 << (random() % 4);
-  run.ended = absl::FromCivil(Today() - static_cast<int>(random() % 40),
-                              absl::UTCTimeZone()) +
-              absl::Seconds(random() % 86400) +
-              absl::Microseconds(random() % 1'000'000);
+  run.team = team;
+  testing::OnNvlinkGpus(gpus, &run);
   run.started = run.ended - absl::Seconds(60 + random() % 30000) -
                 absl::Microseconds(random() % 1'000'000);
   run.steps_attempted = random() % 5000;
   run.steps_succeeded =
       run.steps_attempted == 0 ? 0 : random() % (run.steps_attempted + 1);
-  run.step_time_mean_s = run.step_time_p50_s = 1.0;
-  run.step_time_p95_s = 1.2;
-  run.peak_memory_gb = 30;
-  run.offload = core::Offload::kNone;
-  run.interconnect = run.gpu_count > 1 ? core::Interconnect::kNvlink
-                                       : core::Interconnect::kNone;
-  run.collectives_opened = run.gpu_count > 1;
   run.retries = static_cast<int>(random() % 4);
   run.outcome = kOutcomes[random() % std::size(kOutcomes)];
-  in.recipe_proto = absl::StrCat("recipe-", run.recipe_key);
-  in.upload = absl::StrCat("upload-", i);
-  in.agent_id = "agent-1";
   return in;
 }
 

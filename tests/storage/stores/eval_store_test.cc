@@ -3,7 +3,6 @@
 // and on a schema before 0019 stored in the upload only.
 #include "storage/stores/eval_store.h"
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "storage/session/transaction_horizon.h"
 #include "storage/stores/pool_store.h"
 #include "storage/stores/run_store.h"
+#include "tests/storage/stored_records.h"
 #include "tests/support/test_database.h"
 
 namespace placement::storage {
@@ -28,17 +28,7 @@ constexpr char kPool[] = "l40s-train";
 constexpr int kEvalResultsVersion = 19;
 
 core::Pool L40sPool() {
-  core::Pool pool;
-  pool.name = kPool;
-  pool.sku_id = kSku;
-  pool.node_count = 1;
-  pool.gpus_per_node = 8;
-  pool.fabric = core::Fabric::kPcie;
-  pool.purpose = core::PoolPurpose::kTraining;
-  pool.exclusive = true;
-  pool.gpu_quota = 8;
-  pool.internal_rate_micros_per_gpu_hour = 1'000'000;
-  return pool;
+  return testing::TrainingPool(kPool, kSku, core::Fabric::kPcie, 1'000'000);
 }
 
 core::EvalEvidence Eval(const std::string& sku, core::Precision precision,
@@ -53,35 +43,12 @@ core::EvalEvidence Eval(const std::string& sku, core::Precision precision,
 
 // Run `i`, a LoRA of Llama-3.1-8B, carrying `evals`.
 RunToStore RunWithEvals(int i, std::vector<core::EvalEvidence> evals) {
-  RunToStore in;
-  in.recipe.model = "Llama-3.1-8B";
-  in.recipe.method = core::FineTuneMethod::kLora;
-  in.recipe.lora_rank = 16;
-  in.recipe.sequence_length = 2048;
-  in.recipe.micro_batch_size = 2;
-  core::MeasuredRun& run = in.run;
-  char id[37];
-  std::snprintf(id, sizeof(id), "00000000-0000-4000-8000-%012d", i);
-  run.run_id = id;
-  run.recipe_key = core::RecipeKey(in.recipe);
-  run.sku_id = kSku;
-  run.pool_name = kPool;
-  run.gpu_count = 1;
-  run.ended = absl::FromUnixSeconds(1'790'000'000 + i);
-  run.started = run.ended - absl::Minutes(10);
-  run.steps_attempted = run.steps_succeeded = 100;
-  run.step_time_mean_s = run.step_time_p50_s = 1.0;
-  run.step_time_p95_s = 1.2;
-  run.peak_memory_gb = 30;
-  run.offload = core::Offload::kNone;
-  run.interconnect = core::Interconnect::kNone;
-  run.outcome = core::RunOutcome::kSucceeded;
-  in.recipe_proto = absl::StrCat("recipe-", run.recipe_key);
-  in.upload = absl::StrCat("upload-", i);
-  in.agent_id = "agent-1";
+  RunToStore in =
+      testing::SucceededRun(testing::Llama8bLora(), L40sPool(), i,
+                            absl::FromUnixSeconds(1'790'000'000 + i));
   for (core::EvalEvidence& e : evals) {
-    e.run_id = run.run_id;
-    e.recipe_key = run.recipe_key;
+    e.run_id = in.run.run_id;
+    e.recipe_key = in.run.recipe_key;
   }
   in.evals = std::move(evals);
   return in;

@@ -5,7 +5,6 @@
 // stored runs.
 #include "storage/stores/run_store.h"
 
-#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "storage/schema/migrations.h"
 #include "storage/stores/pool_store.h"
+#include "tests/storage/stored_records.h"
 #include "tests/support/test_database.h"
 
 namespace placement::storage {
@@ -30,58 +30,21 @@ constexpr char kPool[] = "l40s-train";
 constexpr int kExactPeaksVersion = 12;
 
 core::Pool L40sPool() {
-  core::Pool pool;
-  pool.name = kPool;
-  pool.sku_id = kSku;
-  pool.node_count = 1;
-  pool.gpus_per_node = 8;
-  pool.fabric = core::Fabric::kPcie;
-  pool.purpose = core::PoolPurpose::kTraining;
-  pool.exclusive = true;
-  pool.gpu_quota = 8;
-  pool.internal_rate_micros_per_gpu_hour = 1'000'000;
-  return pool;
-}
-
-core::Recipe RecipeWithSequence(int sequence_length) {
-  core::Recipe recipe;
-  recipe.model = "Llama-3.1-8B";
-  recipe.method = core::FineTuneMethod::kLora;
-  recipe.lora_rank = 16;
-  recipe.sequence_length = sequence_length;
-  recipe.micro_batch_size = 2;
-  return recipe;
+  return testing::TrainingPool(kPool, kSku, core::Fabric::kPcie, 1'000'000);
 }
 
 // Run `i` of `recipe`: peak `peak_gb`, and the allocator's peaks when > 0.
 RunToStore RunWithPeak(const core::Recipe& recipe, int i, double peak_gb,
                        core::RunOutcome outcome, double allocated_gb = 0,
                        double reserved_gb = 0) {
-  RunToStore in;
-  in.recipe = recipe;
+  RunToStore in = testing::SucceededRun(
+      recipe, L40sPool(), i, absl::FromUnixSeconds(1'790'000'000 + i));
   core::MeasuredRun& run = in.run;
-  char id[37];
-  std::snprintf(id, sizeof(id), "00000000-0000-4000-8000-%012d", i);
-  run.run_id = id;
-  run.recipe_key = core::RecipeKey(recipe);
-  run.sku_id = kSku;
-  run.pool_name = kPool;
-  run.gpu_count = 1;
-  run.ended = absl::FromUnixSeconds(1'790'000'000 + i);
-  run.started = run.ended - absl::Minutes(10);
-  run.steps_attempted = 100;
   run.steps_succeeded = outcome == core::RunOutcome::kSucceeded ? 100 : 3;
-  run.step_time_mean_s = run.step_time_p50_s = 1.0;
-  run.step_time_p95_s = 1.2;
   run.peak_memory_gb = peak_gb;
   run.peak_memory_allocated_gb = allocated_gb;
   run.peak_memory_reserved_gb = reserved_gb;
-  run.offload = core::Offload::kNone;
-  run.interconnect = core::Interconnect::kNone;
   run.outcome = outcome;
-  in.recipe_proto = absl::StrCat("recipe-", run.recipe_key);
-  in.upload = absl::StrCat("upload-", i);
-  in.agent_id = "agent-1";
   return in;
 }
 
@@ -135,8 +98,8 @@ class RunStoreTest : public ::testing::Test {
 // Long: the concurrent writers and the exact peaks they must leave are one
 // scenario.
 TEST_F(RunStoreTest, ExactPeaksOfSucceededRunsUnderConcurrentRepeatedUploads) {
-  const core::Recipe recipe = RecipeWithSequence(2048);
-  const core::Recipe other = RecipeWithSequence(4096);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
+  const core::Recipe other = testing::Llama8bLora(4096);
   std::vector<RunToStore> runs;
   // 30 succeeded runs peaking at 38.00, 38.11, ... 41.19 GB and one at
   // 41.3 GB; every third reports both allocator peaks, every fifth only the
@@ -217,7 +180,7 @@ TEST_F(RunStoreTest, ExactPeaksOfSucceededRunsUnderConcurrentRepeatedUploads) {
 }
 
 TEST_F(RunStoreTest, MigrationBackfillsSucceededPeaksFromStoredRuns) {
-  const core::Recipe recipe = RecipeWithSequence(2048);
+  const core::Recipe recipe = testing::Llama8bLora(2048);
   std::vector<RunToStore> runs = {
       RunWithPeak(recipe, 1, 40.0, core::RunOutcome::kSucceeded, 38.0, 40.0),
       RunWithPeak(recipe, 2, 41.3, core::RunOutcome::kSucceeded, 39.1, 41.3),
