@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "core/recipe.h"
 #include "gtest/gtest.h"
@@ -35,11 +36,13 @@ constexpr char kPool[] = "h100-train";
 // took benchmark_runs, before any trigger wrote a rollup.
 constexpr int kHoldKey = 7702;
 
+// The hold: an upload's BEFORE INSERT trigger waits while the test holds
+// kHoldKey ($1 cannot reach a function's body, so the key is written in).
 constexpr char kCreateHold[] = R"sql(
 CREATE FUNCTION test_hold_upload() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_lock_shared(7702);
-  PERFORM pg_advisory_unlock_shared(7702);
+  PERFORM pg_advisory_lock_shared(%d);
+  PERFORM pg_advisory_unlock_shared(%d);
   RETURN NEW;
 END $$;
 CREATE TRIGGER aaa_test_hold_upload BEFORE INSERT ON benchmark_runs
@@ -101,7 +104,7 @@ TEST(MigrationLockOrderTest, EachMigrationAppliesBesideAnUploadInFlight) {
   Migrator migrator(session, EmbeddedMigrations());
   ASSERT_TRUE(migrator.Up(kOldestServedSchema).ok());
   ASSERT_TRUE(CreatePool(session, H100Pool(), kPool).ok());
-  db.Execute(kCreateHold);
+  db.Execute(absl::StrFormat(kCreateHold, kHoldKey, kHoldKey));
 
   DbSession upload_session(db.url());
   DbSession hold_session(db.url());
