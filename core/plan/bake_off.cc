@@ -33,29 +33,6 @@ double RunCostMicros(const Candidate& cand, int64_t steps) {
   return run.total_gpu_hours * cand.micros_per_gpu_hour();
 }
 
-// A candidate's cost for the whole job as a lognormal: the median (the
-// estimate moved to its band's geometric middle) and the sigma of its
-// step-time band.
-struct CostBelief {
-  double median = 0;
-  double optimistic = 0;  // at the band's lower edge
-  double sigma = 0;
-};
-
-CostBelief BeliefOf(const Candidate& cand) {
-  CostBelief belief;
-  const double cost = static_cast<double>(cand.expected_cost_micros);
-  const Band& band = cand.step_time_s_band;
-  if (!(cand.step_time_s > 0) || !(band.low > 0)) {
-    belief.median = belief.optimistic = cost;
-    return belief;
-  }
-  belief.median = cost * std::sqrt(band.low * band.high) / cand.step_time_s;
-  belief.optimistic = cost * band.low / cand.step_time_s;
-  belief.sigma = LognormalSigmaOfBand(band);
-  return belief;
-}
-
 BakeOffRun RunOf(const Candidate& cand) {
   BakeOffRun run;
   run.pool_name = cand.pool_name;
@@ -80,7 +57,7 @@ std::optional<Proposal> ValueMeasurement(const Candidate& first,
                                          int64_t demand_steps,
                                          Candidate* cand) {
   const double threshold = static_cast<double>(first.expected_cost_micros);
-  const CostBelief belief = BeliefOf(*cand);
+  const CostBelief belief = CostBeliefOf(*cand);
   if (belief.optimistic >= threshold) {
     cand->reasons.push_back(absl::StrCat(
         kEvidenceBeatsEstimatesRule,

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/queue/run_time_model.h"
+
 namespace placement::core {
 namespace {
 
 constexpr double kZ90 = 1.2815515655446004;  // the standard normal's p90
-
-double NormalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
 }  // namespace
 
@@ -43,6 +43,21 @@ int64_t MeasurementSteps(double estimate, double threshold,
       std::ceil(std::pow(2 * kZ90 * std::max(0.0, step_time_cv) / gap, 2));
   return std::clamp(static_cast<int64_t>(needed), kMinMeasurementSteps,
                     kMaxMeasurementSteps);
+}
+
+CostBelief CostBeliefOf(const Candidate& candidate) {
+  CostBelief belief;
+  const double cost = static_cast<double>(candidate.expected_cost_micros);
+  const Band& band = candidate.step_time_s_band;
+  if (!(candidate.step_time_s > 0) || !(band.low > 0)) {
+    belief.median = belief.optimistic = cost;
+    return belief;
+  }
+  belief.median =
+      cost * std::sqrt(band.low * band.high) / candidate.step_time_s;
+  belief.optimistic = cost * band.low / candidate.step_time_s;
+  belief.sigma = LognormalSigmaOfBand(band);
+  return belief;
 }
 
 }  // namespace placement::core

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/models/fit.h"
+#include "core/plan/plan_types.h"
 
 namespace placement::core {
 
@@ -38,6 +39,17 @@ double ProbabilityBelow(double threshold, double median, double sigma);
 // `step_time_cv`, within [kMinMeasurementSteps, kMaxMeasurementSteps].
 int64_t MeasurementSteps(double estimate, double threshold,
                          double step_time_cv);
+
+// An unmeasured candidate's cost for the whole job as a lognormal: the
+// median (its estimate moved to its step-time band's geometric middle), the
+// cost at the band's lower edge, and the band's sigma. A candidate with no
+// band is its estimate, sigma 0.
+struct CostBelief {
+  double median = 0;
+  double optimistic = 0;  // at the band's lower edge
+  double sigma = 0;
+};
+CostBelief CostBeliefOf(const Candidate& candidate);
 
 }  // namespace placement::core
 
