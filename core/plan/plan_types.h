@@ -65,6 +65,27 @@ struct PlanRequest {
 
 // Fit and Band (the fit verdicts and estimate bands) are in core/models/fit.h.
 
+// Why a pool's job runs a configuration that is only estimated where another
+// configuration of the pool is measured: measuring it is worth more to the
+// recipe class's remaining demand than it may cost this job
+// (core/plan/configuration_exploration.h). The pool ranks at the measured
+// configuration's value, what it is worth without the measurement.
+struct ConfigurationExploration {
+  std::string measured_recipe_key;
+  double measured_value_micros = 0;  // its ranking value, risk priced
+  bool measured_fits = true;         // FITS, not BORDERLINE
+  // What this job may pay for the measurement: the explored configuration
+  // at its pessimistic edge, risk priced, less the measured one (at most 0
+  // when the estimate wins even there).
+  double premium_micros = 0;
+  // What the measurement is expected to save over the steps of the recipe
+  // class still expected (`demand_steps`), and the chance that the explored
+  // configuration turns out cheaper (and fits).
+  double expected_saving_micros = 0;
+  int64_t demand_steps = 0;
+  double win_probability = 0;
+};
+
 // One pool the job can run on, ranked.
 struct Candidate {
   int rank = 0;  // 1 = best
@@ -153,6 +174,9 @@ struct Candidate {
   std::vector<std::string> warnings;  // e.g. "over_bought: ..."
   // When it would start and finish (set by PlanWithTime).
   std::optional<CandidateTiming> timing;
+  // Set when its job measures this configuration in place of the pool's
+  // measured one; it then ranks at that one's value.
+  std::optional<ConfigurationExploration> exploration;
 };
 
 struct Rejection {

@@ -9,9 +9,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/evidence/layout_memory.h"
 #include "core/field_violation.h"
 #include "core/models/step_time_model.h"
+#include "core/money.h"
+#include "core/plan/configuration_exploration.h"
 #include "core/plan/configuration_search.h"
 #include "core/plan/ranking.h"
 
@@ -415,6 +418,43 @@ std::string CheckpointingReason(const ConfigurationOutcome& without) {
       without.rejection ? without.rejection->reason : without.fit.reason);
 }
 
+// The steps the fleet has run, on any SKU, of the pool's viable
+// configurations: the recipe class's demand so far (ClassHistorySteps' for
+// one pool's configurations).
+int64_t ConfigurationHistorySteps(
+    const std::vector<ConfigurationOutcome>& outcomes, const PlanContext& ctx) {
+  std::set<std::string> seen;
+  int64_t steps = 0;
+  for (const ConfigurationOutcome& o : outcomes) {
+    if (o.rejection || !seen.insert(o.recipe_key).second) continue;
+    for (const KeyedEvidence& e : ctx.evidence.FindAcrossSkus(o.recipe_key)) {
+      steps += e.stats.steps_succeeded;
+    }
+  }
+  return steps;
+}
+
+// Why the pool's job measures `cand` in place of its measured configuration
+// `measured`.
+std::string ExplorationReason(const ConfigurationExploration& x,
+                              const Candidate& cand, const Recipe& measured) {
+  return absl::StrFormat(
+      "%s: the job measures this configuration, never run on %s, in place of "
+      "the pool's MEASURED %s (%s): it may cost this job up to %s more (at "
+      "its pessimistic edge%s) and is expected to save %s over the %d steps "
+      "of this recipe class still expected (%.0f%% chance it is cheaper); the "
+      "pool ranks at the measured configuration's %s",
+      kEvidenceBeatsEstimatesRule, cand.sku_id, DescribeConfiguration(measured),
+      FormatMicrosAsCents(SaturatingMicros(x.measured_value_micros)),
+      FormatMicrosAsCents(SaturatingMicros(std::max(0.0, x.premium_micros))),
+      cand.fit == Fit::kBorderline ? ", its risk of running out of memory "
+                                     "priced in"
+                                   : "",
+      FormatMicrosAsCents(SaturatingMicros(x.expected_saving_micros)),
+      x.demand_steps, 100 * x.win_probability,
+      FormatMicrosAsCents(SaturatingMicros(x.measured_value_micros)));
+}
+
 // One pool's configurations, each evaluated without its reasons, or the
 // pool's rejection. Kept for the whole plan: a pool's choice prices the
 // risk of running out of memory against the whole plan's fallback.
@@ -516,8 +556,16 @@ PoolVerdict ChooseForPool(PoolEvaluation* e, const Candidate* fallback,
   const Objective objective = ctx.request.constraints.objective;
   std::optional<double> fallback_value;
   if (fallback != nullptr) fallback_value = RankingValue(*fallback, objective);
-  const size_t chosen =
-      ChooseConfiguration(outcomes, objective, fallback_value);
+  size_t chosen = ChooseConfiguration(outcomes, objective, fallback_value);
+  std::optional<ExploredConfiguration> explored;
+  if (PricesOutOfMemoryRisk(objective) && search &&
+      outcomes[chosen].candidate.basis == EvidenceBasis::kMeasured) {
+    explored = ExploreConfiguration(outcomes, chosen, fallback_value,
+                                    ctx.request.total_steps,
+                                    ConfigurationHistorySteps(outcomes, ctx));
+  }
+  const size_t measured_index = chosen;
+  if (explored) chosen = explored->index;
   if (search) outcomes[chosen] = EvaluateOne(*e, chosen, true, ctx);
   ConfigurationOutcome& best = outcomes[chosen];
   if (best.rejection) {
@@ -543,6 +591,14 @@ PoolVerdict ChooseForPool(PoolEvaluation* e, const Candidate* fallback,
       }
     }
     cand.reasons.insert(cand.reasons.begin(), first.begin(), first.end());
+  }
+  if (explored) {
+    // After the configuration's choice, before its evidence.
+    const size_t at = std::min<size_t>(1, cand.reasons.size());
+    cand.reasons.insert(cand.reasons.begin() + at,
+                        ExplorationReason(explored->exploration, cand,
+                                          outcomes[measured_index].recipe));
+    cand.exploration = std::move(explored->exploration);
   }
   return {std::move(cand), std::nullopt};
 }

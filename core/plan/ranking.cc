@@ -144,10 +144,15 @@ std::vector<OutOfMemoryFallback> SortByRankingKey(
     const std::optional<double> priced_against =
         fallback_value.has_value() ? std::optional<double>(routes[i].value)
                                    : std::nullopt;
+    // A pool whose job measures a configuration ranks as its measured one.
+    const bool fits = c.exploration.has_value() ? c.exploration->measured_fits
+                                                : c.fit == Fit::kFits;
     return std::make_tuple(
-        !risk_priced && c.fit != Fit::kFits,
-        RiskPricedValue(c, RankingValue(c, objective), priced_against),
-        c.fit != Fit::kFits,
+        !risk_priced && !fits,
+        c.exploration.has_value()
+            ? c.exploration->measured_value_micros
+            : RiskPricedValue(c, RankingValue(c, objective), priced_against),
+        !fits,
         by_time ? static_cast<double>(c.expected_cost_micros)
                 : absl::ToDoubleSeconds(c.expected_wall_time),
         c.pool_name);
@@ -240,6 +245,8 @@ void RankCandidates(Objective objective, std::vector<Candidate>* candidates,
     c.rank = static_cast<int>(i) + 1;
     // A BORDERLINE candidate cheaper on its own than its fallback ranks
     // above it, its risk priced in: it says so.
+    // One that measures a configuration says why in its own reasons.
+    if (c.exploration.has_value()) continue;
     if (fallback_value.has_value() && c.fit == Fit::kBorderline &&
         !SameConfiguration(c, *fallback) &&
         RankingValue(c, objective) < *fallback_value) {

@@ -20,9 +20,11 @@ namespace placement::core {
 // route where it is cheaper than the fallback alone; for the other objectives
 // FITS ranks before BORDERLINE. An ESTIMATED or TRANSFERRED candidate is ranked
 // at its pessimistic edge (the upper step-time band), a MEASURED one at its
-// measured figure. Ties broken by the other objective's figure, then by pool
-// name, so the result is deterministic. List price is reported, never ranked
-// on.
+// measured figure; a candidate whose job measures another configuration of
+// a pool with a measured one (Candidate::exploration) at the measured one's
+// value, what the pool is worth without it. Ties broken by the other
+// objective's figure, then by pool name, so the result is deterministic.
+// List price is reported, never ranked on.
 
 // The ranking value of a candidate for `objective`: cost or wall time,
 // at the upper step-time band unless MEASURED. Lower is better.
