@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/proto_time.h"
+#include "core/money.h"
 #include "services/api/recipe_convert.h"
 #include "services/api/timing_convert.h"
 
@@ -185,6 +186,18 @@ void CandidateEstimateToProto(const core::Candidate& c,
     ObservedCostToProto(*c.observed,
                         c.projected_gpu_hours_per_successful_step_at_observed,
                         p->mutable_observed());
+  }
+  if (c.exploration.has_value()) {
+    const core::ConfigurationExploration& x = *c.exploration;
+    v1::ConfigurationExploration* out = p->mutable_exploration();
+    out->set_measured_recipe_key(x.measured_recipe_key);
+    out->set_measured_cost_micros(
+        core::SaturatingMicros(x.measured_value_micros));
+    out->set_premium_micros(core::SaturatingMicros(x.premium_micros));
+    out->set_expected_saving_micros(
+        core::SaturatingMicros(x.expected_saving_micros));
+    out->set_demand_steps(x.demand_steps);
+    out->set_win_probability(x.win_probability);
   }
 }
 

@@ -101,6 +101,31 @@ TEST(PlanResultToProtoTest, MapsACandidate) {
   EXPECT_EQ(c.eval_requirement(), "");
   EXPECT_FALSE(out.has_bake_off());
   EXPECT_EQ(out.eval_requirement(), "");
+  EXPECT_FALSE(c.has_exploration());
+}
+
+TEST(PlanResultToProtoTest, MapsAConfigurationTheJobMeasures) {
+  core::PlanResult result;
+  core::Candidate candidate = AnyCandidate();
+  candidate.exploration = core::ConfigurationExploration{};
+  core::ConfigurationExploration& x = *candidate.exploration;
+  x.measured_recipe_key = "rk1-measured";
+  x.measured_value_micros = 4'720'000.4;
+  x.premium_micros = 170'000;
+  x.expected_saving_micros = 1'050'000.6;
+  x.demand_steps = 20'000;
+  x.win_probability = 0.6;
+  result.candidates.push_back(candidate);
+  const v1::PlacePlanResponse out = PlanResultToProto(result);
+  ASSERT_EQ(out.candidates_size(), 1);
+  ASSERT_TRUE(out.candidates(0).has_exploration());
+  const v1::ConfigurationExploration& e = out.candidates(0).exploration();
+  EXPECT_EQ(e.measured_recipe_key(), "rk1-measured");
+  EXPECT_EQ(e.measured_cost_micros(), 4'720'000);
+  EXPECT_EQ(e.premium_micros(), 170'000);
+  EXPECT_EQ(e.expected_saving_micros(), 1'050'001);
+  EXPECT_EQ(e.demand_steps(), 20'000);
+  EXPECT_DOUBLE_EQ(e.win_probability(), 0.6);
 }
 
 TEST(PlanResultToProtoTest, AListPriceOfZeroIsShown) {
