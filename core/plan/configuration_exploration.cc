@@ -34,7 +34,7 @@ std::optional<ExploredConfiguration> ExploreConfiguration(
       continue;
     }
     const Candidate& cand = o.candidate;
-    if (o.recipe.gpu_count != outcomes[chosen].recipe.gpu_count) continue;
+    if (o.recipe.gpu_count > outcomes[chosen].recipe.gpu_count) continue;
     if (cand.fit == Fit::kBorderline &&
         cand.oom_probability > kMaxExplorationOomProbability) {
       continue;

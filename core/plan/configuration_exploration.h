@@ -34,8 +34,8 @@ struct ExploredConfiguration {
 };
 
 // For the pool's `outcomes` and ChooseConfiguration's `chosen` under
-// kLowestCost: when `chosen` is MEASURED, the viable configuration over as
-// many GPUs that is not MEASURED whose measurement is worth the most, if
+// kLowestCost: when `chosen` is MEASURED, the viable configuration over no
+// more GPUs that is not MEASURED whose measurement is worth the most, if
 // any is worth kMeasurementHurdle times what it may cost this job. What it
 // may cost: its value at its pessimistic edge, its risk of running out of
 // memory priced against `fallback_value` (the plan's fallback; the measured
@@ -46,10 +46,10 @@ struct ExploredConfiguration {
 // n times is likely to be asked for about as often again; its first job
 // explores nothing). Never one that cannot beat the measured one at its
 // optimistic edge, nor one whose risk of running out of memory is over
-// kMaxExplorationOomProbability. The job keeps the GPU count it would have
-// held: what it measures is how to run on those GPUs (parallelism,
-// checkpointing), not how many to ask the pool for, which changes its
-// queue, its quota and, across PCIe, its exposure to collective timeouts.
+// kMaxExplorationOomProbability, nor one over more GPUs than the measured
+// one: more GPUs ask more of the pool's queue and quota and, across PCIe,
+// expose the job to collective timeouts (the guide's cautionary case);
+// as many or fewer ask less.
 std::optional<ExploredConfiguration> ExploreConfiguration(
     const std::vector<ConfigurationOutcome>& outcomes, size_t chosen,
     std::optional<double> fallback_value, int64_t total_steps,

@@ -155,17 +155,21 @@ TEST(ConfigurationExplorationTest,
   EXPECT_FALSE(settled.exploration.has_value());
 }
 
-// ExploreConfiguration alone: a measured configuration at $10 and one
-// estimated at $8 (band $6-$10.80, so $10.80 at its pessimistic edge),
-// BORDERLINE, its risk priced against the measured one. At a 30% risk it is
-// worth measuring over ten jobs still expected; at 60% it is not measured
-// whatever it might save, nor over no job still expected.
+// ExploreConfiguration alone: a measured configuration at $10 over two
+// GPUs and one estimated at $8 (band $6-$10.80, so $10.80 at its
+// pessimistic edge), BORDERLINE, its risk priced against the measured one.
+// At a 30% risk, over two GPUs or one, it is worth measuring over ten jobs
+// still expected; at 60% it is not measured whatever it might save, nor
+// over four GPUs, nor over no job still expected.
 TEST(ConfigurationExplorationTest,
-     NeitherLikelierToFailThanToRunNorForNoDemand) {
-  auto outcome = [](EvidenceBasis basis, int64_t cost, Band band, Fit fit,
-                    double oom) {
+     NeitherLikelierToFailThanToRunNorOverMoreGpusNorForNoDemand) {
+  int explored_gpus = 2;
+  auto outcome = [&](EvidenceBasis basis, int64_t cost, Band band, Fit fit,
+                     double oom) {
     ConfigurationOutcome o;
-    o.recipe_key = basis == EvidenceBasis::kMeasured ? "measured" : "estimated";
+    const bool measured = basis == EvidenceBasis::kMeasured;
+    o.recipe_key = measured ? "measured" : "estimated";
+    o.recipe.gpu_count = measured ? 2 : explored_gpus;
     Candidate& c = o.candidate;
     c.basis = basis;
     c.fit = fit;
@@ -194,6 +198,14 @@ TEST(ConfigurationExplorationTest,
           .has_value());
   EXPECT_FALSE(ExploreConfiguration(outcomes(0.3), 0, std::nullopt, kSteps, 0)
                    .has_value());
+  explored_gpus = 1;
+  EXPECT_TRUE(
+      ExploreConfiguration(outcomes(0.3), 0, std::nullopt, kSteps, 10 * kSteps)
+          .has_value());
+  explored_gpus = 4;
+  EXPECT_FALSE(
+      ExploreConfiguration(outcomes(0.3), 0, std::nullopt, kSteps, 10 * kSteps)
+          .has_value());
 }
 
 Candidate Priced(const std::string& pool, EvidenceBasis basis, int64_t cost) {
