@@ -243,10 +243,10 @@ void RankCandidates(Objective objective, std::vector<Candidate>* candidates,
   for (size_t i = 0; i < candidates->size(); ++i) {
     Candidate& c = (*candidates)[i];
     c.rank = static_cast<int>(i) + 1;
+    // One whose job measures a configuration says why in its own reasons.
+    if (c.exploration.has_value()) continue;
     // A BORDERLINE candidate cheaper on its own than its fallback ranks
     // above it, its risk priced in: it says so.
-    // One that measures a configuration says why in its own reasons.
-    if (c.exploration.has_value()) continue;
     if (fallback_value.has_value() && c.fit == Fit::kBorderline &&
         !SameConfiguration(c, *fallback) &&
         RankingValue(c, objective) < *fallback_value) {
