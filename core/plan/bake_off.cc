@@ -69,9 +69,7 @@ std::optional<Proposal> ValueMeasurement(const Candidate& first,
   // A BORDERLINE candidate pays off only if it fits: with its
   // oom_probability the run shows no more than that, at the price of a
   // start-up and a step.
-  const double fits = cand->fit == Fit::kBorderline
-                          ? 1 - std::clamp(cand->oom_probability, 0.0, 1.0)
-                          : 1;
+  const double fits = ChanceToFit(*cand);
   const double per_job =
       fits * ExpectedShortfall(threshold, belief.median, belief.sigma);
   const double saving = per_job * static_cast<double>(demand_steps) /

@@ -41,9 +41,7 @@ std::optional<ExploredConfiguration> ExploreConfiguration(
     }
     const CostBelief belief = CostBeliefOf(cand);
     if (!(belief.optimistic < measured_value)) continue;
-    const double fits = cand.fit == Fit::kBorderline
-                            ? 1 - std::clamp(cand.oom_probability, 0.0, 1.0)
-                            : 1;
+    const double fits = ChanceToFit(cand);
     const double premium =
         RiskPricedValue(cand, RankingValue(cand, kCost), fallback) -
         measured_value;

@@ -60,4 +60,10 @@ CostBelief CostBeliefOf(const Candidate& candidate) {
   return belief;
 }
 
+double ChanceToFit(const Candidate& candidate) {
+  return candidate.fit == Fit::kBorderline
+             ? 1 - std::clamp(candidate.oom_probability, 0.0, 1.0)
+             : 1;
+}
+
 }  // namespace placement::core

@@ -51,6 +51,10 @@ struct CostBelief {
 };
 CostBelief CostBeliefOf(const Candidate& candidate);
 
+// The chance that a run of `candidate` fits: 1 - its oom_probability when
+// BORDERLINE, else 1. A run that does not fit shows no more than that.
+double ChanceToFit(const Candidate& candidate);
+
 }  // namespace placement::core
 
 #endif  // PLACEMENT_CORE_PLAN_MEASUREMENT_VALUE_H_

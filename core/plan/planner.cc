@@ -418,20 +418,30 @@ std::string CheckpointingReason(const ConfigurationOutcome& without) {
       without.rejection ? without.rejection->reason : without.fit.reason);
 }
 
-// The steps the fleet has run, on any SKU, of the pool's viable
-// configurations: the recipe class's demand so far (ClassHistorySteps' for
-// one pool's configurations).
-int64_t ConfigurationHistorySteps(
-    const std::vector<ConfigurationOutcome>& outcomes, const PlanContext& ctx) {
-  std::set<std::string> seen;
+// The steps the fleet has run, on any SKU, of the recipe keys in `keys`:
+// how much of a recipe class was asked for so far, and so (a class asked for
+// n times is likely to be asked for about as often again) how much is still
+// to come. FindAcrossSkus gives every SKU of a key at once: each key is read
+// once.
+int64_t HistorySteps(const std::set<std::string>& keys,
+                     const EvidenceSource& evidence) {
   int64_t steps = 0;
-  for (const ConfigurationOutcome& o : outcomes) {
-    if (o.rejection || !seen.insert(o.recipe_key).second) continue;
-    for (const KeyedEvidence& e : ctx.evidence.FindAcrossSkus(o.recipe_key)) {
+  for (const std::string& key : keys) {
+    for (const KeyedEvidence& e : evidence.FindAcrossSkus(key)) {
       steps += e.stats.steps_succeeded;
     }
   }
   return steps;
+}
+
+// The class's steps over the pool's viable configurations.
+int64_t ConfigurationHistorySteps(
+    const std::vector<ConfigurationOutcome>& outcomes, const PlanContext& ctx) {
+  std::set<std::string> keys;
+  for (const ConfigurationOutcome& o : outcomes) {
+    if (!o.rejection) keys.insert(o.recipe_key);
+  }
+  return HistorySteps(keys, ctx.evidence);
 }
 
 // Why the pool's job measures `cand` in place of its measured configuration
@@ -443,7 +453,7 @@ std::string ExplorationReason(const ConfigurationExploration& x,
       "the pool's MEASURED %s (%s): it may cost this job up to %s more (at "
       "its pessimistic edge%s) and is expected to save %s over the %d steps "
       "of this recipe class still expected (%.0f%% chance it is cheaper); the "
-      "pool ranks at the measured configuration's %s",
+      "pool ranks at the measured configuration's cost",
       kEvidenceBeatsEstimatesRule, cand.sku_id, DescribeConfiguration(measured),
       FormatMicrosAsCents(SaturatingMicros(x.measured_value_micros)),
       FormatMicrosAsCents(SaturatingMicros(std::max(0.0, x.premium_micros))),
@@ -451,8 +461,7 @@ std::string ExplorationReason(const ConfigurationExploration& x,
                                      "priced in"
                                    : "",
       FormatMicrosAsCents(SaturatingMicros(x.expected_saving_micros)),
-      x.demand_steps, 100 * x.win_probability,
-      FormatMicrosAsCents(SaturatingMicros(x.measured_value_micros)));
+      x.demand_steps, 100 * x.win_probability);
 }
 
 // One pool's configurations, each evaluated without its reasons, or the
@@ -603,23 +612,13 @@ PoolVerdict ChooseForPool(PoolEvaluation* e, const Candidate* fallback,
   return {std::move(cand), std::nullopt};
 }
 
-// The steps the fleet has run of the candidates' recipes, on any SKU: how
-// much of this recipe class was asked for so far, and so (a class asked
-// for n times is likely to be asked for about as often again) how much is
-// still to come.
+// The class's steps over the candidates' recipes, however many pools
+// propose each.
 int64_t ClassHistorySteps(const std::vector<Candidate>& candidates,
                           const EvidenceSource& evidence) {
-  // FindAcrossSkus gives every SKU of a key at once: each key is read once,
-  // however many pools propose it.
-  std::set<std::string> seen;
-  int64_t steps = 0;
-  for (const Candidate& cand : candidates) {
-    if (!seen.insert(cand.recipe_key).second) continue;
-    for (const KeyedEvidence& e : evidence.FindAcrossSkus(cand.recipe_key)) {
-      steps += e.stats.steps_succeeded;
-    }
-  }
-  return steps;
+  std::set<std::string> keys;
+  for (const Candidate& cand : candidates) keys.insert(cand.recipe_key);
+  return HistorySteps(keys, evidence);
 }
 
 }  // namespace
