@@ -49,6 +49,16 @@ struct Proposal {
   double net_micros = 0;
 };
 
+// What a runner-up must beat: the first choice's cost, or, where the first
+// choice's job measures another configuration, the measured one's value
+// the pool ranks at (what it is known to cost; the estimate it explores is
+// not yet evidence).
+double FirstChoiceValue(const Candidate& first) {
+  return first.exploration.has_value()
+             ? first.exploration->measured_value_micros
+             : static_cast<double>(first.expected_cost_micros);
+}
+
 // The value of measuring candidate `cand` before the job, against the
 // plan's first choice `first`; nullopt (with the reason added to the
 // candidate) when it cannot pay.
@@ -56,7 +66,7 @@ std::optional<Proposal> ValueMeasurement(const Candidate& first,
                                          int64_t total_steps,
                                          int64_t demand_steps,
                                          Candidate* cand) {
-  const double threshold = static_cast<double>(first.expected_cost_micros);
+  const double threshold = FirstChoiceValue(first);
   const CostBelief belief = CostBeliefOf(*cand);
   if (belief.optimistic >= threshold) {
     cand->reasons.push_back(absl::StrCat(

@@ -178,6 +178,38 @@ TEST(ProposeBakeOffTest, ABorderlineFirstChoiceIsMeasuredByTheJobItself) {
   EXPECT_TRUE(candidates[1].measure_first);
 }
 
+// A first choice whose job measures another configuration of its pool
+// ranks at the configuration measured there (10.05), not at the estimate it
+// explores (6.05), and a runner-up is valued against the same figure: one
+// estimated at 8.15 cannot beat 6.05 even at its optimistic edge, yet may
+// well beat what the pool is known to cost.
+TEST(ProposeBakeOffTest, RunnersUpOfAnExploringFirstChoiceFaceItsMeasuredCost) {
+  auto ranked = [](bool exploring) {
+    std::vector<Candidate> c = {
+        Make("a", "A100-SXM4-80GB", EvidenceBasis::kEstimated, 6, 0.05,
+             {0.75, 1.35}, Fit::kFits, "key-2"),
+        Make("b", "L40S-PCIE-48GB", EvidenceBasis::kEstimated, 8.1)};
+    if (exploring) {
+      c[0].exploration = ConfigurationExploration{};
+      c[0].exploration->measured_recipe_key = "key-1";
+      c[0].exploration->measured_value_micros = 10.05e6;
+    }
+    return c;
+  };
+  std::vector<Candidate> estimate = ranked(/*exploring=*/false);
+  EXPECT_FALSE(ProposeBakeOff(Request(), 20'000, &estimate).has_value());
+  EXPECT_THAT(estimate[1].reasons.back(),
+              HasSubstr("optimistic edge it would cost 6.11 against 6.05"));
+
+  std::vector<Candidate> exploring = ranked(/*exploring=*/true);
+  auto bake_off = ProposeBakeOff(Request(), 20'000, &exploring);
+  ASSERT_TRUE(bake_off.has_value());
+  ASSERT_EQ(bake_off->runs.size(), 1u);
+  EXPECT_EQ(bake_off->runs[0].pool_name, "b");
+  EXPECT_GT(bake_off->runs[0].win_probability, 0.5);
+  EXPECT_THAT(bake_off->runs[0].reason, HasSubstr("against 10.05)"));
+}
+
 TEST(MeasurementValueTest, ShortfallAndProbabilityOfALognormal) {
   // Without spread the shortfall is the plain difference.
   EXPECT_DOUBLE_EQ(ExpectedShortfall(10, 8, 0), 2);
