@@ -176,18 +176,38 @@ std::string TimingText(const v1::CandidateTiming& t) {
 }
 
 std::string BasisText(const v1::PlacementCandidate& c) {
+  std::string basis;
   switch (c.basis()) {
     case v1::EVIDENCE_BASIS_MEASURED:
-      return absl::StrCat("measured (", c.evidence_runs(),
-                          c.evidence_runs() == 1 ? " run)" : " runs)");
+      basis = absl::StrCat("measured (", c.evidence_runs(),
+                           c.evidence_runs() == 1 ? " run)" : " runs)");
+      break;
     case v1::EVIDENCE_BASIS_TRANSFERRED:
-      return absl::StrCat("transferred (", c.evidence_runs(),
-                          c.evidence_runs() == 1 ? " run)" : " runs)");
+      basis = absl::StrCat("transferred (", c.evidence_runs(),
+                           c.evidence_runs() == 1 ? " run)" : " runs)");
+      break;
     case v1::EVIDENCE_BASIS_ESTIMATED:
-      return "estimated";
+      basis = "estimated";
+      break;
     default:
       return "-";
   }
+  // Its job measures it; the pool ranks at the configuration measured
+  // there (the candidate's "explores" line).
+  return c.has_exploration() ? absl::StrCat(basis, ", explored") : basis;
+}
+
+std::string ExplorationText(const v1::ConfigurationExploration& x) {
+  return absl::StrFormat(
+      "the job runs this configuration in place of recipe %s, measured here "
+      "at %s (the pool ranks at that); it may cost this job up to %s more "
+      "and is expected to save %s over %s steps of this recipe class (%.0f%% "
+      "chance it is cheaper)",
+      x.measured_recipe_key(),
+      core::FormatMicrosAsCents(x.measured_cost_micros()),
+      core::FormatMicrosAsCents(x.premium_micros()),
+      core::FormatMicrosAsCents(x.expected_saving_micros()),
+      StepsText(x.demand_steps()), 100 * x.win_probability());
 }
 
 std::string MemoryText(const v1::MemoryEstimate& m) {
@@ -347,6 +367,9 @@ void PrintCandidateDetails(const v1::PlacePlanRequest& request,
   if (const std::string cost = CostMakeUpText(c, request.total_steps());
       !cost.empty()) {
     out << "    cost:    " << cost << "\n";
+  }
+  if (c.has_exploration()) {
+    out << "    explores: " << ExplorationText(c.exploration()) << "\n";
   }
   if (c.has_failure_rate()) {
     out << "    failure: " << FailureRateText(c.failure_rate()) << "\n";

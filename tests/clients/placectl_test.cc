@@ -371,6 +371,67 @@ TEST_F(PlacectlTest, BakeOffStatusThenAStandardWrittenAndRetired) {
   EXPECT_EQ(Placectl(absl::StrCat("bakeoff ", plan.plan_id()), &out), 2);
 }
 
+// A 1B full fine-tune (micro-batch 2) over two A100-80GB, measured with
+// activation checkpointing on (one 1,000-step run, at its estimate) and
+// asked with it left open: the job runs it without checkpointing, never run
+// there, and the pool ranks at the measured configuration's cost. placectl
+// says so in the BASIS column and in a line of the candidate's own.
+TEST_F(PlacectlTest, AJobThatMeasuresAnotherConfigurationSaysSo) {
+  client_->CreatePool(TrainingPool("a100-train", kA100, 1, 8, 2'000'000));
+  v1::PlacePlanRequest request;
+  v1::Recipe* open = request.mutable_recipe();
+  open->set_model("Llama-3.2-1B");
+  open->set_method(v1::FINE_TUNE_METHOD_FULL);
+  open->set_sequence_length(4096);
+  open->set_micro_batch_size(2);
+  open->set_precision(v1::PRECISION_BF16);
+  open->set_fp32_master_weights(true);
+  open->set_optimizer(v1::OPTIMIZER_ADAMW);
+  open->set_gpu_count(2);
+  open->set_parallelism(v1::PARALLELISM_DDP);
+  request.set_total_steps(1000);
+  request.set_team("ml-platform");
+
+  v1::PlacePlanRequest on = request;
+  on.mutable_recipe()->set_activation_checkpointing_mode(
+      v1::ACTIVATION_CHECKPOINTING_ON);
+  const v1::PlacementCandidate estimate =
+      client_
+          ->PlanUntil(on,
+                      [](const v1::PlacePlanResponse& p) {
+                        return p.candidates_size() == 1;
+                      })
+          .candidates(0);
+  ApiClient::TimedRun run;
+  run.pool = "a100-train";
+  run.sku = kA100;
+  run.recipe = estimate.recipe();
+  run.steps_attempted = run.steps_succeeded = 1000;
+  run.step_s = estimate.expected_gpu_hours() * 3600 / 2 / 1000;
+  run.peak_gb = estimate.peak_memory_gb();
+  client_->UploadTimedRun(run);
+  client_->PlanUntil(on, Measured("a100-train", 1));
+
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(request, &json).ok());
+  std::string out;
+  ASSERT_EQ(
+      Placectl(absl::StrCat("plan --recipe ", WriteFile("open.json", json)),
+               &out),
+      0);
+  const std::vector<std::string> row = RowAfterHeader(out, "RANK", 0);
+  ASSERT_GE(row.size(), 16u) << out;
+  EXPECT_EQ(row[1], "a100-train");
+  EXPECT_EQ(row[15], "transferred (1 run), explored");
+  EXPECT_THAT(out, HasSubstr("checkpointing off"));
+  EXPECT_THAT(out, HasSubstr(absl::StrCat(
+                       "explores: the job runs this configuration in place of "
+                       "recipe ",
+                       estimate.recipe_key(), ", measured here at ")));
+  EXPECT_THAT(out, HasSubstr("(the pool ranks at that)"));
+  EXPECT_THAT(out, HasSubstr("the job measures this configuration"));
+}
+
 // Long: every way placectl takes a recipe (YAML, JSON, short enum names,
 // standard input, flags over a file, a file's constraints, bad files)
 // held against the one recipe key the flags give.
