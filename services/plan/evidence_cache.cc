@@ -588,11 +588,11 @@ void EvidenceCache::FreeRetired() {
 }
 
 absl::Status EvidenceCache::ReloadWith(storage::DbSession& session) {
-  return Reload(session, /*full=*/false, /*refit=*/false);
+  return Reload(session, /*full=*/false, RefitsOnEveryChange());
 }
 
 absl::Status EvidenceCache::FullReloadWith(storage::DbSession& session) {
-  return Reload(session, /*full=*/true, /*refit=*/false);
+  return Reload(session, /*full=*/true, RefitsOnEveryChange());
 }
 
 absl::Status EvidenceCache::Reload(storage::DbSession& session, bool full,

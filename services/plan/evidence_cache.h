@@ -219,10 +219,15 @@ class EvidenceCache : public TokenDirectory {
   // Reads what changed on the caller's session and publishes the result, so
   // that a change this replica just committed (a new pool) is in the very
   // next plan. A snapshot is only ever replaced by one read after it; a
-  // read that finds no change publishes nothing (plans stay cached).
+  // read that finds no change publishes nothing (plans stay cached). It
+  // carries the last fleet fit, unless the fleet model is re-fitted on
+  // every change (a `refit_interval` of zero): then it fits too, so that
+  // every snapshot's fit is of its own evidence and a plan does not depend
+  // on whether the cache's thread read a change before the caller did.
   absl::Status ReloadWith(storage::DbSession& session);
 
-  // Reads everything on the caller's session and publishes it.
+  // Reads everything on the caller's session and publishes it (the fleet
+  // model as ReloadWith).
   absl::Status FullReloadWith(storage::DbSession& session);
 
   // This replica committed a change to evidence and is about to acknowledge
@@ -257,6 +262,9 @@ class EvidenceCache : public TokenDirectory {
   bool IncludesLocked(const CatalogSnapshot& snapshot,
                       const Waiter& waiter) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool RefitsOnEveryChange() const {
+    return refit_interval_ <= absl::ZeroDuration();
+  }
   // Runs the ready callbacks of served waiters, a few at a time.
   class CallbackThreads {
    public:

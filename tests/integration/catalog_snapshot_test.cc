@@ -511,6 +511,34 @@ TEST_F(CatalogSnapshotTest, FleetModelIsNotRefittedWhenNothingChanged) {
             fitted->step_time_cells() + 1);
 }
 
+// Re-fitted on every change, a snapshot a handler reads on its own session
+// (a pool's state report, before it answers) carries a fit of its own
+// evidence, not the last one: a plan that waits for that report's version
+// reads the same fleet model whether or not the cache's thread read the
+// upload first (the queue replay's plans repeated only when nothing else
+// ran on the machine).
+TEST_F(CatalogSnapshotTest, AHandlersReadIsFittedWhenEveryChangeIs) {
+  ASSERT_TRUE(storage::CreatePool(session_, PoolNumber(0, 0), "").ok());
+  for (int i = 0; i < 4; ++i) Upload(PoolNumber(0, 0), i, 10 + i);
+  EvidenceCache cache(db_.url(), /*reread_interval=*/absl::Hours(1),
+                      /*refit_interval=*/absl::ZeroDuration());
+  ASSERT_TRUE(WaitUntil([&] {
+    return cache.Current() != nullptr && cache.Current()->fleet != nullptr;
+  }));
+  std::shared_ptr<const core::FleetModel> fitted = cache.Current()->fleet;
+
+  for (int i = 4; i < 7; ++i) {
+    Upload(PoolNumber(0, 0), i, 17 + i);  // succeeded: a step-time cell
+    // At once, before the cache's thread is due to read it (it waits 50 ms
+    // after a notification).
+    ASSERT_TRUE(cache.ReloadWith(session_).ok());
+    std::shared_ptr<const CatalogSnapshot> read = cache.Current();
+    ASSERT_EQ(read->evidence.size(), static_cast<size_t>(i + 1));
+    EXPECT_EQ(read->fleet->step_time_cells(),
+              fitted->step_time_cells() + i - 3);
+  }
+}
+
 // Migration 0017's figures reach the snapshot, in a full read and in an
 // incremental one: each rollup's busy and succeeded GPU time and each
 // pool's failure row (read whole each time; a changed row alone is a
