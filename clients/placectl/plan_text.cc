@@ -198,14 +198,18 @@ std::string BasisText(const v1::PlacementCandidate& c) {
 }
 
 std::string ExplorationText(const v1::ConfigurationExploration& x) {
+  // A premium of 0 or less: cheaper even at its pessimistic edge.
+  const std::string premium =
+      x.premium_micros() > 0
+          ? absl::StrCat("it may cost this job up to ",
+                         core::FormatMicrosAsCents(x.premium_micros()), " more")
+          : "it costs this job nothing more even at its pessimistic edge";
   return absl::StrFormat(
       "the job runs this configuration in place of recipe %s, measured here "
-      "at %s (the pool ranks at that); it may cost this job up to %s more "
-      "and is expected to save %s over %s steps of this recipe class (%.0f%% "
-      "chance it is cheaper)",
+      "at %s (the pool ranks at that); %s and is expected to save %s over %s "
+      "steps of this recipe class (%.0f%% chance it is cheaper)",
       x.measured_recipe_key(),
-      core::FormatMicrosAsCents(x.measured_cost_micros()),
-      core::FormatMicrosAsCents(x.premium_micros()),
+      core::FormatMicrosAsCents(x.measured_cost_micros()), premium,
       core::FormatMicrosAsCents(x.expected_saving_micros()),
       StepsText(x.demand_steps()), 100 * x.win_probability());
 }
