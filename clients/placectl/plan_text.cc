@@ -176,15 +176,15 @@ std::string TimingText(const v1::CandidateTiming& t) {
 }
 
 std::string BasisText(const v1::PlacementCandidate& c) {
+  const std::string runs = absl::StrCat(
+      " (", c.evidence_runs(), c.evidence_runs() == 1 ? " run)" : " runs)");
   std::string basis;
   switch (c.basis()) {
     case v1::EVIDENCE_BASIS_MEASURED:
-      basis = absl::StrCat("measured (", c.evidence_runs(),
-                           c.evidence_runs() == 1 ? " run)" : " runs)");
+      basis = absl::StrCat("measured", runs);
       break;
     case v1::EVIDENCE_BASIS_TRANSFERRED:
-      basis = absl::StrCat("transferred (", c.evidence_runs(),
-                           c.evidence_runs() == 1 ? " run)" : " runs)");
+      basis = absl::StrCat("transferred", runs);
       break;
     case v1::EVIDENCE_BASIS_ESTIMATED:
       basis = "estimated";
