@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "core/plan/job_cost.h"
 #include "core/plan/measurement_value.h"
+#include "core/plan/ranking.h"
 #include "core/plan/rules.h"
 #include "core/recipe.h"
 
@@ -54,9 +55,7 @@ struct Proposal {
 // the pool ranks at (what it is known to cost; the estimate it explores is
 // not yet evidence).
 double FirstChoiceValue(const Candidate& first) {
-  return first.exploration.has_value()
-             ? first.exploration->measured_value_micros
-             : static_cast<double>(first.expected_cost_micros);
+  return PoolValue(first, static_cast<double>(first.expected_cost_micros));
 }
 
 // The value of measuring candidate `cand` before the job, against the

@@ -149,9 +149,8 @@ std::vector<OutOfMemoryFallback> SortByRankingKey(
                                                 : c.fit == Fit::kFits;
     return std::make_tuple(
         !risk_priced && !fits,
-        c.exploration.has_value()
-            ? c.exploration->measured_value_micros
-            : RiskPricedValue(c, RankingValue(c, objective), priced_against),
+        PoolValue(
+            c, RiskPricedValue(c, RankingValue(c, objective), priced_against)),
         !fits,
         by_time ? static_cast<double>(c.expected_cost_micros)
                 : absl::ToDoubleSeconds(c.expected_wall_time),
@@ -185,6 +184,11 @@ double RankingValue(const Candidate& c, Objective objective) {
   const double nominal = NominalValue(c, objective);
   if (Measured(c) || c.step_time_s <= 0) return nominal;
   return nominal * c.step_time_s_band.high / c.step_time_s;
+}
+
+double PoolValue(const Candidate& c, double own_value) {
+  return c.exploration.has_value() ? c.exploration->measured_value_micros
+                                   : own_value;
 }
 
 double RiskPricedValue(const Candidate& c, double value,

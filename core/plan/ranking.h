@@ -30,6 +30,13 @@ namespace placement::core {
 // at the upper step-time band unless MEASURED. Lower is better.
 double RankingValue(const Candidate& candidate, Objective objective);
 
+// What `candidate`'s pool is worth to a plan: where its job explores another
+// configuration (Candidate::exploration), the measured one's value, what the
+// pool is known to cost (the explored estimate is not yet evidence);
+// otherwise `own_value`, the candidate's own figure. The ranking and the
+// bake-off's first choice both read a pool through it.
+double PoolValue(const Candidate& candidate, double own_value);
+
 // The value of a BORDERLINE candidate with its risk priced in: with its
 // oom_probability p the job does not run there and goes to the fallback
 // (RiskFallback), whose value is `fallback_value`, after the attempt the
