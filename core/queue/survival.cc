@@ -63,7 +63,10 @@ std::optional<double> SurvivalSample::DrawAbove(double floor, Rng& rng) const {
       std::upper_bound(cumulative_.begin(), cumulative_.end(), target) -
       cumulative_.begin());
   if (i >= times_.size()) return std::nullopt;  // the tail
-  const double smoothed = times_[i] * std::exp(bandwidth_ * rng.Normal());
+  // E[exp(h z)] = exp(h^2 / 2): without the correction every smoothed draw
+  // would be that much longer in the mean, and every wait forecast late.
+  const double smoothed = times_[i] * std::exp(bandwidth_ * rng.Normal() -
+                                               bandwidth_ * bandwidth_ / 2);
   return smoothed > floor ? smoothed : times_[i];
 }
 

@@ -25,14 +25,14 @@ class SurvivalSample {
   double largest() const { return largest_; }
 
   // A draw above `floor` from the estimated distribution, smoothed: the
-  // value drawn times exp(h z), z standard normal, h Silverman's bandwidth
-  // of the logarithms of the ended values (1.06 sd n^-1/5), so that a
-  // history of a few dozen jobs does not make the tails as thin as its
-  // extremes (kept unsmoothed when smoothing would take it below
-  // `floor`). nullopt when it
-  // falls beyond every value observed (the mass the estimate leaves
-  // beyond its last observation when that one still runs) or nothing is
-  // known above `floor`: the caller's tail.
+  // value drawn times exp(h z - h^2 / 2), z standard normal, h Silverman's
+  // bandwidth of the logarithms of the ended values (1.06 sd n^-1/5), so
+  // that a history of a few dozen jobs does not make the tails as thin as
+  // its extremes; the - h^2 / 2 keeps the value's mean (kept unsmoothed
+  // when smoothing would take it below `floor`). nullopt when it falls
+  // beyond every value observed (the mass the estimate leaves beyond its
+  // last observation when that one still runs) or nothing is known above
+  // `floor`: the caller's tail.
   std::optional<double> DrawAbove(double floor, Rng& rng) const;
 
  private:
