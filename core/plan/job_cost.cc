@@ -178,9 +178,9 @@ std::optional<ObservedCost> ObservedJobCost(
   // The runs as jobs: each succeeded run one job of the steps they kept.
   const double jobs = std::max<int64_t>(1, m.successful_runs);
   const double held_hours = m.exposure_gpu_hours / g;
+  const double startup_hours = StartupGpuHours(m, g, model_startup_hours) / g;
   const double lost_hours =
-      std::min(LostGpuHours(m, StartupGpuHours(m, g, model_startup_hours)) / g,
-               held_hours);
+      std::min(LostGpuHours(m, startup_hours * g) / g, held_hours);
   const double job_hours = (held_hours - lost_hours) / jobs;
   const double job_steps = static_cast<double>(m.steps_succeeded) / jobs;
   observed.job_steps = static_cast<int64_t>(std::llround(job_steps));
@@ -190,7 +190,14 @@ std::optional<ObservedCost> ObservedJobCost(
   const double slow =
       mean_step_s > 0 ? std::max(1.0, m.p95_step_time_s / mean_step_s) : 1;
   const double failures = static_cast<double>(m.failed_attempts);
-  const double loss = failures > 0 ? lost_hours / failures : 0;
+  // Runs that never failed still leave a rate they cannot rule out (the
+  // Jeffreys p90 below), and the band's upper edge prices it as a
+  // projection prices a failure of a job with no checkpoint
+  // (LostHoursForJob): a relaunch and half of the job. Priced at nothing,
+  // a clean pool's band would be its runs' figure alone, and any rework a
+  // projection expects would lie above it.
+  const double loss =
+      failures > 0 ? lost_hours / failures : startup_hours + job_hours / 2;
   auto per_step = [&](double step_factor, double rate) {
     const double run = job_hours + steps_hours * (step_factor - 1);
     const double total = run / (1 - std::min(kMaxLostShare, rate * loss));

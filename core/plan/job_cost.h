@@ -90,8 +90,10 @@ std::optional<JobCostInputs> MeasuredJobInputs(
 // successful steps, and its band: the cost of a job as long as the runs
 // (their successful steps per succeeded attempt) with the runs' own
 // failure rate at the p10 and p90 of its posterior under a Jeffreys prior
-// (failures + 1/2 over the hours they held the SKU), and the step time
-// from the runs' mean to their p95. The band always holds the point. What
+// (failures + 1/2 over the hours they held the SKU), each failure losing
+// what the runs' failures lost on average (with none, a relaunch and half
+// of the job), and the step time from the runs' mean to their p95. The
+// band always holds the point. What
 // a projection of such a job must agree with (given the same
 // `model_startup_hours`: it decides which of the runs' hours were start-up
 // and which were lost). nullopt without a successful step or without

@@ -318,6 +318,39 @@ TEST(OneCostTest, ProjectionLiesInTheBandOfWhatItsRunsObserved) {
   EXPECT_GT(separated, 30);
 }
 
+// Eight runs alike that never failed: the band is not their figure alone.
+// They held the pool for under an hour, which rules out no failure rate
+// below a few an hour, and the projection of a job as long as theirs
+// prices the pool's rate; the band's upper edge prices the rate the runs
+// leave open (their Jeffreys p90, each failure a relaunch and half a job),
+// so the projection lies within it.
+TEST(OneCostTest, RunsThatNeverFailedLeaveTheRateTheyCannotRuleOutInTheBand) {
+  const Recipe recipe = LoraDdp(1);
+  InMemoryEvidence evidence;
+  const Attempt ok{300, 300, 90 + 300 * 0.5, RunOutcome::kSucceeded};
+  for (int i = 0; i < 8; ++i) {
+    MeasuredRun run =
+        RunOf("a100", kA100, 1, {ok}, 0.5, 30, kEpoch + absl::Hours(i));
+    run.step_time_p50_s = run.step_time_p95_s = 0.5;  // no slow steps
+    evidence.AddRun(recipe, run);
+  }
+  const std::vector<Pool> pools = A100Pool();
+  const absl::StatusOr<PlanResult> plan =
+      Plan(Request(recipe, 300), pools, TestCatalog(), evidence);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Candidate* c = Find(*plan, "a100");
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->observed.has_value());
+  const ObservedCost& o = *c->observed;
+  EXPECT_NEAR(o.gpu_hours_per_successful_step, (90 + 300 * 0.5) / 3600 / 300,
+              1e-9);
+  EXPECT_GT(c->rework_gpu_hours, 0);  // the pool's rate, priced
+  EXPECT_GT(o.band.high, 1.05 * o.gpu_hours_per_successful_step);
+  EXPECT_GE(c->projected_gpu_hours_per_successful_step_at_observed, o.band.low);
+  EXPECT_LE(c->projected_gpu_hours_per_successful_step_at_observed,
+            o.band.high);
+}
+
 // ---------------------------------------------------------------------------
 // One upload among eight honest ones moves no recipe's projected cost on
 // the pool by more than 1.5x, in either direction.
