@@ -21,7 +21,7 @@ def _quantile(values, q):
     return values[low] + (values[high] - values[low]) * (pos - low)
 
 
-def _started_by(job, p, forecast):
+def started_by(job, p, forecast):
     """Whether the job started by its forecast's p-quantile: 1 or 0, but a
     job that started at once when the forecast put a start at once at some
     levels counts in proportion (a start at once has probability between
@@ -38,7 +38,7 @@ def _started_by(job, p, forecast):
 
 def calibration(jobs, forecast="predicted"):
     """For each level p, the share of jobs with a known forecast that
-    started by its p-quantile (_started_by): {p: share}, how many jobs,
+    started by its p-quantile (started_by): {p: share}, how many jobs,
     and how many of them started at once. `forecast`: the job's attribute
     read (the plan's calibrated forecast, `predicted_raw` the same before
     calibration, `predicted_ideal` the forecast that knows the true run-time
@@ -47,7 +47,7 @@ def calibration(jobs, forecast="predicted"):
              j.wait_s is not None]
     shares = {}
     for p in LEVELS:
-        shares[p] = (sum(_started_by(j, p, getattr(j, forecast))
+        shares[p] = (sum(started_by(j, p, getattr(j, forecast))
                          for j in known) / len(known)
                      if known else math.nan)
     return shares, len(known), sum(j.wait_s <= 1e-6 for j in known)
