@@ -100,6 +100,46 @@ TEST(ValidateMeasuredRunTest, BusyTimeMustFitTheWallTime) {
   EXPECT_THAT(ValidateMeasuredRun(run), IsEmpty());
 }
 
+// A year between start and end for 100 steps of 1.2 s is a wrong clock or a
+// bad upload: the wall time may hold the steps and at most 48 hours of
+// start-up and detection an attempt, no more.
+TEST(ValidateMeasuredRunTest, WallTimeTheStepsDoNotExplainIsRefused) {
+  MeasuredRun run = ValidRun();
+  run.steps_attempted = 100;
+  run.steps_succeeded = 0;
+  run.step_time_mean_s = 1.2;
+  run.step_time_p50_s = 1.2;
+  run.step_time_p95_s = 1.3;
+  run.outcome = RunOutcome::kPreempted;
+  run.ended = run.started + absl::Hours(24 * 365);
+  EXPECT_THAT(ValidateMeasuredRun(run), OnlyField("ended"));
+  // 120 s of steps and 48 h of overhead for its one attempt: at the edge.
+  run.ended = run.started + absl::Seconds(120) + absl::Hours(48);
+  EXPECT_THAT(ValidateMeasuredRun(run), IsEmpty());
+  run.ended += absl::Seconds(1);
+  EXPECT_THAT(ValidateMeasuredRun(run), OnlyField("ended"));
+  // Each retry is another attempt with an overhead of its own.
+  run.retries = 1;
+  EXPECT_THAT(ValidateMeasuredRun(run), IsEmpty());
+}
+
+// retry_outcomes, when an agent names them, are one failure for each retry.
+TEST(ValidateMeasuredRunTest, RetryOutcomesNameOneFailureForEachRetry) {
+  MeasuredRun run = ValidRun();
+  run.retries = 2;
+  run.retry_outcomes = {RunOutcome::kPreempted};
+  EXPECT_THAT(ValidateMeasuredRun(run), OnlyField("retry_outcomes"));
+  run.retry_outcomes = {RunOutcome::kPreempted, RunOutcome::kSucceeded};
+  EXPECT_THAT(ValidateMeasuredRun(run), OnlyField("retry_outcomes[1]"));
+  run.retry_outcomes = {RunOutcome::kUnspecified,
+                        RunOutcome::kCollectiveTimeout};
+  EXPECT_THAT(ValidateMeasuredRun(run), OnlyField("retry_outcomes[0]"));
+  run.retry_outcomes = {RunOutcome::kPreempted, RunOutcome::kCollectiveTimeout};
+  EXPECT_THAT(ValidateMeasuredRun(run), IsEmpty());
+  run.retry_outcomes.clear();  // an agent that names no causes
+  EXPECT_THAT(ValidateMeasuredRun(run), IsEmpty());
+}
+
 TEST(ValidateMeasuredRunTest, EndBeforeStartIsTheOnlyTimeViolation) {
   MeasuredRun run = ValidRun();
   run.ended = run.started - absl::Seconds(1);
