@@ -287,7 +287,6 @@ class Queues(unittest.TestCase):
         self.assertGreater(min(waits), 0)
         self.assertEqual(waits, sorted(waits))
 
-
     def test_a_right_forecast_is_calibrated_over_histories(self):
         # forecast_spread.py's checks: each tenant's job forecast on
         # arrival by the ideal forecaster, checked against its start. Over
@@ -305,6 +304,7 @@ class Queues(unittest.TestCase):
         shares = forecast_spread.shares(checks)
         self.assertAlmostEqual(shares[0.5], 0.5, delta=0.08)
         self.assertAlmostEqual(shares[0.9], 0.9, delta=0.05)
+
 
 class IdealForecastRanking(unittest.TestCase):
     """The ideal-forecasts policy ranks the service's candidates by the

@@ -93,11 +93,10 @@ std::optional<JobCostInputs> MeasuredJobInputs(
 // (failures + 1/2 over the hours they held the SKU), each failure losing
 // what the runs' failures lost on average (with none, a relaunch and half
 // of the job), and the step time from the runs' mean to their p95. The
-// band always holds the point. What
-// a projection of such a job must agree with (given the same
-// `model_startup_hours`: it decides which of the runs' hours were start-up
-// and which were lost). nullopt without a successful step or without
-// counted hours.
+// band always holds the point. What a projection of such a job must agree
+// with (given the same `model_startup_hours`: it decides which of the
+// runs' hours were start-up and which were lost). nullopt without a
+// successful step or without counted hours.
 struct ObservedCost {
   double gpu_hours_per_successful_step = 0;
   Band band;
