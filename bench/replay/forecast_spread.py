@@ -4,7 +4,7 @@ tenants alone (`--tenant-luck` 0 to N-1, no trace), each tenant's job
 forecast on arrival by the ideal forecaster of the queue replay
 (PoolQueue.forecast_starts: the tenants' true run-time distribution, the
 queue as it stands) and checked against its start as the replay checks the
-trace's (queue_report.started_by). A forecast that is right starts 50% of
+trace's (start_checks.started_by). A forecast that is right starts 50% of
 jobs by its median over many histories; what one history shows around
 that is the noise a bar read on one history must allow (docs/DECISIONS.md,
 "One history's calibration, when the forecast is right").
@@ -22,8 +22,7 @@ import sys
 import queues as qlib
 import time_ranking
 import world as world_lib
-from queue_driver import LEVELS
-from queue_report import started_by
+from start_checks import LEVELS, started_by
 
 
 class _Check:

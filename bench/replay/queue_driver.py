@@ -14,13 +14,12 @@ from placement.v1 import placement_pb2
 from placement.v1 import pool_state_pb2
 
 import queues as qlib
+from start_checks import LEVELS
 import time_ranking
 from driver import (REPLAY_EPOCH_S, _options, _oracle_gpu_counts,
                     union_options)
 from execution import DAY_S, OUT_OF_MEMORY, run_job
 from service import MICROS, Service
-
-LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
 class QJobResult:

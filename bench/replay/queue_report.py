@@ -4,7 +4,7 @@ deadlines met, the cost of delay, and how the start forecasts fared
 
 import math
 
-from queue_driver import LEVELS
+from start_checks import LEVELS, started_by
 
 
 def _ratio(a, b):
@@ -19,21 +19,6 @@ def _quantile(values, q):
     low = int(pos)
     high = min(low + 1, len(values) - 1)
     return values[low] + (values[high] - values[low]) * (pos - low)
-
-
-def started_by(job, p, forecast):
-    """Whether the job started by its forecast's p-quantile: 1 or 0, but a
-    job that started at once when the forecast put a start at once at some
-    levels counts in proportion (a start at once has probability between
-    the highest level at zero and the next: its share is spread evenly
-    over [0, the midpoint of the two], as a PIT with ties split)."""
-    levels = sorted(forecast)
-    if job.wait_s > 1e-6 or forecast[p] > 1e-6:
-        return 1.0 if job.wait_s <= forecast[p] + 1e-6 else 0.0
-    zero = [q for q in levels if forecast[q] <= 1e-6]
-    above = [q for q in levels if forecast[q] > 1e-6]
-    mass = (max(zero) + (min(above) if above else 1.0)) / 2
-    return min(1.0, p / mass)
 
 
 def calibration(jobs, forecast="predicted"):
