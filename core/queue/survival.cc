@@ -50,6 +50,16 @@ SurvivalSample::SurvivalSample(std::vector<double> ended,
     survival = next;
     at_risk -= static_cast<double>(ties);
   }
+  // The longest run measured stands at the middle of its share, as
+  // QuantileOfSorted reads draws: the upper half of that share is beyond
+  // every run measured (the tail). Without it a history of n ends says no
+  // job runs longer than the longest of them, which the next one does with
+  // probability 1 / (n + 1), and a young history's forecasts start early.
+  if (!times_.empty()) {
+    const double last_share =
+        cumulative_.back() - (times_.size() > 1 ? cumulative_.end()[-2] : 0);
+    cumulative_.back() -= last_share / 2;
+  }
 }
 
 std::optional<double> SurvivalSample::DrawAbove(double floor, Rng& rng) const {

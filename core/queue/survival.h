@@ -31,8 +31,8 @@ class SurvivalSample {
   // its extremes; the - h^2 / 2 keeps the value's mean (kept unsmoothed
   // when smoothing would take it below `floor`). nullopt when it falls
   // beyond every value observed (the mass the estimate leaves beyond its
-  // last observation when that one still runs) or nothing is known above
-  // `floor`: the caller's tail.
+  // last end: jobs still running past it, and the upper half of the last
+  // end's own share) or nothing is known above `floor`: the caller's tail.
   std::optional<double> DrawAbove(double floor, Rng& rng) const;
 
  private:
