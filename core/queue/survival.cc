@@ -57,7 +57,8 @@ SurvivalSample::SurvivalSample(std::vector<double> ended,
   // probability 1 / (n + 1), and a young history's forecasts start early.
   if (!times_.empty()) {
     const double last_share =
-        cumulative_.back() - (times_.size() > 1 ? cumulative_.end()[-2] : 0);
+        cumulative_.back() -
+        (times_.size() > 1 ? cumulative_[cumulative_.size() - 2] : 0);
     cumulative_.back() -= last_share / 2;
   }
 }
