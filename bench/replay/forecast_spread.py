@@ -7,11 +7,17 @@ queue as it stands) and checked against its start as the replay checks the
 trace's (start_checks.started_by). A forecast that is right starts 50% of
 jobs by its median over many histories; what one history shows around
 that is the noise a bar read on one history must allow (docs/DECISIONS.md,
-"One history's calibration, when the forecast is right").
+"One history's calibration, when the forecast is right"). With
+`--calibrated`, the same forecasts are also read through the service's
+calibration of a pool's forecasts (start_calibration.py: the pool's last 40
+started checks and its jobs still waiting, as the service reads its placed
+jobs'), every tenant's job a check: whether that rule moves a right
+forecast toward or away from its levels (docs/DECISIONS.md, "A right
+forecast over other histories").
 
     PYTHONPATH=build/release/proto/python:tests/support:bench/replay \\
         /usr/bin/python3 bench/replay/forecast_spread.py --histories 20 \\
-        bench/replay/worlds/queues-busy.json
+        [--calibrated] bench/replay/worlds/queues-busy.json
 """
 
 import argparse
@@ -20,6 +26,7 @@ import statistics
 import sys
 
 import queues as qlib
+import start_calibration
 import time_ranking
 import world as world_lib
 from start_checks import LEVELS, started_by
@@ -32,20 +39,44 @@ class _Check:
         self.wait_s = wait_s
 
 
-def history_checks(config, capacities, pool, horizon_s, luck):
+def _calibration(forecasts, now):
+    """The pool's calibration as the service would read it now: the last
+    MAX_PITS checks of the jobs started by now, in the order they started,
+    and the floors of those still waiting. `forecasts`: (job, levels)."""
+    started = sorted(((job.start, n, job, levels)
+                      for n, (job, levels) in enumerate(forecasts)
+                      if job.start is not None and job.start <= now),
+                     key=lambda s: s[:2])
+    pits = [start_calibration.pit(levels, job.start - job.submit,
+                                  random.Random(job.id).random())
+            for _, _, job, levels in started][-start_calibration.MAX_PITS:]
+    floors = [start_calibration.pit(levels, now - job.submit, 1.0)
+              for job, levels in forecasts
+              if job.start is None or job.start > now]
+    return start_calibration.StartCalibration(pits, floors)
+
+
+def history_checks(config, capacities, pool, horizon_s, luck,
+                   calibrated=False):
     """(wait, {level: forecast seconds}) of each tenant job of `pool` that
-    arrived after the warm-up, in one history of the tenants."""
+    arrived after the warm-up, in one history of the tenants; `calibrated`:
+    each forecast read through the checks of the jobs before it."""
     tenants = config.tenants[pool]
     arrivals = qlib.tenant_arrivals(config, capacities, horizon_s, luck)[pool]
     queue = qlib.PoolQueue(pool, capacities[pool])
     rng = random.Random(f"spread|{pool}|{luck}")
     forecasts = []
+    checked = []  # (job, its 21 levels), for the calibration
     for n, (at, gpus, run_s) in enumerate(arrivals):
         queue.finish_until(at)
         draws = queue.forecast_starts(gpus, at, tenants, rng)
         job = qlib.QJob(f"t{n}", gpus, at, run_s)
-        forecasts.append((job, {p: time_ranking.quantile_of_sorted(draws, p)
-                                for p in LEVELS}))
+        read = (_calibration(checked, at).level if calibrated
+                else lambda p: p)
+        forecasts.append((job, {p: time_ranking.quantile_of_sorted(
+            draws, read(p)) for p in LEVELS}))
+        checked.append((job, [time_ranking.quantile_of_sorted(draws, i / 20)
+                              for i in range(21)]))
         queue.submit(job, at)
     queue.finish_until(float("inf"))
     return [(job.start - job.submit, forecast) for job, forecast in forecasts
@@ -62,6 +93,9 @@ def shares(checks):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--histories", type=int, default=20)
+    parser.add_argument("--calibrated", action="store_true",
+                        help="also read each forecast through the "
+                        "service's calibration of the pool's checks")
     parser.add_argument("world")
     args = parser.parse_args(argv)
     world = world_lib.load(args.world)
@@ -70,22 +104,32 @@ def main(argv):
                   for p in world.pools}
     horizon_s = config.warmup_s + len(world.jobs) * world.arrival_gap_s
     pools = sorted(p for p in config.tenants if p in capacities)
-    per_history = {pool: [] for pool in pools + ["all pools"]}
-    for luck in range(args.histories):
-        together = []
-        for pool in pools:
-            checks = history_checks(config, capacities, pool, horizon_s, luck)
-            together += checks
-            if checks:
-                per_history[pool].append((shares(checks), len(checks)))
-        if together:
-            per_history["all pools"].append((shares(together), len(together)))
+    readings = [False, True] if args.calibrated else [False]
+    for calibrated in readings:
+        per_history = {pool: [] for pool in pools + ["all pools"]}
+        for luck in range(args.histories):
+            together = []
+            for pool in pools:
+                checks = history_checks(config, capacities, pool, horizon_s,
+                                        luck, calibrated)
+                together += checks
+                if checks:
+                    per_history[pool].append((shares(checks), len(checks)))
+            if together:
+                per_history["all pools"].append(
+                    (shares(together), len(together)))
+        _print_table(args, per_history, calibrated)
+
+
+def _print_table(args, per_history, calibrated):
     print(f"{args.world}: {args.histories} histories of the tenants, each "
           "job forecast on arrival by a forecast that knows their run-time "
-          "distribution; started by the forecast's p50 / p90")
+          "distribution" +
+          (", read through the pool's calibration" if calibrated else "") +
+          "; started by the forecast's p50 / p90")
     print("| pool | jobs per history | mean over histories | "
-          "sd between histories | lowest to highest |")
-    print("| --- | --- | --- | --- | --- |")
+          "sd between histories | lowest to highest | in both bands |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for pool, rows in per_history.items():
         if len(rows) < 2:
             continue
@@ -98,8 +142,11 @@ def main(argv):
             f"{100 * min(s[p] for s, _ in rows):.0f}-"
             f"{100 * max(s[p] for s, _ in rows):.0f}" for p in (0.5, 0.9))
         jobs = statistics.median(n for _, n in rows)
-        print(f"| {pool} | {jobs:.0f} | {cells[0]} | {cells[1]} | {spread} |")
-
+        # The issue's bands: 50 +- 5 at the median, 90 +- 5 at the p90.
+        within = sum(1 for s, _ in rows
+                     if abs(s[0.5] - 0.5) <= 0.05 and abs(s[0.9] - 0.9) <= 0.05)
+        print(f"| {pool} | {jobs:.0f} | {cells[0]} | {cells[1]} | {spread} | "
+              f"{within} of {len(rows)} |")
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -22,6 +22,7 @@ import execution
 import forecast_spread
 import queues
 import report
+import start_calibration
 import time_ranking
 import world as world_lib
 
@@ -304,6 +305,69 @@ class Queues(unittest.TestCase):
         shares = forecast_spread.shares(checks)
         self.assertAlmostEqual(shares[0.5], 0.5, delta=0.08)
         self.assertAlmostEqual(shares[0.9], 0.9, delta=0.05)
+        # Read through the pool's calibration, the same forecasts of the
+        # same jobs: still so.
+        calibrated = []
+        for luck in range(3):
+            for pool in sorted(w.queues.tenants):
+                calibrated += forecast_spread.history_checks(
+                    w.queues, caps, pool, horizon, luck, calibrated=True)
+        self.assertEqual([wait for wait, _ in calibrated],
+                         [wait for wait, _ in checks])
+        self.assertNotEqual(calibrated, checks)
+        shares = forecast_spread.shares(calibrated)
+        self.assertAlmostEqual(shares[0.5], 0.5, delta=0.08)
+        self.assertAlmostEqual(shares[0.9], 0.9, delta=0.05)
+
+
+class StartCalibrationMirror(unittest.TestCase):
+    """start_calibration.py reads checks as core/queue/start_calibration.cc
+    does: the figures of its unit tests (tests/core/queue/)."""
+
+    def test_with_nobody_waiting_it_is_the_checks_quantile(self):
+        pits = [(i * 37 % 50) / 50 for i in range(50)]
+        calibration = start_calibration.StartCalibration(pits, [])
+        self.assertEqual(calibration.effective, 50)
+        for q in (0.005, 0.1, 0.5, 0.77, 0.9, 0.999):
+            expected = (50 * time_ranking.quantile_of_sorted(sorted(pits), q)
+                        + 20 * q) / 70
+            self.assertAlmostEqual(calibration.level(q), expected, places=12)
+        self.assertEqual(
+            start_calibration.StartCalibration([0.1, 0.2], []).level(0.9), 0.9)
+
+    def test_jobs_still_waiting_past_their_forecast_read_it_later(self):
+        started = [(i * 17 % 40 + 0.5) / 40 for i in range(40)]
+        self.assertAlmostEqual(
+            start_calibration.StartCalibration(started, []).level(0.5), 0.5,
+            places=12)
+        waiting = start_calibration.StartCalibration(started, [0.95] * 40)
+        self.assertEqual(waiting.effective, 80)
+        median = 0.9375 + 0.025 * (0.5 - 0.46875) / (0.60625 - 0.46875)
+        self.assertAlmostEqual(waiting.level(0.5), (80 * median + 10) / 100,
+                               places=9)
+        self.assertGreater(waiting.level(0.9), 0.9)
+
+    def test_checks_that_move_together_count_for_less(self):
+        shuffled = [0.6 * (i * 43 % 120 + 0.5) / 120 for i in range(120)]
+        self.assertGreater(
+            start_calibration.StartCalibration(shuffled, []).effective, 100)
+        together = start_calibration.StartCalibration(
+            sorted(shuffled, reverse=True), [])
+        self.assertLess(together.effective, 5)
+        self.assertGreater(together.level(0.5), 0.45)
+        alternating = [0.2 if i % 2 else 0.4 for i in range(40)]
+        self.assertEqual(
+            start_calibration.StartCalibration(alternating, []).effective, 40)
+
+    def test_a_start_is_placed_between_the_levels(self):
+        levels = [100.0 * k for k in range(21)]
+        self.assertAlmostEqual(start_calibration.pit(levels, 150, 0.5), 0.075)
+        self.assertEqual(start_calibration.pit(levels, 2500, 0.5), 1.0)
+        # A start at once where the forecast put a fifth of its mass: the
+        # tie spread by `within_run` over [0, the middle of the next level].
+        at_once = [0.0] * 5 + [100.0 * k for k in range(1, 17)]
+        self.assertAlmostEqual(start_calibration.pit(at_once, 0, 0.0), 0.0)
+        self.assertAlmostEqual(start_calibration.pit(at_once, 0, 1.0), 0.225)
 
 
 class IdealForecastRanking(unittest.TestCase):
