@@ -148,5 +148,6 @@ def _print_table(args, per_history, calibrated):
         print(f"| {pool} | {jobs:.0f} | {cells[0]} | {cells[1]} | {spread} | "
               f"{within} of {len(rows)} |")
 
+
 if __name__ == "__main__":
     main(sys.argv[1:])

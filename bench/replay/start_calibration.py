@@ -69,7 +69,7 @@ def _autocorrelation_time(series):
 
 class StartCalibration:
     """`pits`: the started jobs' checks in the order they started; `floors`:
-    each waiting job's floor. Level(q) is the level the raw forecast is read
+    each waiting job's floor. level(q) is the level the raw forecast is read
     at for a calibrated q."""
 
     def __init__(self, pits, floors):
@@ -111,4 +111,3 @@ class StartCalibration:
         n = self.effective
         return min(1.0, max(0.0, (n * observed + MIN_PITS * q) /
                             (n + MIN_PITS)))
-
