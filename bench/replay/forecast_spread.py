@@ -143,8 +143,8 @@ def _print_table(args, per_history, calibrated):
             f"{100 * max(s[p] for s, _ in rows):.0f}" for p in (0.5, 0.9))
         jobs = statistics.median(n for _, n in rows)
         # The bands: 50 +- 5 at the median, 90 +- 5 at the p90.
-        within = sum(1 for s, _ in rows
-                     if abs(s[0.5] - 0.5) <= 0.05 and abs(s[0.9] - 0.9) <= 0.05)
+        within = sum(1 for s, _ in rows if abs(s[0.5] - 0.5) <= 0.05 and
+                     abs(s[0.9] - 0.9) <= 0.05)
         print(f"| {pool} | {jobs:.0f} | {cells[0]} | {cells[1]} | {spread} | "
               f"{within} of {len(rows)} |")
 
