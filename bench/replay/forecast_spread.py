@@ -39,21 +39,62 @@ class _Check:
         self.wait_s = wait_s
 
 
-def _calibration(forecasts, now):
-    """The pool's calibration as the service would read it now: the last
-    MAX_PITS checks of the jobs started by now, in the order they started,
-    and the floors of those still waiting. `forecasts`: (job, levels)."""
-    started = sorted(((job.start, n, job, levels)
-                      for n, (job, levels) in enumerate(forecasts)
-                      if job.start is not None and job.start <= now),
-                     key=lambda s: s[:2])
-    pits = [start_calibration.pit(levels, job.start - job.submit,
-                                  random.Random(job.id).random())
-            for _, _, job, levels in started][-start_calibration.MAX_PITS:]
-    floors = [start_calibration.pit(levels, now - job.submit, 1.0)
-              for job, levels in forecasts
-              if job.start is None or job.start > now]
-    return start_calibration.StartCalibration(pits, floors)
+class _PoolChecks:
+    """A pool's forecasts checked as the service keeps them: each job's
+    check once it has started, in the order the jobs started (the last
+    MAX_PITS), and the jobs still waiting, whose floors are read anew."""
+
+    def __init__(self):
+        self.pits = []
+        self.waiting = []  # (job, its forecast's kept levels)
+
+    def add(self, job, levels):
+        self.waiting.append((job, levels))
+
+    def calibration(self, now):
+        """The pool's calibration as the service would read it now."""
+        started = sorted((w for w in self.waiting
+                          if w[0].start is not None and w[0].start <= now),
+                         key=lambda w: w[0].start)
+        self.pits += [start_calibration.pit(levels, job.start - job.submit,
+                                            random.Random(job.id).random())
+                      for job, levels in started]
+        self.pits = self.pits[-start_calibration.MAX_PITS:]
+        self.waiting = [w for w in self.waiting
+                        if w[0].start is None or w[0].start > now]
+        floors = [start_calibration.pit(levels, now - job.submit, 1.0)
+                  for job, levels in self.waiting]
+        return start_calibration.StartCalibration(self.pits, floors)
+
+
+def history_forecasts(config, capacities, pool, horizon_s, luck,
+                      calibrated=False):
+    """(wait, {level: forecast seconds}, the same read through the checks
+    of the jobs before it, or None unless `calibrated`) of each tenant job
+    of `pool` that arrived after the warm-up, in one history of the
+    tenants."""
+    tenants = config.tenants[pool]
+    arrivals = qlib.tenant_arrivals(config, capacities, horizon_s, luck)[pool]
+    queue = qlib.PoolQueue(pool, capacities[pool])
+    rng = random.Random(f"spread|{pool}|{luck}")
+    forecasts = []
+    checks = _PoolChecks()
+    for n, (at, gpus, run_s) in enumerate(arrivals):
+        queue.finish_until(at)
+        draws = queue.forecast_starts(gpus, at, tenants, rng)
+        job = qlib.QJob(f"t{n}", gpus, at, run_s)
+        raw = {p: time_ranking.quantile_of_sorted(draws, p) for p in LEVELS}
+        read = None
+        if calibrated:
+            level = checks.calibration(at).level
+            read = {p: time_ranking.quantile_of_sorted(draws, level(p))
+                    for p in LEVELS}
+            checks.add(job, start_calibration.prediction_levels(draws))
+        forecasts.append((job, raw, read))
+        queue.submit(job, at)
+    queue.finish_until(float("inf"))
+    return [(job.start - job.submit, raw, read)
+            for job, raw, read in forecasts if job.submit >= config.warmup_s]
 
 
 def history_checks(config, capacities, pool, horizon_s, luck,
@@ -61,26 +102,9 @@ def history_checks(config, capacities, pool, horizon_s, luck,
     """(wait, {level: forecast seconds}) of each tenant job of `pool` that
     arrived after the warm-up, in one history of the tenants; `calibrated`:
     each forecast read through the checks of the jobs before it."""
-    tenants = config.tenants[pool]
-    arrivals = qlib.tenant_arrivals(config, capacities, horizon_s, luck)[pool]
-    queue = qlib.PoolQueue(pool, capacities[pool])
-    rng = random.Random(f"spread|{pool}|{luck}")
-    forecasts = []
-    checked = []  # (job, its 21 levels), for the calibration
-    for n, (at, gpus, run_s) in enumerate(arrivals):
-        queue.finish_until(at)
-        draws = queue.forecast_starts(gpus, at, tenants, rng)
-        job = qlib.QJob(f"t{n}", gpus, at, run_s)
-        read = (_calibration(checked, at).level if calibrated
-                else lambda p: p)
-        forecasts.append((job, {p: time_ranking.quantile_of_sorted(
-            draws, read(p)) for p in LEVELS}))
-        checked.append((job, [time_ranking.quantile_of_sorted(draws, i / 20)
-                              for i in range(21)]))
-        queue.submit(job, at)
-    queue.finish_until(float("inf"))
-    return [(job.start - job.submit, forecast) for job, forecast in forecasts
-            if job.submit >= config.warmup_s]
+    return [(wait, read if calibrated else raw)
+            for wait, raw, read in history_forecasts(
+                config, capacities, pool, horizon_s, luck, calibrated)]
 
 
 def shares(checks):
@@ -104,21 +128,27 @@ def main(argv):
                   for p in world.pools}
     horizon_s = config.warmup_s + len(world.jobs) * world.arrival_gap_s
     pools = sorted(p for p in config.tenants if p in capacities)
-    readings = [False, True] if args.calibrated else [False]
-    for calibrated in readings:
-        per_history = {pool: [] for pool in pools + ["all pools"]}
-        for luck in range(args.histories):
-            together = []
-            for pool in pools:
-                checks = history_checks(config, capacities, pool, horizon_s,
-                                        luck, calibrated)
-                together += checks
+    # One pass over each history; its forecasts as they are (reading 0)
+    # and, with --calibrated, read through the pool's checks (reading 1).
+    readings = (0, 1) if args.calibrated else (0,)
+    per_history = [{pool: [] for pool in pools + ["all pools"]}
+                   for _ in readings]
+    for luck in range(args.histories):
+        together = [[] for _ in readings]
+        for pool in pools:
+            forecasts = history_forecasts(config, capacities, pool, horizon_s,
+                                          luck, args.calibrated)
+            for r in readings:
+                checks = [(row[0], row[1 + r]) for row in forecasts]
+                together[r] += checks
                 if checks:
-                    per_history[pool].append((shares(checks), len(checks)))
-            if together:
-                per_history["all pools"].append(
-                    (shares(together), len(together)))
-        _print_table(args, per_history, calibrated)
+                    per_history[r][pool].append((shares(checks), len(checks)))
+        for r in readings:
+            if together[r]:
+                per_history[r]["all pools"].append(
+                    (shares(together[r]), len(together[r])))
+    for r in readings:
+        _print_table(args, per_history[r], calibrated=r == 1)
 
 
 def _print_table(args, per_history, calibrated):

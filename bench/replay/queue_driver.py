@@ -14,6 +14,7 @@ from placement.v1 import placement_pb2
 from placement.v1 import pool_state_pb2
 
 import queues as qlib
+import start_calibration
 from start_checks import LEVELS
 import time_ranking
 from driver import (REPLAY_EPOCH_S, _options, _oracle_gpu_counts,
@@ -316,8 +317,10 @@ class _Replay:
                                 for q in timing.start_quantiles}
             raw = [d.ToNanoseconds() / 1e9
                    for d in timing.uncalibrated_start_levels]
-            if len(raw) == 21:  # at 0, 0.05, ..., 1
-                result.predicted_raw = {p: raw[round(20 * p)] for p in LEVELS}
+            kept = start_calibration.PREDICTION_LEVELS  # at 0, 0.05, ..., 1
+            if len(raw) == kept:
+                result.predicted_raw = {p: raw[round((kept - 1) * p)]
+                                        for p in LEVELS}
             result.predicted_ideal = _ideal_forecast(
                 self.pools[layout.pool], layout.gpu_count, now,
                 self.q.tenants.get(layout.pool), job.id)

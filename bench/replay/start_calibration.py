@@ -6,12 +6,17 @@ right forecast through it. A change to either is mirrored here."""
 import bisect
 import math
 
+import time_ranking
+
 # core/queue/queue_history.h, kMaxHistoryPits: the started checks kept.
 MAX_PITS = 40
 # core/queue/start_calibration.h, kMinCalibrationPits: fewer started checks
 # and the forecast is read as it is; as many pseudo-observations of it
 # otherwise.
 MIN_PITS = 20
+# core/queue/queue_history.h, kPredictionLevels: a forecast is kept as its
+# draws at 0, 0.05, ..., 1.
+PREDICTION_LEVELS = 21
 
 
 def pit(levels, actual_s, within_run):
@@ -111,3 +116,10 @@ class StartCalibration:
         n = self.effective
         return min(1.0, max(0.0, (n * observed + MIN_PITS * q) /
                             (n + MIN_PITS)))
+
+
+def prediction_levels(sorted_draws):
+    """PredictionLevels: a forecast's draws read at its kept levels."""
+    return [time_ranking.quantile_of_sorted(sorted_draws,
+                                            i / (PREDICTION_LEVELS - 1))
+            for i in range(PREDICTION_LEVELS)]
